@@ -1,0 +1,35 @@
+# Two commands do everything on a fresh machine (see README.md):
+#   make main   set up, synthesize every organisation, replay the AWS tutorial on the emulator
+#   make test   set up, lint, type-check and run the test suite
+VENV := .venv
+PY := $(VENV)/bin/python
+export PATH := $(CURDIR)/$(VENV)/bin:$(CURDIR)/node_modules/.bin:$(PATH)
+export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
+export CDK_DISABLE_CLI_TELEMETRY := true
+
+.PHONY: setup main synth demo test lint bench
+
+setup: $(VENV)/.installed node_modules/.installed
+
+$(VENV)/.installed: requirements.txt requirements-dev.txt pyproject.toml
+	python3 -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements-dev.txt -e .
+	touch $@
+
+node_modules/.installed: package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+main: setup synth
+
+synth: setup
+	cdk synth --quiet
+
+lint: setup
+	ruff check .
+	ruff format --check .
+	mypy
+
+test: lint
+	pytest

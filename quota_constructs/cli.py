@@ -1,0 +1,19 @@
+"""The ``quota`` console command: one typer app, each family of commands in its own module."""
+
+from __future__ import annotations
+
+import typer
+
+from quota_constructs.org_cli import org_app
+
+app = typer.Typer(
+    name="quota",
+    help="GPU quota sharing for SageMaker training on AWS Batch.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+app.add_typer(org_app, name="org")
+
+
+def main() -> None:  # pragma: no cover - console entry point
+    app()

@@ -1,0 +1,304 @@
+"""Organisation files: YAML validated by pydantic for shape, by the domain model for rules.
+
+Pydantic checks structure (types, unknown keys, required fields); every quota rule comes from
+:mod:`quota_constructs.model`, so the config loader never restates one. :func:`load_organisation`
+reports every problem of a file at once, each naming the file, field path, value and fix.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, ValidationError
+
+from quota_constructs.model import (
+    JobQueueSpec,
+    Organisation,
+    Problem,
+    QuotaConfigError,
+    QuotaShareSpec,
+    ShareState,
+    SharingStrategy,
+)
+
+ORGS_DIR = Path(__file__).resolve().parent.parent / "stacks" / "orgs"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ShareConfig(_Strict):
+    """One quota share of an organisation file."""
+
+    name: str = Field(description="Quota share name, [A-Za-z0-9_-]{1,128}, unique in the queue.")
+    capacity: dict[str, StrictInt] = Field(
+        description="1 to 5 SageMaker training instance types mapped to instance counts (>= 1)."
+    )
+    strategy: SharingStrategy = Field(description="RESERVE | LEND | LEND_AND_BORROW.")
+    borrow_limit: StrictInt | None = Field(
+        default=None,
+        description="Percent of own capacity that may be borrowed; LEND_AND_BORROW only; "
+        "omitted or -1 = unlimited; 0 = none.",
+    )
+    in_share_preemption: StrictBool = Field(
+        default=False, description="Let a higher-priority job preempt a lower one in this share."
+    )
+    state: ShareState = Field(default=ShareState.ENABLED, description="ENABLED | DISABLED.")
+    description: str = Field(default="", description="Free text, e.g. why this strategy.")
+
+    def to_spec(self) -> QuotaShareSpec:
+        return QuotaShareSpec(
+            name=self.name,
+            capacity=self.capacity,
+            strategy=self.strategy,
+            borrow_limit=self.borrow_limit,
+            in_share_preemption=self.in_share_preemption,
+            state=self.state,
+            description=self.description,
+        )
+
+
+class JobQueueConfig(_Strict):
+    """Job-queue settings of an organisation file."""
+
+    priority: StrictInt = Field(default=1, description="Job queue priority, 0..1000.")
+    runnable_timeout_minutes: StrictInt | None = Field(
+        default=None,
+        description="10..1440: terminate jobs stuck RUNNABLE on a MISCONFIGURATION reason.",
+    )
+
+
+class OrganisationFile(_Strict):
+    """An organisation file in ``stacks/orgs/``: one quota-managed queue and its shares."""
+
+    organisation: str = Field(description="Organisation name: letters, digits, '-'.")
+    description: str = Field(default="", description="Free text.")
+    job_queue: JobQueueConfig = Field(default_factory=JobQueueConfig)
+    tags: dict[str, str] = Field(default_factory=dict, description="Tags on every resource.")
+    shares: list[ShareConfig] = Field(description="1 to 20 quota shares.")
+
+    def to_organisation(self) -> Organisation:
+        return Organisation(
+            name=self.organisation,
+            description=self.description,
+            tags=self.tags,
+            queue=JobQueueSpec(
+                shares=tuple(s.to_spec() for s in self.shares),
+                priority=self.job_queue.priority,
+                runnable_timeout_minutes=self.job_queue.runnable_timeout_minutes,
+            ),
+        )
+
+    @classmethod
+    def from_organisation(cls, org: Organisation) -> OrganisationFile:
+        """The file form of a model organisation (used by the advisor to write files)."""
+        return cls(
+            organisation=org.name,
+            description=org.description,
+            job_queue=JobQueueConfig(
+                priority=org.queue.priority,
+                runnable_timeout_minutes=org.queue.runnable_timeout_minutes,
+            ),
+            tags=dict(org.tags),
+            shares=[
+                ShareConfig(
+                    name=s.name,
+                    capacity=dict(s.capacity),
+                    strategy=s.strategy,
+                    borrow_limit=s.borrow_limit,
+                    in_share_preemption=s.in_share_preemption,
+                    state=s.state,
+                    description=s.description,
+                )
+                for s in org.queue.shares
+            ],
+        )
+
+    def to_yaml(self) -> str:
+        data = self.model_dump(mode="json", exclude_defaults=True)
+        return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
+
+
+class OrgFileError(QuotaConfigError):
+    """An organisation file cannot be read or breaks rules; the message names the file."""
+
+
+def json_schema() -> str:
+    """JSON Schema of organisation files, for editors (``quota org schema``)."""
+    schema = OrganisationFile.model_json_schema()
+    schema["title"] = "Quota-managed organisation"
+    return json.dumps(schema, indent=2)
+
+
+def _loc_to_path(loc: Iterable[Any]) -> str:
+    path = ""
+    for part in loc:
+        if isinstance(part, int):
+            path += f"[{part}]"
+        else:
+            path = f"{path}.{part}" if path else str(part)
+    return path
+
+
+_FIXES = {
+    "extra_forbidden": "remove the key or check its spelling",
+    "missing": "add the field",
+    "enum": "use one of the listed values",
+    "int_type": "write a whole number without quotes",
+    "bool_type": "write true or false",
+    "string_type": "write text",
+    "dict_type": "write a mapping of key: value",
+    "list_type": "write a list",
+    "model_type": "write a mapping of key: value",
+}
+
+
+def _pydantic_problems(error: ValidationError, prefix: str = "") -> list[Problem]:
+    problems = []
+    for item in error.errors():
+        loc = _loc_to_path(item["loc"])
+        path = f"{prefix}{'.' if prefix and not loc.startswith('[') else ''}{loc}"
+        value = item.get("input") if item["type"] != "missing" else None
+        fix = _FIXES.get(item["type"], "correct the value")
+        problems.append(Problem(path or "<root>", value, item["msg"], fix))
+    return problems
+
+
+def parse_organisation(data: Any, *, source: str = "<data>") -> Organisation:
+    """Validate already-parsed data as an organisation; raise :class:`OrgFileError` listing all."""
+    if not isinstance(data, dict):
+        raise OrgFileError(
+            [
+                Problem(
+                    "<root>",
+                    type(data).__name__,
+                    "an organisation file is a mapping",
+                    "start with 'organisation: <name>' and 'shares:'",
+                )
+            ],
+            context=source,
+        )
+    try:
+        return OrganisationFile.model_validate(data).to_organisation().validate(context=source)
+    except ValidationError as exc:
+        problems = _pydantic_problems(exc)
+    # Shape errors found: still report the domain rules of the parts that did parse.
+    problems += _rule_problems_of_parsable_parts(data, {p.path for p in problems})
+    raise OrgFileError(problems, context=source)
+
+
+def _rule_problems_of_parsable_parts(data: dict[str, Any], reported: set[str]) -> list[Problem]:
+    """Domain-rule problems of a file with shape errors, from the parts that did parse."""
+    raw_shares = data.get("shares")
+    parsed: list[tuple[int, QuotaShareSpec]] = []
+    for index, raw in enumerate(raw_shares if isinstance(raw_shares, list) else []):
+        try:
+            parsed.append((index, ShareConfig.model_validate(raw).to_spec()))
+        except ValidationError:
+            continue
+    try:
+        queue_config = JobQueueConfig.model_validate(data.get("job_queue") or {})
+    except ValidationError:
+        queue_config = JobQueueConfig()
+    tags = data.get("tags")
+    org = Organisation(
+        name=data.get("organisation", ""),
+        tags=tags
+        if isinstance(tags, dict) and all(isinstance(v, str) for v in tags.values())
+        else {},
+        queue=JobQueueSpec(
+            shares=tuple(spec for _, spec in parsed),
+            priority=queue_config.priority,
+            runnable_timeout_minutes=queue_config.runnable_timeout_minutes,
+        ),
+    )
+    original = {f"shares[{k}]": f"shares[{index}]" for k, (index, _) in enumerate(parsed)}
+    problems = []
+    for problem in org.problems():
+        path = problem.path
+        head, sep, rest = path.partition("]")
+        if path.startswith("shares[") and sep:
+            path = original[head + "]"] + rest
+        elif path == "shares" and len(parsed) != len(raw_shares or []):
+            continue  # the count is wrong only if shares that failed to parse are ignored
+        if any(path == r or path.startswith((r + ".", r + "[")) for r in reported):
+            continue
+        problems.append(Problem(path, problem.value, problem.message, problem.fix))
+    return problems
+
+
+def load_organisation(path: str | Path) -> Organisation:
+    """Read and validate one organisation file; :class:`OrgFileError` names file, field, fix."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise OrgFileError(
+            [
+                Problem(
+                    "<file>", str(path), f"cannot read the file: {exc.strerror}", "check the path"
+                )
+            ],
+            context=str(path),
+        ) from exc
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "unknown line"
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise OrgFileError(
+            [
+                Problem(
+                    f"<yaml {where}>",
+                    None,
+                    f"not valid YAML: {problem}",
+                    "fix the indentation or quoting at that line",
+                )
+            ],
+            context=str(path),
+        ) from exc
+    return parse_organisation(data, source=str(path))
+
+
+def discover_org_files(directory: str | Path = ORGS_DIR) -> list[Path]:
+    """Organisation files (``*.yaml``/``*.yml``) in ``directory``, sorted by name."""
+    directory = Path(directory)
+    return sorted([*directory.glob("*.yaml"), *directory.glob("*.yml")])
+
+
+def load_organisations(paths: Iterable[str | Path]) -> list[Organisation]:
+    """Load several files; one :class:`OrgFileError` listing the problems of all of them.
+
+    Organisation names must be unique across the files (they name the stacks).
+    """
+    orgs: list[Organisation] = []
+    problems: list[Problem] = []
+    seen: dict[str, str] = {}
+    for path in paths:
+        try:
+            org = load_organisation(path)
+        except OrgFileError as exc:
+            problems += [
+                Problem(f"{exc.context}: {p.path}", p.value, p.message, p.fix) for p in exc.problems
+            ]
+            continue
+        if org.name in seen:
+            problems.append(
+                Problem(
+                    f"{path}: organisation",
+                    org.name,
+                    f"organisation name already used by {seen[org.name]}",
+                    "give each organisation file its own name",
+                )
+            )
+        seen.setdefault(org.name, str(path))
+        orgs.append(org)
+    if problems:
+        raise OrgFileError(problems)
+    return orgs

@@ -1,0 +1,485 @@
+"""Pure domain model of AWS Batch quota management (no aws_cdk, no boto3).
+
+Every rule about quota shares, job queues and service jobs lives here once. The config loader,
+constructs, emulator, simulator, advisor and runtime all call these functions, so a
+configuration one of them rejects is rejected by all of them with the same message.
+
+Sources for each rule: ``shared/reference/aws-batch-quota-semantics.md`` (sections 1 and 2).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from types import MappingProxyType
+from typing import Any
+
+# --- limits (reference section 1) -------------------------------------------------------------
+
+MAX_SHARES_PER_QUEUE = 20
+MIN_CAPACITY_LIMITS_PER_SHARE = 1
+MAX_CAPACITY_LIMITS_PER_SHARE = 5
+UNLIMITED_BORROW = -1
+QUEUE_PRIORITY_RANGE = (0, 1000)
+SCHEDULING_PRIORITY_RANGE = (0, 9999)
+RUNNABLE_TIMEOUT_MINUTES_RANGE = (10, 1440)
+MAX_PAYLOAD_BYTES = 10 * 1024
+MAX_TAGS = 50
+MAX_TAG_KEY_LENGTH = 128
+MAX_TAG_VALUE_LENGTH = 256
+MAX_ORGANISATION_NAME_LENGTH = 64
+RETRY_ATTEMPTS_RANGE = (1, 10)
+
+NAME_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
+ORGANISATION_PATTERN = re.compile(r"^[A-Za-z][A-Za-z0-9-]{0,63}$")
+INSTANCE_TYPE_PATTERN = re.compile(r"^ml\.[a-z][a-z0-9]*\.(?:[0-9]*x?large|medium|small)$")
+
+# --- AWS statusReason strings for RUNNABLE jobs that can never fit (reference 2.6) -------------
+
+REASON_SE_MAX = (
+    "MISCONFIGURATION:SERVICE_ENVIRONMENT_MAX_RESOURCE - Service environment(s) associated with "
+    "the job queue cannot meet the capacity requirement of the job."
+)
+REASON_SHARE_LIMIT = (
+    "MISCONFIGURATION:QUOTA_MANAGEMENT_LIMIT_EXCEEDED - Job requirements exceed quota share "
+    "capacity limits."
+)
+REASON_SHARE_AND_BORROW_LIMIT = (
+    "MISCONFIGURATION:QUOTA_MANAGEMENT_LIMIT_EXCEEDED - Job requirements exceed quota share "
+    "capacity limits and borrow limits."
+)
+REASON_BORROWABLE = (
+    "MISCONFIGURATION:QUOTA_MANAGEMENT_LIMIT_EXCEEDED - Job requires borrowing that exceeds all "
+    "configured borrowable capacity."
+)
+MISCONFIGURATION_REASONS = (
+    "MISCONFIGURATION:SERVICE_ENVIRONMENT_MAX_RESOURCE",
+    "MISCONFIGURATION:QUOTA_MANAGEMENT_LIMIT_EXCEEDED",
+)
+
+
+class SharingStrategy(StrEnum):
+    """How a quota share treats idle capacity (``resourceSharingConfiguration.strategy``)."""
+
+    RESERVE = "RESERVE"
+    """Idle capacity stays reserved for the share; never lent, never borrows."""
+    LEND = "LEND"
+    """Idle capacity may be lent to borrowing shares; reclaimed by cross-share preemption."""
+    LEND_AND_BORROW = "LEND_AND_BORROW"
+    """Lends idle capacity and borrows others' idle capacity up to the borrow limit."""
+
+    @property
+    def lends(self) -> bool:
+        return self is not SharingStrategy.RESERVE
+
+    @property
+    def borrows(self) -> bool:
+        return self is SharingStrategy.LEND_AND_BORROW
+
+
+class ShareState(StrEnum):
+    """``ENABLED`` accepts new jobs; ``DISABLED`` accepts none, submitted jobs may finish."""
+
+    ENABLED = "ENABLED"
+    DISABLED = "DISABLED"
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One violated rule: where (field path), what value, what is wrong and how to fix it."""
+
+    path: str
+    value: Any
+    message: str
+    fix: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.message} (got {self.value!r}); fix: {self.fix}"
+
+
+class QuotaConfigError(ValueError):
+    """A quota configuration or request breaks one or more rules; ``problems`` lists them all."""
+
+    def __init__(self, problems: Iterable[Problem], *, context: str = "") -> None:
+        self.problems = tuple(problems)
+        self.context = context
+        lines = [str(p) for p in self.problems]
+        head = f"{context}: " if context else ""
+        if len(lines) == 1:
+            super().__init__(head + lines[0])
+        else:
+            super().__init__(head + f"{len(lines)} problems:\n  - " + "\n  - ".join(lines))
+
+
+def raise_if(problems: list[Problem], *, context: str = "") -> None:
+    """Raise :class:`QuotaConfigError` when ``problems`` is not empty."""
+    if problems:
+        raise QuotaConfigError(problems, context=context)
+
+
+def _join(prefix: str, name: str) -> str:
+    if not prefix:
+        return name
+    return f"{prefix}{name}" if name.startswith("[") else f"{prefix}.{name}"
+
+
+# --- single-field rules -----------------------------------------------------------------------
+
+
+def check_name(value: Any, path: str, *, what: str = "name") -> list[Problem]:
+    """Batch resource names: 1-128 letters, digits, hyphens and underscores."""
+    if not isinstance(value, str) or not NAME_PATTERN.match(value):
+        return [
+            Problem(
+                path,
+                value,
+                f"{what} must be 1-128 characters of letters, digits, '-' or '_'",
+                "rename it, e.g. replace spaces and dots with '-'",
+            )
+        ]
+    return []
+
+
+def check_instance_type(value: Any, path: str) -> list[Problem]:
+    """SageMaker training instance types look like ``ml.<family>.<size>``."""
+    if not isinstance(value, str) or not INSTANCE_TYPE_PATTERN.match(value):
+        return [
+            Problem(
+                path,
+                value,
+                "capacity unit must be a SageMaker training instance type 'ml.<family>.<size>'",
+                "use a type such as ml.g5.xlarge or ml.p4d.24xlarge",
+            )
+        ]
+    return []
+
+
+def check_int_range(
+    value: Any, path: str, low: int, high: int | None, *, what: str
+) -> list[Problem]:
+    """Integer in ``[low, high]`` (``high=None``: no upper bound); booleans are not integers."""
+    ok = isinstance(value, int) and not isinstance(value, bool)
+    if ok and value >= low and (high is None or value <= high):
+        return []
+    bound = f"between {low} and {high}" if high is not None else f"at least {low}"
+    return [Problem(path, value, f"{what} must be an integer {bound}", f"set it {bound}")]
+
+
+def check_scheduling_priority(value: Any, path: str = "schedulingPriority") -> list[Problem]:
+    """``schedulingPriority`` on submit and update: 0-9999, higher is scheduled first."""
+    low, high = SCHEDULING_PRIORITY_RANGE
+    return check_int_range(value, path, low, high, what="scheduling priority")
+
+
+def check_tags(tags: Mapping[str, str], path: str = "tags") -> list[Problem]:
+    """At most 50 tags; keys 1-128 characters, values at most 256; no ``aws:`` prefix."""
+    problems: list[Problem] = []
+    if len(tags) > MAX_TAGS:
+        problems.append(
+            Problem(path, len(tags), f"at most {MAX_TAGS} tags are allowed", "remove some tags")
+        )
+    for key, val in tags.items():
+        if not isinstance(key, str) or not 1 <= len(key) <= MAX_TAG_KEY_LENGTH:
+            problems.append(
+                Problem(f"{path}.{key}", key, "tag keys must be 1-128 characters", "shorten it")
+            )
+        elif key.lower().startswith("aws:"):
+            problems.append(
+                Problem(f"{path}.{key}", key, "tag keys may not start with 'aws:'", "rename it")
+            )
+        if not isinstance(val, str) or len(val) > MAX_TAG_VALUE_LENGTH:
+            problems.append(
+                Problem(
+                    f"{path}.{key}",
+                    val,
+                    "tag values must be text of at most 256 characters",
+                    "shorten it or quote it as a string",
+                )
+            )
+    return problems
+
+
+# --- quota share ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class QuotaShareSpec:
+    """A quota share: capacity limits per instance type, sharing strategy, preemption settings.
+
+    ``borrow_limit`` is a percent of the share's own ``max_capacity`` for each instance type;
+    ``None`` means "not set", which for ``LEND_AND_BORROW`` is ``-1`` (unlimited). ``0`` is kept.
+    """
+
+    name: str
+    capacity: Mapping[str, int]
+    strategy: SharingStrategy
+    borrow_limit: int | None = None
+    in_share_preemption: bool = False
+    state: ShareState = ShareState.ENABLED
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "capacity", MappingProxyType(dict(self.capacity)))
+        object.__setattr__(self, "strategy", SharingStrategy(self.strategy))
+        object.__setattr__(self, "state", ShareState(self.state))
+
+    @property
+    def effective_borrow_limit(self) -> int | None:
+        """Borrow limit as sent to AWS: ``-1`` = unlimited, ``None`` = share cannot borrow."""
+        if not self.strategy.borrows:
+            return None
+        return UNLIMITED_BORROW if self.borrow_limit is None else self.borrow_limit
+
+    def limit(self, instance_type: str) -> int:
+        """Own capacity limit for ``instance_type`` (0 when the share has no limit for it)."""
+        return self.capacity.get(instance_type, 0)
+
+    def borrow_cap(self, instance_type: str) -> float:
+        """Most instances of ``instance_type`` this share may borrow (``inf`` when unlimited)."""
+        limit = self.effective_borrow_limit
+        own = self.limit(instance_type)
+        if limit is None or own == 0:
+            return 0
+        if limit == UNLIMITED_BORROW:
+            return math.inf
+        return (own * limit) // 100
+
+    def problems(self, path: str = "") -> list[Problem]:
+        """Every rule this share breaks on its own (queue-level rules are on QueueSpec)."""
+        problems = check_name(self.name, _join(path, "name"), what="quota share name")
+        cap_path = _join(path, "capacity")
+        count = len(self.capacity)
+        if not MIN_CAPACITY_LIMITS_PER_SHARE <= count <= MAX_CAPACITY_LIMITS_PER_SHARE:
+            problems.append(
+                Problem(
+                    cap_path,
+                    dict(self.capacity),
+                    f"a quota share needs 1 to 5 capacity limits (instance types), got {count}",
+                    "list between one and five instance types with their instance counts",
+                )
+            )
+        for itype, count_ in self.capacity.items():
+            problems += check_instance_type(itype, f"{cap_path}.{itype}")
+            problems += check_int_range(
+                count_, f"{cap_path}.{itype}", 1, None, what="max capacity (instances)"
+            )
+        if self.borrow_limit is not None:
+            bl_path = _join(path, "borrow_limit")
+            if not self.strategy.borrows:
+                problems.append(
+                    Problem(
+                        bl_path,
+                        self.borrow_limit,
+                        f"borrow_limit is only allowed with strategy LEND_AND_BORROW, "
+                        f"not {self.strategy.value}",
+                        "remove borrow_limit or set strategy: LEND_AND_BORROW",
+                    )
+                )
+            else:
+                problems += check_int_range(
+                    self.borrow_limit,
+                    bl_path,
+                    UNLIMITED_BORROW,
+                    None,
+                    what="borrow limit (percent; -1 = unlimited)",
+                )
+        return problems
+
+
+# --- queue ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class JobQueueSpec:
+    """A quota-managed SAGEMAKER_TRAINING job queue and its quota shares."""
+
+    shares: tuple[QuotaShareSpec, ...]
+    priority: int = 1
+    runnable_timeout_minutes: int | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "shares", tuple(self.shares))
+
+    def share(self, name: str) -> QuotaShareSpec:
+        """The share called ``name``; ``KeyError`` naming the known shares otherwise."""
+        for share in self.shares:
+            if share.name == name:
+                return share
+        known = ", ".join(s.name for s in self.shares) or "none"
+        raise KeyError(f"no quota share {name!r} on this queue (shares: {known})")
+
+    def service_environment_capacity(self) -> dict[str, int]:
+        """Capacity of the service environment: the sum of the shares' limits per instance type."""
+        total: dict[str, int] = {}
+        for share in self.shares:
+            for itype, count in share.capacity.items():
+                total[itype] = total.get(itype, 0) + count
+        return dict(sorted(total.items()))
+
+    def lendable(self, instance_type: str, *, excluding: str) -> int:
+        """Configured capacity of ``instance_type`` that other lending shares could lend."""
+        return sum(
+            s.limit(instance_type) for s in self.shares if s.name != excluding and s.strategy.lends
+        )
+
+    def max_usable(self, share_name: str, instance_type: str) -> int:
+        """Most instances of ``instance_type`` share ``share_name`` can ever hold at once.
+
+        Own limit, plus (LEND_AND_BORROW only) borrowing capped by the borrow limit and by the
+        configured capacity of the other LEND / LEND_AND_BORROW shares. A share with no limit
+        for the type cannot run it at all (reference 2.4, INFERRED).
+        """
+        share = self.share(share_name)
+        own = share.limit(instance_type)
+        lendable = self.lendable(instance_type, excluding=share.name)
+        borrowable = min(share.borrow_cap(instance_type), lendable)
+        return own + int(borrowable)
+
+    def infeasibility(self, share_name: str, demand: Mapping[str, int]) -> str | None:
+        """The AWS ``statusReason`` if a job needing ``demand`` can never run in the share.
+
+        Checks, in AWS's order: service environment maximum, own limit (RESERVE / LEND),
+        own limit times the borrow limit, then all configured borrowable capacity.
+        """
+        share = self.share(share_name)
+        se = self.service_environment_capacity()
+        for itype, count in demand.items():
+            if count > se.get(itype, 0):
+                return REASON_SE_MAX
+        for itype, count in demand.items():
+            own = share.limit(itype)
+            if count <= own:
+                continue
+            if not share.strategy.borrows or own == 0:
+                return REASON_SHARE_LIMIT
+            if count > own + share.borrow_cap(itype):
+                return REASON_SHARE_AND_BORROW_LIMIT
+            if count > own + self.lendable(itype, excluding=share.name):
+                return REASON_BORROWABLE
+        return None
+
+    def problems(self, path: str = "") -> list[Problem]:
+        """Every rule the queue and its shares break, with field paths below ``path``."""
+        problems: list[Problem] = []
+        low, high = QUEUE_PRIORITY_RANGE
+        problems += check_int_range(
+            self.priority, _join(path, "job_queue.priority"), low, high, what="job queue priority"
+        )
+        if self.runnable_timeout_minutes is not None:
+            low, high = RUNNABLE_TIMEOUT_MINUTES_RANGE
+            problems += check_int_range(
+                self.runnable_timeout_minutes,
+                _join(path, "job_queue.runnable_timeout_minutes"),
+                low,
+                high,
+                what="runnable timeout (minutes)",
+            )
+        shares_path = _join(path, "shares")
+        if not 1 <= len(self.shares) <= MAX_SHARES_PER_QUEUE:
+            problems.append(
+                Problem(
+                    shares_path,
+                    len(self.shares),
+                    f"a quota-managed job queue needs 1 to {MAX_SHARES_PER_QUEUE} quota shares",
+                    "split the teams over several organisations"
+                    if self.shares
+                    else "declare at least one share",
+                )
+            )
+        seen: dict[str, int] = {}
+        for index, share in enumerate(self.shares):
+            share_path = f"{shares_path}[{index}]"
+            problems += share.problems(share_path)
+            if share.name in seen:
+                problems.append(
+                    Problem(
+                        f"{share_path}.name",
+                        share.name,
+                        f"quota share names must be unique in a queue; shares[{seen[share.name]}] "
+                        "has the same name",
+                        "give each share its own name",
+                    )
+                )
+            seen.setdefault(share.name, index)
+        return problems
+
+    def validate(self, *, context: str = "") -> JobQueueSpec:
+        """Return self, or raise :class:`QuotaConfigError` listing every problem."""
+        raise_if(self.problems(), context=context)
+        return self
+
+
+# --- organisation -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Organisation:
+    """One organisation: a quota-managed queue, its shares and tags. One CDK stack each."""
+
+    name: str
+    queue: JobQueueSpec
+    description: str = ""
+    tags: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "tags", MappingProxyType(dict(self.tags)))
+
+    def problems(self) -> list[Problem]:
+        problems: list[Problem] = []
+        if not isinstance(self.name, str) or not ORGANISATION_PATTERN.match(self.name):
+            problems.append(
+                Problem(
+                    "organisation",
+                    self.name,
+                    "organisation names are 1-64 letters, digits and '-', starting with a letter",
+                    "rename it, e.g. 'research-eu'",
+                )
+            )
+        problems += check_tags(self.tags)
+        problems += self.queue.problems()
+        return problems
+
+    def validate(self, *, context: str = "") -> Organisation:
+        """Return self, or raise :class:`QuotaConfigError` listing every problem."""
+        raise_if(self.problems(), context=context)
+        return self
+
+
+# --- service jobs -----------------------------------------------------------------------------
+
+
+def capacity_demand(payload: Mapping[str, Any]) -> dict[str, int]:
+    """Instances a SageMaker ``CreateTrainingJob`` payload needs, per instance type.
+
+    ``ResourceConfig.InstanceType`` x ``InstanceCount``; heterogeneous clusters
+    (``ResourceConfig.InstanceGroups``) count each group (reference 1.3, UNCONFIRMED).
+    Raises :class:`QuotaConfigError` when the payload names no instance type.
+    """
+    config = payload.get("ResourceConfig")
+    if not isinstance(config, Mapping):
+        raise QuotaConfigError(
+            [
+                Problem(
+                    "serviceRequestPayload.ResourceConfig",
+                    config,
+                    "missing ResourceConfig",
+                    "set ResourceConfig.InstanceType and ResourceConfig.InstanceCount",
+                )
+            ]
+        )
+    demand: dict[str, int] = {}
+    groups = config.get("InstanceGroups") or [config]
+    for index, group in enumerate(groups):
+        path = "serviceRequestPayload.ResourceConfig" + (
+            f".InstanceGroups[{index}]" if "InstanceGroups" in config else ""
+        )
+        itype = group.get("InstanceType")
+        count = group.get("InstanceCount", 1)
+        problems = check_instance_type(itype, f"{path}.InstanceType")
+        problems += check_int_range(count, f"{path}.InstanceCount", 1, None, what="instance count")
+        raise_if(problems)
+        demand[itype] = demand.get(itype, 0) + count
+    return demand

@@ -1,0 +1,75 @@
+"""``quota org``: validate organisation files and export their JSON Schema."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from quota_constructs.config import OrgFileError, json_schema, load_organisation
+from quota_constructs.model import Organisation
+
+org_app = typer.Typer(help="Organisation files: validate, schema.", no_args_is_help=True)
+
+EXIT_INVALID = 2
+
+
+def organisation_table(org: Organisation) -> Table:
+    """Shares, strategy, capacity and the most each share can use with borrowing."""
+    queue = org.queue
+    se = queue.service_environment_capacity()
+    table = Table(title=f"{org.name}: service environment {_capacity_text(se)}")
+    for column in (
+        "share",
+        "strategy",
+        "borrow limit",
+        "in-share preemption",
+        "capacity",
+        "max usable (with borrowing)",
+        "state",
+    ):
+        table.add_column(column)
+    for share in queue.shares:
+        limit = share.effective_borrow_limit
+        table.add_row(
+            share.name,
+            share.strategy.value,
+            "-" if limit is None else ("unlimited" if limit == -1 else f"{limit}%"),
+            "on" if share.in_share_preemption else "off",
+            _capacity_text(share.capacity),
+            _capacity_text({t: queue.max_usable(share.name, t) for t in share.capacity}),
+            share.state.value,
+        )
+    return table
+
+
+def _capacity_text(capacity: Mapping[str, int]) -> str:
+    return ", ".join(f"{count} x {itype}" for itype, count in capacity.items())
+
+
+@org_app.command("validate")
+def validate(files: list[Path] = typer.Argument(..., help="Organisation YAML files.")) -> None:
+    """Validate organisation files; exit 2 listing every problem (file, field, value, fix)."""
+    out, err = Console(), Console(stderr=True)
+    failed = False
+    for path in files:
+        try:
+            org = load_organisation(path)
+        except OrgFileError as exc:
+            failed = True
+            err.print(f"[bold red]{path}[/]: {len(exc.problems)} problem(s)", highlight=False)
+            for problem in exc.problems:
+                err.print(f"  {path}: {problem}", highlight=False, soft_wrap=True)
+            continue
+        out.print(organisation_table(org))
+    if failed:
+        raise typer.Exit(EXIT_INVALID)
+
+
+@org_app.command("schema")
+def schema() -> None:
+    """Print the JSON Schema of organisation files (for editor completion)."""
+    typer.echo(json_schema())
