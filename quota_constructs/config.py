@@ -184,9 +184,14 @@ def parse_organisation(data: Any, *, source: str = "<data>") -> Organisation:
             context=source,
         )
     try:
-        return OrganisationFile.model_validate(data).to_organisation().validate(context=source)
+        org = OrganisationFile.model_validate(data).to_organisation()
     except ValidationError as exc:
         problems = _pydantic_problems(exc)
+    else:
+        rule_problems = org.problems()
+        if rule_problems:
+            raise OrgFileError(rule_problems, context=source)
+        return org
     # Shape errors found: still report the domain rules of the parts that did parse.
     problems += _rule_problems_of_parsable_parts(data, {p.path for p in problems})
     raise OrgFileError(problems, context=source)
