@@ -1,0 +1,7 @@
+"""Local emulator of AWS Batch quota management.
+
+``core`` is the pure scheduler (virtual time, no HTTP). The rest is the HTTP side: a WSGI app
+speaking Batch's REST-JSON protocol and SSM's JSON 1.1 protocol (``server``), the resource
+registry (``backend``), organisation provisioning (``provision``), the in-process server for
+tests and demos (``testing.EmulatorServer``), its pytest plugin and ``quota local serve``.
+"""
