@@ -15,7 +15,10 @@ os.environ["JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION"] = "20"
 os.environ["CDK_DISABLE_CLI_TELEMETRY"] = "true"
 
 settings.register_profile(
-    "ci", max_examples=60, deadline=None, derandomize=True,
+    "ci",
+    max_examples=60,
+    deadline=None,
+    derandomize=True,
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
