@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import typer
 
+from quota_constructs.advisor.cli import advisor_app
 from quota_constructs.org_cli import org_app
 
 app = typer.Typer(
@@ -13,6 +14,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 app.add_typer(org_app, name="org")
+app.add_typer(advisor_app)  # quota recommend, quota simulate
 
 
 def main() -> None:  # pragma: no cover - console entry point

@@ -1,0 +1,33 @@
+"""Strategy advisor and what-if simulator.
+
+``recommend`` turns team profiles (``stacks/teams/*.yaml``) into a valid organisation with the
+reasons in share descriptions; the workload module loads CSV workloads or generates them from
+team profiles.
+"""
+
+from __future__ import annotations
+
+from quota_constructs.advisor.profiles import TeamProfile, TeamsFile, load_teams, parse_teams
+from quota_constructs.advisor.recommend import Advice, TeamAdvice, recommend
+from quota_constructs.advisor.workload import (
+    GeneratorOptions,
+    WorkloadJob,
+    generate_workload,
+    load_workload_csv,
+    parse_workload_csv,
+)
+
+__all__ = [
+    "Advice",
+    "GeneratorOptions",
+    "TeamAdvice",
+    "TeamProfile",
+    "TeamsFile",
+    "WorkloadJob",
+    "generate_workload",
+    "load_teams",
+    "load_workload_csv",
+    "parse_teams",
+    "parse_workload_csv",
+    "recommend",
+]

@@ -1,0 +1,283 @@
+"""Team profiles: what each team runs and tolerates; the advisor's input file.
+
+A team-profile file names an organisation and its teams (one quota share each). Pydantic checks
+the shape (unknown keys rejected); the quota rules (names, instance types, counts, at most 20
+teams) come from :mod:`quota_constructs.model`, reported with ``teams[i]`` paths. Every error
+names the file, field, value and fix, like organisation files.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, ValidationError
+
+from quota_constructs.config import _pydantic_problems
+from quota_constructs.model import (
+    JobQueueSpec,
+    Organisation,
+    Problem,
+    QuotaConfigError,
+    QuotaShareSpec,
+    SharingStrategy,
+)
+
+WEEK_S = 7 * 86400.0
+
+
+class TeamsFileError(QuotaConfigError):
+    """A team-profile file cannot be read or breaks rules; the message names the file."""
+
+
+class WorkloadKind(StrEnum):
+    """What a team's jobs look like; drives the advice and the workload generator."""
+
+    SCHEDULED = "scheduled"
+    """Training on a fixed schedule (``schedule``), using the team's capacity each run."""
+    EXPERIMENTAL = "experimental"
+    """Bursts of experiments of varied size during working hours."""
+    AD_HOC = "ad_hoc"
+    """Occasional jobs on the active days."""
+
+
+class Day(StrEnum):
+    """Days of the week, Monday first (``datetime.weekday()`` order)."""
+
+    MON = "mon"
+    TUE = "tue"
+    WED = "wed"
+    THU = "thu"
+    FRI = "fri"
+    SAT = "sat"
+    SUN = "sun"
+
+    @property
+    def weekday(self) -> int:
+        return list(Day).index(self)
+
+
+ALL_DAYS = tuple(Day)
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """A parsed ``schedule``: run at ``minutes`` past each hour in ``hours`` (of active days)."""
+
+    text: str
+    hours: tuple[int, ...]
+    minutes: tuple[int, ...]
+
+    @property
+    def runs_per_day(self) -> int:
+        return len(self.hours) * len(self.minutes)
+
+    @property
+    def period_s(self) -> float:
+        """Mean time between runs on an active day."""
+        return 86400.0 / self.runs_per_day
+
+    def times_of_day(self) -> list[float]:
+        """Seconds after midnight of each run, sorted."""
+        return sorted(h * 3600.0 + m * 60.0 for h in self.hours for m in self.minutes)
+
+
+_EVERY = re.compile(r"^every\s+(\d+)\s*(m|min|minutes?|h|hours?)$")
+_SCHEDULE_FIX = (
+    "write 'hourly', 'daily', 'every 30m', 'every 2h' or a cron line 'MIN HOUR * * *' "
+    "(days come from active_days)"
+)
+
+
+def parse_schedule(text: str) -> Schedule:
+    """Parse ``hourly``, ``daily``, ``every N m|h`` or a 5-field cron line.
+
+    Cron fields: minute and hour accept ``*``, ``*/N``, numbers and comma lists; day-of-month
+    and month must be ``*`` and day-of-week ``*`` (use ``active_days`` for days).
+    Raises ``ValueError`` with the fix.
+    """
+    norm = text.strip().lower()
+    aliases = {"hourly": "0 * * * *", "@hourly": "0 * * * *", "daily": "0 0 * * *"}
+    aliases["@daily"] = aliases["daily"]
+    match = _EVERY.match(norm)
+    if match:
+        step, unit = int(match.group(1)), match.group(2)[0]
+        if unit == "m" and step > 0 and 60 % step == 0:
+            norm = f"*/{step} * * * *"
+        elif unit == "h" and step > 0 and 24 % step == 0:
+            norm = f"0 */{step} * * *"
+        else:
+            raise ValueError(f"'{text}': the interval must divide an hour (minutes) or a day")
+    norm = aliases.get(norm, norm)
+    fields = norm.split()
+    if len(fields) != 5 or any(f != "*" for f in fields[2:]):
+        raise ValueError(f"'{text}' is not a supported schedule")
+    return Schedule(text, _cron_field(fields[1], 24), _cron_field(fields[0], 60))
+
+
+def _cron_field(field: str, size: int) -> tuple[int, ...]:
+    if field == "*":
+        return tuple(range(size))
+    if field.startswith("*/") and field[2:].isdigit() and int(field[2:]) > 0:
+        return tuple(range(0, size, int(field[2:])))
+    parts = field.split(",")
+    if all(p.isdigit() and int(p) < size for p in parts):
+        return tuple(sorted({int(p) for p in parts}))
+    raise ValueError(f"cron field '{field}' must be *, */N or numbers below {size}")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class TeamProfile(_Strict):
+    """One team: its guaranteed capacity, its workload and what it tolerates."""
+
+    name: str = Field(description="Team and quota share name, [A-Za-z0-9_-]{1,128}.")
+    capacity: dict[str, StrictInt] = Field(
+        description="Guaranteed instances per SageMaker training instance type (1 to 5 types)."
+    )
+    workload: WorkloadKind = Field(description="scheduled | experimental | ad_hoc.")
+    schedule: str | None = Field(
+        default=None, description="For scheduled teams: hourly, daily, every 30m, or cron."
+    )
+    preemption_tolerant: StrictBool = Field(
+        default=False, description="The team accepts that its jobs are preempted and re-run."
+    )
+    checkpointing: StrictBool | str = Field(
+        default=False, description="false, true, or the S3 URI the jobs checkpoint to."
+    )
+    needs_burst: StrictBool = Field(
+        default=False, description="The team wants to borrow idle capacity of other teams."
+    )
+    lends_when_idle: StrictBool = Field(
+        default=False, description="The team accepts lending its idle capacity."
+    )
+    active_days: list[Day] = Field(
+        default_factory=lambda: list(ALL_DAYS), description="Days the team submits jobs."
+    )
+    description: str = Field(default="", description="Free text.")
+
+    @property
+    def checkpoints(self) -> bool:
+        """True when the team's jobs checkpoint (``true`` or an S3 URI)."""
+        return self.checkpointing is not False
+
+    @property
+    def parsed_schedule(self) -> Schedule:
+        """The schedule of a scheduled team (default ``hourly``)."""
+        return parse_schedule(self.schedule or "hourly")
+
+    def problems(self, path: str) -> list[Problem]:
+        """Profile rules beyond the shape: checkpoint URI, schedule, distinct active days."""
+        problems: list[Problem] = []
+        if isinstance(self.checkpointing, str) and not self.checkpointing.startswith("s3://"):
+            problems.append(
+                Problem(
+                    f"{path}.checkpointing",
+                    self.checkpointing,
+                    "checkpointing is true, false or an S3 URI",
+                    "write s3://bucket/prefix, true or false",
+                )
+            )
+        if self.schedule is not None:
+            try:
+                parse_schedule(self.schedule)
+            except ValueError as exc:
+                problems.append(Problem(f"{path}.schedule", self.schedule, str(exc), _SCHEDULE_FIX))
+        if not self.active_days or len(set(self.active_days)) != len(self.active_days):
+            problems.append(
+                Problem(
+                    f"{path}.active_days",
+                    [d.value for d in self.active_days],
+                    "active_days must list at least one day, each once",
+                    "list days such as [mon, tue, wed, thu, fri]",
+                )
+            )
+        return problems
+
+
+class TeamsFile(_Strict):
+    """A team-profile file: an organisation and its teams."""
+
+    organisation: str = Field(description="Organisation name: letters, digits, '-'.")
+    description: str = Field(default="", description="Free text.")
+    teams: list[TeamProfile] = Field(description="1 to 20 teams, one quota share each.")
+
+    def team(self, name: str) -> TeamProfile:
+        """The team called ``name``; ``KeyError`` naming the known teams otherwise."""
+        for team in self.teams:
+            if team.name == name:
+                return team
+        raise KeyError(f"no team {name!r} (teams: {', '.join(t.name for t in self.teams)})")
+
+
+def _rule_problems(teams: TeamsFile) -> list[Problem]:
+    """Quota rules from the model, on an organisation of RESERVE shares mirroring the teams."""
+    shares = tuple(
+        QuotaShareSpec(name=t.name, capacity=t.capacity, strategy=SharingStrategy.RESERVE)
+        for t in teams.teams
+    )
+    org = Organisation(name=teams.organisation, queue=JobQueueSpec(shares=shares))
+    problems = []
+    for p in org.problems():
+        path = "teams" + p.path.removeprefix("shares") if p.path.startswith("shares") else p.path
+        problems.append(Problem(path, p.value, p.message, p.fix))
+    for index, team in enumerate(teams.teams):
+        problems += team.problems(f"teams[{index}]")
+    return problems
+
+
+def parse_teams(data: Any, *, source: str = "<data>") -> TeamsFile:
+    """Validate parsed YAML as a team-profile file; :class:`TeamsFileError` lists every problem."""
+    if not isinstance(data, dict):
+        raise TeamsFileError(
+            [
+                Problem(
+                    "<root>",
+                    type(data).__name__,
+                    "a team-profile file is a mapping",
+                    "start with 'organisation: <name>' and 'teams:'",
+                )
+            ],
+            context=source,
+        )
+    try:
+        teams = TeamsFile.model_validate(data)
+    except ValidationError as exc:
+        raise TeamsFileError(_pydantic_problems(exc), context=source) from None
+    problems = _rule_problems(teams)
+    if problems:
+        raise TeamsFileError(problems, context=source)
+    return teams
+
+
+def read_yaml(path: str | Path, error: type[QuotaConfigError]) -> Any:
+    """Read a YAML file; ``error`` names the file, and the line of a syntax error."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        problem = Problem("<file>", str(path), f"cannot read the file: {exc.strerror}", "check it")
+        raise error([problem], context=str(path)) from exc
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "unknown line"
+        problem = Problem(
+            f"<yaml {where}>",
+            None,
+            f"not valid YAML: {getattr(exc, 'problem', None) or exc}",
+            "fix the indentation or quoting at that line",
+        )
+        raise error([problem], context=str(path)) from exc
+
+
+def load_teams(path: str | Path) -> TeamsFile:
+    """Read and validate a team-profile file; :class:`TeamsFileError` names file, field, fix."""
+    return parse_teams(read_yaml(path, TeamsFileError), source=str(path))

@@ -1,0 +1,357 @@
+"""Workloads for the what-if simulator: CSV files and a seeded generator from team profiles.
+
+CSV columns: ``submit_time_s, share, instance_type, instance_count, duration_s, priority`` and
+optionally ``checkpoint_interval_s``. Every bad row is reported with its line number (nothing
+is skipped). Simulated time 0 is a Monday, 00:00.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import random
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from quota_constructs.advisor.profiles import Day, TeamProfile, TeamsFile, WorkloadKind
+from quota_constructs.config import _pydantic_problems
+from quota_constructs.model import (
+    Problem,
+    QuotaConfigError,
+    check_instance_type,
+    check_name,
+    check_scheduling_priority,
+)
+
+DAY_S = 86400.0
+REQUIRED_COLUMNS = (
+    "submit_time_s",
+    "share",
+    "instance_type",
+    "instance_count",
+    "duration_s",
+    "priority",
+)
+OPTIONAL_COLUMNS = ("checkpoint_interval_s",)
+
+
+class WorkloadError(QuotaConfigError):
+    """A workload file or generated workload is unusable; problems name lines and columns."""
+
+
+@dataclass(frozen=True)
+class WorkloadJob:
+    """One job to submit: when, to which share, what it needs, how long it runs."""
+
+    submit_time_s: float
+    share: str
+    instance_type: str
+    instance_count: int
+    duration_s: float
+    priority: int
+    checkpoint_interval_s: float | None = None
+    line: int | None = None
+    """Line of the CSV file the job came from (``None`` for generated jobs)."""
+
+    @property
+    def instance_seconds(self) -> float:
+        return self.instance_count * self.duration_s
+
+
+class _Row(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    submit_time_s: float = Field(ge=0, allow_inf_nan=False)
+    share: str
+    instance_type: str
+    instance_count: int = Field(ge=1)
+    duration_s: float = Field(gt=0, allow_inf_nan=False)
+    priority: int
+    checkpoint_interval_s: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+
+
+def _row_problems(row: dict[str, Any], where: str) -> tuple[WorkloadJob | None, list[Problem]]:
+    data = {k: v for k, v in row.items() if not (k in OPTIONAL_COLUMNS and v in ("", None))}
+    try:
+        parsed = _Row.model_validate(data)
+    except ValidationError as exc:
+        return None, _pydantic_problems(exc, prefix=where)
+    problems = check_name(parsed.share, f"{where}.share", what="quota share name")
+    problems += check_instance_type(parsed.instance_type, f"{where}.instance_type")
+    problems += check_scheduling_priority(parsed.priority, f"{where}.priority")
+    if problems:
+        return None, problems
+    return WorkloadJob(**parsed.model_dump()), []
+
+
+def parse_workload_csv(text: str, *, source: str = "<csv>") -> list[WorkloadJob]:
+    """Parse workload CSV text; :class:`WorkloadError` lists every bad row by line number."""
+    reader = csv.DictReader(io.StringIO(text), skipinitialspace=True)
+    header = [h.strip() for h in reader.fieldnames or []]
+    reader.fieldnames = header
+    problems = _header_problems(header)
+    if problems:
+        raise WorkloadError(problems, context=source)
+    jobs: list[WorkloadJob] = []
+    for row in reader:
+        line = reader.line_num
+        if row.get(None):
+            problems.append(
+                Problem(
+                    f"line {line}",
+                    row[None],
+                    f"more values than the {len(header)} columns of the header",
+                    "remove the extra values or quote values containing commas",
+                )
+            )
+            continue
+        if all(v in ("", None) for v in row.values()):
+            continue  # blank line
+        job, row_problems = _row_problems(dict(row), f"line {line}")
+        problems += row_problems
+        if job is not None:
+            jobs.append(WorkloadJob(**{**job.__dict__, "line": line}))
+    if not jobs and not problems:
+        problems.append(Problem("<file>", source, "the workload has no jobs", "add rows"))
+    if problems:
+        raise WorkloadError(problems, context=source)
+    return sorted(jobs, key=lambda j: j.submit_time_s)
+
+
+def _header_problems(header: Sequence[str]) -> list[Problem]:
+    expected = ", ".join(REQUIRED_COLUMNS) + f" [, {OPTIONAL_COLUMNS[0]}]"
+    problems = [
+        Problem("line 1", c, f"missing column {c!r}", f"the header is: {expected}")
+        for c in REQUIRED_COLUMNS
+        if c not in header
+    ]
+    problems += [
+        Problem("line 1", c, f"unknown column {c!r}", f"remove it; the header is: {expected}")
+        for c in header
+        if c not in REQUIRED_COLUMNS + OPTIONAL_COLUMNS
+    ]
+    return problems
+
+
+def load_workload_csv(path: str | Path) -> list[WorkloadJob]:
+    """Read a workload CSV file (see :func:`parse_workload_csv`)."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        problem = Problem("<file>", str(path), f"cannot read the file: {exc.strerror}", "check it")
+        raise WorkloadError([problem], context=str(path)) from exc
+    return parse_workload_csv(text, source=str(path))
+
+
+def workload_csv(jobs: Iterable[WorkloadJob]) -> str:
+    """The CSV text of ``jobs`` (readable by :func:`parse_workload_csv`)."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow((*REQUIRED_COLUMNS, *OPTIONAL_COLUMNS))
+    for j in jobs:
+        ckpt = "" if j.checkpoint_interval_s is None else f"{j.checkpoint_interval_s:g}"
+        writer.writerow(
+            (
+                f"{j.submit_time_s:.3f}",
+                j.share,
+                j.instance_type,
+                j.instance_count,
+                f"{j.duration_s:.3f}",
+                j.priority,
+                ckpt,
+            )
+        )
+    return out.getvalue()
+
+
+# --- generator --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GeneratorOptions:
+    """Parameters of the synthetic workload; every default is documented in docs/advisor.md.
+
+    ``intensity`` multiplies every arrival rate and divides every duration by the same factor:
+    the offered load stays the same while the number of jobs grows (used by the benchmark).
+    """
+
+    intensity: float = 1.0
+    scheduled_duty: float = 0.6
+    """A scheduled run lasts this fraction of the schedule period (jitter +-20 %)."""
+    scheduled_priority: int = 500
+    experiment_bursts_per_day: float = 3.0
+    experiment_burst_size: float = 6.0
+    """Mean jobs per burst (1 + Poisson)."""
+    experiment_median_s: float = 5400.0
+    experiment_sigma: float = 0.8
+    """Log-normal spread of experiment durations."""
+    experiment_priorities: tuple[int, int] = (100, 300)
+    working_hours: tuple[int, int] = (8, 20)
+    ad_hoc_jobs_per_day: float = 3.0
+    ad_hoc_duration_s: tuple[float, float] = (3600.0, 4 * 3600.0)
+    ad_hoc_priority: int = 200
+    checkpoint_interval_s: float = 900.0
+    """Checkpoint interval of jobs of teams that checkpoint."""
+
+    def __post_init__(self) -> None:
+        if not self.intensity > 0:
+            raise WorkloadError(
+                [Problem("intensity", self.intensity, "must be positive", "use e.g. 1 or 40")]
+            )
+
+
+def _active(team: TeamProfile, day: int) -> bool:
+    return list(Day)[day % 7] in team.active_days
+
+
+def _poisson(rng: random.Random, mean: float) -> int:
+    """Poisson sample by counting exponential gaps (means here are small)."""
+    count, total = 0, rng.expovariate(1.0)
+    while total < mean:
+        count += 1
+        total += rng.expovariate(1.0)
+    return count
+
+
+def _pick_type(rng: random.Random, team: TeamProfile) -> str:
+    types = sorted(team.capacity)
+    return rng.choices(types, weights=[team.capacity[t] for t in types])[0]
+
+
+def _checkpoint(team: TeamProfile, options: GeneratorOptions) -> float | None:
+    if not team.checkpoints:
+        return None
+    return options.checkpoint_interval_s / options.intensity
+
+
+def _scheduled(team: TeamProfile, days: int, rng: random.Random, o: GeneratorOptions) -> list:
+    schedule = team.parsed_schedule
+    split = max(1, round(o.intensity))  # each slot split into `split` runs (intensity rounded)
+    period = schedule.period_s / split
+    jobs = []
+    for day in range(days):
+        if not _active(team, day):
+            continue
+        for run in schedule.times_of_day():
+            for k in range(split):
+                for itype in sorted(team.capacity):
+                    jobs.append(
+                        WorkloadJob(
+                            day * DAY_S + run + k * period,
+                            team.name,
+                            itype,
+                            team.capacity[itype],
+                            period * o.scheduled_duty * rng.uniform(0.8, 1.2),
+                            o.scheduled_priority,
+                            _checkpoint(team, o),
+                        )
+                    )
+    return jobs
+
+
+def _experimental(team: TeamProfile, days: int, rng: random.Random, o: GeneratorOptions) -> list:
+    begin, end = (h * 3600.0 for h in o.working_hours)
+    rate = o.experiment_bursts_per_day * o.intensity / (end - begin)
+    low, high = o.experiment_priorities
+    jobs = []
+    for day in range(days):
+        if not _active(team, day):
+            continue
+        t = begin + rng.expovariate(rate)
+        while t < end:
+            submit = day * DAY_S + t
+            for _ in range(1 + _poisson(rng, o.experiment_burst_size - 1)):
+                itype = _pick_type(rng, team)
+                median = o.experiment_median_s / o.intensity
+                duration = rng.lognormvariate(math.log(median), o.experiment_sigma)
+                jobs.append(
+                    WorkloadJob(
+                        submit,
+                        team.name,
+                        itype,
+                        rng.randint(1, team.capacity[itype]),
+                        duration,
+                        rng.randint(low, high),
+                        _checkpoint(team, o),
+                    )
+                )
+                submit += rng.expovariate(1 / 60.0) / o.intensity
+            t += rng.expovariate(rate)
+    return jobs
+
+
+def _ad_hoc(team: TeamProfile, days: int, rng: random.Random, o: GeneratorOptions) -> list:
+    begin, end = (h * 3600.0 for h in o.working_hours)
+    jobs = []
+    for day in range(days):
+        if not _active(team, day):
+            continue
+        for _ in range(_poisson(rng, o.ad_hoc_jobs_per_day * o.intensity)):
+            itype = _pick_type(rng, team)
+            jobs.append(
+                WorkloadJob(
+                    day * DAY_S + rng.uniform(begin, end),
+                    team.name,
+                    itype,
+                    team.capacity[itype],
+                    rng.uniform(*o.ad_hoc_duration_s) / o.intensity,
+                    o.ad_hoc_priority,
+                    _checkpoint(team, o),
+                )
+            )
+    return jobs
+
+
+_GENERATORS = {
+    WorkloadKind.SCHEDULED: _scheduled,
+    WorkloadKind.EXPERIMENTAL: _experimental,
+    WorkloadKind.AD_HOC: _ad_hoc,
+}
+
+
+def generate_workload(
+    teams: TeamsFile, *, days: int = 7, seed: int = 0, options: GeneratorOptions | None = None
+) -> list[WorkloadJob]:
+    """A deterministic synthetic workload for ``days`` days (day 0 is a Monday).
+
+    Scheduled teams run one job per schedule slot and instance type using their whole capacity;
+    experimental teams submit bursts of 1..capacity-instance jobs in working hours; ad-hoc teams
+    submit a few whole-capacity jobs per active day. Same ``seed`` -> same jobs.
+    """
+    if days < 1:
+        raise WorkloadError([Problem("days", days, "must be at least 1", "use e.g. --days 7")])
+    options = options or GeneratorOptions()
+    jobs: list[WorkloadJob] = []
+    for team in teams.teams:
+        rng = random.Random(f"{seed}:{team.name}")
+        jobs += _GENERATORS[team.workload](team, days, rng, options)
+    return sorted(jobs, key=lambda j: (j.submit_time_s, j.share))
+
+
+def expected_busy_fraction(team: TeamProfile, options: GeneratorOptions | None = None) -> float:
+    """Expected share of the team's own capacity its workload keeps busy over a week (0..1+).
+
+    The analytic mean of the generator's model (independent of ``intensity``), used by the
+    advisor to estimate how long reserved capacity sits idle.
+    """
+    o = options or GeneratorOptions()
+    total = sum(team.capacity.values())
+    days = len(team.active_days)
+    weights = {t: c / total for t, c in team.capacity.items()}
+    if team.workload is WorkloadKind.SCHEDULED:
+        busy = o.scheduled_duty * DAY_S * total * days
+    elif team.workload is WorkloadKind.EXPERIMENTAL:
+        mean_count = sum(w * (1 + team.capacity[t]) / 2 for t, w in weights.items())
+        mean_s = o.experiment_median_s * math.exp(o.experiment_sigma**2 / 2)
+        jobs = o.experiment_bursts_per_day * o.experiment_burst_size
+        busy = jobs * mean_s * mean_count * days
+    else:
+        mean_count = sum(w * team.capacity[t] for t, w in weights.items())
+        busy = o.ad_hoc_jobs_per_day * sum(o.ad_hoc_duration_s) / 2 * mean_count * days
+    return busy / (total * 7 * DAY_S)

@@ -1,0 +1,129 @@
+"""Team-profile files: shape, quota rules from the model, every error with field and fix."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from quota_constructs.advisor.profiles import (
+    Day,
+    TeamsFileError,
+    WorkloadKind,
+    load_teams,
+    parse_schedule,
+)
+from tests.advisor.conftest import TEAMS_FILE
+
+GPU = {"ml.g5.xlarge": 2}
+
+
+def errors(path: Path) -> list[str]:
+    with pytest.raises(TeamsFileError) as info:
+        load_teams(path)
+    assert info.value.context == str(path)
+    return [str(p) for p in info.value.problems]
+
+
+def test_canonical_research_profiles_load() -> None:
+    teams = load_teams(TEAMS_FILE)
+    assert [t.name for t in teams.teams] == ["recommendation", "generative", "data-analysis"]
+    gen = teams.team("generative")
+    assert gen.workload is WorkloadKind.EXPERIMENTAL and gen.checkpoints and gen.needs_burst
+    assert teams.team("data-analysis").active_days == [Day.SAT, Day.SUN]
+    assert teams.team("recommendation").parsed_schedule.runs_per_day == 24
+
+
+def test_defaults_when_optional_fields_are_omitted(write_teams: Callable[..., Path]) -> None:
+    team = load_teams(write_teams([{"name": "a", "capacity": GPU, "workload": "ad_hoc"}])).teams[0]
+    assert not (team.preemption_tolerant or team.checkpoints or team.needs_burst)
+    assert not team.lends_when_idle and team.active_days == list(Day)
+    assert team.parsed_schedule.text == "hourly"
+
+
+def test_rejects_unknown_keys_naming_the_field(write_teams: Callable[..., Path]) -> None:
+    path = write_teams([{"name": "a", "capacity": GPU, "workload": "ad_hoc", "burst": True}])
+    [message] = errors(path)
+    assert message.startswith("teams[0].burst: Extra inputs are not permitted")
+    assert "remove the key or check its spelling" in message
+
+
+def test_rejects_unknown_workload_kind(write_teams: Callable[..., Path]) -> None:
+    [message] = errors(write_teams([{"name": "a", "capacity": GPU, "workload": "nightly"}]))
+    assert message.startswith("teams[0].workload:") and "'nightly'" in message
+
+
+def test_rejects_quota_rule_violations_with_team_paths(write_teams: Callable[..., Path]) -> None:
+    path = write_teams(
+        [
+            {"name": "bad name", "capacity": {"g5": 0}, "workload": "ad_hoc"},
+            {"name": "b", "capacity": GPU, "workload": "ad_hoc"},
+            {"name": "b", "capacity": GPU, "workload": "ad_hoc"},
+        ]
+    )
+    messages = errors(path)
+    assert any(m.startswith("teams[0].name: quota share name must be") for m in messages)
+    assert any(m.startswith("teams[0].capacity.g5: capacity unit must be") for m in messages)
+    assert any(m.startswith("teams[0].capacity.g5: max capacity") for m in messages)
+    assert any(m.startswith("teams[2].name: quota share names must be unique") for m in messages)
+
+
+def test_rejects_more_than_twenty_teams(write_teams: Callable[..., Path]) -> None:
+    teams = [{"name": f"t{i}", "capacity": GPU, "workload": "ad_hoc"} for i in range(21)]
+    [message] = errors(write_teams(teams))
+    assert message.startswith("teams: a quota-managed job queue needs 1 to 20 quota shares")
+
+
+def test_rejects_checkpointing_that_is_not_an_s3_uri(write_teams: Callable[..., Path]) -> None:
+    path = write_teams(
+        [{"name": "a", "capacity": GPU, "workload": "ad_hoc", "checkpointing": "/tmp/x"}]
+    )
+    [message] = errors(path)
+    assert message.startswith("teams[0].checkpointing: checkpointing is true, false or an S3 URI")
+
+
+def test_rejects_unparsable_schedule(write_teams: Callable[..., Path]) -> None:
+    path = write_teams(
+        [{"name": "a", "capacity": GPU, "workload": "scheduled", "schedule": "0 9 * * 1"}]
+    )
+    [message] = errors(path)
+    assert message.startswith("teams[0].schedule: '0 9 * * 1' is not a supported schedule")
+    assert "active_days" in message
+
+
+def test_rejects_repeated_active_days(write_teams: Callable[..., Path]) -> None:
+    path = write_teams(
+        [{"name": "a", "capacity": GPU, "workload": "ad_hoc", "active_days": ["sat", "sat"]}]
+    )
+    [message] = errors(path)
+    assert message.startswith("teams[0].active_days: active_days must list at least one day")
+
+
+def test_rejects_invalid_yaml_with_line(tmp_path: Path) -> None:
+    path = tmp_path / "t.yaml"
+    path.write_text("organisation: a\nteams:\n  - name: [unclosed\n")
+    [message] = errors(path)
+    assert message.startswith("<yaml line 4")
+
+
+def test_rejects_missing_file(tmp_path: Path) -> None:
+    [message] = errors(tmp_path / "missing.yaml")
+    assert "cannot read the file" in message
+
+
+@pytest.mark.parametrize(
+    ("text", "runs"),
+    [("hourly", 24), ("daily", 1), ("every 30m", 48), ("every 6h", 4), ("15 9,17 * * *", 2)],
+)
+def test_schedules_parse_to_runs_per_day(text: str, runs: int) -> None:
+    assert parse_schedule(text).runs_per_day == runs
+
+
+def test_cron_schedule_times_of_day() -> None:
+    assert parse_schedule("15 9,17 * * *").times_of_day() == [9 * 3600 + 900, 17 * 3600 + 900]
+
+
+def test_rejects_schedule_interval_not_dividing_the_day() -> None:
+    with pytest.raises(ValueError, match="must divide an hour"):
+        parse_schedule("every 7h")

@@ -1,0 +1,161 @@
+"""Advisor decisions: the canonical research teams and edge cases, rules from the model."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import yaml
+from typer.testing import CliRunner
+
+from quota_constructs.advisor.profiles import load_teams, parse_teams
+from quota_constructs.advisor.recommend import Advice, recommend
+from quota_constructs.cli import app
+from quota_constructs.config import load_organisation, parse_organisation
+from quota_constructs.model import SharingStrategy
+from tests.advisor.conftest import ORG_FILE, TEAMS_FILE
+
+GPU = "ml.g5.xlarge"
+
+
+def advise(*teams: dict, prices: dict[str, float] | None = None) -> Advice:
+    return recommend(parse_teams({"organisation": "lab", "teams": list(teams)}), prices=prices)
+
+
+def team(name: str, capacity: int | dict[str, int] = 2, **facts: object) -> dict:
+    cap = {GPU: capacity} if isinstance(capacity, int) else capacity
+    return {"name": name, "capacity": cap, "workload": "experimental", **facts}
+
+
+def by_name(advice: Advice) -> dict:
+    return {t.share.name: t for t in advice.teams}
+
+
+def test_canonical_recommendation_team_reserves_without_preemption() -> None:
+    rec = by_name(recommend(load_teams(TEAMS_FILE)))["recommendation"]
+    assert rec.share.strategy is SharingStrategy.RESERVE
+    assert not rec.share.in_share_preemption and rec.share.borrow_limit is None
+    assert rec.max_usable == {GPU: 2}
+    assert "reserved capacity is never lent" in rec.rationale[0]
+    assert "scheduled training that needs certainty" in rec.rationale[0]
+
+
+def test_canonical_generative_team_borrows_what_data_analysis_lends() -> None:
+    gen = by_name(recommend(load_teams(TEAMS_FILE)))["generative"]
+    assert gen.share.strategy is SharingStrategy.LEND_AND_BORROW
+    assert gen.share.in_share_preemption
+    # data-analysis (LEND, 2 GPUs) is the only lender: 2 of generative's 4 = 50 %.
+    assert gen.share.borrow_limit == 50
+    assert gen.borrow_instances == {GPU: 2} and gen.max_usable == {GPU: 6}
+    assert "s3://research-checkpoints/generative/" in gen.share.description
+    assert gen.warnings == ()
+
+
+def test_canonical_data_analysis_team_lends() -> None:
+    data = by_name(recommend(load_teams(TEAMS_FILE)))["data-analysis"]
+    assert data.share.strategy is SharingStrategy.LEND
+    assert not data.share.in_share_preemption and data.share.borrow_limit is None
+    assert "active sat,sun" in data.share.description
+
+
+def test_committed_research_org_file_is_a_fresh_generation() -> None:
+    assert ORG_FILE.read_text(encoding="utf-8") == recommend(load_teams(TEAMS_FILE)).to_yaml()
+
+
+def test_generated_org_file_passes_the_loader_with_rationale_in_descriptions() -> None:
+    advice = recommend(load_teams(TEAMS_FILE))
+    org = parse_organisation(yaml.safe_load(advice.to_yaml()))
+    assert org == advice.organisation
+    assert all(s.description for s in org.queue.shares)
+    assert load_organisation(ORG_FILE).name == "research"
+
+
+def test_borrowing_without_lending_still_lends_because_no_strategy_only_borrows() -> None:
+    t = by_name(
+        advise(team("a", needs_burst=True, checkpointing=True), team("b", lends_when_idle=True))
+    )["a"]
+    assert t.share.strategy is SharingStrategy.LEND_AND_BORROW
+    assert "only LEND_AND_BORROW borrows" in t.rationale[0]
+
+
+def test_borrowing_without_checkpointing_is_capped_at_own_size_and_warned() -> None:
+    t = by_name(
+        advise(
+            team("a", 2, needs_burst=True, lends_when_idle=True), team("b", 6, lends_when_idle=True)
+        )
+    )["a"]
+    assert t.share.borrow_limit == 100 and t.borrow_instances == {GPU: 2}
+    assert any(w.startswith("borrowing without checkpointing") for w in t.warnings)
+    assert "others could lend 300%" in t.share.description
+
+
+def test_checkpointing_borrower_may_reach_everything_lendable() -> None:
+    t = by_name(
+        advise(
+            team("a", 2, needs_burst=True, lends_when_idle=True, checkpointing=True),
+            team("b", 6, lends_when_idle=True),
+            team("c", 4),
+        )
+    )["a"]
+    # c is RESERVE: only b's 6 are lendable -> 300 % of 2.
+    assert t.share.borrow_limit == 300 and t.max_usable == {GPU: 8}
+    assert t.warnings == ()
+
+
+def test_warns_when_nobody_lends_to_a_borrower() -> None:
+    t = by_name(advise(team("a", needs_burst=True, checkpointing=True), team("b")))["a"]
+    assert t.share.borrow_limit == 0
+    assert any(w.startswith(f"no other share lends {GPU}") for w in t.warnings)
+
+
+def test_warns_about_the_part_of_a_uniform_borrow_limit_that_can_never_be_reached() -> None:
+    p4 = "ml.p4d.24xlarge"
+    t = by_name(
+        advise(
+            team("a", {GPU: 1, p4: 2}, needs_burst=True, lends_when_idle=True, checkpointing=True),
+            team("b", {GPU: 4, p4: 1}, lends_when_idle=True),
+        )
+    )["a"]
+    # Reaching b's 4 GPUs needs 400 % of 1; the same percent allows 8 p4d, b lends only 1.
+    assert t.share.borrow_limit == 400
+    assert t.max_usable == {GPU: 5, p4: 3}
+    assert f"allows 8 x {p4} but the other shares can lend at most 1" in " ".join(t.warnings)
+
+
+def test_warns_and_prices_reserved_capacity_idle_most_of_the_week() -> None:
+    weekend = team("w", 2, workload="ad_hoc", active_days=["sat", "sun"])
+    [warning] = by_name(advise(weekend, prices={GPU: 1.5}))["w"].warnings
+    # ad hoc: 3 jobs/day x 2.5 h x 2 instances x 2 days = 30 of 336 instance-hours busy.
+    assert warning.startswith("reserved capacity idle about 91% of the week (306 instance-hours")
+    assert "about $459 a week" in warning
+
+
+def test_busy_reserved_team_gets_no_idle_warning() -> None:
+    busy = team("s", 2, workload="scheduled", schedule="hourly")
+    assert by_name(advise(busy))["s"].warnings == ()
+
+
+def test_recommend_cli_writes_an_org_file_that_org_validate_accepts(tmp_path: Path) -> None:
+    out = tmp_path / "orgs" / "research.yaml"
+    runner = CliRunner()
+    result = runner.invoke(app, ["recommend", str(TEAMS_FILE), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "LEND_AND_BORROW" in result.output and "reserved capacity is never lent" in result.output
+    assert out.read_text() == ORG_FILE.read_text()
+    assert runner.invoke(app, ["org", "validate", str(out)]).exit_code == 0
+
+
+def test_rejects_bad_profile_in_cli_with_one_line_per_problem(
+    write_teams: Callable[..., Path],
+) -> None:
+    path = write_teams([{"name": "a b", "capacity": {GPU: 1}, "workload": "ad_hoc", "x": 1}])
+    result = CliRunner().invoke(app, ["recommend", str(path)])
+    assert result.exit_code == 2
+    assert f"{path}: teams[0].x: Extra inputs are not permitted" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_rejects_malformed_price_option() -> None:
+    result = CliRunner().invoke(app, ["recommend", str(TEAMS_FILE), "--price", "ml.g5.xlarge"])
+    assert result.exit_code == 2
+    assert "--price: expected TYPE=USD_PER_HOUR" in result.output

@@ -1,0 +1,147 @@
+"""Workloads: CSV loading with line-numbered errors, and the seeded generator."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from quota_constructs.advisor.profiles import load_teams
+from quota_constructs.advisor.workload import (
+    DAY_S,
+    GeneratorOptions,
+    WorkloadError,
+    expected_busy_fraction,
+    generate_workload,
+    load_workload_csv,
+    parse_workload_csv,
+    workload_csv,
+)
+from tests.advisor.conftest import TEAMS_FILE
+
+HEADER = "submit_time_s,share,instance_type,instance_count,duration_s,priority"
+
+
+def problems(text: str) -> list[str]:
+    with pytest.raises(WorkloadError) as info:
+        parse_workload_csv(text, source="w.csv")
+    assert info.value.context == "w.csv"
+    return [str(p) for p in info.value.problems]
+
+
+def test_parses_rows_sorted_by_submit_time_with_optional_checkpoint() -> None:
+    text = (
+        HEADER + ",checkpoint_interval_s\n"
+        "60,a,ml.g5.xlarge,2,600,5,\n"
+        "0, b, ml.g5.xlarge, 1, 30.5, 9999, 10\n"
+    )
+    first, second = parse_workload_csv(text)
+    assert (first.share, first.duration_s, first.priority, first.checkpoint_interval_s) == (
+        "b",
+        30.5,
+        9999,
+        10.0,
+    )
+    assert (first.line, second.line) == (3, 2)
+    assert second.checkpoint_interval_s is None and second.instance_count == 2
+
+
+def test_rejects_every_bad_row_with_its_line_number() -> None:
+    text = (
+        HEADER + "\n"
+        "0,a,ml.g5.xlarge,1,60,1\n"
+        "x,a,ml.g5.xlarge,1,60,1\n"
+        "0,a,g5,0,60,1\n"
+        "0,a b,ml.g5.xlarge,1,-5,10000\n"
+    )
+    found = problems(text)
+    assert any(p.startswith("line 3.submit_time_s: Input should be a valid number") for p in found)
+    assert any(p.startswith("line 4.instance_count: Input should be greater") for p in found)
+    assert any(p.startswith("line 5.duration_s: Input should be greater than 0") for p in found)
+    # rule checks of rows whose shape is fine come from the model
+    text2 = HEADER + "\n0,a b,g5,1,60,10000\n"
+    found2 = problems(text2)
+    assert any(p.startswith("line 2.share: quota share name must be") for p in found2)
+    assert any(p.startswith("line 2.instance_type: capacity unit must be") for p in found2)
+    assert any(p.startswith("line 2.priority: scheduling priority must be") for p in found2)
+
+
+def test_rejects_rows_with_extra_values() -> None:
+    [found] = problems(HEADER + "\n0,a,ml.g5.xlarge,1,60,1,7,8\n")
+    assert found.startswith("line 2: more values than the 6 columns of the header")
+
+
+def test_rejects_missing_and_unknown_columns() -> None:
+    found = problems("submit_time_s,share,instance_type,instance_count,duration,priority\n")
+    assert "line 1: missing column 'duration_s' (got 'duration_s')" in found[0]
+    assert found[1].startswith("line 1: unknown column 'duration'")
+
+
+def test_rejects_empty_workload() -> None:
+    [found] = problems(HEADER + "\n")
+    assert "the workload has no jobs" in found
+
+
+def test_rejects_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(WorkloadError, match="cannot read the file"):
+        load_workload_csv(tmp_path / "nope.csv")
+
+
+def test_csv_round_trip(tmp_path: Path) -> None:
+    jobs = generate_workload(load_teams(TEAMS_FILE), days=2, seed=3)
+    path = tmp_path / "w.csv"
+    path.write_text(workload_csv(jobs))
+    loaded = load_workload_csv(path)
+    assert len(loaded) == len(jobs)
+    for a, b in zip(jobs, loaded, strict=True):
+        assert (a.share, a.instance_type, a.instance_count, a.priority) == (
+            b.share,
+            b.instance_type,
+            b.instance_count,
+            b.priority,
+        )
+        assert abs(a.submit_time_s - b.submit_time_s) < 1e-3
+        assert a.checkpoint_interval_s == b.checkpoint_interval_s
+
+
+def test_generator_is_deterministic_per_seed() -> None:
+    teams = load_teams(TEAMS_FILE)
+    assert generate_workload(teams, seed=7) == generate_workload(teams, seed=7)
+    assert generate_workload(teams, seed=7) != generate_workload(teams, seed=8)
+
+
+def test_generator_follows_the_profiles() -> None:
+    jobs = generate_workload(load_teams(TEAMS_FILE), days=7, seed=1)
+    rec = [j for j in jobs if j.share == "recommendation"]
+    assert len(rec) == 24 * 7 and {j.instance_count for j in rec} == {2}
+    assert all(j.submit_time_s % 3600 == 0 and j.checkpoint_interval_s is None for j in rec)
+    weekend = [j for j in jobs if j.share == "data-analysis"]
+    assert weekend and all(j.submit_time_s >= 5 * DAY_S for j in weekend)
+    gen = [j for j in jobs if j.share == "generative"]
+    assert all(j.submit_time_s < 5 * DAY_S and 1 <= j.instance_count <= 4 for j in gen)
+    assert {j.checkpoint_interval_s for j in gen} == {900.0}
+
+
+def test_intensity_multiplies_jobs_but_keeps_the_offered_load() -> None:
+    teams = load_teams(TEAMS_FILE)
+    base = generate_workload(teams, seed=2, options=GeneratorOptions(intensity=10))
+    dense = generate_workload(teams, seed=2, options=GeneratorOptions(intensity=40))
+    assert len(dense) > 3.5 * len(base)
+    load = sum(j.instance_seconds for j in base)
+    assert abs(sum(j.instance_seconds for j in dense) - load) / load < 0.1
+
+
+def test_expected_busy_fraction_matches_the_generated_load() -> None:
+    teams = load_teams(TEAMS_FILE)
+    jobs = generate_workload(teams, seed=4, options=GeneratorOptions(intensity=100))
+    for team in teams.teams:
+        busy = sum(j.instance_seconds for j in jobs if j.share == team.name)
+        measured = busy / (sum(team.capacity.values()) * 7 * DAY_S)
+        assert measured == pytest.approx(expected_busy_fraction(team), rel=0.1)
+
+
+def test_rejects_non_positive_intensity_and_days() -> None:
+    with pytest.raises(WorkloadError, match="intensity: must be positive"):
+        GeneratorOptions(intensity=0)
+    with pytest.raises(WorkloadError, match="days: must be at least 1"):
+        generate_workload(load_teams(TEAMS_FILE), days=0)
