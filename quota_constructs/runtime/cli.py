@@ -1,0 +1,409 @@
+"""``quota jobs``: submit, update, list, describe, wait for, terminate jobs; queue snapshot.
+
+The queue comes from ``--queue`` (name or ARN) or ``--organisation`` (resolved from the stack's
+SSM parameters), or the ``QUOTA_QUEUE`` / ``QUOTA_ORGANISATION`` environment variables.
+``--endpoint-url`` (or ``AWS_ENDPOINT_URL_BATCH``) points at the local emulator; otherwise
+boto3's default credentials and region reach AWS. Errors print one line and exit non-zero.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from botocore.exceptions import BotoCoreError, ClientError
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from quota_constructs.model import QuotaConfigError
+from quota_constructs.runtime.jobs import ACTIVE_STATUSES, JobStatus, JobSummary
+from quota_constructs.runtime.payload import JobSubmission, TrainingJob
+from quota_constructs.runtime.queue import QueueClient, error_text
+from quota_constructs.runtime.waiting import TrackedJob, Transition, Until, WaitTimeout
+
+jobs_app = typer.Typer(
+    name="jobs",
+    help="Submit, re-prioritise, watch and clean up training jobs in a quota share.",
+    no_args_is_help=True,
+)
+out = Console()
+err = Console(stderr=True)
+
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+
+
+class CliError(Exception):
+    """A user-facing error: printed as one line, exit code 1."""
+
+
+@contextmanager
+def _errors() -> Iterator[None]:
+    """Turn every expected failure into one line on stderr and a non-zero exit."""
+    try:
+        yield
+    except QuotaConfigError as error:
+        _fail("; ".join(str(p) for p in error.problems) or str(error))
+    except WaitTimeout as error:
+        _fail(str(error), code=2)
+    except (ClientError, BotoCoreError) as error:
+        _fail(error_text(error))
+    except (CliError, ValueError, KeyError, OSError) as error:
+        _fail(str(error).strip("'\""))
+
+
+def _fail(message: str, code: int = 1) -> None:
+    err.print(f"[bold red]error:[/] {' '.join(message.split())}", highlight=False)
+    raise typer.Exit(code)
+
+
+@dataclasses.dataclass
+class Target:
+    """Where the commands send their calls (set by the ``quota jobs`` options)."""
+
+    queue: str | None = None
+    organisation: str | None = None
+    endpoint_url: str | None = None
+    region: str | None = None
+
+    def client(self) -> QueueClient:
+        options: dict[str, Any] = {"endpoint_url": self.endpoint_url, "region": self.region}
+        if self.queue:
+            return QueueClient(self.queue, **options)
+        if self.organisation:
+            return QueueClient.for_organisation(self.organisation, **options)
+        raise CliError(
+            "no job queue given: pass --queue NAME|ARN or --organisation NAME "
+            "(or set QUOTA_QUEUE / QUOTA_ORGANISATION)"
+        )
+
+
+@jobs_app.callback()
+def _options(
+    ctx: typer.Context,
+    queue: Annotated[
+        str | None,
+        typer.Option("--queue", "-q", envvar="QUOTA_QUEUE", help="Job queue name or ARN."),
+    ] = None,
+    organisation: Annotated[
+        str | None,
+        typer.Option(
+            "--organisation", "-o", envvar="QUOTA_ORGANISATION", help="Organisation (via SSM)."
+        ),
+    ] = None,
+    endpoint_url: Annotated[
+        str | None,
+        typer.Option(
+            "--endpoint-url", envvar="AWS_ENDPOINT_URL_BATCH", help="Batch/SSM endpoint (emulator)."
+        ),
+    ] = None,
+    region: Annotated[str | None, typer.Option("--region", help="AWS region.")] = None,
+) -> None:
+    ctx.obj = Target(queue, organisation, endpoint_url, region)
+
+
+def _client(ctx: typer.Context) -> QueueClient:
+    target: Target = ctx.obj
+    return target.client()
+
+
+def _pairs(values: list[str] | None, what: str) -> dict[str, str]:
+    pairs: dict[str, str] = {}
+    for value in values or []:
+        key, sep, val = value.partition("=")
+        if not sep or not key:
+            raise CliError(f"{what} {value!r} is not KEY=VALUE; write e.g. {what} epochs=3")
+        pairs[key] = val
+    return pairs
+
+
+def _jsonable(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, Enum):
+        return value.value
+    if isinstance(value, dict) or hasattr(value, "items"):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    return value
+
+
+def _print_json(value: Any) -> None:
+    out.print_json(json.dumps(_jsonable(value)))
+
+
+def _when(value: datetime | None) -> str:
+    return value.strftime("%Y-%m-%d %H:%M:%S") if value else "-"
+
+
+def _jobs_table(jobs: list[JobSummary], title: str) -> Table:
+    table = Table(title=title)
+    for column in ("job id", "name", "share", "status", "instances", "created", "reason"):
+        table.add_column(column, overflow="fold")
+    for job in jobs:
+        usage = ", ".join(f"{n} x {t}" for t, n in job.capacity_usage.items())
+        table.add_row(
+            job.job_id,
+            job.job_name,
+            job.share or "-",
+            job.status.value,
+            usage or "-",
+            _when(job.created_at),
+            job.status_reason,
+        )
+    return table
+
+
+# --- commands -------------------------------------------------------------------------------
+
+
+@jobs_app.command()
+def submit(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(help="Job name.")],
+    share: Annotated[str, typer.Option("--share", "-s", help="Quota share to submit into.")],
+    payload: Annotated[
+        Path | None, typer.Option(help="CreateTrainingJob request as a JSON file.")
+    ] = None,
+    image: Annotated[str | None, typer.Option(help="Training image URI (builder).")] = None,
+    instance_type: Annotated[str | None, typer.Option(help="e.g. ml.g5.xlarge.")] = None,
+    instance_count: Annotated[int, typer.Option(help="Instances.")] = 1,
+    role_arn: Annotated[str | None, typer.Option(help="SageMaker execution role ARN.")] = None,
+    output_s3: Annotated[str | None, typer.Option(help="S3 output URI.")] = None,
+    checkpoint_s3: Annotated[str | None, typer.Option(help="S3 checkpoint URI.")] = None,
+    max_runtime: Annotated[int, typer.Option(help="MaxRuntimeInSeconds.")] = 86_400,
+    hp: Annotated[list[str] | None, typer.Option(help="Hyperparameter KEY=VALUE.")] = None,
+    env: Annotated[list[str] | None, typer.Option(help="Environment KEY=VALUE.")] = None,
+    priority: Annotated[int | None, typer.Option(help="Scheduling priority 0..9999.")] = None,
+    preemption_retries: Annotated[int | None, typer.Option(help="Requeues before FAILED.")] = None,
+    retry_attempts: Annotated[int | None, typer.Option(help="Attempts 1..10.")] = None,
+    timeout: Annotated[
+        int | None, typer.Option(help="Attempt timeout, s (default: from the payload).")
+    ] = None,
+    tag: Annotated[list[str] | None, typer.Option(help="Tag KEY=VALUE.")] = None,
+    client_token: Annotated[str | None, typer.Option(help="Idempotency token.")] = None,
+    dry_run: Annotated[
+        bool, typer.Option(help="Check and print the request, send nothing.")
+    ] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Check a job against the live queue and submit it (or print it with --dry-run)."""
+    with _errors():
+        body: dict[str, Any] | TrainingJob
+        if payload is not None:
+            body = json.loads(payload.read_text())
+        elif image and instance_type and role_arn and output_s3:
+            body = TrainingJob(
+                image=image,
+                instance_type=instance_type,
+                instance_count=instance_count,
+                role_arn=role_arn,
+                output_s3_uri=output_s3,
+                checkpoint_s3_uri=checkpoint_s3,
+                max_runtime_s=max_runtime,
+                hyperparameters=_pairs(hp, "--hp"),
+                environment=_pairs(env, "--env"),
+            )
+        else:
+            raise CliError(
+                "no payload: pass --payload FILE.json, or --image, --instance-type, --role-arn "
+                "and --output-s3"
+            )
+        submission = JobSubmission(
+            job_name=name,
+            share=share,
+            payload=body,
+            priority=priority,
+            preemption_retries=preemption_retries,
+            retry_attempts=retry_attempts,
+            timeout_s=timeout,
+            tags=_pairs(tag, "--tag"),
+            client_token=client_token,
+        )
+        client = _client(ctx)
+        if dry_run:
+            request = client.render(submission)
+            request["serviceRequestPayload"] = json.loads(request["serviceRequestPayload"])
+            _print_json(request)
+            return
+        handle = client.submit_job(submission)
+        if as_json:
+            _print_json(
+                {"jobId": handle.job_id, "jobName": handle.job_name, "jobArn": handle.job_arn}
+            )
+        else:
+            out.print(f"submitted [bold]{handle.job_name}[/] to {share}: {handle.job_id}")
+
+
+@jobs_app.command()
+def update(
+    ctx: typer.Context,
+    job_id: Annotated[str, typer.Argument(help="Job id.")],
+    priority: Annotated[int, typer.Option("--priority", "-p", help="New priority 0..9999.")],
+) -> None:
+    """Change a job's scheduling priority (may preempt, or make it preemptible)."""
+    with _errors():
+        _client(ctx).update_priority(job_id, priority)
+        out.print(f"{job_id}: priority {priority}")
+
+
+@jobs_app.command("ls")
+def list_jobs(
+    ctx: typer.Context,
+    share: Annotated[str | None, typer.Option("--share", "-s", help="Only this share.")] = None,
+    status: Annotated[
+        list[JobStatus] | None, typer.Option(help="Statuses (default: every active one).")
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """List jobs by share and status (one API call per status page)."""
+    with _errors():
+        jobs = _client(ctx).list(share=share, statuses=status or ACTIVE_STATUSES)
+        if as_json:
+            _print_json(jobs)
+        else:
+            out.print(_jobs_table(jobs, f"{len(jobs)} job(s)"))
+
+
+@jobs_app.command()
+def describe(
+    ctx: typer.Context,
+    job_id: Annotated[str, typer.Argument(help="Job id.")],
+    as_json: JsonOpt = False,
+) -> None:
+    """A job's details and preemption history."""
+    with _errors():
+        job = _client(ctx).describe(job_id)
+        if as_json:
+            _print_json(dataclasses.replace(job, payload=None))
+            return
+        table = Table(title=f"{job.job_name} ({job.job_id})", show_header=False)
+        for key, value in (
+            ("status", f"{job.status.value} {job.status_reason}".strip()),
+            ("share", job.share or "-"),
+            ("priority", "-" if job.priority is None else str(job.priority)),
+            ("instances", ", ".join(f"{n} x {t}" for t, n in job.capacity_usage.items()) or "-"),
+            (
+                "created / started / stopped",
+                " / ".join(_when(t) for t in (job.created_at, job.started_at, job.stopped_at)),
+            ),
+            ("attempt timeout", f"{job.attempt_duration_s} s" if job.attempt_duration_s else "-"),
+            ("preemptions", str(job.preemptions.count)),
+        ):
+            table.add_row(key, value)
+        for attempt in job.preemptions.recent:
+            table.add_row(f"  preempted {_when(attempt.stopped_at)}", attempt.reason)
+        out.print(table)
+
+
+@jobs_app.command()
+def wait(
+    ctx: typer.Context,
+    job_ids: Annotated[list[str], typer.Argument(help="Job ids.")],
+    until: Annotated[
+        str, typer.Option(help="terminal | dispatched | running | requeued | a status.")
+    ] = "terminal",
+    timeout: Annotated[float | None, typer.Option(help="Give up after this many seconds.")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Wait for jobs with a live progress display; exit 2 on timeout."""
+    with _errors():
+        target = Until.named(until)
+        client = _client(ctx)
+        progress = Progress(
+            TextColumn(f"waiting for {until}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=err,
+            transient=as_json,
+        )
+        task = progress.add_task("wait", total=len(set(job_ids)))
+        reached: set[str] = set()
+
+        def show(change: Transition) -> None:
+            job = change.job
+            progress.console.print(
+                f"{job.job_name} ({job.job_id}): {change.previous or 'new'} -> "
+                f"{job.status.value} [dim]{job.status_reason}[/]",
+                highlight=False,
+            )
+            if job.status.is_terminal or target(TrackedJob(job.job_id, job)):
+                reached.add(job.job_id)
+            progress.update(task, completed=len(reached))
+
+        with progress:
+            result = client.wait(job_ids, until=target, timeout=timeout, on_transition=show)
+            progress.update(task, completed=len(result.jobs))
+        if as_json:
+            _print_json(list(result.jobs.values()))
+        else:
+            out.print(_jobs_table(list(result.jobs.values()), f"{len(result.jobs)} job(s) done"))
+
+
+@jobs_app.command()
+def terminate(
+    ctx: typer.Context,
+    job_ids: Annotated[list[str] | None, typer.Argument(help="Job ids.")] = None,
+    share: Annotated[
+        str | None, typer.Option("--share", "-s", help="Every active job of this share.")
+    ] = None,
+    reason: Annotated[
+        str, typer.Option(help="Reason recorded on the jobs.")
+    ] = "Terminated by user",
+    as_json: JsonOpt = False,
+) -> None:
+    """Terminate jobs by id (50 per call) or every active job of a share."""
+    with _errors():
+        if bool(job_ids) == bool(share):
+            raise CliError("pass job ids or --share SHARE (one of them)")
+        client = _client(ctx)
+        result = (
+            client.terminate_share(share, reason)
+            if share
+            else client.terminate_many(job_ids or [], reason)
+        )
+        if as_json:
+            _print_json(result)
+        else:
+            out.print(f"terminated {len(result.terminated)} job(s)")
+            for job_id, message in result.errors.items():
+                err.print(f"[red]{job_id}[/]: {message}", highlight=False)
+        if result.errors:
+            raise typer.Exit(1)
+
+
+@jobs_app.command()
+def snapshot(ctx: typer.Context, as_json: JsonOpt = False) -> None:
+    """Who is next in the queue and in each share, and capacity in use per share."""
+    with _errors():
+        snap = _client(ctx).snapshot()
+        if as_json:
+            _print_json(snap)
+            return
+        front = Table(title="front of the queue")
+        for column in ("#", "job id", "since"):
+            front.add_column(column)
+        for index, entry in enumerate(snap.front, start=1):
+            front.add_row(str(index), entry.job_id, _when(entry.since))
+        shares = Table(title="quota shares")
+        for column in ("share", "head job", "in use"):
+            shares.add_column(column)
+        for name in sorted({*snap.share_heads, *snap.usage}):
+            heads = ", ".join(p.job_id for p in snap.share_heads.get(name, ())) or "-"
+            usage = ", ".join(f"{n} x {t}" for t, n in snap.usage.get(name, {}).items()) or "-"
+            shares.add_row(name, heads, usage)
+        out.print(front)
+        out.print(shares)
+        total = ", ".join(f"{n} x {t}" for t, n in snap.total_usage.items()) or "nothing"
+        out.print(f"in use: {total}")

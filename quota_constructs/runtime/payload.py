@@ -1,0 +1,324 @@
+"""Building and checking ``SubmitServiceJob`` requests (pure: no network, no boto3 client).
+
+:class:`TrainingJob` is a small builder for the SageMaker ``CreateTrainingJob`` payload;
+:class:`JobSubmission` is everything a submit sends. ``JobSubmission.problems`` runs every
+pre-submit check, using the domain model's rules against a :class:`JobQueueSpec` built from the
+live queue, and ``JobSubmission.request`` renders the exact request (used for dry runs too).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+import botocore.session
+from botocore.model import Shape
+from botocore.validate import ParamValidator
+
+from quota_constructs.model import (
+    MAX_PAYLOAD_BYTES,
+    RETRY_ATTEMPTS_RANGE,
+    JobQueueSpec,
+    Problem,
+    QuotaConfigError,
+    ShareState,
+    capacity_demand,
+    check_int_range,
+    check_name,
+    check_scheduling_priority,
+    check_tags,
+)
+
+SAGEMAKER_DEFAULT_MAX_RUNTIME_S = 86_400
+"""SageMaker's own default ``StoppingCondition.MaxRuntimeInSeconds`` (one day)."""
+
+SERVICE_JOB_TYPE = "SAGEMAKER_TRAINING"
+
+
+@dataclass(frozen=True)
+class TrainingJob:
+    """Builder for a SageMaker ``CreateTrainingJob`` request (the ``serviceRequestPayload``).
+
+    Nothing is uploaded and nothing is called: :meth:`payload` only renders a dict.
+    ``max_runtime_s`` becomes ``StoppingCondition.MaxRuntimeInSeconds`` (SageMaker's default
+    is one day) and from there the Batch attempt timeout.
+    """
+
+    image: str
+    instance_type: str
+    role_arn: str
+    output_s3_uri: str
+    instance_count: int = 1
+    max_runtime_s: int = SAGEMAKER_DEFAULT_MAX_RUNTIME_S
+    checkpoint_s3_uri: str | None = None
+    hyperparameters: Mapping[str, str | int | float] = field(default_factory=dict)
+    environment: Mapping[str, str] = field(default_factory=dict)
+    volume_size_gb: int = 30
+
+    def payload(self, training_job_name: str) -> dict[str, Any]:
+        """The ``CreateTrainingJob`` request for this job, named ``training_job_name``."""
+        payload: dict[str, Any] = {
+            "TrainingJobName": training_job_name,
+            "AlgorithmSpecification": {"TrainingImage": self.image, "TrainingInputMode": "File"},
+            "RoleArn": self.role_arn,
+            "OutputDataConfig": {"S3OutputPath": self.output_s3_uri},
+            "ResourceConfig": {
+                "InstanceType": self.instance_type,
+                "InstanceCount": self.instance_count,
+                "VolumeSizeInGB": self.volume_size_gb,
+            },
+            "StoppingCondition": {"MaxRuntimeInSeconds": self.max_runtime_s},
+        }
+        if self.hyperparameters:
+            payload["HyperParameters"] = {k: str(v) for k, v in self.hyperparameters.items()}
+        if self.environment:
+            payload["Environment"] = dict(self.environment)
+        if self.checkpoint_s3_uri:
+            payload["CheckpointConfig"] = {"S3Uri": self.checkpoint_s3_uri}
+        return payload
+
+
+def attempt_timeout(payload: Mapping[str, Any]) -> int | None:
+    """Batch attempt timeout derived from the payload's ``StoppingCondition``.
+
+    The longest of ``MaxRuntimeInSeconds`` and ``MaxWaitTimeInSeconds`` (managed spot waits
+    count too); ``None`` when the payload sets neither (SageMaker's default then applies).
+    """
+    stop = payload.get("StoppingCondition") or {}
+    values = [
+        v
+        for v in (stop.get("MaxRuntimeInSeconds"), stop.get("MaxWaitTimeInSeconds"))
+        if isinstance(v, int) and not isinstance(v, bool)
+    ]
+    return max(values) if values else None
+
+
+def client_token(job_name: str, payload: Mapping[str, Any]) -> str:
+    """Idempotency token: SHA-256 of the job name and canonical payload (64 hex characters).
+
+    The same job name and payload always give the same token, so a retried submit (by botocore
+    or by the caller) is recognised by Batch instead of creating a duplicate job.
+    """
+    canonical = json.dumps(
+        {"jobName": job_name, "payload": payload}, sort_keys=True, separators=(",", ":")
+    )
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+@cache
+def _training_job_shape() -> Shape:
+    model = botocore.session.get_session().get_service_model("sagemaker")
+    return model.operation_model("CreateTrainingJob").input_shape
+
+
+def payload_problems(payload: Mapping[str, Any]) -> list[Problem]:
+    """The payload against SageMaker's ``CreateTrainingJob`` model from botocore.
+
+    Batch passes the payload through unchecked, so a mistake would otherwise surface only
+    when the job is dispatched, after it waited its turn.
+    """
+    report = ParamValidator().validate(dict(payload), _training_job_shape())
+    if not report.has_errors():
+        return []
+    return [
+        Problem(
+            "serviceRequestPayload",
+            "(CreateTrainingJob request)",
+            "not a valid SageMaker CreateTrainingJob request: "
+            + " ".join(report.generate_report().split()),
+            "fix the named fields (see the SageMaker CreateTrainingJob API)",
+        )
+    ]
+
+
+@dataclass(frozen=True)
+class JobSubmission:
+    """One ``SubmitServiceJob`` request into a quota share, before it is sent.
+
+    ``payload`` is a ``CreateTrainingJob`` dict or a :class:`TrainingJob` (its
+    ``TrainingJobName`` defaults to ``job_name``). ``priority`` 0 is sent as 0; ``None`` leaves
+    it to Batch. ``timeout_s=None`` derives the attempt timeout from the payload
+    (:func:`attempt_timeout`). ``retry_attempts=None`` sends no retry strategy (one attempt).
+    ``client_token=None`` derives one from job name and payload (:func:`client_token`).
+    """
+
+    job_name: str
+    share: str
+    payload: Mapping[str, Any] | TrainingJob
+    priority: int | None = None
+    preemption_retries: int | None = None
+    retry_attempts: int | None = None
+    retry_rules: Sequence[Mapping[str, str]] = ()
+    timeout_s: int | None = None
+    tags: Mapping[str, str] = field(default_factory=dict)
+    client_token: str | None = None
+
+    @property
+    def payload_dict(self) -> dict[str, Any]:
+        """The ``CreateTrainingJob`` request, with ``TrainingJobName`` filled in if missing."""
+        if isinstance(self.payload, TrainingJob):
+            return self.payload.payload(self.job_name)
+        payload = dict(self.payload)
+        payload.setdefault("TrainingJobName", self.job_name)
+        return payload
+
+    @property
+    def payload_json(self) -> str:
+        """The payload exactly as sent (compact JSON)."""
+        return json.dumps(self.payload_dict, separators=(",", ":"))
+
+    @property
+    def token(self) -> str:
+        """The ``clientToken`` sent: the given one, else derived from job name and payload."""
+        return self.client_token or client_token(self.job_name, self.payload_dict)
+
+    @property
+    def timeout(self) -> int | None:
+        """``timeoutConfig.attemptDurationSeconds``: given, else from the payload."""
+        return self.timeout_s if self.timeout_s is not None else attempt_timeout(self.payload_dict)
+
+    def request(self, job_queue: str) -> dict[str, Any]:
+        """The ``SubmitServiceJob`` parameters for ``job_queue`` (name or ARN)."""
+        request: dict[str, Any] = {
+            "jobName": self.job_name,
+            "jobQueue": job_queue,
+            "serviceJobType": SERVICE_JOB_TYPE,
+            "quotaShareName": self.share,
+            "serviceRequestPayload": self.payload_json,
+            "clientToken": self.token,
+        }
+        if self.priority is not None:
+            request["schedulingPriority"] = self.priority
+        if self.preemption_retries is not None:
+            request["preemptionConfiguration"] = {
+                "preemptionRetriesBeforeTermination": self.preemption_retries
+            }
+        if self.retry_attempts is not None:
+            strategy: dict[str, Any] = {"attempts": self.retry_attempts}
+            if self.retry_rules:
+                strategy["evaluateOnExit"] = [dict(rule) for rule in self.retry_rules]
+            request["retryStrategy"] = strategy
+        if self.timeout is not None:
+            request["timeoutConfig"] = {"attemptDurationSeconds": self.timeout}
+        if self.tags:
+            request["tags"] = dict(self.tags)
+        return request
+
+    def problems(self, queue: JobQueueSpec | None = None) -> list[Problem]:
+        """Every pre-submit check; the share checks need ``queue`` (the live queue's shares)."""
+        problems = check_name(self.job_name, "jobName", what="job name")
+        if self.priority is not None:
+            problems += check_scheduling_priority(self.priority)
+        problems += self._settings_problems()
+        problems += check_tags(self.tags)
+        size = len(self.payload_json.encode())
+        if size > MAX_PAYLOAD_BYTES:
+            problems.append(
+                Problem(
+                    "serviceRequestPayload",
+                    f"{size} bytes",
+                    f"the payload may be at most {MAX_PAYLOAD_BYTES} bytes (10 KiB)",
+                    "move large hyperparameters or environment values to S3",
+                )
+            )
+        problems += payload_problems(self.payload_dict)
+        if queue is not None:
+            problems += self.share_problems(queue)
+        return problems
+
+    def _settings_problems(self) -> list[Problem]:
+        problems: list[Problem] = []
+        if self.preemption_retries is not None:
+            problems += check_int_range(
+                self.preemption_retries,
+                "preemptionConfiguration.preemptionRetriesBeforeTermination",
+                0,
+                None,
+                what="preemption retries",
+            )
+        if self.retry_attempts is not None:
+            low, high = RETRY_ATTEMPTS_RANGE
+            problems += check_int_range(
+                self.retry_attempts, "retryStrategy.attempts", low, high, what="retry attempts"
+            )
+        if self.retry_rules and (self.retry_attempts or 1) < 2:
+            problems.append(
+                Problem(
+                    "retryStrategy.attempts",
+                    self.retry_attempts,
+                    "retry rules can never fire with a single attempt",
+                    "set retry_attempts to 2 or more, or drop the retry rules",
+                )
+            )
+        if self.timeout_s is not None:
+            problems += check_int_range(
+                self.timeout_s, "timeoutConfig.attemptDurationSeconds", 1, None, what="timeout"
+            )
+        return problems
+
+    def share_problems(self, queue: JobQueueSpec) -> list[Problem]:
+        """The share exists and is enabled, and the payload's instances fit it."""
+        names = ", ".join(s.name for s in queue.shares) or "none"
+        try:
+            share = queue.share(self.share)
+        except KeyError:
+            return [
+                Problem(
+                    "quotaShareName",
+                    self.share,
+                    f"the job queue has no quota share of that name (shares: {names})",
+                    "submit to one of the queue's shares",
+                )
+            ]
+        if share.state is not ShareState.ENABLED:
+            return [
+                Problem(
+                    "quotaShareName",
+                    self.share,
+                    "the quota share is DISABLED and accepts no new jobs",
+                    "enable the share or submit to another one",
+                )
+            ]
+        try:
+            demand = capacity_demand(self.payload_dict)
+        except QuotaConfigError as error:
+            return list(error.problems)
+        return _demand_problems(queue, self.share, demand)
+
+
+def _demand_problems(
+    queue: JobQueueSpec, share_name: str, demand: Mapping[str, int]
+) -> list[Problem]:
+    share = queue.share(share_name)
+    path = "serviceRequestPayload.ResourceConfig"
+    problems: list[Problem] = []
+    for itype, count in demand.items():
+        if itype not in share.capacity:
+            units = ", ".join(share.capacity) or "none"
+            problems.append(
+                Problem(
+                    f"{path}.InstanceType",
+                    itype,
+                    f"not a capacity unit of quota share {share_name} (units: {units}); "
+                    "the job would wait in RUNNABLE forever",
+                    f"use one of {units}, or add {itype} to the share's capacity",
+                )
+            )
+            continue
+        most = queue.max_usable(share_name, itype)
+        if count > most:
+            reason = queue.infeasibility(share_name, {itype: count}) or ""
+            problems.append(
+                Problem(
+                    f"{path}.InstanceCount",
+                    count,
+                    f"quota share {share_name} can hold at most {most} x {itype} at once, so "
+                    f"the job would wait in RUNNABLE forever ({reason.split(' - ')[0]})",
+                    f"request at most {most} instances, or raise the share's capacity",
+                )
+            )
+    return problems

@@ -1,0 +1,413 @@
+"""The queue client: submit, re-prioritise, list, describe, wait for and terminate service jobs.
+
+One :class:`QueueClient` is bound to one quota-managed job queue (by name, ARN, or organisation
+name resolved from the stack's SSM parameters). Every call goes through boto3 with botocore's
+retry modes and paginators; pre-submit checks read the live queue once, convert it to the
+domain model (:func:`queue_spec_from_api`) and reuse the model's answers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import boto3
+from botocore.client import BaseClient
+from botocore.exceptions import BotoCoreError, ClientError
+
+from quota_constructs.model import (
+    JobQueueSpec,
+    Problem,
+    QuotaConfigError,
+    QuotaShareSpec,
+    ShareState,
+    SharingStrategy,
+    check_scheduling_priority,
+    raise_if,
+)
+from quota_constructs.runtime.jobs import (
+    ACTIVE_STATUSES,
+    JobDetails,
+    JobStatus,
+    JobSummary,
+    QueueSnapshot,
+    SubmitOutcome,
+    TerminateOutcome,
+)
+from quota_constructs.runtime.pacing import (
+    SUBMIT_RATE_PER_S,
+    Backoff,
+    Clock,
+    RateLimiter,
+    RetryOptions,
+    WallClock,
+)
+from quota_constructs.runtime.payload import JobSubmission, TrainingJob
+from quota_constructs.runtime.waiting import Target, Transition, Until, Waiter, WaitResult
+
+TERMINATE_BATCH = 50
+"""TerminateServiceJobs takes at most 50 job ids per call (reference 1.1)."""
+
+SSM_QUEUE_ARN = "/quota/{organisation}/job-queue/arn"
+"""SSM parameter written by each organisation stack (cross-team contract 1)."""
+
+
+def error_text(error: Exception) -> str:
+    """One line for a boto3/botocore error: ``Code: message``."""
+    if isinstance(error, ClientError):
+        info = error.response.get("Error", {})
+        return f"{info.get('Code', 'Error')}: {info.get('Message', str(error))}"
+    return str(error)
+
+
+def share_spec_from_api(detail: Mapping[str, Any]) -> QuotaShareSpec:
+    """A ``ListQuotaShares`` / ``DescribeQuotaShare`` entry as the domain model's share."""
+    sharing = detail.get("resourceSharingConfiguration") or {}
+    strategy = SharingStrategy(sharing.get("strategy", SharingStrategy.RESERVE))
+    preemption = detail.get("preemptionConfiguration") or {}
+    return QuotaShareSpec(
+        name=str(detail["quotaShareName"]),
+        capacity={
+            str(c["capacityUnit"]): int(c["maxCapacity"]) for c in detail.get("capacityLimits", ())
+        },
+        strategy=strategy,
+        borrow_limit=sharing.get("borrowLimit") if strategy.borrows else None,
+        in_share_preemption=preemption.get("inSharePreemption") == "ENABLED",
+        state=ShareState(detail.get("state") or ShareState.ENABLED),
+    )
+
+
+def queue_spec_from_api(
+    queue: Mapping[str, Any], shares: Iterable[Mapping[str, Any]]
+) -> JobQueueSpec:
+    """``DescribeJobQueues`` entry + ``ListQuotaShares`` entries -> the model's queue.
+
+    The one place that converts live API shapes to model objects; submit-time checks then
+    ask the model (``max_usable``, ``infeasibility``), never restate a rule.
+    """
+    return JobQueueSpec(
+        shares=tuple(share_spec_from_api(s) for s in shares),
+        priority=int(queue.get("priority", 1)),
+    )
+
+
+@dataclass
+class JobHandle:
+    """A submitted job: its ids, and shortcuts to the client's per-job calls."""
+
+    job_id: str
+    job_name: str
+    job_arn: str | None
+    share: str | None
+    client: QueueClient = field(repr=False, compare=False)
+
+    def describe(self) -> JobDetails:
+        return self.client.describe(self.job_id)
+
+    def update_priority(self, priority: int) -> None:
+        self.client.update_priority(self.job_id, priority)
+
+    def terminate(self, reason: str = "Terminated by user") -> None:
+        self.client.terminate(self.job_id, reason)
+
+    def wait(self, until: Target = Until.TERMINAL, timeout: float | None = None) -> JobSummary:
+        return self.client.wait([self], until=until, timeout=timeout).jobs[self.job_id]
+
+
+JobRef = JobHandle | str
+
+
+class QueueClient:
+    """Client for one quota-managed SAGEMAKER_TRAINING job queue.
+
+    ``queue`` is the job queue name or ARN. ``session`` (default: a new boto3 session),
+    ``region`` and ``endpoint_url`` are passed to boto3; without ``endpoint_url`` boto3's own
+    settings apply (``AWS_ENDPOINT_URL_BATCH``, profiles). ``retry`` sets botocore's retry mode
+    for every call. Submissions from :meth:`submit_many` are paced to ``submit_rate`` per
+    second (AWS allows 5) with ``submit_retry`` (adaptive by default). ``clock`` drives
+    pacing and waits (wall clock by default; tests pass an emulator's virtual clock).
+    """
+
+    def __init__(
+        self,
+        queue: str,
+        *,
+        session: boto3.Session | None = None,
+        region: str | None = None,
+        endpoint_url: str | None = None,
+        retry: RetryOptions | None = None,
+        submit_retry: RetryOptions | None = None,
+        submit_rate: float = SUBMIT_RATE_PER_S,
+        clock: Clock | None = None,
+        backoff: Backoff | None = None,
+    ) -> None:
+        self.queue = queue
+        self.session = session or boto3.Session()
+        self.region = region
+        self.endpoint_url = endpoint_url
+        self.retry = retry or RetryOptions()
+        self.submit_retry = submit_retry or RetryOptions(
+            mode="adaptive",
+            max_attempts=self.retry.max_attempts,
+            backoff_scale=self.retry.backoff_scale,
+        )
+        self.clock = clock or WallClock()
+        self.backoff = backoff or Backoff()
+        self.batch = self._client("batch", self.retry)
+        self.submit_batch = self._client("batch", self.submit_retry)
+        self.limiter = RateLimiter(submit_rate, self.clock)
+        self._spec: JobQueueSpec | None = None
+        self._queue_detail: dict[str, Any] | None = None
+
+    def _client(self, service: str, retry: RetryOptions) -> BaseClient:
+        client = self.session.client(
+            service,
+            region_name=self.region,
+            endpoint_url=self.endpoint_url,
+            config=retry.config(),
+        )
+        return retry.apply(client)
+
+    @classmethod
+    def for_organisation(cls, organisation: str, **kwargs: Any) -> QueueClient:
+        """The client for an organisation's queue, from SSM ``/quota/<org>/job-queue/arn``."""
+        probe = cls("unresolved", **kwargs)
+        ssm = probe._client("ssm", probe.retry)
+        name = SSM_QUEUE_ARN.format(organisation=organisation)
+        try:
+            arn = ssm.get_parameter(Name=name)["Parameter"]["Value"]
+        except ClientError as error:
+            raise QuotaConfigError(
+                [
+                    Problem(
+                        "organisation",
+                        organisation,
+                        f"cannot read SSM parameter {name} ({error_text(error)})",
+                        "deploy the organisation's stack, or pass the job queue name or ARN",
+                    )
+                ]
+            ) from error
+        probe.queue = arn
+        return probe
+
+    # --- the live queue, as the model sees it ---------------------------------------------
+
+    def queue_detail(self, *, refresh: bool = False) -> dict[str, Any]:
+        """``DescribeJobQueues`` for this queue (cached; ``refresh=True`` re-reads it)."""
+        if self._queue_detail is None or refresh:
+            queues = self.batch.describe_job_queues(jobQueues=[self.queue]).get("jobQueues", [])
+            if not queues:
+                raise QuotaConfigError(
+                    [
+                        Problem(
+                            "jobQueue",
+                            self.queue,
+                            "no such job queue in this account and region",
+                            "check the name/ARN, region and --endpoint-url",
+                        )
+                    ]
+                )
+            self._queue_detail = dict(queues[0])
+        return self._queue_detail
+
+    def spec(self, *, refresh: bool = False) -> JobQueueSpec:
+        """The queue's shares as a model :class:`JobQueueSpec` (cached per client)."""
+        if self._spec is None or refresh:
+            detail = self.queue_detail(refresh=refresh)
+            pages = self.batch.get_paginator("list_quota_shares").paginate(
+                jobQueue=detail["jobQueueArn"]
+            )
+            shares = [s for page in pages for s in page.get("quotaShares", [])]
+            self._spec = queue_spec_from_api(detail, shares)
+        return self._spec
+
+    def refresh(self) -> JobQueueSpec:
+        """Forget the cached queue and shares and read them again."""
+        return self.spec(refresh=True)
+
+    def describe_share(self, share: str) -> QuotaShareSpec:
+        """One share, read live with ``DescribeQuotaShare`` (bypasses the cache)."""
+        arn = f"{self.queue_detail()['jobQueueArn']}/quota-share/{share}"
+        return share_spec_from_api(self.batch.describe_quota_share(quotaShareArn=arn))
+
+    # --- submit ---------------------------------------------------------------------------
+
+    def check(self, submission: JobSubmission) -> list[Problem]:
+        """Every pre-submit problem of ``submission`` against the live queue."""
+        spec = self.spec()
+        if submission.share not in {s.name for s in spec.shares}:
+            spec = self.refresh()  # a share created since the cache was filled
+        return submission.problems(spec)
+
+    def render(self, submission: JobSubmission) -> dict[str, Any]:
+        """The exact ``SubmitServiceJob`` request (dry run); raises if a check fails."""
+        raise_if(self.check(submission), context=f"job {submission.job_name}")
+        return submission.request(self.queue)
+
+    def submit(
+        self,
+        job_name: str,
+        share: str,
+        payload: Mapping[str, Any] | TrainingJob,
+        **options: Any,
+    ) -> JobHandle:
+        """Check and submit one job into ``share``; returns its handle.
+
+        ``options`` are :class:`JobSubmission` fields (``priority``, ``preemption_retries``,
+        ``retry_attempts``, ``retry_rules``, ``timeout_s``, ``tags``, ``client_token``).
+        Raises :class:`QuotaConfigError` naming every failed check, or botocore's
+        ``ClientError`` if Batch refuses the request.
+        """
+        return self.submit_job(JobSubmission(job_name, share, payload, **options))
+
+    def submit_job(self, submission: JobSubmission) -> JobHandle:
+        """Check and submit a prepared :class:`JobSubmission`."""
+        request = self.render(submission)
+        return self._send(submission, request, self.batch)
+
+    def _send(
+        self, submission: JobSubmission, request: dict[str, Any], client: BaseClient
+    ) -> JobHandle:
+        response = client.submit_service_job(**request)
+        return JobHandle(
+            job_id=response["jobId"],
+            job_name=response.get("jobName", submission.job_name),
+            job_arn=response.get("jobArn"),
+            share=submission.share,
+            client=self,
+        )
+
+    def submit_many(
+        self,
+        submissions: Iterable[JobSubmission],
+        *,
+        on_result: Callable[[SubmitOutcome], None] | None = None,
+    ) -> list[SubmitOutcome]:
+        """Submit many jobs, paced to ``submit_rate``; one outcome per job, in order.
+
+        Never stops at the first error: a job that fails a check or is refused gets an outcome
+        with ``error`` set. Retried requests carry the same ``clientToken``, so a retry after a
+        lost response never creates a second job.
+        """
+        outcomes: list[SubmitOutcome] = []
+        for submission in submissions:
+            outcome = self._submit_one(submission)
+            outcomes.append(outcome)
+            if on_result is not None:
+                on_result(outcome)
+        return outcomes
+
+    def _submit_one(self, submission: JobSubmission) -> SubmitOutcome:
+        try:
+            request = self.render(submission)
+        except QuotaConfigError as error:
+            return SubmitOutcome(submission.job_name, error=str(error))
+        self.limiter.acquire()
+        try:
+            handle = self._send(submission, request, self.submit_batch)
+        except (ClientError, BotoCoreError) as error:
+            return SubmitOutcome(submission.job_name, error=error_text(error))
+        return SubmitOutcome(submission.job_name, job_id=handle.job_id, job_arn=handle.job_arn)
+
+    # --- change and stop jobs -------------------------------------------------------------
+
+    def update_priority(self, job: JobRef, priority: int) -> None:
+        """``UpdateServiceJob``: set the scheduling priority (0..9999, higher runs first)."""
+        raise_if(check_scheduling_priority(priority), context=f"job {_job_id(job)}")
+        self.batch.update_service_job(jobId=_job_id(job), schedulingPriority=priority)
+
+    def terminate(self, job: JobRef, reason: str = "Terminated by user") -> None:
+        """``TerminateServiceJob`` for one job."""
+        self.batch.terminate_service_job(jobId=_job_id(job), reason=reason)
+
+    def terminate_many(
+        self, jobs: Iterable[JobRef], reason: str = "Terminated by user"
+    ) -> TerminateOutcome:
+        """``TerminateServiceJobs`` in batches of 50; per-job errors, never aborts early."""
+        ids = list(dict.fromkeys(_job_id(j) for j in jobs))
+        done: list[str] = []
+        errors: dict[str, str] = {}
+        for start in range(0, len(ids), TERMINATE_BATCH):
+            chunk = ids[start : start + TERMINATE_BATCH]
+            try:
+                response = self.batch.terminate_service_jobs(jobs=chunk, reason=reason)
+            except (ClientError, BotoCoreError) as error:
+                errors.update(dict.fromkeys(chunk, error_text(error)))
+                continue
+            done += response.get("successful", [])
+            for entry in response.get("errors", []):
+                errors[entry["job"]] = f"{entry.get('code')}: {entry.get('message')}"
+        return TerminateOutcome(terminated=tuple(done), errors=errors)
+
+    def terminate_share(self, share: str, reason: str = "Terminated by user") -> TerminateOutcome:
+        """Terminate every active job of ``share``."""
+        jobs = [j.job_id for j in self.list(share=share) if not j.is_terminated]
+        return self.terminate_many(jobs, reason)
+
+    # --- read -----------------------------------------------------------------------------
+
+    def list_pages(
+        self, status: JobStatus, *, share: str | None = None, page_size: int | None = None
+    ) -> Iterator[list[JobSummary]]:
+        """Pages of ``ListServiceJobs`` for one status (one API call per page)."""
+        params: dict[str, Any] = {"jobQueue": self.queue, "jobStatus": str(status)}
+        if share is not None:
+            params["filters"] = [{"name": "QUOTA_SHARE_NAME", "values": [share]}]
+        if page_size is not None:
+            params["PaginationConfig"] = {"PageSize": page_size}
+        for page in self.batch.get_paginator("list_service_jobs").paginate(**params):
+            yield [JobSummary.from_api(s) for s in page.get("jobSummaryList", [])]
+
+    def list(
+        self, *, share: str | None = None, statuses: Sequence[JobStatus] = ACTIVE_STATUSES
+    ) -> list[JobSummary]:
+        """Jobs of the queue (or one share) in ``statuses`` (default: every active status)."""
+        return [
+            job
+            for status in statuses
+            for page in self.list_pages(JobStatus(status), share=share)
+            for job in page
+        ]
+
+    def describe(self, job: JobRef) -> JobDetails:
+        """``DescribeServiceJob``: details with typed preemption history."""
+        return JobDetails.from_api(self.batch.describe_service_job(jobId=_job_id(job)))
+
+    def snapshot(self) -> QueueSnapshot:
+        """``GetJobQueueSnapshot``: front of the queue and of each share, capacity in use."""
+        return QueueSnapshot.from_api(self.batch.get_job_queue_snapshot(jobQueue=self.queue))
+
+    def wait(
+        self,
+        jobs: Iterable[JobRef],
+        *,
+        until: Target = Until.TERMINAL,
+        timeout: float | None = None,
+        backoff: Backoff | None = None,
+        on_transition: Callable[[Transition], None] | None = None,
+    ) -> WaitResult:
+        """Wait until every job meets ``until`` or is finished; see :class:`Waiter`.
+
+        Raises :class:`WaitTimeout` listing the jobs not there after ``timeout`` seconds.
+        """
+        refs = list(jobs)
+        shares = {j.share for j in refs if isinstance(j, JobHandle)}
+        share = (
+            shares.pop()
+            if len(shares) == 1 and len(refs) == sum(isinstance(j, JobHandle) for j in refs)
+            else None
+        )
+        waiter = Waiter(
+            self,
+            [_job_id(j) for j in refs],
+            until=until,
+            share=share,
+            backoff=backoff or self.backoff,
+            on_transition=on_transition,
+        )
+        return waiter.run(timeout=timeout)
+
+
+def _job_id(job: JobRef) -> str:
+    return job.job_id if isinstance(job, JobHandle) else job

@@ -1,0 +1,235 @@
+"""Waiting for many service jobs at once, on list calls instead of one describe per job.
+
+Each poll lists the queue by status (``ListServiceJobs``, one call per page) and stops paging
+as soon as every job still awaited has been located; jobs that left the active lists are found
+on the first pages of the SUCCEEDED / FAILED lists (newest first), and only a job found in no
+list is described. Polls are spaced by a jittered backoff that restarts whenever a job moves.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import TYPE_CHECKING
+
+from quota_constructs.runtime.jobs import (
+    ACTIVE_STATUSES,
+    TERMINAL_STATUSES,
+    JobStatus,
+    JobSummary,
+)
+from quota_constructs.runtime.pacing import Backoff
+
+if TYPE_CHECKING:
+    from quota_constructs.runtime.queue import QueueClient
+
+
+@dataclass
+class TrackedJob:
+    """What a wait knows about one job: its latest summary and what it was seen doing."""
+
+    job_id: str
+    summary: JobSummary | None = None
+    seen_dispatched: bool = False
+    requeues: int = 0
+
+    @property
+    def status(self) -> JobStatus | None:
+        return self.summary.status if self.summary else None
+
+
+Target = Callable[[TrackedJob], bool]
+"""A wait target: true once the job is where the caller wants it."""
+
+
+def _terminal(job: TrackedJob) -> bool:
+    return job.status is not None and job.status.is_terminal
+
+
+def _dispatched(job: TrackedJob) -> bool:
+    return job.status is not None and (job.status.is_dispatched or job.status.is_terminal)
+
+
+def _running(job: TrackedJob) -> bool:
+    return job.status is JobStatus.RUNNING or _terminal(job)
+
+
+def _requeued(job: TrackedJob) -> bool:
+    """Back to RUNNABLE after being dispatched (preempted, or a retry after a failure)."""
+    if job.status is not JobStatus.RUNNABLE:
+        return False
+    return job.requeues > 0 or (job.summary is not None and job.summary.started_at is not None)
+
+
+class Until:
+    """Ready-made wait targets; any ``Callable[[TrackedJob], bool]`` works too."""
+
+    TERMINAL: Target = staticmethod(_terminal)
+    """SUCCEEDED or FAILED."""
+    DISPATCHED: Target = staticmethod(_dispatched)
+    """SCHEDULED, STARTING, RUNNING, or already finished."""
+    RUNNING: Target = staticmethod(_running)
+    """RUNNING, or already finished."""
+    REQUEUED: Target = staticmethod(_requeued)
+    """RUNNABLE again after having been dispatched (e.g. preempted)."""
+
+    @staticmethod
+    def status(*statuses: JobStatus | str) -> Target:
+        """In one of ``statuses``."""
+        wanted = {JobStatus(s) for s in statuses}
+        return lambda job: job.status in wanted
+
+    @staticmethod
+    def named(name: str) -> Target:
+        """A target by CLI name: terminal, dispatched, running, requeued, or a status."""
+        targets = {
+            "terminal": Until.TERMINAL,
+            "dispatched": Until.DISPATCHED,
+            "running": Until.RUNNING,
+            "requeued": Until.REQUEUED,
+        }
+        if name.lower() in targets:
+            return targets[name.lower()]
+        try:
+            return Until.status(name.upper())
+        except ValueError:
+            choices = ", ".join([*targets, *(s.value for s in JobStatus)])
+            raise ValueError(f"unknown wait target {name!r}; choose one of {choices}") from None
+
+
+class TransitionKind(StrEnum):
+    """What a status change means to a user."""
+
+    DISPATCHED = "dispatched"
+    PREEMPTED = "preempted"
+    FINISHED = "finished"
+    CHANGED = "changed"
+
+
+@dataclass(frozen=True)
+class Transition:
+    """A job changed status between two polls."""
+
+    kind: TransitionKind
+    job: JobSummary
+    previous: JobStatus | None
+
+
+@dataclass(frozen=True)
+class WaitResult:
+    """Final summaries of the awaited jobs, and the API calls the wait made."""
+
+    jobs: Mapping[str, JobSummary]
+    calls: int
+    polls: int
+
+
+class WaitTimeout(TimeoutError):
+    """Some jobs did not reach the target in time; ``pending`` maps their ids to status."""
+
+    def __init__(self, pending: Mapping[str, JobStatus | None], timeout: float) -> None:
+        self.pending = dict(pending)
+        shown = ", ".join(f"{j} ({s or 'not found'})" for j, s in list(self.pending.items())[:5])
+        more = f" and {len(self.pending) - 5} more" if len(self.pending) > 5 else ""
+        super().__init__(f"{len(self.pending)} job(s) not there after {timeout:g} s: {shown}{more}")
+
+
+@dataclass
+class Waiter:
+    """One wait over ``job_ids``; :meth:`run` polls until every job is done."""
+
+    client: QueueClient
+    job_ids: Sequence[str]
+    until: Target
+    share: str | None = None
+    backoff: Backoff = field(default_factory=Backoff)
+    on_transition: Callable[[Transition], None] | None = None
+    calls: int = 0
+    polls: int = 0
+
+    def __post_init__(self) -> None:
+        self.tracked = {job_id: TrackedJob(job_id) for job_id in dict.fromkeys(self.job_ids)}
+
+    def done(self, job: TrackedJob) -> bool:
+        """At the target, or finished (a finished job can never get there)."""
+        return job.summary is not None and (self.until(job) or _terminal(job))
+
+    def run(self, *, timeout: float | None = None) -> WaitResult:
+        """Poll until every job is done; :class:`WaitTimeout` after ``timeout`` seconds."""
+        clock = self.client.clock
+        deadline = None if timeout is None else clock.now() + timeout
+        delays = self.backoff.delays()
+        while True:
+            if self.poll():
+                delays.reset()
+            pending = [j for j in self.tracked.values() if not self.done(j)]
+            if not pending:
+                return WaitResult(
+                    jobs={j.job_id: j.summary for j in self.tracked.values() if j.summary},
+                    calls=self.calls,
+                    polls=self.polls,
+                )
+            delay = delays.next()
+            if deadline is not None:
+                left = deadline - clock.now()
+                if left <= 0:
+                    raise WaitTimeout({j.job_id: j.status for j in pending}, timeout or 0)
+                delay = min(delay, left)
+            clock.sleep(delay)
+
+    def poll(self) -> bool:
+        """One round of list calls; True if any job changed status."""
+        self.polls += 1
+        wanted = {j.job_id for j in self.tracked.values() if not self.done(j)}
+        found: dict[str, JobSummary] = {}
+        for status in self._status_order(wanted):
+            if wanted <= found.keys():
+                break
+            self._scan(status, wanted, found)
+        for job_id in wanted - found.keys():  # left every list (e.g. aged out): describe it
+            self.calls += 1
+            found[job_id] = self.client.describe(job_id)
+        changed = False
+        for job_id, summary in found.items():
+            changed |= self._observe(self.tracked[job_id], summary)
+        return changed
+
+    def _status_order(self, wanted: set[str]) -> list[JobStatus]:
+        """Statuses where awaited jobs were last seen first, then the other active ones,
+        then the terminal lists."""
+        counts: dict[JobStatus, int] = {}
+        for job_id in wanted:
+            status = self.tracked[job_id].status
+            if status is not None and status.is_active:
+                counts[status] = counts.get(status, 0) + 1
+        first = sorted(counts, key=lambda s: -counts[s])
+        rest = [s for s in ACTIVE_STATUSES if s not in counts]
+        return [*first, *rest, *TERMINAL_STATUSES]
+
+    def _scan(self, status: JobStatus, wanted: set[str], found: dict[str, JobSummary]) -> None:
+        for page in self.client.list_pages(status, share=self.share):
+            self.calls += 1
+            for summary in page:
+                if summary.job_id in wanted and summary.job_id not in found:
+                    found[summary.job_id] = summary
+            if wanted <= found.keys():
+                return
+
+    def _observe(self, job: TrackedJob, summary: JobSummary) -> bool:
+        previous = job.status
+        job.summary = summary
+        if previous == summary.status:
+            return False
+        kind = TransitionKind.CHANGED
+        if summary.status.is_dispatched and not (previous and previous.is_dispatched):
+            kind = TransitionKind.DISPATCHED
+        elif summary.status is JobStatus.RUNNABLE and previous and previous.is_dispatched:
+            kind = TransitionKind.PREEMPTED
+            job.requeues += 1
+        elif summary.status.is_terminal:
+            kind = TransitionKind.FINISHED
+        job.seen_dispatched |= summary.status.is_dispatched
+        if self.on_transition is not None:
+            self.on_transition(Transition(kind, summary, previous))
+        return True
