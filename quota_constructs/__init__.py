@@ -22,7 +22,14 @@ from quota_constructs.model import (
 )
 
 # name -> module holding it; resolved on first attribute access (PEP 562).
-_LAZY: dict[str, str] = {}
+_LAZY: dict[str, str] = {
+    "IdleResourceAssignmentStrategy": "quota_constructs.constructs",
+    "QuotaManagedJobQueue": "quota_constructs.constructs",
+    "QuotaManagedTrainingQueue": "quota_constructs.constructs",
+    "QuotaShare": "quota_constructs.constructs",
+    "QuotaShareSchedulingPolicy": "quota_constructs.constructs",
+    "SageMakerTrainingServiceEnvironment": "quota_constructs.constructs",
+}
 
 
 def __getattr__(name: str) -> Any:

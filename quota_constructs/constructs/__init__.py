@@ -1,0 +1,19 @@
+"""CDK constructs for quota-managed SageMaker training queues on AWS Batch (imports aws_cdk)."""
+
+from quota_constructs.constructs.job_queue import QuotaManagedJobQueue
+from quota_constructs.constructs.quota_share import QuotaShare
+from quota_constructs.constructs.scheduling_policy import (
+    IdleResourceAssignmentStrategy,
+    QuotaShareSchedulingPolicy,
+)
+from quota_constructs.constructs.service_environment import SageMakerTrainingServiceEnvironment
+from quota_constructs.constructs.training_queue import QuotaManagedTrainingQueue
+
+__all__ = [
+    "IdleResourceAssignmentStrategy",
+    "QuotaManagedJobQueue",
+    "QuotaManagedTrainingQueue",
+    "QuotaShare",
+    "QuotaShareSchedulingPolicy",
+    "SageMakerTrainingServiceEnvironment",
+]

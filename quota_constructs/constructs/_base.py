@@ -1,0 +1,80 @@
+"""Shared plumbing for the constructs: model problems -> errors naming the construct path."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import aws_cdk as cdk
+from constructs import Construct
+
+from quota_constructs.model import Problem, QuotaConfigError, check_tags
+
+WARNING_PREFIX = "quota-constructs"
+"""Prefix of every warning id these constructs emit (``Annotations.add_warning_v2``)."""
+
+
+def _unresolved(value: Any) -> bool:
+    if isinstance(value, Mapping):
+        return any(_unresolved(k) or _unresolved(v) for k, v in value.items())
+    return isinstance(value, str | int | float) and cdk.Token.is_unresolved(value)
+
+
+def resolved_only(problems: Iterable[Problem]) -> list[Problem]:
+    """Drop problems about unresolved tokens: their values are only known at deploy time."""
+    return [p for p in problems if not _unresolved(p.value)]
+
+
+def raise_problems(
+    scope: Construct, problems: Iterable[Problem], *, renames: Mapping[str, str] | None = None
+) -> None:
+    """Raise one :class:`QuotaConfigError` naming ``scope``'s path when ``problems`` is not empty.
+
+    ``renames`` maps the model's field names (first path segment) to the construct's prop names.
+    """
+    found = resolved_only(problems)
+    if not found:
+        return
+    renames = renames or {}
+    renamed = []
+    for problem in found:
+        head, sep, rest = problem.path.partition(".")
+        bracket = head.find("[")
+        key = head if bracket < 0 else head[:bracket]
+        if key in renames:
+            head = renames[key] + head[len(key) :]
+        renamed.append(Problem(head + sep + rest, problem.value, problem.message, problem.fix))
+    raise QuotaConfigError(renamed, context=scope.node.path)
+
+
+def warn(scope: Construct, warning_id: str, message: str) -> None:
+    """Advice that is not an error; acknowledge with ``Annotations.of(x).acknowledge_warning``."""
+    cdk.Annotations.of(scope).add_warning_v2(f"{WARNING_PREFIX}:{warning_id}", message)
+
+
+def apply_tags(scope: Construct, tags: Mapping[str, str] | None) -> None:
+    """Tag every taggable resource below ``scope`` (checked by the model's tag rules)."""
+    if not tags:
+        return
+    raise_problems(scope, check_tags(tags))
+    for key, value in tags.items():
+        cdk.Tags.of(scope).add(key, value)
+
+
+def check_arn(scope: Construct, arn: str, *, resource: str, prop: str) -> None:
+    """Reject a literal ARN that is not a Batch ARN of the ``resource`` type (tokens pass)."""
+    if cdk.Token.is_unresolved(arn):
+        return
+    parts = arn.split(":", 5)
+    ok = (
+        len(parts) == 6
+        and parts[0] == "arn"
+        and parts[2] == "batch"
+        and parts[5].startswith(f"{resource}/")
+    )
+    if not ok:
+        example = f"arn:aws:batch:us-east-1:123456789012:{resource}/NAME"
+        raise QuotaConfigError(
+            [Problem(prop, arn, f"not an AWS Batch {resource} ARN", f"pass an ARN like {example}")],
+            context=scope.node.path,
+        )

@@ -1,0 +1,248 @@
+"""The quota share (``AWS::Batch::QuotaShare``) and its grants."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import aws_cdk as cdk
+import jsii
+from aws_cdk import aws_batch as batch
+from aws_cdk import aws_iam as iam
+from aws_cdk.interfaces.aws_batch import IJobQueueRef, IQuotaShareRef, QuotaShareReference
+from constructs import Construct
+
+from quota_constructs.constructs._base import raise_problems
+from quota_constructs.constructs.job_queue import (
+    READ_ACTIONS_ANY,
+    READ_ACTIONS_QUEUE,
+    READ_ACTIONS_SHARE,
+    QuotaManagedJobQueue,
+)
+from quota_constructs.model import (
+    Problem,
+    QuotaConfigError,
+    QuotaShareSpec,
+    ShareState,
+    SharingStrategy,
+)
+
+SUBMIT_ACTIONS = ("batch:SubmitServiceJob",)
+_SHARE_SEPARATOR = "/quota-share/"
+_RENAMES = {"name": "quota_share_name", "capacity": "capacity_limits"}
+
+
+@jsii.implements(IQuotaShareRef)
+class _QuotaShareBase(cdk.Resource):
+    """A quota share known by ARN (created here or imported); offers the grants."""
+
+    @property
+    def quota_share_arn(self) -> str:
+        raise NotImplementedError
+
+    @property
+    def job_queue_arn(self) -> str:
+        """ARN of the job queue the share belongs to."""
+        raise NotImplementedError
+
+    @property
+    def quota_share_ref(self) -> QuotaShareReference:
+        return QuotaShareReference(quota_share_arn=self.quota_share_arn)
+
+    def _service_job_arn(self) -> str:
+        return self.stack.format_arn(
+            service="batch",
+            resource="service-job",
+            resource_name="*",
+            account=self.env.account,
+            region=self.env.region,
+        )
+
+    def grant_submit(self, grantee: iam.IGrantable) -> iam.Grant:
+        """Let ``grantee`` submit service jobs to this share, and to no other share.
+
+        ``batch:SubmitServiceJob`` on exactly: the job-queue ARN, this share's ARN and
+        ``service-job/*``. Never ``job-queue/*``: that wildcard also matches every share
+        (``job-queue/Q/quota-share/X``). The caller also needs ``iam:PassRole`` on the
+        SageMaker execution role named in the payload (grant it with ``role.grant_pass_role``).
+        Restricting by share ARN is documented by AWS but untested (UNCONFIRMED).
+        """
+        return iam.Grant.add_to_principal(
+            grantee=grantee,
+            actions=list(SUBMIT_ACTIONS),
+            resource_arns=[self.job_queue_arn, self.quota_share_arn, self._service_job_arn()],
+        )
+
+    def grant_read(self, grantee: iam.IGrantable) -> iam.Grant:
+        """Let ``grantee`` watch this share and its jobs.
+
+        ``batch:DescribeQuotaShare`` on this share's ARN; ``batch:ListQuotaShares`` and
+        ``batch:GetJobQueueSnapshot`` on the job-queue ARN; ``batch:DescribeServiceJob`` and
+        ``batch:ListServiceJobs`` on ``*`` (they support no resource type).
+        """
+        return (
+            iam.Grant.add_to_principal(
+                grantee=grantee,
+                actions=list(READ_ACTIONS_SHARE),
+                resource_arns=[self.quota_share_arn],
+            )
+            .combine(
+                iam.Grant.add_to_principal(
+                    grantee=grantee,
+                    actions=list(READ_ACTIONS_QUEUE),
+                    resource_arns=[self.job_queue_arn],
+                )
+            )
+            .combine(
+                iam.Grant.add_to_principal(
+                    grantee=grantee, actions=list(READ_ACTIONS_ANY), resource_arns=["*"]
+                )
+            )
+        )
+
+
+def _queue_arn_of_share_arn(share_arn: str) -> str:
+    if cdk.Token.is_unresolved(share_arn):
+        return cdk.Fn.select(0, cdk.Fn.split(_SHARE_SEPARATOR, share_arn))
+    return share_arn.split(_SHARE_SEPARATOR, 1)[0]
+
+
+class _ImportedQuotaShare(_QuotaShareBase):
+    def __init__(self, scope: Construct, construct_id: str, arn: str) -> None:
+        super().__init__(scope, construct_id, environment_from_arn=arn)
+        parts = arn.split(":", 5)
+        ok = cdk.Token.is_unresolved(arn) or (
+            len(parts) == 6
+            and parts[0] == "arn"
+            and parts[2] == "batch"
+            and parts[5].startswith("job-queue/")
+            and _SHARE_SEPARATOR in parts[5]
+        )
+        if not ok:
+            example = "arn:aws:batch:us-east-1:123456789012:job-queue/QUEUE/quota-share/SHARE"
+            raise QuotaConfigError(
+                [
+                    Problem(
+                        "quota_share_arn",
+                        arn,
+                        "not an AWS Batch quota-share ARN",
+                        f"pass an ARN like {example}",
+                    )
+                ],
+                context=self.node.path,
+            )
+        self._arn = arn
+
+    @property
+    def quota_share_arn(self) -> str:
+        return self._arn
+
+    @property
+    def job_queue_arn(self) -> str:
+        return _queue_arn_of_share_arn(self._arn)
+
+
+class QuotaShare(_QuotaShareBase):
+    """A quota share: a virtual queue inside a quota-managed job queue.
+
+    :param job_queue: the quota-managed queue (a ``QuotaManagedJobQueue`` also checks the queue
+        rules: at most 20 shares, unique names).
+    :param quota_share_name: required, ``[A-Za-z0-9_-]{1,128}``, unique in the queue. It is
+        part of the share's ARN and replacement-only: renaming re-creates the share.
+    :param capacity_limits: 1 to 5 SageMaker training instance types -> max instances (>= 1).
+    :param strategy: ``RESERVE`` | ``LEND`` | ``LEND_AND_BORROW``.
+    :param borrow_limit: percent of own capacity; ``LEND_AND_BORROW`` only; default ``None``
+        = unlimited (written as ``-1``); ``0`` stays ``0``.
+    :param in_share_preemption: default ``False``.
+    :param state: default ``ENABLED``.
+    :raises QuotaConfigError: every broken rule at once (from the domain model), naming this
+        construct's path, the prop, the value and the fix.
+    """
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        job_queue: IJobQueueRef,
+        quota_share_name: str,
+        capacity_limits: Mapping[str, int],
+        strategy: SharingStrategy,
+        borrow_limit: int | None = None,
+        in_share_preemption: bool = False,
+        state: ShareState = ShareState.ENABLED,
+    ) -> None:
+        super().__init__(scope, construct_id, physical_name=quota_share_name)
+        self.spec = QuotaShareSpec(
+            name=quota_share_name,
+            capacity=capacity_limits,
+            strategy=strategy,
+            borrow_limit=borrow_limit,
+            in_share_preemption=in_share_preemption,
+            state=state,
+        )
+        raise_problems(self, self.spec.problems(), renames=_RENAMES)
+        if isinstance(job_queue, QuotaManagedJobQueue):
+            job_queue._register(self)
+        self._job_queue_arn = job_queue.job_queue_ref.job_queue_arn
+        self.resource = batch.CfnQuotaShare(
+            self,
+            "Resource",
+            quota_share_name=quota_share_name,
+            job_queue=self._job_queue_arn,
+            capacity_limits=[
+                batch.CfnQuotaShare.QuotaShareCapacityLimitProperty(
+                    capacity_unit=itype, max_capacity=count
+                )
+                for itype, count in self.spec.capacity.items()
+            ],
+            resource_sharing_configuration=(
+                batch.CfnQuotaShare.QuotaShareResourceSharingConfigurationProperty(
+                    strategy=self.spec.strategy.value,
+                    borrow_limit=self.spec.effective_borrow_limit,
+                )
+            ),
+            preemption_configuration=batch.CfnQuotaShare.QuotaSharePreemptionConfigurationProperty(
+                in_share_preemption="ENABLED" if in_share_preemption else "DISABLED"
+            ),
+            state=self.spec.state.value,
+        )
+
+    @classmethod
+    def from_spec(
+        cls, scope: Construct, construct_id: str, *, job_queue: IJobQueueRef, spec: QuotaShareSpec
+    ) -> QuotaShare:
+        """A share built from a domain-model spec (the organisation file's form)."""
+        return cls(
+            scope,
+            construct_id,
+            job_queue=job_queue,
+            quota_share_name=spec.name,
+            capacity_limits=spec.capacity,
+            strategy=spec.strategy,
+            borrow_limit=spec.borrow_limit,
+            in_share_preemption=spec.in_share_preemption,
+            state=spec.state,
+        )
+
+    @property
+    def quota_share_arn(self) -> str:
+        """ARN of the share (``Fn::GetAtt QuotaShareArn``)."""
+        return self.resource.attr_quota_share_arn
+
+    @property
+    def quota_share_name(self) -> str:
+        return self.spec.name
+
+    @property
+    def job_queue_arn(self) -> str:
+        return self._job_queue_arn
+
+    @staticmethod
+    def from_quota_share_arn(
+        scope: Construct, construct_id: str, quota_share_arn: str
+    ) -> _QuotaShareBase:
+        """Reference an existing share by ARN; supports ``grant_submit`` and ``grant_read``.
+
+        The job-queue ARN is the part of the share ARN before ``/quota-share/``.
+        """
+        return _ImportedQuotaShare(scope, construct_id, quota_share_arn)

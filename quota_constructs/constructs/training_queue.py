@@ -1,0 +1,136 @@
+"""The composite: a whole quota-managed training queue from the domain model.
+
+One ``QuotaManagedTrainingQueue`` = quota-share scheduling policy + SAGEMAKER_TRAINING service
+environment sized to the sum of the shares' limits per instance type + job queue + one quota
+share per spec. Construct ids (and so logical IDs) are fixed: ``SchedulingPolicy``,
+``ServiceEnvironment``, ``JobQueue`` and ``JobQueue/<share name>``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import aws_cdk as cdk
+import jsii
+from aws_cdk import aws_iam as iam
+from aws_cdk.interfaces import ResourceEnvironment
+from aws_cdk.interfaces.aws_batch import IJobQueueRef, JobQueueReference
+from constructs import Construct
+
+from quota_constructs.constructs._base import apply_tags, raise_problems, warn
+from quota_constructs.constructs.job_queue import QuotaManagedJobQueue
+from quota_constructs.constructs.quota_share import QuotaShare
+from quota_constructs.constructs.scheduling_policy import QuotaShareSchedulingPolicy
+from quota_constructs.constructs.service_environment import SageMakerTrainingServiceEnvironment
+from quota_constructs.model import JobQueueSpec, QuotaShareSpec
+
+
+@jsii.implements(IJobQueueRef)
+class QuotaManagedTrainingQueue(Construct):
+    """Everything a quota-managed SageMaker training queue needs, from a model ``JobQueueSpec``.
+
+    :param spec: a ``JobQueueSpec`` (priority, runnable timeout, shares) or a list of
+        ``QuotaShareSpec`` (priority 1, no runnable timeout).
+    :param job_queue_name: default generated (a fixed name turns a replacement into a failure).
+    :param service_environment_name: default generated.
+    :param scheduling_policy_name: default generated.
+    :param tags: default none; applied to every taggable resource below this construct.
+    :raises QuotaConfigError: every rule the spec breaks, at once, naming this construct's path.
+
+    Warns (``quota-constructs:borrowLimitUnreachable``) when a ``LEND_AND_BORROW`` share's
+    borrow limit can never be reached because the other shares cannot lend that much.
+    """
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        spec: JobQueueSpec | Sequence[QuotaShareSpec],
+        job_queue_name: str | None = None,
+        service_environment_name: str | None = None,
+        scheduling_policy_name: str | None = None,
+        tags: Mapping[str, str] | None = None,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        queue_spec = spec if isinstance(spec, JobQueueSpec) else JobQueueSpec(shares=tuple(spec))
+        raise_problems(self, queue_spec.problems())
+        self.spec = queue_spec
+        self.scheduling_policy = QuotaShareSchedulingPolicy(
+            self, "SchedulingPolicy", scheduling_policy_name=scheduling_policy_name
+        )
+        self.service_environment = SageMakerTrainingServiceEnvironment(
+            self,
+            "ServiceEnvironment",
+            capacity_limits=queue_spec.service_environment_capacity(),
+            service_environment_name=service_environment_name,
+        )
+        minutes = queue_spec.runnable_timeout_minutes
+        self.job_queue = QuotaManagedJobQueue(
+            self,
+            "JobQueue",
+            service_environment=self.service_environment,
+            scheduling_policy=self.scheduling_policy,
+            priority=queue_spec.priority,
+            runnable_timeout=cdk.Duration.minutes(minutes) if minutes is not None else None,
+            job_queue_name=job_queue_name,
+        )
+        self.quota_shares: dict[str, QuotaShare] = {
+            share.name: self.job_queue.add_quota_share(share.name, spec=share)
+            for share in queue_spec.shares
+        }
+        self._warn_unreachable_borrow_limits()
+        apply_tags(self, tags)
+
+    def _warn_unreachable_borrow_limits(self) -> None:
+        for share in self.spec.shares:
+            if not share.strategy.borrows:
+                continue
+            for itype, own in share.capacity.items():
+                wanted = own + share.borrow_cap(itype)
+                usable = self.spec.max_usable(share.name, itype)
+                if usable >= wanted:
+                    continue
+                limit = share.effective_borrow_limit
+                allowed = "unlimited" if limit == -1 else f"{limit}% of {own}"
+                warn(
+                    self.quota_shares[share.name],
+                    "borrowLimitUnreachable",
+                    f"quota share {share.name}: borrow limit ({allowed}) for {itype} can never "
+                    f"be reached; the other LEND/LEND_AND_BORROW shares can lend only "
+                    f"{usable - own}, so jobs there can use at most {usable} x {itype}",
+                )
+
+    def share(self, name: str) -> QuotaShare:
+        """The share construct called ``name``; ``KeyError`` naming the known shares."""
+        try:
+            return self.quota_shares[name]
+        except KeyError:
+            known = ", ".join(self.quota_shares) or "none"
+            raise KeyError(
+                f"no quota share {name!r} in {self.node.path} (shares: {known})"
+            ) from None
+
+    @property
+    def job_queue_arn(self) -> str:
+        return self.job_queue.job_queue_arn
+
+    @property
+    def job_queue_name(self) -> str:
+        return self.job_queue.job_queue_name
+
+    @property
+    def job_queue_ref(self) -> JobQueueReference:
+        return self.job_queue.job_queue_ref
+
+    @property
+    def env(self) -> ResourceEnvironment:
+        return self.job_queue.env
+
+    def grant_submit(self, grantee: iam.IGrantable, share_name: str) -> iam.Grant:
+        """``QuotaShare.grant_submit`` of the share called ``share_name``."""
+        return self.share(share_name).grant_submit(grantee)
+
+    def grant_read(self, grantee: iam.IGrantable) -> iam.Grant:
+        """``QuotaManagedJobQueue.grant_read``: watch the queue and every share's jobs."""
+        return self.job_queue.grant_read(grantee)

@@ -1,0 +1,1 @@
+"""CDK stacks of the project: one stack per organisation file in ``stacks/orgs/``."""

@@ -1,0 +1,96 @@
+"""One CloudFormation stack per organisation, built only from the domain model.
+
+Contract with the runtime (it finds a deployed queue by organisation name), SSM String
+parameters:
+
+* ``/quota/<organisation>/job-queue/name`` and ``/quota/<organisation>/job-queue/arn``
+* ``/quota/<organisation>/quota-shares/<share name>/arn``
+
+and the same values as stack outputs (``JobQueueName``, ``JobQueueArn``, one
+``QuotaShareArn...`` per share).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import aws_cdk as cdk
+from aws_cdk import aws_ssm as ssm
+from constructs import Construct
+
+from quota_constructs.constructs import QuotaManagedTrainingQueue
+from quota_constructs.model import Organisation
+
+STACK_NAME_PREFIX = "Quota-"
+MAX_DESCRIPTION = 1024
+
+
+def stack_name_for(organisation: Organisation) -> str:
+    """The pinned stack name (and construct id) of an organisation: ``Quota-<organisation>``."""
+    return f"{STACK_NAME_PREFIX}{organisation.name}"
+
+
+def parameter_prefix(organisation_name: str) -> str:
+    """Root of an organisation's SSM parameters: ``/quota/<organisation>``."""
+    return f"/quota/{organisation_name}"
+
+
+class OrganisationStack(cdk.Stack):
+    """The quota-managed training queue of one organisation, with outputs and SSM parameters.
+
+    :param organisation: a validated model ``Organisation`` (from ``config.load_organisation``).
+    Other keyword arguments are ``cdk.Stack`` props (``env``, ``synthesizer``, ...). The stack
+    name defaults to ``Quota-<organisation>``; the organisation's tags go on every resource.
+    """
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        organisation: Organisation,
+        **stack_props: Any,
+    ) -> None:
+        organisation.validate(context=f"organisation {organisation.name!r}")
+        description = f"Quota-managed SageMaker training queue of {organisation.name}"
+        if organisation.description:
+            description += f": {organisation.description}"
+        stack_props.setdefault("stack_name", stack_name_for(organisation))
+        stack_props.setdefault("description", description[:MAX_DESCRIPTION])
+        super().__init__(scope, construct_id, **stack_props)
+        self.organisation = organisation
+        self.queue = QuotaManagedTrainingQueue(self, "TrainingQueue", spec=organisation.queue)
+        self._publish()
+        for key, value in organisation.tags.items():
+            cdk.Tags.of(self).add(key, value)
+
+    def _publish(self) -> None:
+        prefix = parameter_prefix(self.organisation.name)
+        values = {
+            "JobQueueName": ("job-queue/name", self.queue.job_queue_name, "Job queue name"),
+            "JobQueueArn": ("job-queue/arn", self.queue.job_queue_arn, "Job queue ARN"),
+        }
+        for output_id, (suffix, value, what) in values.items():
+            self._parameter_and_output(self, output_id, f"{prefix}/{suffix}", value, what)
+        shares = Construct(self, "QuotaShareArns")
+        for name, share in self.queue.quota_shares.items():
+            self._parameter_and_output(
+                shares,
+                name,
+                f"{prefix}/quota-shares/{name}/arn",
+                share.quota_share_arn,
+                f"ARN of quota share {name}",
+            )
+
+    @staticmethod
+    def _parameter_and_output(
+        scope: Construct, construct_id: str, parameter_name: str, value: str, what: str
+    ) -> None:
+        ssm.StringParameter(
+            scope,
+            f"{construct_id}Parameter",
+            parameter_name=parameter_name,
+            string_value=value,
+            description=f"{what} (written by the quota-constructs organisation stack)",
+        )
+        cdk.CfnOutput(scope, construct_id, value=value, description=what)
