@@ -338,14 +338,26 @@ class JobQueueSpec:
         borrowable = min(share.borrow_cap(instance_type), lendable)
         return own + int(borrowable)
 
-    def infeasibility(self, share_name: str, demand: Mapping[str, int]) -> str | None:
+    def infeasibility(
+        self,
+        share_name: str,
+        demand: Mapping[str, int],
+        *,
+        service_environment: Mapping[str, int] | None = None,
+    ) -> str | None:
         """The AWS ``statusReason`` if a job needing ``demand`` can never run in the share.
 
         Checks, in AWS's order: service environment maximum, own limit (RESERVE / LEND),
         own limit times the borrow limit, then all configured borrowable capacity.
+        ``service_environment``: its capacity when set apart from the shares (default: the sum
+        of the shares' limits, as the constructs size it).
         """
         share = self.share(share_name)
-        se = self.service_environment_capacity()
+        se = (
+            dict(service_environment)
+            if service_environment is not None
+            else self.service_environment_capacity()
+        )
         for itype, count in demand.items():
             if count > se.get(itype, 0):
                 return REASON_SE_MAX

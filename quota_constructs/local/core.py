@@ -1,0 +1,1719 @@
+"""Pure scheduler core of the local AWS Batch quota-management emulator.
+
+Deterministic and clock-free: the caller passes virtual time (float seconds) to every call that
+changes state, so the HTTP server (wall clock) and the what-if simulator (virtual time) run the
+same code. No HTTP, no boto3, no wall clock, no randomness. Every quota rule comes from
+:mod:`quota_constructs.model`; semantics and every UNCONFIRMED choice are documented in
+``docs/emulator-semantics.md``.
+
+API (contract 2)::
+
+    sched = Scheduler(queue_name="q", shares=[...], service_environment=None,
+                      options=SchedulerOptions(), start_time=0.0)
+    sched.upsert_share(spec) / sched.remove_share(name) / sched.set_service_environment(cap)
+    sched.queue                      -> JobQueueSpec of the current shares
+    sched.submit(JobRequest(...), now=t) -> Job      (raises SubmitRejected)
+    sched.update_priority(job_id, p, now=t) / sched.terminate(job_id, reason, now=t) -> Job
+    sched.advance(t)                 completions, timeouts, dispatch passes, preemptions up to t
+    sched.next_event_time() / sched.run_until_idle(limit=math.inf)
+    sched.job(id) / sched.jobs (submit order) / sched.snapshot() / sched.usage() / sched.ledger()
+    sched.subscribe(listener)        SchedulerEvent for every state change and preemption
+
+Jobs move SUBMITTED -> RUNNABLE -> SCHEDULED -> STARTING -> RUNNING -> SUCCEEDED | FAILED and
+hold their demand (instances per instance type) from SCHEDULED until they end or are preempted.
+Each RUNNABLE job has a typed :class:`PendingReason`; each preemption a :class:`PreemptionRecord`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import heapq
+import json
+import math
+import uuid
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from enum import IntEnum, StrEnum
+from types import MappingProxyType
+from typing import Any, Protocol
+
+from quota_constructs.model import (
+    MAX_SHARES_PER_QUEUE,
+    RETRY_ATTEMPTS_RANGE,
+    JobQueueSpec,
+    Problem,
+    QuotaConfigError,
+    QuotaShareSpec,
+    ShareState,
+    capacity_demand,
+    check_instance_type,
+    check_int_range,
+    check_name,
+    check_scheduling_priority,
+    check_tags,
+)
+
+# --- constants --------------------------------------------------------------------------------
+
+DURATION_TAG = "quota.local/duration-seconds"
+OUTCOME_TAG = "quota.local/outcome"
+DEFAULT_MAX_RUNTIME_S = 86_400.0
+"""Run time of a job whose payload has no StoppingCondition (SageMaker's default, 1 day)."""
+
+REASON_CROSS_SHARE = "Cross-share preemption triggered to reclaim borrowed capacity"
+"""AWS's own string (EventBridge preemption events, reference 2.5)."""
+REASON_IN_SHARE = "In-share preemption triggered by a higher-priority job in the quota share"
+"""Our string: AWS does not document one (UNCONFIRMED)."""
+REASON_LIMIT_LOWERED = "Quota share capacity reduced below current usage; preemption triggered"
+"""Our string: AWS does not document one (UNCONFIRMED)."""
+PREEMPTION_IN_PROGRESS = "PREEMPTION_IN_PROGRESS: "
+REASON_SUCCEEDED = "Received status from SageMaker: Training job completed"
+REASON_FAILED = (
+    "Received status from SageMaker: AlgorithmError: emulated failure (quota.local/outcome)"
+)
+REASON_TIMEOUT = "Job attempt duration exceeded timeout"
+REASON_SHARE_REMOVED = "Quota share deleted: all jobs in the share are terminated"
+JSTLA_REASON = "Terminated by JobStateTimeLimit action due to reason: {reason}"
+
+
+class JobStatus(StrEnum):
+    """Service-job states, with AWS's names (``PENDING`` is never used for service jobs)."""
+
+    SUBMITTED = "SUBMITTED"
+    PENDING = "PENDING"
+    RUNNABLE = "RUNNABLE"
+    SCHEDULED = "SCHEDULED"
+    STARTING = "STARTING"
+    RUNNING = "RUNNING"
+    SUCCEEDED = "SUCCEEDED"
+    FAILED = "FAILED"
+
+    @property
+    def holds_capacity(self) -> bool:
+        """SCHEDULED, STARTING and RUNNING jobs hold their demand (and are preemptible)."""
+        return self in _HOLDING
+
+    @property
+    def is_final(self) -> bool:
+        return self in (JobStatus.SUCCEEDED, JobStatus.FAILED)
+
+
+_HOLDING = frozenset({JobStatus.SCHEDULED, JobStatus.STARTING, JobStatus.RUNNING})
+
+
+class Outcome(StrEnum):
+    """How an attempt ends when it runs to its duration (tag ``quota.local/outcome``)."""
+
+    SUCCEEDED = "SUCCEEDED"
+    FAILED = "FAILED"
+
+
+class PreemptionRule(StrEnum):
+    """Why a job was preempted."""
+
+    CROSS_SHARE = "CROSS_SHARE"
+    """A lender reclaimed capacity the victim's share had borrowed."""
+    IN_SHARE = "IN_SHARE"
+    """A strictly higher-priority job of the same share (in-share preemption ENABLED)."""
+    LIMIT_LOWERED = "LIMIT_LOWERED"
+    """A share's limits (or borrow limit / strategy) were lowered below what its jobs hold."""
+
+
+class PendingKind(StrEnum):
+    """Why a RUNNABLE job is not running (beyond AWS: AWS only explains misconfigurations)."""
+
+    BEHIND_HIGHER_PRIORITY = "BEHIND_HIGHER_PRIORITY"
+    WAITING_FOR_OWN_CAPACITY = "WAITING_FOR_OWN_CAPACITY"
+    BORROW_LIMIT_REACHED = "BORROW_LIMIT_REACHED"
+    NO_LENDABLE_CAPACITY = "NO_LENDABLE_CAPACITY"
+    WAITING_FOR_SERVICE_ENVIRONMENT = "WAITING_FOR_SERVICE_ENVIRONMENT"
+    WAITING_FOR_PREEMPTION = "WAITING_FOR_PREEMPTION"
+    WAITING_FOR_DISPATCH = "WAITING_FOR_DISPATCH"
+    SHARE_DISABLED = "SHARE_DISABLED"
+    EXCEEDS_LIMITS = "EXCEEDS_LIMITS"
+
+
+class EventKind(StrEnum):
+    """What a :class:`SchedulerEvent` reports."""
+
+    STATE_CHANGE = "STATE_CHANGE"
+    PRIORITY_CHANGE = "PRIORITY_CHANGE"
+    PREEMPTION_STARTED = "PREEMPTION_STARTED"
+    PREEMPTION_COMPLETED = "PREEMPTION_COMPLETED"
+
+
+class ShareOrder(StrEnum):
+    """Order in which shares are served from their own capacity in a pass (UNCONFIRMED)."""
+
+    DECLARED = "DECLARED"
+    """The order the shares were declared/created in."""
+    LEAST_USAGE = "LEAST_USAGE"
+    """Shares using the smallest fraction of their own limits first (ties: declared order)."""
+
+
+class SubmitRejected(QuotaConfigError):
+    """A submit (or update) the queue refuses: unknown/DISABLED share, bad priority or demand."""
+
+
+# --- records ----------------------------------------------------------------------------------
+
+Capacity = Mapping[str, int]
+
+
+@dataclass(frozen=True)
+class JobRequest:
+    """What a caller asks to run. ``demand`` maps instance type to instance count.
+
+    ``duration_s``: run time once RUNNING (``None``: runs until terminated or timed out).
+    ``priority``: ``None`` takes ``SchedulerOptions.default_priority``.
+    ``preemption_retries``: ``None`` = requeue forever; ``0`` = FAILED on the first preemption.
+    ``retry_attempts``: 1-10 total attempts on a FAILED outcome or a timeout.
+    ``checkpoint_interval_s``: a preempted job keeps the progress of its last checkpoint.
+    """
+
+    job_name: str
+    share_name: str
+    demand: Mapping[str, int]
+    duration_s: float | None
+    outcome: Outcome = Outcome.SUCCEEDED
+    priority: int | None = None
+    preemption_retries: int | None = None
+    retry_attempts: int = 1
+    attempt_duration_s: float | None = None
+    checkpoint_interval_s: float | None = None
+    payload: Mapping[str, Any] | None = None
+    tags: Mapping[str, str] = field(default_factory=dict)
+    job_id: str | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "demand", MappingProxyType(dict(self.demand)))
+        object.__setattr__(self, "tags", MappingProxyType(dict(self.tags)))
+        if isinstance(self.outcome, str) and self.outcome in Outcome.__members__:
+            object.__setattr__(self, "outcome", Outcome(self.outcome))
+
+
+@dataclass(frozen=True)
+class PendingReason:
+    """Why a RUNNABLE job waits. ``position``: 0-based place in its share's order."""
+
+    kind: PendingKind
+    message: str
+    position: int | None = None
+
+
+@dataclass(frozen=True)
+class PreemptionRecord:
+    """One preemption of a job: rule, who caused it, and the victim share's borrowing."""
+
+    time: float
+    rule: PreemptionRule
+    preemptor_job_id: str | None
+    preemptor_share: str | None
+    borrowed_before: Capacity
+    borrowed_after: Capacity
+    reason: str
+    attempt: int
+    attempt_started_at: float | None
+    completed_at: float | None = None
+    terminated: bool = False
+    """True when this preemption used up ``preemption_retries`` and the job became FAILED."""
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One placement of a job on capacity (one SageMaker training job)."""
+
+    number: int
+    attempt_id: str
+    scheduled_at: float
+    started_at: float | None
+    stopped_at: float
+    status_reason: str
+    preempted: bool
+
+
+@dataclass(frozen=True)
+class SchedulerEvent:
+    """A state change or preemption step; ``job`` is the live job (read it, do not mutate it)."""
+
+    time: float
+    kind: EventKind
+    job: Job
+    status: JobStatus
+    previous_status: JobStatus | None
+    status_reason: str | None
+    preemption: PreemptionRecord | None = None
+
+
+@dataclass(frozen=True)
+class FrontEntry:
+    """A RUNNABLE job in a snapshot, with the time it reached its current position."""
+
+    job_id: str
+    share_name: str
+    priority: int
+    earliest_time_at_position: float
+
+
+@dataclass(frozen=True)
+class QueueSnapshot:
+    """What ``GetJobQueueSnapshot`` reports, plus the time it was taken."""
+
+    time: float
+    front_of_queue: tuple[FrontEntry, ...]
+    front_of_shares: Mapping[str, tuple[FrontEntry, ...]]
+    share_usage: Mapping[str, Capacity]
+    total_usage: Capacity
+
+
+@dataclass(frozen=True)
+class ShareLedger:
+    """Capacity accounting of one share for one instant (per instance type)."""
+
+    limit: Capacity
+    used: Capacity
+    """Held by this share's jobs: own capacity plus borrowed."""
+    own: Capacity
+    borrowed: Capacity
+    lent: Capacity
+    idle: Capacity
+    """Own capacity neither used by the share nor lent out."""
+
+
+# --- victim selection -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class VictimCandidate:
+    """A job that could be preempted and what preempting it frees towards the need."""
+
+    job: Job
+    frees: Capacity
+    borrowing: bool
+    running_for: float
+
+
+class VictimPolicy(Protocol):
+    """Chooses which jobs to preempt so that ``need`` (instances per type) is freed."""
+
+    def choose(
+        self, candidates: Sequence[VictimCandidate], need: Capacity
+    ) -> list[VictimCandidate] | None:
+        """The victims (enough to cover ``need``), or ``None`` when the candidates cannot."""
+        ...
+
+
+class DefaultVictimPolicy:
+    """Borrowing jobs first, then lowest priority, then shortest elapsed run; fewest jobs.
+
+    Greedy in that order until ``need`` is covered, then drops (latest first) every chosen job
+    that is not needed to cover it.
+    """
+
+    def choose(
+        self, candidates: Sequence[VictimCandidate], need: Capacity
+    ) -> list[VictimCandidate] | None:
+        ordered = sorted(
+            candidates,
+            key=lambda c: (not c.borrowing, c.job.priority, c.running_for, c.job.seq),
+        )
+        chosen: list[VictimCandidate] = []
+        freed: dict[str, int] = {}
+        for cand in ordered:
+            if _covers(freed, need):
+                break
+            if not any(cand.frees.get(t, 0) > 0 and freed.get(t, 0) < n for t, n in need.items()):
+                continue
+            chosen.append(cand)
+            _add(freed, cand.frees)
+        if not _covers(freed, need):
+            return None
+        for cand in reversed(list(chosen)):
+            rest = dict(freed)
+            _add(rest, cand.frees, -1)
+            if _covers(rest, need):
+                chosen.remove(cand)
+                freed = rest
+        return chosen
+
+
+def _covers(freed: Mapping[str, int], need: Capacity) -> bool:
+    return all(freed.get(t, 0) >= n for t, n in need.items())
+
+
+def _add(target: dict[str, int], amounts: Capacity, sign: int = 1) -> None:
+    for t, n in amounts.items():
+        target[t] = target.get(t, 0) + sign * n
+
+
+def _positive(amounts: Mapping[str, int]) -> dict[str, int]:
+    return {t: n for t, n in amounts.items() if n > 0}
+
+
+# --- options ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SchedulerOptions:
+    """Timing and every UNCONFIRMED choice (see docs/emulator-semantics.md for the table)."""
+
+    default_priority: int = 0
+    submitted_to_runnable_s: float = 0.0
+    scheduled_to_starting_s: float = 1.0
+    starting_to_running_s: float = 1.0
+    preemption_duration_s: float = 0.0
+    """Between 'preemption started' and 'completed'; the victim holds capacity meanwhile."""
+    share_order: ShareOrder = ShareOrder.DECLARED
+    backfill_depth: int = 0
+    """Jobs looked at behind a share's blocked head in a pass (0: strict priority order)."""
+    disabled_share_dispatches: bool = True
+    """DISABLED share: its already-submitted RUNNABLE jobs still dispatch (and it lends)."""
+    preemption_consumes_attempt: bool = False
+    runnable_time_limits: Mapping[str, float] = field(default_factory=dict)
+    """RUNNABLE time-limit TERMINATE actions: reason code -> max seconds stuck RUNNABLE."""
+    victim_policy: VictimPolicy = field(default_factory=DefaultVictimPolicy)
+
+    def __post_init__(self) -> None:
+        problems = []
+        for name in (
+            "submitted_to_runnable_s",
+            "scheduled_to_starting_s",
+            "starting_to_running_s",
+            "preemption_duration_s",
+        ):
+            value = getattr(self, name)
+            if not isinstance(value, int | float) or value < 0 or math.isnan(value):
+                problems.append(Problem(name, value, "delay must be >= 0 seconds", "set it >= 0"))
+        problems += check_scheduling_priority(self.default_priority, "default_priority")
+        problems += check_int_range(self.backfill_depth, "backfill_depth", 0, None, what="depth")
+        for reason, seconds in self.runnable_time_limits.items():
+            if not isinstance(seconds, int | float) or seconds <= 0:
+                problems.append(
+                    Problem(
+                        f"runnable_time_limits.{reason}",
+                        seconds,
+                        "time limit must be a positive number of seconds",
+                        "use e.g. 600 (AWS allows 600-86400)",
+                    )
+                )
+        if problems:
+            raise QuotaConfigError(problems, context="SchedulerOptions")
+
+    @staticmethod
+    def time_limits_for(queue: JobQueueSpec) -> dict[str, float]:
+        """Time limits of a queue's ``runnable_timeout_minutes`` (both MISCONFIGURATION codes)."""
+        if queue.runnable_timeout_minutes is None:
+            return {}
+        seconds = queue.runnable_timeout_minutes * 60.0
+        return {code: seconds for code in _MISCONFIG_CODES}
+
+
+_MISCONFIG_CODES = (
+    "MISCONFIGURATION:SERVICE_ENVIRONMENT_MAX_RESOURCE",
+    "MISCONFIGURATION:QUOTA_MANAGEMENT_LIMIT_EXCEEDED",
+)
+
+
+# --- job --------------------------------------------------------------------------------------
+
+
+class Job:
+    """A service job and its history. Read it freely; change it only through the scheduler."""
+
+    def __init__(
+        self, scheduler: Scheduler, job_id: str, request: JobRequest, priority: int, seq: int
+    ) -> None:
+        self._scheduler = scheduler
+        self.job_id = job_id
+        self.request = request
+        self.seq = seq
+        self.status = JobStatus.SUBMITTED
+        self.status_reason: str | None = None
+        self.priority = priority
+        self.created_at = 0.0
+        self.runnable_at: float | None = None
+        self.scheduled_at: float | None = None
+        self.starting_at: float | None = None
+        self.started_at: float | None = None
+        self.stopped_at: float | None = None
+        self.attempts: list[Attempt] = []
+        self.preemptions: list[PreemptionRecord] = []
+        self.is_terminated = False
+        self.progress_s = 0.0
+        """Run time kept by checkpoints across preemptions."""
+        self.alloc: dict[str, dict[str, int]] = {}
+        """While holding capacity: lender share (own share included) -> instance type -> n."""
+        self._gen = 0
+        self._heap_ver = 0
+        self._attempts_used = 0
+        self._dispatches = 0
+        self._preempting: PreemptionRecord | None = None
+        self._preempted_by: dict[str, int] = {}
+        self._position_since: float | None = None
+        self._infeasible_reason: str | None = None
+        self._infeasible_since: float | None = None
+
+    def __repr__(self) -> str:
+        return f"Job({self.job_id!r}, {self.request.job_name!r}, {self.status}, p={self.priority})"
+
+    @property
+    def share_name(self) -> str:
+        return self.request.share_name
+
+    @property
+    def demand(self) -> Capacity:
+        return self.request.demand
+
+    @property
+    def borrowed(self) -> dict[str, int]:
+        """Instances this job holds that belong to other shares (per instance type)."""
+        out: dict[str, int] = {}
+        for lender, amounts in self.alloc.items():
+            if lender != self.share_name:
+                _add(out, amounts)
+        return out
+
+    @property
+    def attempt_count(self) -> int:
+        return len(self.attempts) + (1 if self.status.holds_capacity else 0)
+
+    @property
+    def preemption_in_progress(self) -> bool:
+        return self._preempting is not None
+
+    @property
+    def pending(self) -> PendingReason | None:
+        """Why the job is RUNNABLE (``None`` in any other state)."""
+        return self._scheduler.pending_reason(self.job_id)
+
+
+# --- per-share state --------------------------------------------------------------------------
+
+
+class _Share:
+    def __init__(self, spec: QuotaShareSpec, order: int) -> None:
+        self.spec = spec
+        self.order = order
+        self.own: dict[str, int] = {}
+        self.lent: dict[str, int] = {}
+        self.borrowed: dict[str, int] = {}
+        self.heap: list[tuple[int, int, int, Job]] = []
+        self.holding: dict[str, Job] = {}
+        self.borrowers: dict[str, Job] = {}
+        self.infeasible: dict[str, Job] = {}
+        self.runnable = 0
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    def idle(self, itype: str) -> int:
+        return self.spec.limit(itype) - self.own.get(itype, 0) - self.lent.get(itype, 0)
+
+    def room(self, itype: str) -> int:
+        """Own limit minus own use: idle plus what is lent (reclaimable)."""
+        return self.spec.limit(itype) - self.own.get(itype, 0)
+
+    def usage_fraction(self) -> float:
+        total = sum(self.spec.capacity.values()) or 1
+        return (sum(self.own.values()) + sum(self.borrowed.values())) / total
+
+
+class _Ev(IntEnum):
+    TO_RUNNABLE = 0
+    TO_STARTING = 1
+    TO_RUNNING = 2
+    FINISH = 3
+    TIMEOUT = 4
+    TIME_LIMIT = 5
+    PREEMPT_DONE = 6
+
+
+# --- scheduler --------------------------------------------------------------------------------
+
+
+class Scheduler:
+    """One quota-managed job queue with its shares and service environment, in virtual time."""
+
+    def __init__(
+        self,
+        *,
+        queue_name: str,
+        shares: Iterable[QuotaShareSpec] = (),
+        service_environment: Mapping[str, int] | None = None,
+        options: SchedulerOptions | None = None,
+        start_time: float = 0.0,
+    ) -> None:
+        self.queue_name = queue_name
+        self.options = options or SchedulerOptions()
+        self.now = float(start_time)
+        self._shares: dict[str, _Share] = {}
+        self._share_seq = 0
+        self._explicit_se: dict[str, int] | None = (
+            dict(service_environment) if service_environment is not None else None
+        )
+        self._used: dict[str, int] = {}
+        self._jobs: dict[str, Job] = {}
+        self._seq = 0
+        self._events: list[tuple[float, int, int, Job, int]] = []
+        self._ev_seq = 0
+        self._listeners: list[Callable[[SchedulerEvent], None]] = []
+        self._dirty = False
+        self._in_flight = 0
+        self._infeasible_cache: dict[tuple[str, tuple[tuple[str, int], ...]], str | None] = {}
+        self._order_cache: dict[str, list[Job]] = {}
+        self._order_cache_version = -1
+        self._version = 0
+        self._queue_spec = JobQueueSpec(shares=())
+        self._se: dict[str, int] = {}
+        for spec in shares:
+            self._check_share(spec)
+            self._add_share(spec)
+        self._config_changed()
+
+    @classmethod
+    def for_queue(
+        cls,
+        queue: JobQueueSpec,
+        *,
+        queue_name: str,
+        options: SchedulerOptions | None = None,
+        service_environment: Mapping[str, int] | None = None,
+        start_time: float = 0.0,
+    ) -> Scheduler:
+        """A scheduler for a model queue; its ``runnable_timeout_minutes`` become time limits
+        unless ``options.runnable_time_limits`` is set."""
+        opts = options or SchedulerOptions()
+        if not opts.runnable_time_limits:
+            opts = replace(opts, runnable_time_limits=SchedulerOptions.time_limits_for(queue))
+        return cls(
+            queue_name=queue_name,
+            shares=queue.shares,
+            service_environment=service_environment,
+            options=opts,
+            start_time=start_time,
+        )
+
+    # --- configuration ------------------------------------------------------------------------
+
+    @property
+    def queue(self) -> JobQueueSpec:
+        """The current shares as a model job queue."""
+        return JobQueueSpec(shares=tuple(s.spec for s in self._shares.values()))
+
+    @property
+    def service_environment(self) -> dict[str, int]:
+        """Service-environment capacity: explicit, else the sum of the shares' limits."""
+        if self._explicit_se is not None:
+            return dict(self._explicit_se)
+        return self.queue.service_environment_capacity()
+
+    def set_service_environment(
+        self, capacity: Mapping[str, int] | None, *, now: float | None = None
+    ) -> None:
+        """Set SE capacity (``None``: follow the shares). Lowering it preempts nothing."""
+        problems: list[Problem] = []
+        for itype, count in (capacity or {}).items():
+            problems += check_instance_type(itype, f"service_environment.{itype}")
+            problems += check_int_range(
+                count, f"service_environment.{itype}", 0, None, what="max capacity"
+            )
+        if problems:
+            raise QuotaConfigError(problems, context="service environment")
+        self._sync(now)
+        self._explicit_se = dict(capacity) if capacity is not None else None
+        self._config_changed()
+        self._settle()
+
+    def upsert_share(self, spec: QuotaShareSpec, *, now: float | None = None) -> None:
+        """Create or update a share. Lowered limits preempt jobs above them (LIMIT_LOWERED)."""
+        self._check_share(spec)
+        self._sync(now)
+        share = self._shares.get(spec.name)
+        if share is None:
+            self._add_share(spec)
+        else:
+            share.spec = spec
+        self._config_changed()
+        self._enforce_limits()
+        self._settle()
+
+    def remove_share(self, name: str, *, now: float | None = None) -> None:
+        """Delete a share: its jobs are terminated, borrowers of its capacity preempted."""
+        share = self._share_or_reject(name, "remove_share")
+        self._sync(now)
+        for job in [j for j in self._jobs.values() if j.share_name == name]:
+            if not job.status.is_final:
+                self._terminate(job, REASON_SHARE_REMOVED)
+        for job in list(share.borrowers.values()):
+            self._preempt(job, PreemptionRule.LIMIT_LOWERED, None)
+        del self._shares[name]
+        self._config_changed()
+        self._settle()
+
+    def _share_or_reject(self, name: str, what: str) -> _Share:
+        share = self._shares.get(name)
+        if share is None:
+            known = ", ".join(self._shares) or "none"
+            raise KeyError(f"{what}: no quota share {name!r} on {self.queue_name!r} ({known})")
+        return share
+
+    def _check_share(self, spec: QuotaShareSpec) -> None:
+        problems = spec.problems(f"shares.{spec.name}")
+        if spec.name not in self._shares and len(self._shares) >= MAX_SHARES_PER_QUEUE:
+            problems.append(
+                Problem(
+                    "shares",
+                    len(self._shares) + 1,
+                    f"a quota-managed job queue holds at most {MAX_SHARES_PER_QUEUE} shares",
+                    "remove a share first or use another queue",
+                )
+            )
+        if problems:
+            raise QuotaConfigError(problems, context=f"quota share {spec.name!r}")
+
+    def _add_share(self, spec: QuotaShareSpec) -> None:
+        self._shares[spec.name] = _Share(spec, self._share_seq)
+        self._share_seq += 1
+
+    def _config_changed(self) -> None:
+        """Re-check every RUNNABLE job's feasibility after a share or SE change."""
+        self._infeasible_cache.clear()
+        self._queue_spec = self.queue
+        self._se = (
+            dict(self._explicit_se)
+            if self._explicit_se is not None
+            else self._queue_spec.service_environment_capacity()
+        )
+        self._version += 1
+        self._dirty = True
+        for share in self._shares.values():
+            waiting = [e[3] for e in share.heap if self._entry_valid(e)]
+            waiting += list(share.infeasible.values())
+            share.heap = []
+            share.infeasible = {}
+            for job in sorted(waiting, key=lambda j: j.seq):
+                self._enqueue(job)
+
+    # --- submission and updates ---------------------------------------------------------------
+
+    def submit(self, request: JobRequest, *, now: float) -> Job:
+        """Accept a job (SUBMITTED; RUNNABLE after ``submitted_to_runnable_s``)."""
+        self._sync(now)
+        problems = self._request_problems(request)
+        if problems:
+            raise SubmitRejected(problems, context=f"job {request.job_name!r}")
+        self._seq += 1
+        job_id = request.job_id or self._new_job_id(self._seq)
+        if job_id in self._jobs:
+            raise SubmitRejected(
+                [Problem("job_id", job_id, "a job with this id exists", "use a new id")]
+            )
+        priority = self.options.default_priority if request.priority is None else request.priority
+        job = Job(self, job_id, request, priority, self._seq)
+        job.created_at = self.now
+        self._jobs[job_id] = job
+        self._emit(EventKind.STATE_CHANGE, job, None)
+        self._schedule(self.now + self.options.submitted_to_runnable_s, _Ev.TO_RUNNABLE, job)
+        return job
+
+    def _request_problems(self, request: JobRequest) -> list[Problem]:
+        problems = check_name(request.job_name, "jobName", what="job name")
+        share = self._shares.get(request.share_name)
+        if not request.share_name:
+            problems.append(
+                Problem(
+                    "quotaShareName",
+                    request.share_name,
+                    "quotaShareName is required on the quota-managed job queue "
+                    f"{self.queue_name!r}",
+                    f"name one of its shares: {', '.join(self._shares) or 'none'}",
+                )
+            )
+        elif share is None:
+            known = ", ".join(self._shares) or "none"
+            problems.append(
+                Problem(
+                    "quotaShareName",
+                    request.share_name,
+                    f"no quota share of that name on job queue {self.queue_name!r}",
+                    f"use one of: {known}",
+                )
+            )
+        elif not request.share_name:
+            pass
+        elif share.spec.state is ShareState.DISABLED:
+            problems.append(
+                Problem(
+                    "quotaShareName",
+                    request.share_name,
+                    "the quota share is DISABLED and accepts no new jobs",
+                    "enable the share (state ENABLED) or submit to another share",
+                )
+            )
+        if request.priority is not None:
+            problems += check_scheduling_priority(request.priority)
+        problems += _demand_problems(request.demand)
+        low, high = RETRY_ATTEMPTS_RANGE
+        problems += check_int_range(
+            request.retry_attempts, "retryStrategy.attempts", low, high, what="retry attempts"
+        )
+        if request.preemption_retries is not None:
+            problems += check_int_range(
+                request.preemption_retries,
+                "preemptionConfiguration.preemptionRetriesBeforeTermination",
+                0,
+                None,
+                what="preemption retries",
+            )
+        for name, value in (
+            ("duration_s", request.duration_s),
+            ("timeoutConfig.attemptDurationSeconds", request.attempt_duration_s),
+            ("checkpoint_interval_s", request.checkpoint_interval_s),
+        ):
+            if value is not None and (
+                not isinstance(value, int | float) or math.isnan(value) or value < 0
+            ):
+                problems.append(Problem(name, value, "must be a number >= 0", "set it >= 0"))
+        if request.outcome not in (Outcome.SUCCEEDED, Outcome.FAILED):
+            problems.append(
+                Problem("outcome", request.outcome, "unknown outcome", "use SUCCEEDED or FAILED")
+            )
+        problems += check_tags(request.tags)
+        return problems
+
+    def update_priority(self, job_id: str, priority: int, *, now: float) -> Job:
+        """Change ``schedulingPriority``; it takes effect at the next pass (any non-final state)."""
+        job = self.job(job_id)
+        problems = check_scheduling_priority(priority)
+        if problems:
+            raise SubmitRejected(problems, context=f"job {job_id}")
+        self._sync(now)
+        if job.status.is_final or job.priority == priority:
+            return job
+        job.priority = priority
+        if job.status is JobStatus.RUNNABLE and job._infeasible_reason is None:
+            self._push(job)
+            job._position_since = None
+        self._version += 1
+        self._dirty = True
+        self._emit(EventKind.PRIORITY_CHANGE, job, job.status)
+        return job
+
+    def terminate(self, job_id: str, reason: str, *, now: float) -> Job:
+        """Terminate a job: FAILED with ``reason``, ``is_terminated``; final jobs are unchanged."""
+        job = self.job(job_id)
+        self._sync(now)
+        if not job.status.is_final:
+            self._terminate(job, reason)
+            self._settle()
+        return job
+
+    # --- queries ------------------------------------------------------------------------------
+
+    def job(self, job_id: str) -> Job:
+        """The job with ``job_id``; ``KeyError`` naming it otherwise."""
+        try:
+            return self._jobs[job_id]
+        except KeyError:
+            raise KeyError(f"no job {job_id!r} in job queue {self.queue_name!r}") from None
+
+    @property
+    def jobs(self) -> Sequence[Job]:
+        """Every job, in submit order."""
+        return list(self._jobs.values())
+
+    def subscribe(self, listener: Callable[[SchedulerEvent], None]) -> None:
+        """Call ``listener`` synchronously for every :class:`SchedulerEvent`."""
+        self._listeners.append(listener)
+
+    def usage(self) -> dict[str, dict[str, int]]:
+        """Instances held per share per instance type (own plus borrowed), zero entries omitted."""
+        out: dict[str, dict[str, int]] = {}
+        for share in self._shares.values():
+            used = dict(share.own)
+            _add(used, share.borrowed)
+            out[share.name] = _positive(used)
+        return out
+
+    def total_usage(self) -> dict[str, int]:
+        """Instances held in the service environment per instance type."""
+        return _positive(self._used)
+
+    def ledger(self) -> dict[str, ShareLedger]:
+        """Full capacity accounting per share (limit, used, own, borrowed, lent, idle)."""
+        out = {}
+        for share in self._shares.values():
+            used = dict(share.own)
+            _add(used, share.borrowed)
+            types = set(share.spec.capacity) | set(used) | set(share.lent)
+            out[share.name] = ShareLedger(
+                limit=dict(share.spec.capacity),
+                used=_positive(used),
+                own=_positive(share.own),
+                borrowed=_positive(share.borrowed),
+                lent=_positive(share.lent),
+                idle={t: share.idle(t) for t in sorted(types) if share.spec.limit(t) > 0},
+            )
+        return out
+
+    def next_event_time(self) -> float | None:
+        """Time of the next timed event (state delay, completion, timeout, time limit)."""
+        self._drop_stale_events()
+        return self._events[0][0] if self._events else None
+
+    # --- time ---------------------------------------------------------------------------------
+
+    def advance(self, now: float) -> None:
+        """Process everything up to ``now``: timed events in order, a pass after each instant."""
+        if now < self.now:
+            raise ValueError(
+                f"time must not go backwards: now={now} is before the scheduler's {self.now}"
+            )
+        self._settle()  # changes made at the current instant (priority updates) act now
+        while self._events and self._events[0][0] <= now:
+            instant = self._events[0][0]
+            self.now = max(self.now, instant)
+            while self._events and self._events[0][0] <= instant:
+                _, _, kind, job, gen = heapq.heappop(self._events)
+                if gen == job._gen:
+                    self._handle(_Ev(kind), job)
+            self._settle()
+        self.now = now
+        self._settle()
+
+    def run_until_idle(self, *, limit: float = math.inf) -> float:
+        """Advance event by event until nothing is scheduled (or ``limit``); return the time."""
+        while True:
+            nxt = self.next_event_time()
+            if nxt is None or nxt > limit:
+                break
+            self.advance(nxt)
+        if limit != math.inf and self.now < limit and self.next_event_time() is not None:
+            self.advance(limit)
+        return self.now
+
+    def _sync(self, now: float | None) -> None:
+        """Catch up to ``now`` first; calls at the current instant are batched (no pass)."""
+        if now is not None and now != self.now:
+            self.advance(now)
+
+    # --- internals: events --------------------------------------------------------------------
+
+    def _schedule(self, at: float, kind: _Ev, job: Job) -> None:
+        self._ev_seq += 1
+        heapq.heappush(self._events, (at, self._ev_seq, int(kind), job, job._gen))
+
+    def _drop_stale_events(self) -> None:
+        while self._events and self._events[0][4] != self._events[0][3]._gen:
+            heapq.heappop(self._events)
+
+    def _handle(self, kind: _Ev, job: Job) -> None:
+        if kind is _Ev.TO_RUNNABLE:
+            self._make_runnable(job, None)
+        elif kind is _Ev.TO_STARTING:
+            job.starting_at = self.now
+            self._set_status(job, JobStatus.STARTING, None)
+            self._schedule(self.now + self.options.starting_to_running_s, _Ev.TO_RUNNING, job)
+        elif kind is _Ev.TO_RUNNING:
+            self._start_running(job)
+        elif kind is _Ev.FINISH:
+            self._finish(job, job.request.outcome, None)
+        elif kind is _Ev.TIMEOUT:
+            self._finish(job, Outcome.FAILED, REASON_TIMEOUT)
+        elif kind is _Ev.TIME_LIMIT:
+            reason = job._infeasible_reason or ""
+            self._terminate(job, JSTLA_REASON.format(reason=reason.split(" - ")[0]))
+        elif kind is _Ev.PREEMPT_DONE:
+            self._complete_preemption(job)
+
+    def _emit(
+        self,
+        kind: EventKind,
+        job: Job,
+        previous: JobStatus | None,
+        preemption: PreemptionRecord | None = None,
+    ) -> None:
+        if not self._listeners:
+            return
+        event = SchedulerEvent(
+            self.now, kind, job, job.status, previous, job.status_reason, preemption
+        )
+        for listener in self._listeners:
+            listener(event)
+
+    def _set_status(self, job: Job, status: JobStatus, reason: str | None) -> None:
+        previous = job.status
+        job.status = status
+        job.status_reason = reason
+        job._gen += 1
+        self._version += 1
+        self._emit(EventKind.STATE_CHANGE, job, previous)
+
+    # --- internals: RUNNABLE queue ------------------------------------------------------------
+
+    def _make_runnable(self, job: Job, reason: str | None) -> None:
+        job.runnable_at = self.now
+        job._position_since = None
+        self._set_status(job, JobStatus.RUNNABLE, self._infeasibility(job) or reason)
+        self._enqueue(job)
+        self._dirty = True
+
+    def _enqueue(self, job: Job) -> None:
+        share = self._shares[job.share_name]
+        reason = self._infeasibility(job)
+        if reason is not None:
+            share.infeasible[job.job_id] = job
+            if job._infeasible_reason != reason:
+                job._infeasible_since = self.now
+                job._infeasible_reason = reason
+                job.status_reason = reason
+                self._arm_time_limit(job, reason)
+            return
+        if job._infeasible_reason is not None:
+            job._infeasible_reason = None
+            job._infeasible_since = None
+            if job.status_reason and job.status_reason.startswith("MISCONFIGURATION"):
+                job.status_reason = None
+            job._gen += 1  # cancels a time-limit action
+        self._push(job)
+
+    def _push(self, job: Job) -> None:
+        share = self._shares[job.share_name]
+        job._heap_ver += 1
+        heapq.heappush(share.heap, (-job.priority, job.seq, job._heap_ver, job))
+
+    def _entry_valid(self, entry: tuple[int, int, int, Job]) -> bool:
+        job = entry[3]
+        return (
+            job.status is JobStatus.RUNNABLE
+            and entry[2] == job._heap_ver
+            and job._infeasible_reason is None
+        )
+
+    def _head(self, share: _Share) -> Job | None:
+        heap = share.heap
+        while heap and not self._entry_valid(heap[0]):
+            heapq.heappop(heap)
+        return heap[0][3] if heap else None
+
+    def _infeasibility(self, job: Job) -> str | None:
+        key = (job.share_name, tuple(sorted(job.demand.items())))
+        if key not in self._infeasible_cache:
+            self._infeasible_cache[key] = self._queue_spec.infeasibility(
+                job.share_name, job.demand, service_environment=self._se
+            )
+        return self._infeasible_cache[key]
+
+    def _arm_time_limit(self, job: Job, reason: str) -> None:
+        code = reason.split(" - ")[0]
+        seconds = self.options.runnable_time_limits.get(code)
+        job._gen += 1
+        if seconds is not None:
+            self._schedule(self.now + seconds, _Ev.TIME_LIMIT, job)
+
+    # --- internals: capacity ------------------------------------------------------------------
+
+    def _hold(self, job: Job, alloc: dict[str, dict[str, int]]) -> None:
+        own_share = self._shares[job.share_name]
+        job.alloc = alloc
+        for lender_name, amounts in alloc.items():
+            _add(self._used, amounts)
+            if lender_name == job.share_name:
+                _add(own_share.own, amounts)
+            else:
+                lender = self._shares[lender_name]
+                _add(lender.lent, amounts)
+                _add(own_share.borrowed, amounts)
+                lender.borrowers[job.job_id] = job
+        own_share.holding[job.job_id] = job
+
+    def _release(self, job: Job) -> None:
+        own_share = self._shares.get(job.share_name)
+        for lender_name, amounts in job.alloc.items():
+            _add(self._used, amounts, -1)
+            lender = self._shares.get(lender_name)
+            if lender_name == job.share_name:
+                if own_share is not None:
+                    _add(own_share.own, amounts, -1)
+            else:
+                if lender is not None:
+                    _add(lender.lent, amounts, -1)
+                    lender.borrowers.pop(job.job_id, None)
+                if own_share is not None:
+                    _add(own_share.borrowed, amounts, -1)
+        if own_share is not None:
+            own_share.holding.pop(job.job_id, None)
+        job.alloc = {}
+        self._dirty = True
+
+    def _se_room(self, itype: str) -> int:
+        return self._se.get(itype, 0) - self._used.get(itype, 0)
+
+    def _lends(self, share: _Share) -> bool:
+        if not share.spec.strategy.lends:
+            return False
+        return share.spec.state is ShareState.ENABLED or self.options.disabled_share_dispatches
+
+    def _can_dispatch(self, share: _Share) -> bool:
+        return share.spec.state is ShareState.ENABLED or self.options.disabled_share_dispatches
+
+    def _plan_own(self, share: _Share, job: Job) -> dict[str, dict[str, int]] | None:
+        for itype, n in job.demand.items():
+            if share.idle(itype) < n or self._se_room(itype) < n:
+                return None
+        return {share.name: dict(job.demand)}
+
+    def _plan_borrow(self, share: _Share, job: Job) -> dict[str, dict[str, int]] | None:
+        """Own idle capacity first, the rest borrowed from lenders in share order."""
+        if not share.spec.strategy.borrows:
+            return None
+        alloc: dict[str, dict[str, int]] = {}
+        for itype, n in job.demand.items():
+            if self._se_room(itype) < n:
+                return None
+            own = max(0, min(n, share.idle(itype)))
+            need = n - own
+            if own:
+                alloc.setdefault(share.name, {})[itype] = own
+            if need == 0:
+                continue
+            if share.borrowed.get(itype, 0) + need > share.spec.borrow_cap(itype):
+                return None
+            for lender in self._ordered_shares():
+                if lender is share or not self._lends(lender):
+                    continue
+                take = min(need, max(0, lender.idle(itype)))
+                if take:
+                    alloc.setdefault(lender.name, {})[itype] = take
+                    need -= take
+                if need == 0:
+                    break
+            if need:
+                return None
+        return alloc
+
+    def _ordered_shares(self) -> list[_Share]:
+        shares = list(self._shares.values())
+        if self.options.share_order is ShareOrder.LEAST_USAGE:
+            shares.sort(key=lambda s: (s.usage_fraction(), s.order))
+        return shares
+
+    # --- internals: dispatch passes -----------------------------------------------------------
+
+    def _settle(self) -> None:
+        """Run dispatch passes at the current time until nothing changes."""
+        rounds = 0
+        while self._dirty and rounds < 1000:
+            self._dirty = False
+            rounds += 1
+            self._pass()
+
+    def _pass(self) -> None:
+        shares = self._ordered_shares()
+        blocked: list[tuple[_Share, Job]] = []
+        for share in shares:
+            if share.heap and self._can_dispatch(share):
+                head = self._dispatch_own(share)
+                if head is not None:
+                    blocked.append((share, head))
+        if not blocked:
+            return
+        if self._in_flight == 0:
+            reclaimed = [b for b in blocked if self._reclaim(*b)]
+            if reclaimed:
+                return  # next round: the reclaiming heads take their capacity back first
+        self._borrow_fifo([b for b in blocked if b[0].spec.strategy.borrows])
+        if self._in_flight == 0:
+            for share, _ in blocked:
+                head = self._head(share)
+                if head is not None and share.spec.in_share_preemption:
+                    self._preempt_in_share(share, head)
+
+    def _dispatch_own(self, share: _Share) -> Job | None:
+        """Dispatch the share's jobs that fit its idle capacity; return the blocked head."""
+        skipped: list[Job] = []
+        blocked_head: Job | None = None
+        while True:
+            head = self._head(share)
+            if head is None:
+                break
+            alloc = self._plan_own(share, head)
+            if alloc is None:
+                if blocked_head is None:
+                    blocked_head = head
+                if len(skipped) >= self.options.backfill_depth:
+                    break
+                heapq.heappop(share.heap)
+                skipped.append(head)
+                continue
+            heapq.heappop(share.heap)
+            self._dispatch(head, alloc)
+        for job in skipped:
+            self._push(job)
+        if blocked_head is not None:
+            self._note_position(blocked_head)
+        return blocked_head
+
+    def _note_position(self, job: Job) -> None:
+        if job._position_since is None:
+            job._position_since = self.now
+
+    def _borrow_fifo(self, candidates: list[tuple[_Share, Job]]) -> None:
+        """Borrowing shares' blocked heads, served in submit order (FIFO idle assignment)."""
+        heap = [(job.seq, share.order, share.name) for share, job in candidates]
+        heapq.heapify(heap)
+        while heap:
+            _, _, name = heapq.heappop(heap)
+            share = self._shares[name]
+            head = self._head(share)
+            if head is None:
+                continue
+            alloc = self._plan_own(share, head) or self._plan_borrow(share, head)
+            if alloc is None:
+                continue
+            heapq.heappop(share.heap)
+            self._dispatch(head, alloc)
+            nxt = self._dispatch_own(share)
+            if nxt is not None:
+                heapq.heappush(heap, (nxt.seq, share.order, share.name))
+
+    def _dispatch(self, job: Job, alloc: dict[str, dict[str, int]]) -> None:
+        self._hold(job, alloc)
+        job.scheduled_at = self.now
+        job.starting_at = None
+        job.started_at = None
+        job._position_since = None
+        job._attempts_used += 1
+        job._dispatches += 1
+        self._set_status(job, JobStatus.SCHEDULED, None)
+        self._schedule(self.now + self.options.scheduled_to_starting_s, _Ev.TO_STARTING, job)
+
+    def _start_running(self, job: Job) -> None:
+        job.started_at = self.now
+        self._set_status(job, JobStatus.RUNNING, None)
+        if job.request.duration_s is not None:
+            remaining = max(0.0, job.request.duration_s - job.progress_s)
+            timeout = job.request.attempt_duration_s
+            if timeout is not None and timeout < remaining:
+                self._schedule(self.now + timeout, _Ev.TIMEOUT, job)
+            else:
+                self._schedule(self.now + remaining, _Ev.FINISH, job)
+        elif job.request.attempt_duration_s is not None:
+            self._schedule(self.now + job.request.attempt_duration_s, _Ev.TIMEOUT, job)
+
+    def _end_attempt(self, job: Job, reason: str, *, preempted: bool) -> None:
+        number = len(job.attempts) + 1
+        job.attempts.append(
+            Attempt(
+                number=number,
+                attempt_id=_attempt_id(job.job_id, number),
+                scheduled_at=job.scheduled_at if job.scheduled_at is not None else self.now,
+                started_at=job.started_at,
+                stopped_at=self.now,
+                status_reason=reason,
+                preempted=preempted,
+            )
+        )
+        self._release(job)
+
+    def _finish(self, job: Job, outcome: Outcome, reason: str | None) -> None:
+        if outcome is Outcome.SUCCEEDED:
+            self._end_attempt(job, REASON_SUCCEEDED, preempted=False)
+            job.stopped_at = self.now
+            self._set_status(job, JobStatus.SUCCEEDED, REASON_SUCCEEDED)
+            return
+        text = reason or REASON_FAILED
+        if job.started_at is not None and job.request.checkpoint_interval_s:
+            job.progress_s += _checkpointed(
+                self.now - job.started_at, job.request.checkpoint_interval_s
+            )
+        self._end_attempt(job, text, preempted=False)
+        if job._attempts_used < job.request.retry_attempts:
+            self._make_runnable(job, text)
+        else:
+            job.stopped_at = self.now
+            self._set_status(job, JobStatus.FAILED, text)
+
+    def _terminate(self, job: Job, reason: str) -> None:
+        if job.status.holds_capacity:
+            if job._preempting is not None:
+                job._preempting = None
+                self._in_flight -= 1
+            self._end_attempt(job, reason, preempted=False)
+        job.is_terminated = True
+        job.stopped_at = self.now
+        self._shares[job.share_name].infeasible.pop(job.job_id, None)
+        self._set_status(job, JobStatus.FAILED, reason)
+        self._dirty = True
+
+    # --- internals: preemption ----------------------------------------------------------------
+
+    def _candidates(
+        self, jobs: Iterable[Job], frees: Callable[[Job], dict[str, int]], exclude: Job
+    ) -> list[VictimCandidate]:
+        out = []
+        for job in jobs:
+            if job._preempting is not None:
+                continue
+            if exclude._preempted_by.get(job.job_id) == job._dispatches:
+                continue  # no ping-pong: a victim never preempts its own preemptor back
+            amount = _positive(frees(job))
+            if not amount:
+                continue
+            since = job.scheduled_at if job.scheduled_at is not None else self.now
+            out.append(
+                VictimCandidate(
+                    job=job,
+                    frees=amount,
+                    borrowing=any(k != job.share_name for k in job.alloc),
+                    running_for=self.now - since,
+                )
+            )
+        return out
+
+    def _reclaim(self, share: _Share, head: Job) -> bool:
+        """Cross-share: the head fits the share's own limit but its capacity is lent out."""
+        if not any(n > 0 for n in share.lent.values()):
+            return False
+        need: dict[str, int] = {}
+        for itype, n in head.demand.items():
+            if n > share.room(itype):
+                return False
+            short = n - max(0, share.idle(itype))
+            if short > 0:
+                need[itype] = short
+        if not need:
+            return False
+        victims = self.options.victim_policy.choose(
+            self._candidates(
+                share.borrowers.values(), lambda j: dict(j.alloc.get(share.name, {})), head
+            ),
+            need,
+        )
+        if not victims or not self._se_ok_after(head, victims):
+            return False
+        for victim in victims:
+            self._preempt(victim.job, PreemptionRule.CROSS_SHARE, head)
+        return True
+
+    def _preempt_in_share(self, share: _Share, head: Job) -> None:
+        """In-share: lower-priority jobs of the share make room for a higher-priority head."""
+        need: dict[str, int] = {}
+        for itype, n in head.demand.items():
+            short = n - max(0, share.room(itype))
+            if short > 0:
+                need[itype] = short
+        if not need:
+            return
+        victims = self.options.victim_policy.choose(
+            self._candidates(
+                (j for j in share.holding.values() if j.priority < head.priority),
+                lambda j: dict(j.alloc.get(share.name, {})),
+                head,
+            ),
+            need,
+        )
+        if not victims or not self._se_ok_after(head, victims):
+            return
+        for victim in victims:
+            self._preempt(victim.job, PreemptionRule.IN_SHARE, head)
+
+    def _se_ok_after(self, head: Job, victims: Sequence[VictimCandidate]) -> bool:
+        freed: dict[str, int] = {}
+        for victim in victims:
+            for amounts in victim.job.alloc.values():
+                _add(freed, amounts)
+        return all(self._se_room(t) + freed.get(t, 0) >= n for t, n in head.demand.items())
+
+    def _enforce_limits(self) -> None:
+        """After a share update: preempt until every share is within limits and borrow caps."""
+        for share in self._ordered_shares():
+            spec = share.spec
+            # lent capacity beyond what the share may lend
+            over_lent = {
+                t: n - max(0, spec.limit(t) - share.own.get(t, 0)) if spec.strategy.lends else n
+                for t, n in share.lent.items()
+            }
+            self._shed(share.borrowers.values(), share.name, _positive(over_lent))
+            over_own = {t: n - spec.limit(t) for t, n in share.own.items()}
+            self._shed(share.holding.values(), share.name, _positive(over_own))
+            over_borrow: dict[str, int] = {}
+            for t, n in share.borrowed.items():
+                cap = spec.borrow_cap(t)
+                if n > cap:
+                    over_borrow[t] = int(n - cap)
+            if over_borrow:
+                self._shed(share.holding.values(), None, over_borrow)
+
+    def _shed(self, jobs: Iterable[Job], lender: str | None, need: dict[str, int]) -> None:
+        if not need:
+            return
+        pool = list(jobs)
+
+        def frees(job: Job) -> dict[str, int]:
+            if lender is not None:
+                return dict(job.alloc.get(lender, {}))
+            return job.borrowed
+
+        cands = [
+            VictimCandidate(
+                job=j,
+                frees=_positive(frees(j)),
+                borrowing=any(k != j.share_name for k in j.alloc),
+                running_for=self.now - (j.scheduled_at or self.now),
+            )
+            for j in pool
+            if j._preempting is None and _positive(frees(j))
+        ]
+        victims = self.options.victim_policy.choose(cands, need) or cands
+        for victim in victims:
+            self._preempt(victim.job, PreemptionRule.LIMIT_LOWERED, None)
+
+    def _preempt(self, job: Job, rule: PreemptionRule, preemptor: Job | None) -> None:
+        share = self._shares.get(job.share_name)
+        before = _positive(share.borrowed) if share is not None else {}
+        reason = {
+            PreemptionRule.CROSS_SHARE: REASON_CROSS_SHARE,
+            PreemptionRule.IN_SHARE: REASON_IN_SHARE,
+            PreemptionRule.LIMIT_LOWERED: REASON_LIMIT_LOWERED,
+        }[rule]
+        after = dict(before)
+        _add(after, job.borrowed, -1)
+        record = PreemptionRecord(
+            time=self.now,
+            rule=rule,
+            preemptor_job_id=preemptor.job_id if preemptor else None,
+            preemptor_share=preemptor.share_name if preemptor else None,
+            borrowed_before=before,
+            borrowed_after=_positive(after),
+            reason=reason,
+            attempt=len(job.attempts) + 1,
+            attempt_started_at=job.started_at,
+        )
+        job._preempting = record
+        job.status_reason = PREEMPTION_IN_PROGRESS + reason
+        job._gen += 1  # the attempt stops: cancel its completion and timeout
+        if preemptor is not None:
+            preemptor._position_since = None
+        self._emit(EventKind.PREEMPTION_STARTED, job, job.status, record)
+        if preemptor is not None:
+            job._preempted_by[preemptor.job_id] = preemptor._dispatches + 1
+        if self.options.preemption_duration_s > 0:
+            self._in_flight += 1
+            self._schedule(self.now + self.options.preemption_duration_s, _Ev.PREEMPT_DONE, job)
+        else:
+            self._complete_preemption(job)
+
+    def _complete_preemption(self, job: Job) -> None:
+        record = job._preempting
+        if record is None:
+            return
+        if self.options.preemption_duration_s > 0:
+            self._in_flight -= 1
+        job._preempting = None
+        if job.started_at is not None and job.request.checkpoint_interval_s:
+            job.progress_s += _checkpointed(
+                self.now - job.started_at, job.request.checkpoint_interval_s
+            )
+        self._end_attempt(job, record.reason, preempted=True)
+        retries = job.request.preemption_retries
+        count = len(job.preemptions) + 1
+        exhausted = retries is not None and count > retries
+        out_of_attempts = (
+            self.options.preemption_consumes_attempt
+            and job._attempts_used >= job.request.retry_attempts
+        )
+        if not self.options.preemption_consumes_attempt:
+            job._attempts_used -= 1
+        record = replace(record, completed_at=self.now, terminated=exhausted or out_of_attempts)
+        job.preemptions.append(record)
+        if exhausted or out_of_attempts:
+            job.stopped_at = self.now
+            why = (
+                f"preemptionRetriesBeforeTermination ({retries}) used up"
+                if exhausted
+                else f"retryStrategy.attempts ({job.request.retry_attempts}) used up"
+            )
+            self._set_status(
+                job, JobStatus.FAILED, f"Preempted {count} time(s), {why}: {record.reason}"
+            )
+        else:
+            self._make_runnable(job, record.reason)
+        self._emit(EventKind.PREEMPTION_COMPLETED, job, job.status, record)
+
+    # --- pending reasons and snapshot ---------------------------------------------------------
+
+    def _share_order_list(self, share: _Share) -> list[Job]:
+        if self._order_cache_version != self._version:
+            self._order_cache = {}
+            self._order_cache_version = self._version
+        cached = self._order_cache.get(share.name)
+        if cached is not None:
+            return cached
+        entries = sorted(e for e in share.heap if self._entry_valid(e))
+        jobs = [e[3] for e in entries]
+        self._order_cache[share.name] = jobs
+        return jobs
+
+    def pending_reason(self, job_id: str) -> PendingReason | None:
+        """Typed reason a RUNNABLE job waits (``None`` for other states)."""
+        job = self.job(job_id)
+        if job.status is not JobStatus.RUNNABLE:
+            return None
+        share = self._shares[job.share_name]
+        if job._infeasible_reason is not None:
+            return PendingReason(PendingKind.EXCEEDS_LIMITS, job._infeasible_reason, None)
+        order = self._share_order_list(share)
+        position = order.index(job) if job in order else 0
+        if not self._can_dispatch(share):
+            return PendingReason(
+                PendingKind.SHARE_DISABLED,
+                f"quota share {share.name} is DISABLED and its jobs do not dispatch",
+                position,
+            )
+        if position > 0:
+            return PendingReason(
+                PendingKind.BEHIND_HIGHER_PRIORITY,
+                f"behind {position} job(s) of higher priority or earlier submission in quota "
+                f"share {share.name} (position {position})",
+                position,
+            )
+        return self._head_reason(share, job)
+
+    def _head_reason(self, share: _Share, job: Job) -> PendingReason:
+        def reason(kind: PendingKind, text: str) -> PendingReason:
+            return PendingReason(kind, text, 0)
+
+        if self._in_flight:
+            return reason(
+                PendingKind.WAITING_FOR_PREEMPTION,
+                "waiting for a preemption in progress to release capacity",
+            )
+        for itype, n in job.demand.items():
+            if n > share.room(itype) and not share.spec.strategy.borrows:
+                return reason(
+                    PendingKind.WAITING_FOR_OWN_CAPACITY,
+                    f"quota share {share.name} uses {share.own.get(itype, 0)} of its "
+                    f"{share.spec.limit(itype)} x {itype}; the job needs {n}",
+                )
+        for itype, n in job.demand.items():
+            need = n - max(0, share.idle(itype))
+            if need <= 0:
+                continue
+            if n <= share.room(itype):
+                return reason(
+                    PendingKind.WAITING_FOR_OWN_CAPACITY,
+                    f"{share.lent.get(itype, 0)} x {itype} of quota share {share.name} are lent "
+                    "out and cannot be reclaimed yet",
+                )
+            cap = share.spec.borrow_cap(itype)
+            if share.borrowed.get(itype, 0) + need > cap:
+                return reason(
+                    PendingKind.BORROW_LIMIT_REACHED,
+                    f"quota share {share.name} borrows {share.borrowed.get(itype, 0)} x {itype}; "
+                    f"borrowing {need} more would exceed its borrow limit of {cap}",
+                )
+            lendable = sum(
+                max(0, s.idle(itype))
+                for s in self._shares.values()
+                if s is not share and self._lends(s)
+            )
+            if lendable < need:
+                return reason(
+                    PendingKind.NO_LENDABLE_CAPACITY,
+                    f"needs to borrow {need} x {itype}; lending shares have {lendable} idle",
+                )
+        for itype, n in job.demand.items():
+            if self._se_room(itype) < n:
+                return reason(
+                    PendingKind.WAITING_FOR_SERVICE_ENVIRONMENT,
+                    f"service environment has {max(0, self._se_room(itype))} x {itype} free; "
+                    f"the job needs {n}",
+                )
+        return reason(PendingKind.WAITING_FOR_DISPATCH, "fits; dispatched at the next pass")
+
+    def snapshot(self, *, limit: int = 100) -> QueueSnapshot:
+        """Front of the queue (first ``limit`` RUNNABLE jobs by priority, then share usage),
+        the first RUNNABLE job of each share, and capacity usage per share and in total."""
+        usage = {name: share.usage_fraction() for name, share in self._shares.items()}
+        runnable: list[Job] = []
+        fronts: dict[str, tuple[FrontEntry, ...]] = {}
+        for share in self._shares.values():
+            order = self._share_order_list(share)
+            runnable += order
+            order_all = order + sorted(share.infeasible.values(), key=lambda j: j.seq)
+            if order_all:
+                fronts[share.name] = (self._front_entry(order_all[0]),)
+        runnable += [j for s in self._shares.values() for j in s.infeasible.values()]
+        front = heapq.nsmallest(
+            limit, runnable, key=lambda j: (-j.priority, usage[j.share_name], j.seq)
+        )
+        return QueueSnapshot(
+            time=self.now,
+            front_of_queue=tuple(self._front_entry(j) for j in front),
+            front_of_shares=fronts,
+            share_usage=self.usage(),
+            total_usage=self.total_usage(),
+        )
+
+    def _front_entry(self, job: Job) -> FrontEntry:
+        since = job._position_since
+        if since is None:
+            since = job.runnable_at if job.runnable_at is not None else job.created_at
+        return FrontEntry(job.job_id, job.share_name, job.priority, since)
+
+    def _new_job_id(self, seq: int) -> str:
+        digest = hashlib.sha256(f"{self.queue_name}/{seq}".encode()).digest()
+        return str(uuid.UUID(bytes=digest[:16], version=4))
+
+
+def _attempt_id(job_id: str, number: int) -> str:
+    return hashlib.md5(f"{job_id}/{number}".encode(), usedforsecurity=False).hexdigest()
+
+
+def _checkpointed(ran: float, interval: float) -> float:
+    return math.floor(ran / interval) * interval if interval > 0 else 0.0
+
+
+def _demand_problems(demand: Mapping[str, int]) -> list[Problem]:
+    problems: list[Problem] = []
+    if not demand:
+        problems.append(
+            Problem("demand", dict(demand), "a job needs at least one instance", "set a demand")
+        )
+    for itype, count in demand.items():
+        problems += check_instance_type(itype, f"ResourceConfig.InstanceType[{itype}]")
+        problems += check_int_range(
+            count, f"ResourceConfig.InstanceCount[{itype}]", 1, None, what="instance count"
+        )
+    return problems
+
+
+# --- SubmitServiceJob -> JobRequest -----------------------------------------------------------
+
+
+def request_from_submit(params: Mapping[str, Any]) -> JobRequest:
+    """Build a :class:`JobRequest` from a ``SubmitServiceJob`` request (botocore field names).
+
+    Demand from ``serviceRequestPayload`` via :func:`model.capacity_demand`; duration from tag
+    ``quota.local/duration-seconds``, else the payload's ``StoppingCondition.MaxRuntimeInSeconds``,
+    else one day; tag ``quota.local/outcome: FAILED`` makes every attempt fail.
+    Raises :class:`SubmitRejected` naming the field for a bad payload or tag.
+    """
+    raw = params.get("serviceRequestPayload", "{}")
+    try:
+        payload = json.loads(raw) if isinstance(raw, str) else dict(raw)
+    except (ValueError, TypeError) as exc:
+        raise SubmitRejected(
+            [
+                Problem(
+                    "serviceRequestPayload",
+                    str(raw)[:80],
+                    f"not a JSON object ({exc})",
+                    "send the CreateTrainingJob request as a JSON string",
+                )
+            ]
+        ) from None
+    if not isinstance(payload, dict):
+        raise SubmitRejected(
+            [
+                Problem(
+                    "serviceRequestPayload",
+                    str(raw)[:80],
+                    "not a JSON object",
+                    "send the CreateTrainingJob request as a JSON object",
+                )
+            ]
+        )
+    try:
+        demand = capacity_demand(payload)
+    except QuotaConfigError as exc:
+        raise SubmitRejected(exc.problems) from None
+    tags = dict(params.get("tags") or {})
+    duration = _duration(payload, tags)
+    outcome_text = str(tags.get(OUTCOME_TAG, "SUCCEEDED")).upper()
+    if outcome_text not in Outcome.__members__:
+        raise SubmitRejected(
+            [
+                Problem(
+                    f"tags.{OUTCOME_TAG}",
+                    tags.get(OUTCOME_TAG),
+                    "unknown outcome",
+                    "use SUCCEEDED or FAILED",
+                )
+            ]
+        )
+    preemption = params.get("preemptionConfiguration") or {}
+    retry = params.get("retryStrategy") or {}
+    timeout = params.get("timeoutConfig") or {}
+    return JobRequest(
+        job_name=params.get("jobName", ""),
+        share_name=params.get("quotaShareName", ""),
+        demand=demand,
+        duration_s=duration,
+        outcome=Outcome(outcome_text),
+        priority=params.get("schedulingPriority"),
+        preemption_retries=preemption.get("preemptionRetriesBeforeTermination"),
+        retry_attempts=retry.get("attempts") or 1,
+        attempt_duration_s=timeout.get("attemptDurationSeconds"),
+        payload=payload,
+        tags=tags,
+    )
+
+
+def _duration(payload: Mapping[str, Any], tags: Mapping[str, str]) -> float:
+    if DURATION_TAG in tags:
+        try:
+            value = float(tags[DURATION_TAG])
+        except ValueError:
+            value = -1.0
+        if not value >= 0 or math.isinf(value):
+            raise SubmitRejected(
+                [
+                    Problem(
+                        f"tags.{DURATION_TAG}",
+                        tags[DURATION_TAG],
+                        "must be a number of seconds >= 0",
+                        "set it to e.g. '120'",
+                    )
+                ]
+            )
+        return value
+    stopping = payload.get("StoppingCondition") or {}
+    runtime = stopping.get("MaxRuntimeInSeconds") if isinstance(stopping, dict) else None
+    if isinstance(runtime, int | float) and not isinstance(runtime, bool) and runtime >= 0:
+        return float(runtime)
+    return DEFAULT_MAX_RUNTIME_S
+
+
+__all__ = [
+    "DEFAULT_MAX_RUNTIME_S",
+    "DURATION_TAG",
+    "OUTCOME_TAG",
+    "REASON_CROSS_SHARE",
+    "REASON_IN_SHARE",
+    "REASON_LIMIT_LOWERED",
+    "Attempt",
+    "DefaultVictimPolicy",
+    "EventKind",
+    "FrontEntry",
+    "Job",
+    "JobRequest",
+    "JobStatus",
+    "Outcome",
+    "PendingKind",
+    "PendingReason",
+    "PreemptionRecord",
+    "PreemptionRule",
+    "QueueSnapshot",
+    "Scheduler",
+    "SchedulerEvent",
+    "SchedulerOptions",
+    "ShareLedger",
+    "ShareOrder",
+    "SubmitRejected",
+    "VictimCandidate",
+    "VictimPolicy",
+    "request_from_submit",
+]

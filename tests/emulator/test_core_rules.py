@@ -1,0 +1,384 @@
+"""Scheduler core: misconfiguration reasons, submit checks, retries, time limits, share changes."""
+
+from __future__ import annotations
+
+import pytest
+
+from quota_constructs.config import ORGS_DIR, load_organisation
+from quota_constructs.local.core import (
+    REASON_LIMIT_LOWERED,
+    REASON_TIMEOUT,
+    JobRequest,
+    JobStatus,
+    Outcome,
+    PendingKind,
+    PreemptionRule,
+    Scheduler,
+    SchedulerOptions,
+    SubmitRejected,
+    request_from_submit,
+)
+from quota_constructs.model import (
+    REASON_BORROWABLE,
+    REASON_SE_MAX,
+    REASON_SHARE_AND_BORROW_LIMIT,
+    REASON_SHARE_LIMIT,
+    QuotaConfigError,
+    QuotaShareSpec,
+    ShareState,
+    SharingStrategy,
+)
+
+G5 = "ml.g5.xlarge"
+M5 = "ml.m5.xlarge"
+LEND = SharingStrategy.LEND
+LAB = SharingStrategy.LEND_AND_BORROW
+RESERVE = SharingStrategy.RESERVE
+
+
+def seed_demo(**options: object) -> Scheduler:
+    org = load_organisation(ORGS_DIR / "seed-demo.yaml")
+    return Scheduler.for_queue(
+        org.queue,
+        queue_name="seed-demo-queue",
+        options=SchedulerOptions(**options),  # type: ignore[arg-type]
+    )
+
+
+def job(share: str, n: int = 1, itype: str = G5, **kw: object) -> JobRequest:
+    kw.setdefault("duration_s", 100.0)
+    return JobRequest(f"job-{share}", share, {itype: n}, **kw)  # type: ignore[arg-type]
+
+
+def share(name: str, n: int, strategy: SharingStrategy, **kw: object) -> QuotaShareSpec:
+    return QuotaShareSpec(name, {M5: n}, strategy, **kw)  # type: ignore[arg-type]
+
+
+# --- reference 2.6: RUNNABLE jobs that can never fit keep AWS's exact statusReason ---------
+
+
+def _stuck(sched: Scheduler, request: JobRequest) -> str | None:
+    submitted = sched.submit(request, now=0)
+    sched.advance(1)
+    assert submitted.status is JobStatus.RUNNABLE
+    assert submitted.pending is not None
+    assert submitted.pending.kind is PendingKind.EXCEEDS_LIMITS
+    assert submitted.pending.message == submitted.status_reason
+    return submitted.status_reason
+
+
+def test_job_above_service_environment_keeps_se_max_reason() -> None:
+    assert _stuck(seed_demo(), job("QS1", 4)) == REASON_SE_MAX
+
+
+def test_job_above_lend_share_limit_keeps_share_limit_reason() -> None:
+    sched = Scheduler(queue_name="q", shares=[share("A", 4, LEND), share("B", 4, LEND)])
+    assert _stuck(sched, job("A", 5, M5)) == REASON_SHARE_LIMIT
+
+
+def test_job_above_borrow_limit_keeps_borrow_limit_reason() -> None:
+    sched = Scheduler(
+        queue_name="q", shares=[share("A", 2, LAB, borrow_limit=100), share("B", 4, LEND)]
+    )
+    assert _stuck(sched, job("A", 5, M5)) == REASON_SHARE_AND_BORROW_LIMIT
+
+
+def test_job_above_all_borrowable_capacity_keeps_borrowable_reason() -> None:
+    sched = Scheduler(
+        queue_name="q",
+        shares=[share("A", 4, LAB, borrow_limit=200), share("B", 4, LAB, borrow_limit=200)],
+        service_environment={M5: 12},
+    )
+    assert _stuck(sched, job("A", 10, M5)) == REASON_BORROWABLE
+
+
+def test_job_of_type_missing_from_share_keeps_share_limit_reason() -> None:
+    sched = Scheduler(
+        queue_name="q", shares=[share("A", 4, LEND), QuotaShareSpec("B", {G5: 1}, LEND)]
+    )
+    assert _stuck(sched, job("A", 1, G5)) == REASON_SHARE_LIMIT
+
+
+def test_runnable_time_limit_terminates_misconfigured_job() -> None:
+    sched = seed_demo()  # runnable_timeout_minutes: 60
+    stuck = sched.submit(job("QS1", 4), now=0)
+    sched.advance(3599)
+    assert stuck.status is JobStatus.RUNNABLE
+    sched.advance(3600)
+    assert stuck.status is JobStatus.FAILED
+    assert stuck.status_reason == (
+        "Terminated by JobStateTimeLimit action due to reason: "
+        "MISCONFIGURATION:SERVICE_ENVIRONMENT_MAX_RESOURCE"
+    )
+
+
+def test_raising_limits_makes_a_stuck_job_runnable_and_cancels_its_time_limit() -> None:
+    sched = Scheduler(
+        queue_name="q",
+        shares=[share("A", 4, LEND)],
+        options=SchedulerOptions(
+            runnable_time_limits={"MISCONFIGURATION:QUOTA_MANAGEMENT_LIMIT_EXCEEDED": 600}
+        ),
+    )
+    big = sched.submit(job("A", 5, M5, duration_s=10_000.0), now=0)
+    sched.advance(10)
+    sched.upsert_share(share("A", 6, LEND), now=20)
+    assert big.status is JobStatus.SCHEDULED and big.status_reason is None
+    sched.advance(700)
+    assert big.status is JobStatus.RUNNING
+
+
+# --- submit validation --------------------------------------------------------------------
+
+
+def test_rejects_unknown_share() -> None:
+    with pytest.raises(
+        SubmitRejected, match=r"quotaShareName: no quota share .*use one of: QS1, QS2, QS3"
+    ):
+        seed_demo().submit(job("QS9"), now=0)
+
+
+def test_rejects_missing_share_name() -> None:
+    with pytest.raises(SubmitRejected, match="quotaShareName is required"):
+        seed_demo().submit(job(""), now=0)
+
+
+def test_rejects_disabled_share() -> None:
+    sched = seed_demo()
+    sched.upsert_share(QuotaShareSpec("QS2", {G5: 1}, LEND, state=ShareState.DISABLED))
+    with pytest.raises(SubmitRejected, match="DISABLED and accepts no new jobs"):
+        sched.submit(job("QS2"), now=0)
+
+
+def test_rejects_priority_out_of_range() -> None:
+    with pytest.raises(
+        SubmitRejected, match=r"schedulingPriority: scheduling priority must be .*9999"
+    ):
+        seed_demo().submit(job("QS1", priority=10_000), now=0)
+
+
+def test_rejects_bad_instance_type_and_count() -> None:
+    with pytest.raises(SubmitRejected, match="2 problems") as err:
+        seed_demo().submit(JobRequest("j", "QS1", {"g5.xlarge": 0}, 10.0), now=0)
+    assert "SageMaker training instance type" in str(err.value)
+    assert "instance count must be an integer at least 1" in str(err.value)
+
+
+def test_rejects_retry_attempts_out_of_range() -> None:
+    with pytest.raises(SubmitRejected, match=r"retryStrategy.attempts: .* between 1 and 10"):
+        seed_demo().submit(job("QS1", retry_attempts=11), now=0)
+
+
+def test_rejects_update_priority_out_of_range() -> None:
+    sched = seed_demo()
+    submitted = sched.submit(job("QS1"), now=0)
+    with pytest.raises(SubmitRejected, match="scheduling priority"):
+        sched.update_priority(submitted.job_id, -1, now=0)
+
+
+def test_rejects_time_going_backwards() -> None:
+    sched = seed_demo()
+    sched.advance(10)
+    with pytest.raises(ValueError, match="time must not go backwards"):
+        sched.advance(5)
+
+
+def test_rejects_invalid_share_update() -> None:
+    with pytest.raises(QuotaConfigError, match="borrow_limit is only allowed"):
+        seed_demo().upsert_share(QuotaShareSpec("QS2", {G5: 1}, LEND, borrow_limit=10))
+
+
+# --- lifecycle ------------------------------------------------------------------------------
+
+
+def test_job_lifecycle_timestamps_and_success() -> None:
+    sched = seed_demo(scheduled_to_starting_s=2.0, starting_to_running_s=3.0)
+    done = sched.submit(job("QS3", duration_s=50.0), now=10)
+    sched.run_until_idle()
+    assert done.status is JobStatus.SUCCEEDED
+    assert (done.created_at, done.scheduled_at, done.starting_at, done.started_at) == (
+        10,
+        10,
+        12,
+        15,
+    )
+    assert done.stopped_at == 65
+    assert done.status_reason == "Received status from SageMaker: Training job completed"
+    assert sched.usage()["QS3"] == {}
+
+
+def test_failed_outcome_is_retried_up_to_attempts() -> None:
+    sched = seed_demo()
+    flaky = sched.submit(job("QS3", outcome=Outcome.FAILED, retry_attempts=3), now=0)
+    sched.run_until_idle()
+    assert flaky.status is JobStatus.FAILED
+    assert len(flaky.attempts) == 3
+    assert all(not a.preempted for a in flaky.attempts)
+
+
+def test_attempt_duration_times_out_the_attempt() -> None:
+    sched = seed_demo()
+    slow = sched.submit(
+        job("QS3", duration_s=1000.0, attempt_duration_s=60.0, retry_attempts=2), now=0
+    )
+    sched.run_until_idle()
+    assert slow.status is JobStatus.FAILED
+    assert [a.status_reason for a in slow.attempts] == [REASON_TIMEOUT, REASON_TIMEOUT]
+    assert slow.stopped_at == pytest.approx(2 * (2 + 60))
+
+
+def test_terminate_running_and_runnable_jobs() -> None:
+    sched = seed_demo()
+    running = sched.submit(job("QS3", duration_s=None), now=0)
+    waiting = sched.submit(job("QS3", duration_s=None), now=0)
+    sched.advance(5)
+    sched.terminate(running.job_id, "no longer needed", now=6)
+    assert running.status is JobStatus.FAILED and running.is_terminated
+    assert running.status_reason == "no longer needed"
+    assert waiting.status is JobStatus.SCHEDULED  # the freed instance went to the next job
+    sched.terminate(waiting.job_id, "stop", now=8)
+    assert sched.usage()["QS3"] == {} and sched.next_event_time() is None
+
+
+def test_disabled_share_keeps_dispatching_already_submitted_jobs() -> None:
+    sched = seed_demo()
+    queued = [sched.submit(job("QS3"), now=0) for _ in range(2)]
+    sched.upsert_share(QuotaShareSpec("QS3", {G5: 1}, RESERVE, state=ShareState.DISABLED), now=1)
+    sched.run_until_idle()
+    assert [j.status for j in queued] == [JobStatus.SUCCEEDED, JobStatus.SUCCEEDED]
+
+
+def test_disabled_share_option_stops_dispatch() -> None:
+    sched = seed_demo(disabled_share_dispatches=False)
+    queued = sched.submit(job("QS3"), now=0)
+    sched.upsert_share(QuotaShareSpec("QS3", {G5: 1}, RESERVE, state=ShareState.DISABLED))
+    sched.advance(5)
+    assert queued.status is JobStatus.RUNNABLE
+    assert queued.pending is not None and queued.pending.kind is PendingKind.SHARE_DISABLED
+
+
+def test_lowering_share_limit_preempts_its_jobs() -> None:
+    sched = Scheduler(queue_name="q", shares=[share("A", 3, RESERVE)], service_environment={M5: 3})
+    jobs = [sched.submit(job("A", 1, M5, duration_s=None, priority=p), now=0) for p in (5, 1, 3)]
+    sched.advance(10)
+    sched.upsert_share(share("A", 1, RESERVE), now=10)
+    assert [j.status for j in jobs] == [JobStatus.RUNNING, JobStatus.RUNNABLE, JobStatus.RUNNABLE]
+    assert all(j.preemptions[0].rule is PreemptionRule.LIMIT_LOWERED for j in jobs[1:])
+    assert jobs[1].preemptions[0].reason == REASON_LIMIT_LOWERED
+    assert sched.usage()["A"] == {M5: 1}
+
+
+def test_switching_lender_to_reserve_reclaims_lent_capacity() -> None:
+    sched = Scheduler(queue_name="q", shares=[share("A", 1, LAB), share("B", 1, LEND)])
+    a = [sched.submit(job("A", 1, M5, duration_s=None), now=0) for _ in range(2)]
+    sched.advance(1)
+    assert sched.ledger()["B"].lent == {M5: 1}
+    sched.upsert_share(share("B", 1, RESERVE), now=2)
+    assert a[1].status is JobStatus.RUNNABLE
+    assert a[1].preemptions[0].rule is PreemptionRule.LIMIT_LOWERED
+    assert sched.ledger()["B"].lent == {}
+
+
+def test_preemption_retries_zero_fails_on_first_preemption() -> None:
+    sched = seed_demo()
+    borrower = sched.submit(job("QS1", priority=1, preemption_retries=0, duration_s=None), now=0)
+    sched.submit(job("QS1", priority=5, duration_s=None), now=0)
+    sched.advance(1)
+    assert borrower.alloc == {"QS2": {G5: 1}}
+    sched.submit(job("QS2"), now=2)
+    sched.advance(2)
+    assert borrower.status is JobStatus.FAILED
+    assert borrower.preemptions[0].terminated
+    assert "preemptionRetriesBeforeTermination (0) used up" in (borrower.status_reason or "")
+
+
+def test_remove_share_terminates_its_jobs_and_reclaims_lent_capacity() -> None:
+    sched = seed_demo()
+    own = sched.submit(job("QS1", priority=5, duration_s=None), now=0)
+    borrower = sched.submit(job("QS1", priority=1, duration_s=None), now=0)
+    lender_job = sched.submit(job("QS2", duration_s=None), now=0)
+    sched.advance(1)
+    sched.terminate(lender_job.job_id, "make room", now=1)
+    sched.advance(2)
+    assert borrower.alloc == {"QS2": {G5: 1}}
+    sched.remove_share("QS2", now=3)
+    assert borrower.status is JobStatus.RUNNABLE
+    assert own.status is JobStatus.RUNNING
+    assert "QS2" not in sched.usage()
+
+
+def test_checkpointed_job_resumes_from_its_last_checkpoint() -> None:
+    sched = seed_demo(scheduled_to_starting_s=0.0, starting_to_running_s=0.0)
+    ckpt = sched.submit(job("QS1", priority=1, duration_s=100.0, checkpoint_interval_s=30.0), now=0)
+    sched.submit(job("QS1", priority=9, duration_s=1000.0), now=0)
+    sched.advance(70)
+    sched.submit(job("QS2", duration_s=10.0), now=70)  # reclaims QS2's instance at t=70
+    sched.advance(70)
+    assert ckpt.status is JobStatus.RUNNABLE and ckpt.progress_s == 60
+    sched.run_until_idle()
+    assert ckpt.status is JobStatus.SUCCEEDED
+    assert ckpt.stopped_at == 80 + 40  # re-dispatched at 80 when QS2's job ended, 40 s left
+
+
+def test_request_from_submit_reads_payload_and_tags() -> None:
+    request = request_from_submit(
+        {
+            "jobName": "train",
+            "quotaShareName": "QS1",
+            "schedulingPriority": 7,
+            "serviceRequestPayload": (
+                '{"ResourceConfig": {"InstanceType": "ml.g5.xlarge", "InstanceCount": 2},'
+                ' "StoppingCondition": {"MaxRuntimeInSeconds": 900}}'
+            ),
+            "preemptionConfiguration": {"preemptionRetriesBeforeTermination": 2},
+            "retryStrategy": {"attempts": 3},
+            "timeoutConfig": {"attemptDurationSeconds": 600},
+            "tags": {"quota.local/outcome": "FAILED"},
+        }
+    )
+    assert request.demand == {G5: 2}
+    assert request.duration_s == 900
+    assert request.outcome is Outcome.FAILED
+    assert (request.priority, request.preemption_retries) == (7, 2)
+    assert (request.retry_attempts, request.attempt_duration_s) == (3, 600)
+
+
+def test_duration_tag_overrides_payload_runtime() -> None:
+    request = request_from_submit(
+        {
+            "jobName": "t",
+            "quotaShareName": "QS1",
+            "serviceRequestPayload": '{"ResourceConfig": {"InstanceType": "ml.g5.xlarge"},'
+            ' "StoppingCondition": {"MaxRuntimeInSeconds": 900}}',
+            "tags": {"quota.local/duration-seconds": "42.5"},
+        }
+    )
+    assert request.duration_s == 42.5 and request.demand == {G5: 1}
+
+
+def test_rejects_payload_without_resource_config() -> None:
+    with pytest.raises(SubmitRejected, match=r"serviceRequestPayload\.ResourceConfig: missing"):
+        request_from_submit({"jobName": "t", "serviceRequestPayload": "{}"})
+
+
+def test_rejects_payload_that_is_not_json() -> None:
+    with pytest.raises(SubmitRejected, match="serviceRequestPayload: not a JSON object"):
+        request_from_submit({"jobName": "t", "serviceRequestPayload": "{nope"})
+
+
+def test_rejects_bad_duration_tag() -> None:
+    with pytest.raises(SubmitRejected, match=r"quota\.local/duration-seconds: must be a number"):
+        request_from_submit(
+            {
+                "jobName": "t",
+                "serviceRequestPayload": '{"ResourceConfig": {"InstanceType": "ml.g5.xlarge"}}',
+                "tags": {"quota.local/duration-seconds": "soon"},
+            }
+        )
+
+
+def test_model_infeasibility_uses_an_explicit_service_environment() -> None:
+    queue = Scheduler(queue_name="q", shares=[share("A", 4, LEND)]).queue
+    assert queue.infeasibility("A", {M5: 2}) is None
+    assert queue.infeasibility("A", {M5: 2}, service_environment={M5: 1}) == REASON_SE_MAX
+    assert queue.infeasibility("A", {M5: 2}, service_environment={M5: 8}) is None
