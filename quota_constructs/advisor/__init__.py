@@ -2,13 +2,21 @@
 
 ``recommend`` turns team profiles (``stacks/teams/*.yaml``) into a valid organisation with the
 reasons in share descriptions; the workload module loads CSV workloads or generates them from
-team profiles.
+team profiles; ``simulate`` runs a workload through the emulator's scheduler core in virtual
+time and measures waits, preemptions, lost work, borrowing and utilisation per share.
 """
 
 from __future__ import annotations
 
 from quota_constructs.advisor.profiles import TeamProfile, TeamsFile, load_teams, parse_teams
 from quota_constructs.advisor.recommend import Advice, TeamAdvice, recommend
+from quota_constructs.advisor.simulate import (
+    ShareMetrics,
+    SimulationOptions,
+    SimulationResult,
+    compare,
+    simulate,
+)
 from quota_constructs.advisor.workload import (
     GeneratorOptions,
     WorkloadJob,
@@ -20,14 +28,19 @@ from quota_constructs.advisor.workload import (
 __all__ = [
     "Advice",
     "GeneratorOptions",
+    "ShareMetrics",
+    "SimulationOptions",
+    "SimulationResult",
     "TeamAdvice",
     "TeamProfile",
     "TeamsFile",
     "WorkloadJob",
+    "compare",
     "generate_workload",
     "load_teams",
     "load_workload_csv",
     "parse_teams",
     "parse_workload_csv",
     "recommend",
+    "simulate",
 ]

@@ -8,9 +8,25 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from quota_constructs.advisor.profiles import load_teams
+from quota_constructs.advisor.profiles import TeamsFile, load_teams
 from quota_constructs.advisor.recommend import Advice, recommend
-from quota_constructs.model import Problem, QuotaConfigError
+from quota_constructs.advisor.report import plot_results, results_json, results_table
+from quota_constructs.advisor.simulate import (
+    SimulationOptions,
+    SimulationResult,
+    alternatives,
+    compare,
+)
+from quota_constructs.advisor.workload import (
+    DAY_S,
+    GeneratorOptions,
+    WorkloadJob,
+    generate_workload,
+    load_workload_csv,
+    workload_csv,
+)
+from quota_constructs.config import load_organisation
+from quota_constructs.model import Organisation, Problem, QuotaConfigError
 
 advisor_app = typer.Typer(no_args_is_help=True)
 
@@ -81,11 +97,17 @@ def recommend_command(
     price: list[str] = typer.Option(
         [], "--price", help="USD per instance-hour, TYPE=PRICE (repeatable), to cost idle capacity."
     ),
+    simulate: bool = typer.Option(
+        False, "--simulate", help="Check the recommendation against a generated workload."
+    ),
+    days: int = typer.Option(7, "--days", help="With --simulate: days of generated workload."),
+    seed: int = typer.Option(0, "--seed", help="With --simulate: generator seed."),
 ) -> None:
     """Recommend each team's strategy, in-share preemption and borrow limit, with reasons."""
     console = Console(highlight=False, soft_wrap=True)
     try:
-        advice = recommend(load_teams(teams_file), prices=_parse_prices(price))
+        teams = load_teams(teams_file)
+        advice = recommend(teams, prices=_parse_prices(price))
     except QuotaConfigError as exc:
         raise _fail(exc) from None
     print_advice(advice, console)
@@ -93,3 +115,100 @@ def recommend_command(
         output.parent.mkdir(parents=True, exist_ok=True)
         output.write_text(advice.to_yaml(), encoding="utf-8")
         console.print(f"\nwrote {output}")
+    if simulate:
+        try:
+            jobs = generate_workload(teams, days=days, seed=seed)
+            options = SimulationOptions(window_s=days * DAY_S)
+            configs = alternatives(advice.organisation)
+            results = compare(list(configs.values()), jobs, options=options)
+        except QuotaConfigError as exc:
+            raise _fail(exc) from None
+        console.print(f"\n{len(jobs)} generated jobs over {days} days (seed {seed})")
+        console.print(results_table(results, list(configs)))
+
+
+def _workload(
+    workload: Path | None, generate: Path | None, days: int, seed: int, intensity: float
+) -> tuple[list[WorkloadJob], float | None]:
+    """Jobs from --workload or --generate, and the window (generated: the days)."""
+    if (workload is None) == (generate is None):
+        raise QuotaConfigError(
+            [
+                Problem(
+                    "--workload/--generate",
+                    None,
+                    "give exactly one workload source",
+                    "pass --workload W.csv or --generate TEAMS.yaml --days N",
+                )
+            ]
+        )
+    if workload is not None:
+        return load_workload_csv(workload), None
+    assert generate is not None
+    teams: TeamsFile = load_teams(generate)
+    options = GeneratorOptions(intensity=intensity)
+    return generate_workload(teams, days=days, seed=seed, options=options), days * DAY_S
+
+
+def _labels(paths: list[Path], orgs: list[Organisation]) -> list[str]:
+    names = [org.name for org in orgs]
+    if len(set(names)) == len(names):
+        return names
+    return [str(p) for p in paths]
+
+
+@advisor_app.command("simulate")
+def simulate_command(
+    org_file: Path = typer.Argument(..., help="Organisation YAML file."),
+    workload: Path | None = typer.Option(None, "--workload", help="Workload CSV file."),
+    generate: Path | None = typer.Option(
+        None, "--generate", help="Generate the workload from this team-profile file."
+    ),
+    days: int = typer.Option(7, "--days", help="Days of generated workload."),
+    seed: int = typer.Option(0, "--seed", help="Generator seed (same seed, same jobs)."),
+    intensity: float = typer.Option(
+        1.0, "--intensity", help="Generator: more, shorter jobs at the same load."
+    ),
+    compare_files: list[Path] = typer.Option(
+        [], "--compare", help="More organisation files to run on the same workload."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print the results as JSON."),
+    plot: Path | None = typer.Option(None, "--plot", help="Write a PNG plot here."),
+    save_workload: Path | None = typer.Option(
+        None, "--save-workload", help="Write the workload used as CSV."
+    ),
+    startup_s: float = typer.Option(0.0, "--startup-s", help="Dispatch-to-running delay (s)."),
+) -> None:
+    """Run a workload through the emulator's scheduler in virtual time; measure each share."""
+    console = Console(highlight=False, soft_wrap=True)
+    paths = [org_file, *compare_files]
+    try:
+        orgs = [load_organisation(p) for p in paths]
+        jobs, window = _workload(workload, generate, days, seed, intensity)
+        options = SimulationOptions(startup_s=startup_s, window_s=window)
+        results: list[SimulationResult] = compare(orgs, jobs, options=options)
+    except QuotaConfigError as exc:
+        raise _fail(exc) from None
+    labels = _labels(paths, orgs)
+    if save_workload is not None:
+        save_workload.write_text(workload_csv(jobs), encoding="utf-8")
+    if as_json:
+        typer.echo(results_json(results, labels))
+    else:
+        console.print(f"{len(jobs)} jobs")
+        console.print(results_table(results, labels))
+        _print_stuck(results, console)
+    if plot is not None:
+        plot_results(results, labels, plot)
+        if not as_json:
+            console.print(f"wrote {plot}")
+
+
+def _print_stuck(results: list[SimulationResult], console: Console) -> None:
+    for result in results:
+        for share in result.shares:
+            if share.never_started:
+                console.print(
+                    f"[yellow]warning[/] {result.organisation}: {share.never_started} job(s) of "
+                    f"{share.share} never started (they need more than the share can ever use)"
+                )

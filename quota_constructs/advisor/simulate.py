@@ -1,0 +1,432 @@
+"""What-if simulator: run a workload through the emulator's scheduler core in virtual time.
+
+The scheduling itself is :class:`quota_constructs.local.core.Scheduler` (the same code the local
+emulator serves over HTTP); this module only feeds it jobs, steps virtual time from event to
+event and measures. Definitions (also in docs/advisor.md):
+
+* wait: first dispatch minus submit; completion time: end minus submit;
+* lost instance-hours: per preempted attempt, run time since its last checkpoint (all of it
+  without checkpointing) times the job's instances;
+* own use: instance-hours a share ran on its own capacity / (its limit x the window);
+  borrowed / lent: instance-hours on other shares' capacity / of its capacity used by others;
+* the window is ``[0, W]``, W the end of the workload (``days`` for generated workloads, else the
+  latest submit + duration); utilisation: instance-hours used in the window / (service
+  environment x window), also for the all-RESERVE baseline of the same shares and workload;
+* fairness: Jain's index over shares of the mean of ``duration / completion time`` per share
+  (1 = every share's jobs are slowed down alike).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+
+from quota_constructs.advisor.workload import WorkloadError, WorkloadJob
+from quota_constructs.local.core import (
+    EventKind,
+    Job,
+    JobRequest,
+    PreemptionRule,
+    Scheduler,
+    SchedulerEvent,
+    SchedulerOptions,
+)
+from quota_constructs.model import (
+    JobQueueSpec,
+    Organisation,
+    Problem,
+    QuotaShareSpec,
+    SharingStrategy,
+)
+
+HOUR_S = 3600.0
+
+
+@dataclass(frozen=True)
+class SimulationOptions:
+    """Timing of the simulated service (seconds). Defaults: jobs start the instant they fit."""
+
+    startup_s: float = 0.0
+    """From dispatch (SCHEDULED) to RUNNING: instance provisioning and image download."""
+    preemption_s: float = 0.0
+    """From 'preemption started' to the capacity being free."""
+    window_s: float | None = None
+    """End of the measurement window; ``None``: the latest submit + duration of the workload."""
+
+    def scheduler_options(self, queue: JobQueueSpec) -> SchedulerOptions:
+        return SchedulerOptions(
+            scheduled_to_starting_s=self.startup_s,
+            starting_to_running_s=0.0,
+            preemption_duration_s=self.preemption_s,
+            runnable_time_limits=SchedulerOptions.time_limits_for(queue),
+        )
+
+
+@dataclass(frozen=True)
+class ShareMetrics:
+    """What one share experienced. Times in seconds, work in instance-hours."""
+
+    share: str
+    strategy: str
+    jobs: int
+    completed: int
+    never_started: int
+    wait_p50_s: float
+    wait_p95_s: float
+    wait_max_s: float
+    completion_mean_s: float
+    completion_p95_s: float
+    preemptions: Mapping[str, int]
+    lost_instance_hours: float
+    own_use: float
+    borrowed_instance_hours: float
+    lent_instance_hours: float
+
+
+@dataclass(frozen=True)
+class Timeline:
+    """Piecewise-constant usage per share: from ``times[i]`` to ``times[i+1]``."""
+
+    times: list[float] = field(default_factory=list)
+    own: dict[str, list[int]] = field(default_factory=dict)
+    borrowed: dict[str, list[int]] = field(default_factory=dict)
+    preemptions: list[tuple[float, str, str]] = field(default_factory=list)
+    """(time, victim share, rule) of each preemption started."""
+    waits: dict[str, list[float]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class SimulationResult:
+    """Per-share metrics and the overall figures of one configuration on one workload."""
+
+    organisation: str
+    window_s: float
+    end_s: float
+    """When the last job ended (or the last event happened)."""
+    utilisation: float
+    baseline_utilisation: float
+    """Same shares, all RESERVE (no sharing), same workload."""
+    fairness: float
+    shares: tuple[ShareMetrics, ...]
+    timeline: Timeline
+    events: int
+    """Virtual-time steps processed (for the benchmark)."""
+
+    def share(self, name: str) -> ShareMetrics:
+        return next(s for s in self.shares if s.share == name)
+
+
+def all_reserve(queue: JobQueueSpec) -> JobQueueSpec:
+    """The baseline: the same shares with RESERVE (no lending, no borrowing)."""
+    return JobQueueSpec(
+        shares=tuple(
+            replace(s, strategy=SharingStrategy.RESERVE, borrow_limit=None) for s in queue.shares
+        ),
+        priority=queue.priority,
+        runnable_timeout_minutes=queue.runnable_timeout_minutes,
+    )
+
+
+def check_workload(org: Organisation, jobs: Sequence[WorkloadJob]) -> None:
+    """Every job's share must be a share of ``org``; :class:`WorkloadError` names the others.
+
+    One problem per unknown share name, with its job count and first lines (or job indexes).
+    """
+    names = {s.name for s in org.queue.shares}
+    unknown: dict[str, list[str]] = {}
+    for index, job in enumerate(jobs):
+        if job.share not in names:
+            where = f"line {job.line}" if job.line is not None else f"job {index}"
+            unknown.setdefault(job.share, []).append(where)
+    problems = [
+        Problem(
+            f"{', '.join(where[:5])}{', ...' if len(where) > 5 else ''} ({len(where)} jobs).share",
+            share,
+            f"not a quota share of organisation {org.name!r} (shares: {', '.join(sorted(names))})",
+            "use one of the organisation's share names",
+        )
+        for share, where in unknown.items()
+    ]
+    if problems:
+        raise WorkloadError(problems, context=f"workload for {org.name}")
+
+
+def default_window(jobs: Iterable[WorkloadJob]) -> float:
+    """The earliest the workload could end on an empty system: max(submit + duration)."""
+    return max((j.submit_time_s + j.duration_s for j in jobs), default=0.0)
+
+
+class _Recorder:
+    """Integrates usage between scheduler steps and keeps the timeline."""
+
+    def __init__(self, sched: Scheduler, window_s: float) -> None:
+        self.sched = sched
+        self.window_s = window_s
+        self.names = [s.name for s in sched.queue.shares]
+        self.timeline = Timeline(
+            own={n: [] for n in self.names}, borrowed={n: [] for n in self.names}
+        )
+        self.totals: dict[str, list[float]] = {n: [0.0, 0.0, 0.0, 0.0] for n in self.names}
+        """Instance-seconds per share: own, borrowed, lent (whole run), own within the window."""
+        self.used_in_window = 0.0
+        self.last_time = 0.0
+        self.last: dict[str, tuple[int, int, int]] = {n: (0, 0, 0) for n in self.names}
+        self.dirty = True
+        self.steps = 0
+        sched.subscribe(self.on_event)
+
+    def on_event(self, event: SchedulerEvent) -> None:
+        self.dirty = True
+        if event.preemption is not None and event.kind is EventKind.PREEMPTION_STARTED:
+            self.timeline.preemptions.append(
+                (event.time, event.job.share_name, event.preemption.rule.value)
+            )
+
+    def record(self, now: float) -> None:
+        """Account the usage held since the last record, then sample the new usage."""
+        self.steps += 1
+        if not self.dirty:
+            return
+        span = now - self.last_time
+        in_window = max(0.0, min(now, self.window_s) - min(self.last_time, self.window_s))
+        for name, (own, borrowed, lent) in self.last.items():
+            acc = self.totals[name]
+            acc[0] += own * span
+            acc[1] += borrowed * span
+            acc[2] += lent * span
+            acc[3] += own * in_window
+            self.used_in_window += (own + borrowed) * in_window
+        self.last_time = now
+        self.dirty = False
+        ledger = self.sched.ledger()
+        tl = self.timeline
+        tl.times.append(now)
+        for name in self.names:
+            entry = ledger[name]
+            sample = (
+                sum(entry.own.values()),
+                sum(entry.borrowed.values()),
+                sum(entry.lent.values()),
+            )
+            self.last[name] = sample
+            tl.own[name].append(sample[0])
+            tl.borrowed[name].append(sample[1])
+
+
+def _request(index: int, job: WorkloadJob) -> JobRequest:
+    return JobRequest(
+        job_name=f"{job.share}-{index}",
+        share_name=job.share,
+        demand={job.instance_type: job.instance_count},
+        duration_s=job.duration_s,
+        priority=job.priority,
+        checkpoint_interval_s=job.checkpoint_interval_s,
+        job_id=f"job-{index:07d}",
+    )
+
+
+def _run(
+    queue: JobQueueSpec,
+    name: str,
+    jobs: Sequence[WorkloadJob],
+    options: SimulationOptions,
+    window_s: float,
+) -> tuple[Scheduler, _Recorder]:
+    sched = Scheduler.for_queue(
+        queue, queue_name=f"{name}-queue", options=options.scheduler_options(queue)
+    )
+    recorder = _Recorder(sched, window_s)
+    recorder.record(0.0)
+    index, count = 0, len(jobs)
+    while True:
+        next_submit = jobs[index].submit_time_s if index < count else math.inf
+        next_event = sched.next_event_time()
+        now = min(next_submit, math.inf if next_event is None else next_event)
+        if now == math.inf:
+            break
+        while index < count and jobs[index].submit_time_s <= now:
+            sched.submit(_request(index, jobs[index]), now=now)
+            index += 1
+        sched.advance(now)
+        recorder.record(now)
+    return sched, recorder
+
+
+def _percentile(values: Sequence[float], q: float) -> float:
+    if not values:
+        return 0.0
+    if len(values) == 1:
+        return values[0]
+    return statistics.quantiles(values, n=100, method="inclusive")[round(q) - 1]
+
+
+def _lost_instance_hours(job: Job) -> float:
+    interval = job.request.checkpoint_interval_s
+    lost = 0.0
+    for attempt in job.attempts:
+        if not attempt.preempted or attempt.started_at is None:
+            continue
+        ran = attempt.stopped_at - attempt.started_at
+        kept = math.floor(ran / interval) * interval if interval else 0.0
+        lost += (ran - kept) * sum(job.demand.values())
+    return lost / HOUR_S
+
+
+def _share_metrics(
+    spec: QuotaShareSpec, jobs: list[Job], totals: list[float], window_s: float
+) -> tuple[ShareMetrics, float | None, list[float]]:
+    waits, completions, stretch = [], [], []
+    preemptions = {rule.value: 0 for rule in PreemptionRule}
+    lost = 0.0
+    for job in jobs:
+        first = job.attempts[0].scheduled_at if job.attempts else job.scheduled_at
+        if first is not None:
+            waits.append(first - job.created_at)
+        if job.stopped_at is not None:
+            completion = job.stopped_at - job.created_at
+            completions.append(completion)
+            if job.request.duration_s and completion > 0:
+                stretch.append(min(1.0, job.request.duration_s / completion))
+        for record in job.preemptions:
+            preemptions[record.rule.value] += 1
+        lost += _lost_instance_hours(job)
+    waits.sort()
+    completions.sort()
+    capacity_s = sum(spec.capacity.values()) * window_s
+    metrics = ShareMetrics(
+        share=spec.name,
+        strategy=spec.strategy.value,
+        jobs=len(jobs),
+        completed=len(completions),
+        never_started=len(jobs) - len(waits),
+        wait_p50_s=_percentile(waits, 50),
+        wait_p95_s=_percentile(waits, 95),
+        wait_max_s=waits[-1] if waits else 0.0,
+        completion_mean_s=statistics.fmean(completions) if completions else 0.0,
+        completion_p95_s=_percentile(completions, 95),
+        preemptions=preemptions,
+        lost_instance_hours=lost,
+        own_use=totals[3] / capacity_s if capacity_s else 0.0,
+        borrowed_instance_hours=totals[1] / HOUR_S,
+        lent_instance_hours=totals[2] / HOUR_S,
+    )
+    return metrics, (statistics.fmean(stretch) if stretch else None), waits
+
+
+def jain(values: Sequence[float]) -> float:
+    """Jain's fairness index: 1 when all values are equal, 1/n when one share gets everything."""
+    if not values or not any(values):
+        return 1.0
+    return sum(values) ** 2 / (len(values) * sum(v * v for v in values))
+
+
+def _utilisation(queue: JobQueueSpec, used_s: float, window_s: float) -> float:
+    capacity = sum(queue.service_environment_capacity().values()) * window_s
+    return used_s / capacity if capacity else 0.0
+
+
+def simulate(
+    org: Organisation,
+    jobs: Sequence[WorkloadJob],
+    *,
+    options: SimulationOptions | None = None,
+    baseline: float | None = None,
+) -> SimulationResult:
+    """Run ``jobs`` through ``org``'s queue and its all-RESERVE baseline; measure both.
+
+    ``baseline``: a precomputed baseline utilisation (compare mode reuses it for organisations
+    with the same shares). Raises :class:`WorkloadError` when a job names an unknown share.
+    """
+    options = options or SimulationOptions()
+    check_workload(org, jobs)
+    jobs = sorted(jobs, key=lambda j: j.submit_time_s)
+    window = options.window_s or default_window(jobs)
+    sched, recorder = _run(org.queue, org.name, jobs, options, window)
+    if baseline is None:
+        baseline = baseline_utilisation(org, jobs, options=options, window_s=window)
+    by_share: dict[str, list[Job]] = {n: [] for n in recorder.names}
+    for job in sched.jobs:
+        by_share[job.share_name].append(job)
+    metrics, stretches = [], []
+    for spec in org.queue.shares:
+        m, stretch, waits = _share_metrics(
+            spec, by_share[spec.name], recorder.totals[spec.name], window
+        )
+        metrics.append(m)
+        recorder.timeline.waits[spec.name] = waits
+        if stretch is not None:
+            stretches.append(stretch)
+    return SimulationResult(
+        organisation=org.name,
+        window_s=window,
+        end_s=recorder.last_time,
+        utilisation=_utilisation(org.queue, recorder.used_in_window, window),
+        baseline_utilisation=baseline,
+        fairness=jain(stretches),
+        shares=tuple(metrics),
+        timeline=recorder.timeline,
+        events=recorder.steps,
+    )
+
+
+def baseline_utilisation(
+    org: Organisation,
+    jobs: Sequence[WorkloadJob],
+    *,
+    options: SimulationOptions | None = None,
+    window_s: float | None = None,
+) -> float:
+    """Utilisation of the all-RESERVE version of ``org`` on ``jobs`` over the same window."""
+    options = options or SimulationOptions()
+    jobs = sorted(jobs, key=lambda j: j.submit_time_s)
+    window = window_s or options.window_s or default_window(jobs)
+    queue = all_reserve(org.queue)
+    _, recorder = _run(queue, org.name, jobs, options, window)
+    return _utilisation(queue, recorder.used_in_window, window)
+
+
+def compare(
+    orgs: Sequence[Organisation],
+    jobs: Sequence[WorkloadJob],
+    *,
+    options: SimulationOptions | None = None,
+) -> list[SimulationResult]:
+    """Simulate each organisation on the same workload; equal baselines are computed once."""
+    options = options or SimulationOptions()
+    for org in orgs:
+        check_workload(org, jobs)
+    cache: list[tuple[JobQueueSpec, float]] = []
+    results = []
+    for org in orgs:
+        reserve = all_reserve(org.queue)
+        known = [value for queue, value in cache if queue == reserve]
+        if known:
+            baseline = known[0]
+        else:
+            baseline = baseline_utilisation(org, jobs, options=options)  # same default window
+            cache.append((reserve, baseline))
+        results.append(simulate(org, jobs, options=options, baseline=baseline))
+    return results
+
+
+def alternatives(org: Organisation) -> dict[str, Organisation]:
+    """What ``quota recommend --simulate`` compares a recommendation with.
+
+    ``all-RESERVE``: no sharing; ``all-LEND_AND_BORROW``: every share lends and borrows without
+    limit (in-share preemption unchanged).
+    """
+    unlimited = JobQueueSpec(
+        shares=tuple(
+            replace(s, strategy=SharingStrategy.LEND_AND_BORROW, borrow_limit=None)
+            for s in org.queue.shares
+        ),
+        priority=org.queue.priority,
+        runnable_timeout_minutes=org.queue.runnable_timeout_minutes,
+    )
+    return {
+        "recommended": org,
+        "all-RESERVE": replace(org, queue=all_reserve(org.queue)),
+        "all-LEND_AND_BORROW": replace(org, queue=unlimited),
+    }

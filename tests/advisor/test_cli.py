@@ -1,0 +1,120 @@
+"""``quota simulate`` and ``quota recommend --simulate`` end to end (typer runner)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from quota_constructs.cli import app
+from quota_constructs.config import ORGS_DIR
+from tests.advisor.conftest import ORG_FILE, TEAMS_FILE
+
+SEED = ORGS_DIR / "seed-demo.yaml"
+TRACE = (
+    "submit_time_s,share,instance_type,instance_count,duration_s,priority\n"
+    "0,QS1,ml.g5.xlarge,1,100,3\n"
+    "0,QS1,ml.g5.xlarge,1,100,2\n"
+    "10,QS2,ml.g5.xlarge,1,50,1\n"
+)
+
+
+def run(*args: str) -> tuple[int, str]:
+    result = CliRunner(env={"COLUMNS": "200"}).invoke(app, list(args))
+    return result.exit_code, result.output
+
+
+def csv_file(tmp_path: Path, text: str = TRACE) -> Path:
+    path = tmp_path / "w.csv"
+    path.write_text(text)
+    return path
+
+
+def test_simulate_csv_as_json(tmp_path: Path) -> None:
+    code, out = run("simulate", str(SEED), "--workload", str(csv_file(tmp_path)), "--json")
+    assert code == 0, out
+    data = json.loads(out)["seed-demo"]
+    qs1 = next(s for s in data["shares"] if s["share"] == "QS1")
+    assert qs1["preemptions"]["CROSS_SHARE"] == 1
+    assert data["window_s"] == 100 and "timeline" not in data
+
+
+def test_simulate_compare_and_plot(tmp_path: Path) -> None:
+    other = tmp_path / "reserve.yaml"
+    other.write_text(
+        SEED.read_text()
+        .replace("seed-demo", "seed-reserve")
+        .replace("strategy: LEND_AND_BORROW\n    borrow_limit: 200", "strategy: RESERVE")
+    )
+    plot = tmp_path / "out.png"
+    code, out = run(
+        "simulate",
+        str(SEED),
+        "--workload",
+        str(csv_file(tmp_path)),
+        "--compare",
+        str(other),
+        "--plot",
+        str(plot),
+    )
+    assert code == 0, out
+    assert "seed-demo" in out and "seed-reserve" in out and "wait p50 / p95 / max" in out
+    assert plot.read_bytes().startswith(b"\x89PNG")
+
+
+def test_simulate_generated_workload_and_save_it(tmp_path: Path) -> None:
+    saved = tmp_path / "gen.csv"
+    code, out = run(
+        "simulate",
+        str(ORG_FILE),
+        "--generate",
+        str(TEAMS_FILE),
+        "--days",
+        "1",
+        "--save-workload",
+        str(saved),
+    )
+    assert code == 0, out
+    assert "recommendation strategy" in out and "window" in out
+    assert saved.read_text().startswith("submit_time_s,share,")
+
+
+def test_rejects_bad_csv_rows_with_line_numbers(tmp_path: Path) -> None:
+    path = csv_file(tmp_path, TRACE + "5,QS1,ml.g5.xlarge,two,10,1\n")
+    code, out = run("simulate", str(SEED), "--workload", str(path))
+    assert code == 2
+    assert f"{path}: line 5.instance_count: Input should be a valid integer" in out
+    assert "Traceback" not in out
+
+
+def test_rejects_workload_shares_missing_from_the_organisation(tmp_path: Path) -> None:
+    code, out = run(
+        "simulate", str(SEED), "--workload", str(csv_file(tmp_path, TRACE.replace("QS2", "QS9")))
+    )
+    assert code == 2
+    assert "line 4 (1 jobs).share: not a quota share of organisation 'seed-demo'" in out
+
+
+def test_rejects_both_or_no_workload_source(tmp_path: Path) -> None:
+    code, out = run("simulate", str(SEED))
+    assert code == 2 and "give exactly one workload source" in out
+    code, out = run(
+        "simulate", str(SEED), "--workload", str(csv_file(tmp_path)), "--generate", str(TEAMS_FILE)
+    )
+    assert code == 2 and "give exactly one workload source" in out
+
+
+def test_rejects_invalid_organisation_file(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("organisation: x\nshares: []\n")
+    code, out = run("simulate", str(bad), "--workload", str(csv_file(tmp_path)))
+    assert code == 2 and "shares: a quota-managed job queue needs 1 to 20" in out
+
+
+def test_recommend_simulate_compares_with_the_alternatives() -> None:
+    code, out = run("recommend", str(TEAMS_FILE), "--simulate", "--days", "2")
+    assert code == 0, out
+    for label in ("recommended", "all-RESERVE", "all-LEND_AND_BORROW"):
+        assert label in out
+    assert "generated jobs over 2 days" in out
