@@ -501,7 +501,10 @@ class _Share:
         self.holding: dict[str, Job] = {}
         self.borrowers: dict[str, Job] = {}
         self.infeasible: dict[str, Job] = {}
-        self.runnable = 0
+        self.epoch = 0
+        """Bumped on every change of this share's ledger, holdings or RUNNABLE order."""
+        self.memo: tuple[object, ...] | None = None
+        """Key of the last pass that found the head blocked; unchanged key -> still blocked."""
 
     @property
     def name(self) -> str:
@@ -564,6 +567,9 @@ class Scheduler:
         self._order_cache: dict[str, list[Job]] = {}
         self._order_cache_version = -1
         self._version = 0
+        self._release_epoch = 0
+        self._preempt_epoch = 0
+        self._se_binding = False
         self._queue_spec = JobQueueSpec(shares=())
         self._se: dict[str, int] = {}
         for spec in shares:
@@ -680,11 +686,9 @@ class Scheduler:
         """Re-check every RUNNABLE job's feasibility after a share or SE change."""
         self._infeasible_cache.clear()
         self._queue_spec = self.queue
-        self._se = (
-            dict(self._explicit_se)
-            if self._explicit_se is not None
-            else self._queue_spec.service_environment_capacity()
-        )
+        shares_total = self._queue_spec.service_environment_capacity()
+        self._se = dict(self._explicit_se) if self._explicit_se is not None else shares_total
+        self._se_binding = any(self._se.get(t, 0) < n for t, n in shares_total.items())
         self._version += 1
         self._dirty = True
         for share in self._shares.values():
@@ -692,6 +696,8 @@ class Scheduler:
             waiting += list(share.infeasible.values())
             share.heap = []
             share.infeasible = {}
+            share.epoch += 1
+            share.memo = None
             for job in sorted(waiting, key=lambda j: j.seq):
                 self._enqueue(job)
 
@@ -792,6 +798,7 @@ class Scheduler:
         if job.status.is_final or job.priority == priority:
             return job
         job.priority = priority
+        self._shares[job.share_name].epoch += 1
         if job.status is JobStatus.RUNNABLE and job._infeasible_reason is None:
             self._push(job)
             job._position_since = None
@@ -980,6 +987,7 @@ class Scheduler:
 
     def _push(self, job: Job) -> None:
         share = self._shares[job.share_name]
+        share.epoch += 1
         job._heap_ver += 1
         heapq.heappush(share.heap, (-job.priority, job.seq, job._heap_ver, job))
 
@@ -1016,6 +1024,7 @@ class Scheduler:
 
     def _hold(self, job: Job, alloc: dict[str, dict[str, int]]) -> None:
         own_share = self._shares[job.share_name]
+        own_share.epoch += 1
         job.alloc = alloc
         for lender_name, amounts in alloc.items():
             _add(self._used, amounts)
@@ -1023,6 +1032,7 @@ class Scheduler:
                 _add(own_share.own, amounts)
             else:
                 lender = self._shares[lender_name]
+                lender.epoch += 1
                 _add(lender.lent, amounts)
                 _add(own_share.borrowed, amounts)
                 lender.borrowers[job.job_id] = job
@@ -1030,9 +1040,14 @@ class Scheduler:
 
     def _release(self, job: Job) -> None:
         own_share = self._shares.get(job.share_name)
+        self._release_epoch += 1
+        if own_share is not None:
+            own_share.epoch += 1
         for lender_name, amounts in job.alloc.items():
             _add(self._used, amounts, -1)
             lender = self._shares.get(lender_name)
+            if lender is not None:
+                lender.epoch += 1
             if lender_name == job.share_name:
                 if own_share is not None:
                     _add(own_share.own, amounts, -1)
@@ -1110,25 +1125,49 @@ class Scheduler:
             self._pass()
 
     def _pass(self) -> None:
-        shares = self._ordered_shares()
+        """One dispatch pass: own capacity, cross-share reclaim, borrowing FIFO, in-share.
+
+        A share whose blocked head saw no relevant change since the last pass is skipped
+        (its memo key still matches), so a pass costs O(shares) plus the work it does.
+        """
         blocked: list[tuple[_Share, Job]] = []
-        for share in shares:
-            if share.heap and self._can_dispatch(share):
-                head = self._dispatch_own(share)
-                if head is not None:
-                    blocked.append((share, head))
+        for share in self._ordered_shares():
+            if not share.heap or not self._can_dispatch(share):
+                continue
+            head = self._head(share)
+            if head is None or share.memo == self._memo_key(share, head):
+                continue
+            head = self._dispatch_own(share)
+            if head is not None:
+                blocked.append((share, head))
         if not blocked:
             return
+        keys = [self._memo_key(share, head) for share, head in blocked]
         if self._in_flight == 0:
-            reclaimed = [b for b in blocked if self._reclaim(*b)]
-            if reclaimed:
-                return  # next round: the reclaiming heads take their capacity back first
+            for share, head in blocked:
+                if self._reclaim(share, head):
+                    return  # next round: the reclaiming head takes its capacity back first
         self._borrow_fifo([b for b in blocked if b[0].spec.strategy.borrows])
         if self._in_flight == 0:
             for share, _ in blocked:
                 head = self._head(share)
                 if head is not None and share.spec.in_share_preemption:
                     self._preempt_in_share(share, head)
+        for (blocked_share, _), key in zip(blocked, keys, strict=True):
+            head = self._head(blocked_share)
+            # Remember only shares the pass evaluated fully and left untouched.
+            if head is not None and self._memo_key(blocked_share, head) == key:
+                blocked_share.memo = key
+
+    def _memo_key(self, share: _Share, head: Job) -> tuple[object, ...]:
+        depends_on_others = share.spec.strategy.borrows or self._se_binding
+        return (
+            head.job_id,
+            head._heap_ver,
+            share.epoch,
+            self._preempt_epoch,
+            self._release_epoch if depends_on_others else 0,
+        )
 
     def _dispatch_own(self, share: _Share) -> Job | None:
         """Dispatch the share's jobs that fit its idle capacity; return the blocked head."""
@@ -1240,6 +1279,7 @@ class Scheduler:
             if job._preempting is not None:
                 job._preempting = None
                 self._in_flight -= 1
+                self._preempt_epoch += 1
             self._end_attempt(job, reason, preempted=False)
         job.is_terminated = True
         job.stopped_at = self.now
@@ -1320,6 +1360,13 @@ class Scheduler:
             self._preempt(victim.job, PreemptionRule.IN_SHARE, head)
 
     def _se_ok_after(self, head: Job, victims: Sequence[VictimCandidate]) -> bool:
+        """Whether the head fits the service environment once the victims are gone.
+
+        Only matters when the SE is smaller than the shares' sum; otherwise share limits imply
+        it (and a following cross-share reclaim frees the rest).
+        """
+        if not self._se_binding:
+            return True
         freed: dict[str, int] = {}
         for victim in victims:
             for amounts in victim.job.alloc.values():
@@ -1392,6 +1439,7 @@ class Scheduler:
             attempt_started_at=job.started_at,
         )
         job._preempting = record
+        self._preempt_epoch += 1
         job.status_reason = PREEMPTION_IN_PROGRESS + reason
         job._gen += 1  # the attempt stops: cancel its completion and timeout
         if preemptor is not None:
@@ -1411,6 +1459,7 @@ class Scheduler:
             return
         if self.options.preemption_duration_s > 0:
             self._in_flight -= 1
+        self._preempt_epoch += 1
         job._preempting = None
         if job.started_at is not None and job.request.checkpoint_interval_s:
             job.progress_s += _checkpointed(
