@@ -159,10 +159,14 @@ def default_window(jobs: Iterable[WorkloadJob]) -> float:
 
 
 class _Recorder:
-    """Integrates usage between scheduler steps and keeps the timeline."""
+    """Keeps usage per share from the core's events and integrates it between steps.
+
+    A job's allocation (``Job.alloc``: lender share -> instances) is added when it starts
+    holding capacity (SCHEDULED) and removed when it stops (end or preemption), so each step
+    costs O(shares); ``Scheduler.ledger()`` gives the same numbers (a test checks it).
+    """
 
     def __init__(self, sched: Scheduler, window_s: float) -> None:
-        self.sched = sched
         self.window_s = window_s
         self.names = [s.name for s in sched.queue.shares]
         self.timeline = Timeline(
@@ -170,6 +174,9 @@ class _Recorder:
         )
         self.totals: dict[str, list[float]] = {n: [0.0, 0.0, 0.0, 0.0] for n in self.names}
         """Instance-seconds per share: own, borrowed, lent (whole run), own within the window."""
+        self.current: dict[str, list[int]] = {n: [0, 0, 0] for n in self.names}
+        """Instances per share now: own, borrowed, lent."""
+        self.held: dict[str, dict[str, int]] = {}
         self.used_in_window = 0.0
         self.last_time = 0.0
         self.last: dict[str, tuple[int, int, int]] = {n: (0, 0, 0) for n in self.names}
@@ -178,11 +185,29 @@ class _Recorder:
         sched.subscribe(self.on_event)
 
     def on_event(self, event: SchedulerEvent) -> None:
-        self.dirty = True
-        if event.preemption is not None and event.kind is EventKind.PREEMPTION_STARTED:
+        if event.kind is EventKind.PREEMPTION_STARTED and event.preemption is not None:
             self.timeline.preemptions.append(
                 (event.time, event.job.share_name, event.preemption.rule.value)
             )
+        if event.kind is not EventKind.STATE_CHANGE:
+            return
+        job = event.job
+        was = event.previous_status is not None and event.previous_status.holds_capacity
+        if event.status.holds_capacity and not was:
+            alloc = {lender: sum(n.values()) for lender, n in job.alloc.items()}
+            self.held[job.job_id] = alloc
+            self._apply(job.share_name, alloc, 1)
+        elif was and not event.status.holds_capacity:
+            self._apply(job.share_name, self.held.pop(job.job_id), -1)
+
+    def _apply(self, share: str, alloc: dict[str, int], sign: int) -> None:
+        self.dirty = True
+        for lender, count in alloc.items():
+            if lender == share:
+                self.current[share][0] += sign * count
+            else:
+                self.current[share][1] += sign * count
+                self.current[lender][2] += sign * count
 
     def record(self, now: float) -> None:
         """Account the usage held since the last record, then sample the new usage."""
@@ -200,19 +225,13 @@ class _Recorder:
             self.used_in_window += (own + borrowed) * in_window
         self.last_time = now
         self.dirty = False
-        ledger = self.sched.ledger()
         tl = self.timeline
         tl.times.append(now)
         for name in self.names:
-            entry = ledger[name]
-            sample = (
-                sum(entry.own.values()),
-                sum(entry.borrowed.values()),
-                sum(entry.lent.values()),
-            )
-            self.last[name] = sample
-            tl.own[name].append(sample[0])
-            tl.borrowed[name].append(sample[1])
+            own, borrowed, lent = self.current[name]
+            self.last[name] = (own, borrowed, lent)
+            tl.own[name].append(own)
+            tl.borrowed[name].append(borrowed)
 
 
 def _request(index: int, job: WorkloadJob) -> JobRequest:

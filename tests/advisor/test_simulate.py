@@ -152,3 +152,40 @@ def test_simulation_is_deterministic() -> None:
 
 def test_jain_index_bounds() -> None:
     assert jain([1, 1, 1]) == 1 and jain([1, 0, 0]) == pytest.approx(1 / 3)
+
+
+def test_event_based_usage_matches_the_core_ledger_at_every_step() -> None:
+    from quota_constructs.advisor.profiles import load_teams
+    from quota_constructs.advisor.simulate import _Recorder, _request
+    from quota_constructs.advisor.workload import GeneratorOptions, generate_workload
+    from quota_constructs.config import load_organisation
+    from quota_constructs.local.core import Scheduler
+    from tests.advisor.conftest import ORG_FILE, TEAMS_FILE
+
+    research = load_organisation(ORG_FILE)
+    jobs = generate_workload(
+        load_teams(TEAMS_FILE), days=7, seed=5, options=GeneratorOptions(intensity=4)
+    )
+    sched = Scheduler.for_queue(
+        research.queue,
+        queue_name="q",
+        options=SimulationOptions().scheduler_options(research.queue),
+    )
+    recorder = _Recorder(sched, 7 * 86400.0)
+
+    def check() -> None:
+        for name, entry in sched.ledger().items():
+            expected = [sum(entry.own.values()), sum(entry.borrowed.values())]
+            expected.append(sum(entry.lent.values()))
+            assert recorder.current[name] == expected, (sched.now, name)
+
+    borrowed_seen = False
+    for index, item in enumerate(jobs):
+        sched.submit(_request(index, item), now=item.submit_time_s)
+        sched.advance(item.submit_time_s)
+        check()
+        borrowed_seen |= recorder.current["generative"][1] > 0
+    while (t := sched.next_event_time()) is not None:
+        sched.advance(t)
+        check()
+    assert borrowed_seen and recorder.current["generative"] == [0, 0, 0]

@@ -1,0 +1,106 @@
+"""What-if simulator benchmark: the research teams, one generated week, 10k to 100k jobs.
+
+Run: ``.venv/bin/python benchmarks/bench_simulator.py [--seed 0]``.
+
+1. One week of the research teams (``stacks/teams/research.yaml``) at an intensity giving at
+   least 20k jobs, simulated on the recommended organisation (``stacks/orgs/research.yaml``):
+   simulated time per wall-clock second.
+2. Growth: the same week at about 10k and about 100k jobs (the generator's ``intensity`` gives
+   more, shorter jobs at the same offered load); goal: 100k costs at most 12x of 10k.
+
+Workloads are deterministic (seeded); only wall times vary between runs. One simulation = one
+scheduler run (the all-RESERVE baseline, a second run, is timed separately).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from quota_constructs.advisor.profiles import load_teams
+from quota_constructs.advisor.simulate import SimulationOptions, baseline_utilisation, simulate
+from quota_constructs.advisor.workload import DAY_S, GeneratorOptions, generate_workload
+from quota_constructs.config import load_organisation
+
+ROOT = Path(__file__).resolve().parent.parent
+TEAMS = ROOT / "stacks" / "teams" / "research.yaml"
+ORG = ROOT / "stacks" / "orgs" / "research.yaml"
+WEEK_INTENSITY = 80.0  # ~21k jobs
+GROWTH_INTENSITIES = (40.0, 400.0)  # ~10k and ~100k jobs
+
+
+@dataclass(frozen=True)
+class Run:
+    label: str
+    jobs: int
+    generate_s: float
+    simulate_s: float
+    baseline_s: float
+    simulated_s: float
+    events: int
+
+    @property
+    def speed(self) -> float:
+        """Simulated seconds per wall-clock second (one simulation)."""
+        return self.simulated_s / self.simulate_s
+
+
+def measure(label: str, intensity: float, seed: int) -> Run:
+    teams, org = load_teams(TEAMS), load_organisation(ORG)
+    start = time.perf_counter()
+    jobs = generate_workload(teams, days=7, seed=seed, options=GeneratorOptions(intensity))
+    generated = time.perf_counter()
+    options = SimulationOptions(window_s=7 * DAY_S)
+    baseline = baseline_utilisation(org, jobs, options=options)
+    based = time.perf_counter()
+    result = simulate(org, jobs, options=options, baseline=baseline)
+    done = time.perf_counter()
+    return Run(
+        label,
+        len(jobs),
+        generated - start,
+        done - based,
+        based - generated,
+        result.end_s,
+        result.events,
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    runs = [measure("research week", WEEK_INTENSITY, args.seed)]
+    runs += [measure(f"growth x{i:g}", i, args.seed) for i in GROWTH_INTENSITIES]
+    table = Table(title="What-if simulator (research teams, 7 simulated days)")
+    columns = ("run", "jobs", "steps", "generate s", "simulate s", "baseline s", "sim-s/wall-s")
+    for column in columns:
+        table.add_column(column, justify="right")
+    for run in runs:
+        table.add_row(
+            run.label,
+            f"{run.jobs:,}",
+            f"{run.events:,}",
+            f"{run.generate_s:.2f}",
+            f"{run.simulate_s:.2f}",
+            f"{run.baseline_s:.2f}",
+            f"{run.speed:,.0f}",
+        )
+    console = Console()
+    console.print(table)
+    small, large = runs[1], runs[2]
+    growth = large.simulate_s / small.simulate_s
+    verdict = "meets" if growth <= 12 else "MISSES"
+    console.print(
+        f"growth {small.jobs:,} -> {large.jobs:,} jobs ({large.jobs / small.jobs:.1f}x): "
+        f"{growth:.1f}x wall time ({verdict} the <= 12x goal)"
+    )
+
+
+if __name__ == "__main__":
+    main()
