@@ -17,6 +17,7 @@ from quota_constructs.advisor.simulate import (
     alternatives,
     compare,
 )
+from quota_constructs.advisor.verify import verify
 from quota_constructs.advisor.workload import (
     DAY_S,
     GeneratorOptions,
@@ -102,6 +103,10 @@ def recommend_command(
     ),
     days: int = typer.Option(7, "--days", help="With --simulate: days of generated workload."),
     seed: int = typer.Option(0, "--seed", help="With --simulate: generator seed."),
+    startup_s: float = typer.Option(0.0, "--startup-s", help="Dispatch-to-running delay (s)."),
+    preemption_s: float = typer.Option(
+        20.0, "--preemption-s", help="Preemption started-to-completed time (s)."
+    ),
 ) -> None:
     """Recommend each team's strategy, in-share preemption and borrow limit, with reasons."""
     console = Console(highlight=False, soft_wrap=True)
@@ -118,13 +123,18 @@ def recommend_command(
     if simulate:
         try:
             jobs = generate_workload(teams, days=days, seed=seed)
-            options = SimulationOptions(window_s=days * DAY_S)
+            options = SimulationOptions(
+                startup_s=startup_s, preemption_s=preemption_s, window_s=days * DAY_S
+            )
             configs = alternatives(advice.organisation)
             results = compare(list(configs.values()), jobs, options=options)
         except QuotaConfigError as exc:
             raise _fail(exc) from None
         console.print(f"\n{len(jobs)} generated jobs over {days} days (seed {seed})")
         console.print(results_table(results, list(configs)))
+        marks = {True: "[green]ok[/]", False: "[red]FAILED[/]", None: "[blue]info[/]"}
+        for finding in verify(advice, dict(zip(configs, results, strict=True))):
+            console.print(f"  {marks[finding.ok]} {finding.text}")
 
 
 def _workload(
@@ -178,6 +188,9 @@ def simulate_command(
         None, "--save-workload", help="Write the workload used as CSV."
     ),
     startup_s: float = typer.Option(0.0, "--startup-s", help="Dispatch-to-running delay (s)."),
+    preemption_s: float = typer.Option(
+        20.0, "--preemption-s", help="Preemption started-to-completed time (s)."
+    ),
 ) -> None:
     """Run a workload through the emulator's scheduler in virtual time; measure each share."""
     console = Console(highlight=False, soft_wrap=True)
@@ -185,7 +198,7 @@ def simulate_command(
     try:
         orgs = [load_organisation(p) for p in paths]
         jobs, window = _workload(workload, generate, days, seed, intensity)
-        options = SimulationOptions(startup_s=startup_s, window_s=window)
+        options = SimulationOptions(startup_s=startup_s, preemption_s=preemption_s, window_s=window)
         results: list[SimulationResult] = compare(orgs, jobs, options=options)
     except QuotaConfigError as exc:
         raise _fail(exc) from None

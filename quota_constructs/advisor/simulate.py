@@ -46,11 +46,16 @@ HOUR_S = 3600.0
 
 @dataclass(frozen=True)
 class SimulationOptions:
-    """Timing of the simulated service (seconds). Defaults: jobs start the instant they fit."""
+    """Timing of the simulated service (seconds).
+
+    Defaults: a job runs the instant it is dispatched; a preemption takes 20 s from 'started'
+    to 'completed' (AWS's EventBridge example: 19:57:27 to 19:57:47), during which the victim
+    still holds the capacity and the beneficiary waits.
+    """
 
     startup_s: float = 0.0
     """From dispatch (SCHEDULED) to RUNNING: instance provisioning and image download."""
-    preemption_s: float = 0.0
+    preemption_s: float = 20.0
     """From 'preemption started' to the capacity being free."""
     window_s: float | None = None
     """End of the measurement window; ``None``: the latest submit + duration of the workload."""

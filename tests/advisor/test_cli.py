@@ -118,3 +118,12 @@ def test_recommend_simulate_compares_with_the_alternatives() -> None:
     for label in ("recommended", "all-RESERVE", "all-LEND_AND_BORROW"):
         assert label in out
     assert "generated jobs over 2 days" in out
+
+
+def test_recommend_simulate_checks_each_teams_expectation() -> None:
+    code, out = run("recommend", str(TEAMS_FILE), "--simulate", "--days", "7")
+    assert code == 0, out
+    assert "ok recommendation: 0 preemptions" in out
+    assert "ok generative: borrowed" in out
+    assert "ok data-analysis: 0 preemptions" in out
+    assert "FAILED" not in out

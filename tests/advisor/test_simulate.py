@@ -33,6 +33,9 @@ def job(
     return WorkloadJob(t, name, GPU, count, duration, priority, **kw)  # type: ignore[arg-type]
 
 
+INSTANT = SimulationOptions(preemption_s=0)
+"""Hand-computed traces: preemptions free capacity at once (the default takes 20 s)."""
+
 TUTORIAL = org(
     share("A", SharingStrategy.LEND_AND_BORROW, borrow_limit=200, in_share_preemption=True),
     share("B", SharingStrategy.LEND),
@@ -44,7 +47,7 @@ RECLAIM = [job(0, "A", 100, 3), job(0, "A", 100, 2), job(10, "B", 50)]
 
 
 def test_cross_share_reclaim_trace() -> None:
-    result = simulate(TUTORIAL, RECLAIM)
+    result = simulate(TUTORIAL, RECLAIM, options=INSTANT)
     a, b, c = result.shares
     assert (a.wait_p50_s, a.wait_max_s, b.wait_max_s) == (0, 0, 0)
     assert a.completion_mean_s == pytest.approx((100 + 160) / 2)  # restarted job: 60 + 100
@@ -59,7 +62,7 @@ def test_cross_share_reclaim_trace() -> None:
 
 
 def test_cross_share_trace_window_utilisation_and_baseline() -> None:
-    result = simulate(TUTORIAL, RECLAIM)
+    result = simulate(TUTORIAL, RECLAIM, options=INSTANT)
     # window = max(submit + duration) = 100. In it: A own 100, A borrowed 0-10 + 60-100 = 50,
     # B own 10-60 = 50 -> 200 of 3 x 100 instance-seconds.
     assert result.window_s == 100
@@ -72,9 +75,21 @@ def test_cross_share_trace_window_utilisation_and_baseline() -> None:
     assert result.fairness == pytest.approx(jain([0.8125, 1.0]))
 
 
+def test_reclaim_with_the_default_20_s_preemption() -> None:
+    result = simulate(TUTORIAL, RECLAIM)
+    a, b = result.share("A"), result.share("B")
+    # preemption 10-30: the victim holds the unit (and keeps running) until 30, B waits 20 s
+    # and runs 30-80; A's job restarts at 80 and ends at 180.
+    assert b.wait_max_s == pytest.approx(20) and b.completion_mean_s == pytest.approx(70)
+    assert a.lost_instance_hours == pytest.approx(30 / H)
+    assert a.completion_mean_s == pytest.approx((100 + 180) / 2)
+    assert a.borrowed_instance_hours == pytest.approx(130 / H)
+    assert [(t, s, r) for t, s, r in result.timeline.preemptions] == [(10, "A", "CROSS_SHARE")]
+
+
 def test_checkpoint_keeps_work_across_a_reclaim() -> None:
     jobs = [job(0, "A", 100, 3), job(0, "A", 100, 2, checkpoint_interval_s=4.0), job(10, "B", 50)]
-    a = simulate(TUTORIAL, jobs).share("A")
+    a = simulate(TUTORIAL, jobs, options=INSTANT).share("A")
     # 10 s run, checkpoint at 8 -> 2 s lost; the remaining 92 s run 60-152.
     assert a.lost_instance_hours == pytest.approx(2 / H)
     assert a.completion_mean_s == pytest.approx((100 + 152) / 2)
@@ -82,7 +97,7 @@ def test_checkpoint_keeps_work_across_a_reclaim() -> None:
 
 def test_in_share_preemption_trace() -> None:
     solo = org(share("X", SharingStrategy.RESERVE, in_share_preemption=True))
-    result = simulate(solo, [job(0, "X", 100, 1, count=1), job(30, "X", 20, 5)])
+    result = simulate(solo, [job(0, "X", 100, 1, count=1), job(30, "X", 20, 5)], options=INSTANT)
     x = result.share("X")
     assert x.preemptions["IN_SHARE"] == 1 and x.wait_max_s == 0
     assert x.lost_instance_hours == pytest.approx(30 / H)
@@ -115,7 +130,7 @@ def test_jobs_that_can_never_fit_are_reported_not_dropped() -> None:
 
 
 def test_timeline_is_piecewise_usage() -> None:
-    result = simulate(TUTORIAL, RECLAIM)
+    result = simulate(TUTORIAL, RECLAIM, options=INSTANT)
     tl = result.timeline
     at = {t: (tl.own["A"][i], tl.borrowed["A"][i], tl.own["B"][i]) for i, t in enumerate(tl.times)}
     assert at[0] == (1, 1, 0) and at[10] == (1, 0, 1) and at[60] == (1, 1, 0)
