@@ -86,11 +86,12 @@ class OrganisationStack(cdk.Stack):
     def _parameter_and_output(
         scope: Construct, construct_id: str, parameter_name: str, value: str, what: str
     ) -> None:
-        ssm.StringParameter(
+        ssm.CfnParameter(  # the L1: the L2 StringParameter adds nothing here but synth time
             scope,
             f"{construct_id}Parameter",
-            parameter_name=parameter_name,
-            string_value=value,
+            type="String",
+            name=parameter_name,
+            value=value,
             description=f"{what} (written by the quota-constructs organisation stack)",
         )
         cdk.CfnOutput(scope, construct_id, value=value, description=what)

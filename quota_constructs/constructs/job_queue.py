@@ -138,6 +138,7 @@ class QuotaManagedJobQueue(_JobQueueBase):
             problems += check_name(job_queue_name, "job_queue_name", what="job queue name")
         raise_problems(self, problems)
         self.priority = priority
+        self._name = job_queue_name
         self.runnable_timeout = runnable_timeout
         self._shares: list[QuotaShare] = []
         self.resource = batch.CfnJobQueue(
@@ -158,6 +159,7 @@ class QuotaManagedJobQueue(_JobQueueBase):
             ],
             job_state_time_limit_actions=self._time_limit_actions(runnable_timeout),
         )
+        self._arn = self.resource.attr_job_queue_arn  # read once: each read is a jsii call
         self.node.add_validation(_HasShares(self))
 
     @staticmethod
@@ -179,13 +181,13 @@ class QuotaManagedJobQueue(_JobQueueBase):
     @property
     def job_queue_arn(self) -> str:
         """ARN of the queue (``Fn::GetAtt JobQueueArn``)."""
-        return self.resource.attr_job_queue_arn
+        return self._arn
 
     @property
     def job_queue_name(self) -> str:
         """Name of the queue (the given name, or the last part of the generated ARN)."""
-        if self.resource.job_queue_name is not None:
-            return self.resource.job_queue_name
+        if self._name is not None:
+            return self._name
         name = cdk.Arn.split(self.job_queue_arn, cdk.ArnFormat.SLASH_RESOURCE_NAME).resource_name
         assert name is not None  # a SLASH_RESOURCE_NAME split always has a resource name
         return name

@@ -206,6 +206,7 @@ class QuotaShare(_QuotaShareBase):
             ),
             state=self.spec.state.value,
         )
+        self._arn = self.resource.attr_quota_share_arn
 
     @classmethod
     def from_spec(
@@ -227,7 +228,7 @@ class QuotaShare(_QuotaShareBase):
     @property
     def quota_share_arn(self) -> str:
         """ARN of the share (``Fn::GetAtt QuotaShareArn``)."""
-        return self.resource.attr_quota_share_arn
+        return self._arn
 
     @property
     def quota_share_name(self) -> str:

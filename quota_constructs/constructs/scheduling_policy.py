@@ -85,11 +85,12 @@ class QuotaShareSchedulingPolicy(_SchedulingPolicyBase):
             ),
         )
         self.idle_resource_assignment_strategy = strategy
+        self._arn = self.resource.attr_arn
 
     @property
     def scheduling_policy_arn(self) -> str:
         """ARN of the policy (``Fn::GetAtt Arn``)."""
-        return self.resource.attr_arn
+        return self._arn
 
     @staticmethod
     def from_scheduling_policy_arn(

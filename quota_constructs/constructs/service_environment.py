@@ -115,11 +115,12 @@ class SageMakerTrainingServiceEnvironment(_ServiceEnvironmentBase):
                 for itype, count in self.capacity_limits.items()
             ],
         )
+        self._arn = self.resource.attr_service_environment_arn
 
     @property
     def service_environment_arn(self) -> str:
         """ARN of the environment (``Fn::GetAtt ServiceEnvironmentArn``)."""
-        return self.resource.attr_service_environment_arn
+        return self._arn
 
     @staticmethod
     def from_service_environment_arn(

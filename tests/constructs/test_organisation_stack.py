@@ -88,11 +88,11 @@ def test_stack_name_and_description_are_pinned(seed_stack: OrganisationStack) ->
 def test_logical_ids_of_the_seed_demo_stack_are_pinned(seed_stack: OrganisationStack) -> None:
     template = Template.from_stack(seed_stack).to_json()
     assert sorted(template["Resources"]) == [
-        "JobQueueArnParameterD78002AF",
-        "JobQueueNameParameter7DDABBB6",
-        "QuotaShareArnsQS1ParameterE12B7E11",
-        "QuotaShareArnsQS2ParameterC55633F3",
-        "QuotaShareArnsQS3Parameter6CEFA958",
+        "JobQueueArnParameter",
+        "JobQueueNameParameter",
+        "QuotaShareArnsQS1Parameter2D9FC643",
+        "QuotaShareArnsQS2Parameter5A3B9CDA",
+        "QuotaShareArnsQS3Parameter8816BFDE",
         "TrainingQueueJobQueueBC771182",
         "TrainingQueueJobQueueQS13E8B82B6",
         "TrainingQueueJobQueueQS2869F6F65",

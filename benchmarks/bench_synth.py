@@ -1,0 +1,233 @@
+"""Synth benchmark: organisation stacks built with the constructs vs the same resources as raw L1s.
+
+Cases (all in one run): one organisation of 1, 5 and 20 shares; 1, 5 and 20 organisations of
+5 shares each. For each case both variants are built and synthesized in-process (the CDK app's
+``synth()``, CloudFormation validation off unless ``--validation``), interleaved, ``--repeat``
+times after a warm-up; the median is reported with the construct/L1 ratio (goal <= 1.2) and the
+growth per share / per organisation.
+
+    .venv/bin/python benchmarks/bench_synth.py [--repeat 5] [--validation] [--json out.json]
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import aws_cdk as cdk
+import typer
+from aws_cdk import aws_batch as batch
+from aws_cdk import aws_ssm as ssm
+from rich.console import Console
+from rich.table import Table
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from quota_constructs.model import (  # noqa: E402
+    MISCONFIGURATION_REASONS,
+    JobQueueSpec,
+    Organisation,
+    QuotaShareSpec,
+    SharingStrategy,
+)
+from stacks.organisation_stack import OrganisationStack, stack_name_for  # noqa: E402
+
+STRATEGIES = (SharingStrategy.LEND, SharingStrategy.LEND_AND_BORROW, SharingStrategy.RESERVE)
+
+
+def organisation(name: str, shares: int) -> Organisation:
+    """A valid organisation with ``shares`` shares cycling strategies and instance types."""
+    specs = tuple(
+        QuotaShareSpec(
+            name=f"team-{i:02d}",
+            capacity={"ml.g5.xlarge": 1 + i % 4, "ml.p4d.24xlarge": 1},
+            strategy=STRATEGIES[i % len(STRATEGIES)],
+            borrow_limit=100 if STRATEGIES[i % len(STRATEGIES)].borrows else None,
+            in_share_preemption=i % 2 == 0,
+        )
+        for i in range(shares)
+    )
+    queue = JobQueueSpec(shares=specs, runnable_timeout_minutes=60)
+    return Organisation(name=name, queue=queue, tags={"cost-center": "bench"}).validate()
+
+
+def context() -> dict[str, object]:
+    return dict(json.loads((ROOT / "cdk.json").read_text())["context"])
+
+
+def l1_stack(app: cdk.App, org: Organisation) -> cdk.Stack:
+    """The resources ``OrganisationStack`` creates, hand-written as L1s (no validation)."""
+    stack = cdk.Stack(app, stack_name_for(org))
+    policy = batch.CfnSchedulingPolicy(
+        stack, "Policy", quota_share_policy={"idleResourceAssignmentStrategy": "FIFO"}
+    )
+    env = batch.CfnServiceEnvironment(
+        stack,
+        "Env",
+        service_environment_type="SAGEMAKER_TRAINING",
+        capacity_limits=[
+            {"capacityUnit": t, "maxCapacity": n}
+            for t, n in org.queue.service_environment_capacity().items()
+        ],
+    )
+    timeout = org.queue.runnable_timeout_minutes
+    queue = batch.CfnJobQueue(
+        stack,
+        "Queue",
+        priority=org.queue.priority,
+        job_queue_type="SAGEMAKER_TRAINING",
+        scheduling_policy_arn=policy.attr_arn,
+        service_environment_order=[
+            {"order": 1, "serviceEnvironment": env.attr_service_environment_arn}
+        ],
+        job_state_time_limit_actions=[
+            {
+                "action": "TERMINATE",
+                "maxTimeSeconds": timeout * 60,
+                "reason": r,
+                "state": "RUNNABLE",
+            }
+            for r in MISCONFIGURATION_REASONS
+        ]
+        if timeout
+        else None,
+    )
+    prefix = f"/quota/{org.name}"
+    queue_name = cdk.Fn.select(1, cdk.Fn.split("/", queue.attr_job_queue_arn))
+    values = {"JobQueueName": queue_name, "JobQueueArn": queue.attr_job_queue_arn}
+    paths = {"JobQueueName": "job-queue/name", "JobQueueArn": "job-queue/arn"}
+    for spec in org.queue.shares:
+        share = batch.CfnQuotaShare(
+            stack,
+            f"Share{spec.name}",
+            quota_share_name=spec.name,
+            job_queue=queue.attr_job_queue_arn,
+            capacity_limits=[
+                {"capacityUnit": t, "maxCapacity": n} for t, n in spec.capacity.items()
+            ],
+            resource_sharing_configuration={
+                "strategy": spec.strategy.value,
+                "borrowLimit": spec.effective_borrow_limit,
+            },
+            preemption_configuration={
+                "inSharePreemption": "ENABLED" if spec.in_share_preemption else "DISABLED"
+            },
+            state=spec.state.value,
+        )
+        values[f"Arn{spec.name}"] = share.attr_quota_share_arn
+        paths[f"Arn{spec.name}"] = f"quota-shares/{spec.name}/arn"
+    for key, value in values.items():
+        ssm.CfnParameter(
+            stack, f"{key}Param", type="String", name=f"{prefix}/{paths[key]}", value=value
+        )
+        cdk.CfnOutput(stack, key, value=value)
+    for key, tag in org.tags.items():
+        cdk.Tags.of(stack).add(key, tag)
+    return stack
+
+
+def construct_stack(app: cdk.App, org: Organisation) -> cdk.Stack:
+    return OrganisationStack(app, stack_name_for(org), organisation=org)
+
+
+Builder = Callable[[cdk.App, Organisation], cdk.Stack]
+
+
+def synth_seconds(build: Builder, orgs: list[Organisation], validation: bool) -> tuple[float, int]:
+    """Seconds to build and synthesize one app; also the number of resources synthesized."""
+    with tempfile.TemporaryDirectory() as outdir:
+        start = time.perf_counter()
+        app = cdk.App(
+            context=context(), outdir=outdir, builtin_cloud_formation_validation=validation
+        )
+        for org in orgs:
+            build(app, org)
+        assembly = app.synth()
+        elapsed = time.perf_counter() - start
+        resources = sum(len(s.template.get("Resources", {})) for s in assembly.stacks)
+    return elapsed, resources
+
+
+@dataclass
+class Result:
+    case: str
+    organisations: int
+    shares_per_org: int
+    resources: int
+    construct_s: float
+    l1_s: float
+
+    @property
+    def ratio(self) -> float:
+        return self.construct_s / self.l1_s
+
+
+def run_case(case: str, orgs: int, shares: int, repeat: int, validation: bool) -> Result:
+    organisations = [organisation(f"org-{i:02d}", shares) for i in range(orgs)]
+    construct_times, l1_times = [], []
+    counts: set[tuple[int, int]] = set()
+    for _ in range(repeat):  # interleaved so machine noise hits both variants alike
+        c_time, c_count = synth_seconds(construct_stack, organisations, validation)
+        l_time, l_count = synth_seconds(l1_stack, organisations, validation)
+        construct_times.append(c_time)
+        l1_times.append(l_time)
+        counts.add((c_count, l_count))
+    [(c_count, l_count)] = counts
+    if c_count != l_count:
+        raise SystemExit(f"{case}: constructs made {c_count} resources, L1s {l_count}")
+    return Result(
+        case,
+        orgs,
+        shares,
+        c_count,
+        statistics.median(construct_times),
+        statistics.median(l1_times),
+    )
+
+
+def growth(results: list[Result], key: str) -> str:
+    """Seconds added per unit (share or organisation), from the first to the last case."""
+    first, last = results[0], results[-1]
+    units = getattr(last, key) - getattr(first, key)
+    per_c = (last.construct_s - first.construct_s) / units * 1000
+    per_l = (last.l1_s - first.l1_s) / units * 1000
+    return f"constructs +{per_c:.1f} ms, L1 +{per_l:.1f} ms"
+
+
+def main(
+    repeat: int = typer.Option(5, min=1, help="Timed runs per case (median reported)."),
+    validation: bool = typer.Option(False, help="Built-in CloudFormation validation on."),
+    json_out: Path | None = typer.Option(None, "--json", help="Also write results as JSON."),
+) -> None:
+    """Time construct vs raw-L1 synthesis for 1/5/20 shares and 1/5/20 organisations."""
+    console = Console()
+    synth_seconds(construct_stack, [organisation("warm-up", 3)], validation)  # first synth cost
+    synth_seconds(l1_stack, [organisation("warm-up", 3)], validation)
+    by_shares = [run_case(f"1 org x {n} shares", 1, n, repeat, validation) for n in (1, 5, 20)]
+    by_orgs = [run_case(f"{n} orgs x 5 shares", n, 5, repeat, validation) for n in (1, 5, 20)]
+    table = Table(title=f"cdk synth in-process, median of {repeat} (validation={validation})")
+    for column in ("case", "resources", "constructs (s)", "raw L1 (s)", "ratio"):
+        table.add_column(column, justify="left" if column == "case" else "right")
+    for r in (*by_shares, *by_orgs):
+        table.add_row(
+            r.case, str(r.resources), f"{r.construct_s:.3f}", f"{r.l1_s:.3f}", f"{r.ratio:.2f}"
+        )
+    console.print(table)
+    console.print(f"per extra share (1 -> 20): {growth(by_shares, 'shares_per_org')}")
+    console.print(f"per extra organisation (1 -> 20): {growth(by_orgs, 'organisations')}")
+    worst = max(r.ratio for r in (*by_shares, *by_orgs))
+    console.print(f"worst construct/L1 ratio: {worst:.2f} (goal <= 1.2)")
+    if json_out:
+        rows = [asdict(r) | {"ratio": r.ratio} for r in (*by_shares, *by_orgs)]
+        json_out.write_text(json.dumps(rows, indent=2))
+
+
+if __name__ == "__main__":
+    typer.run(main)
