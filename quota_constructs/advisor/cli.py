@@ -220,8 +220,8 @@ def simulate_command(
 def _print_stuck(results: list[SimulationResult], console: Console) -> None:
     for result in results:
         for share in result.shares:
-            if share.never_started:
+            for reason, count in share.not_started_reasons.items():
                 console.print(
-                    f"[yellow]warning[/] {result.organisation}: {share.never_started} job(s) of "
-                    f"{share.share} never started (they need more than the share can ever use)"
+                    f"[yellow]warning[/] {result.organisation}: {count} job(s) of {share.share} "
+                    f"never started: {reason}"
                 )

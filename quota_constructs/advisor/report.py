@@ -33,7 +33,10 @@ def _preemptions(m: ShareMetrics) -> str:
 
 _SHARE_ROWS: list[tuple[str, Callable[[ShareMetrics], str]]] = [
     ("strategy", lambda m: m.strategy),
-    ("jobs (completed / never started)", lambda m: f"{m.jobs} ({m.completed} / {m.never_started})"),
+    (
+        "jobs (succeeded / failed / never started)",
+        lambda m: f"{m.jobs} ({m.completed} / {m.failed} / {m.never_started})",
+    ),
     (
         "wait p50 / p95 / max",
         lambda m: " / ".join(duration_text(v) for v in (m.wait_p50_s, m.wait_p95_s, m.wait_max_s)),

@@ -28,6 +28,7 @@ from quota_constructs.local.core import (
     EventKind,
     Job,
     JobRequest,
+    JobStatus,
     PreemptionRule,
     Scheduler,
     SchedulerEvent,
@@ -77,7 +78,12 @@ class ShareMetrics:
     strategy: str
     jobs: int
     completed: int
+    """Jobs that SUCCEEDED (completion times are theirs)."""
+    failed: int
+    """Jobs that ended FAILED (e.g. terminated by the queue's RUNNABLE time limit)."""
     never_started: int
+    not_started_reasons: Mapping[str, int]
+    """Why jobs never started: their status reason (or pending reason) -> count."""
     wait_p50_s: float
     wait_p95_s: float
     wait_max_s: float
@@ -187,6 +193,7 @@ class _Recorder:
         self.last: dict[str, tuple[int, int, int]] = {n: (0, 0, 0) for n in self.names}
         self.dirty = True
         self.steps = 0
+        self.end_time = 0.0
         sched.subscribe(self.on_event)
 
     def on_event(self, event: SchedulerEvent) -> None:
@@ -275,6 +282,7 @@ def _run(
             index += 1
         sched.advance(now)
         recorder.record(now)
+    recorder.end_time = sched.now
     return sched, recorder
 
 
@@ -303,16 +311,22 @@ def _share_metrics(
 ) -> tuple[ShareMetrics, float | None, list[float]]:
     waits, completions, stretch = [], [], []
     preemptions = {rule.value: 0 for rule in PreemptionRule}
-    lost = 0.0
+    not_started: dict[str, int] = {}
+    lost, failed = 0.0, 0
     for job in jobs:
         first = job.attempts[0].scheduled_at if job.attempts else job.scheduled_at
         if first is not None:
             waits.append(first - job.created_at)
-        if job.stopped_at is not None:
+        else:
+            reason = job.status_reason or (job.pending.message if job.pending else "unknown")
+            not_started[reason] = not_started.get(reason, 0) + 1
+        if job.status is JobStatus.SUCCEEDED and job.stopped_at is not None:
             completion = job.stopped_at - job.created_at
             completions.append(completion)
             if job.request.duration_s and completion > 0:
                 stretch.append(min(1.0, job.request.duration_s / completion))
+        elif job.status is JobStatus.FAILED:
+            failed += 1
         for record in job.preemptions:
             preemptions[record.rule.value] += 1
         lost += _lost_instance_hours(job)
@@ -324,7 +338,9 @@ def _share_metrics(
         strategy=spec.strategy.value,
         jobs=len(jobs),
         completed=len(completions),
+        failed=failed,
         never_started=len(jobs) - len(waits),
+        not_started_reasons=not_started,
         wait_p50_s=_percentile(waits, 50),
         wait_p95_s=_percentile(waits, 95),
         wait_max_s=waits[-1] if waits else 0.0,
@@ -385,7 +401,7 @@ def simulate(
     return SimulationResult(
         organisation=org.name,
         window_s=window,
-        end_s=recorder.last_time,
+        end_s=recorder.end_time,
         utilisation=_utilisation(org.queue, recorder.used_in_window, window),
         baseline_utilisation=baseline,
         fairness=jain(stretches),

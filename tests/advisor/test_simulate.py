@@ -126,7 +126,21 @@ def test_startup_delay_holds_capacity_before_running() -> None:
 def test_jobs_that_can_never_fit_are_reported_not_dropped() -> None:
     solo = org(share("X", SharingStrategy.RESERVE))
     x = simulate(solo, [job(0, "X", 10, count=2), job(0, "X", 10)]).share("X")
-    assert (x.jobs, x.completed, x.never_started) == (2, 1, 1)
+    assert (x.jobs, x.completed, x.failed, x.never_started) == (2, 1, 0, 1)
+    [reason] = x.not_started_reasons
+    assert reason.startswith("MISCONFIGURATION:SERVICE_ENVIRONMENT_MAX_RESOURCE")
+
+
+def test_queue_time_limit_terminates_jobs_that_can_never_fit() -> None:
+    queue = JobQueueSpec(shares=(share("X", SharingStrategy.RESERVE),), runnable_timeout_minutes=10)
+    limited = Organisation(name="lab", queue=queue)
+    result = simulate(limited, [job(0, "X", 10, count=2), job(0, "X", 10)])
+    x = result.share("X")
+    assert (x.completed, x.failed, x.never_started) == (1, 1, 1)
+    assert x.completion_mean_s == pytest.approx(10)  # only the job that succeeded
+    [reason] = x.not_started_reasons
+    assert reason.startswith("Terminated by JobStateTimeLimit action due to reason: ")
+    assert result.end_s == pytest.approx(600)
 
 
 def test_timeline_is_piecewise_usage() -> None:
