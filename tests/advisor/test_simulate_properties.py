@@ -1,0 +1,72 @@
+"""Invariants of simulation results over random small organisations and workloads."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from quota_constructs.advisor.simulate import SimulationOptions, simulate
+from quota_constructs.advisor.workload import WorkloadJob
+from quota_constructs.model import JobQueueSpec, Organisation, QuotaShareSpec, SharingStrategy
+
+GPU = "ml.g5.xlarge"
+NAMES = ("a", "b", "c")
+
+
+@st.composite
+def organisations(draw: st.DrawFn) -> Organisation:
+    count = draw(st.integers(2, 3))
+    shares = []
+    for name in NAMES[:count]:
+        strategy = draw(st.sampled_from(list(SharingStrategy)))
+        limit = draw(st.sampled_from([None, 0, 50, 100, 300])) if strategy.borrows else None
+        shares.append(
+            QuotaShareSpec(
+                name=name,
+                capacity={GPU: draw(st.integers(1, 3))},
+                strategy=strategy,
+                borrow_limit=limit,
+                in_share_preemption=draw(st.booleans()),
+            )
+        )
+    return Organisation(name="lab", queue=JobQueueSpec(shares=tuple(shares)))
+
+
+def workloads(names: tuple[str, ...]) -> st.SearchStrategy[list[WorkloadJob]]:
+    job = st.builds(
+        WorkloadJob,
+        submit_time_s=st.integers(0, 400).map(float),
+        share=st.sampled_from(names),
+        instance_type=st.just(GPU),
+        instance_count=st.integers(1, 3),
+        duration_s=st.integers(1, 200).map(float),
+        priority=st.integers(0, 5),
+        checkpoint_interval_s=st.one_of(st.none(), st.just(30.0)),
+    )
+    return st.lists(job, min_size=1, max_size=12)
+
+
+@given(data=st.data())
+def test_simulation_invariants(data: st.DataObject) -> None:
+    org = data.draw(organisations())
+    jobs = data.draw(workloads(tuple(s.name for s in org.queue.shares)))
+    preemption_s = data.draw(st.sampled_from([0.0, 20.0]))
+    result = simulate(org, jobs, options=SimulationOptions(preemption_s=preemption_s))
+    borrowed = sum(m.borrowed_instance_hours for m in result.shares)
+    lent = sum(m.lent_instance_hours for m in result.shares)
+    assert borrowed == pytest.approx(lent, abs=1e-9)
+    assert 0 <= result.utilisation <= 1 + 1e-9
+    assert 0 < result.fairness <= 1 + 1e-9
+    for spec, m in zip(org.queue.shares, result.shares, strict=True):
+        assert m.own_use <= 1 + 1e-9
+        if not spec.strategy.lends:
+            assert m.lent_instance_hours == 0
+        if not spec.strategy.borrows:
+            # a share that never borrows is never a cross-share victim
+            assert m.borrowed_instance_hours == 0 and m.preemptions["CROSS_SHARE"] == 0
+        if not spec.in_share_preemption:
+            assert m.preemptions["IN_SHARE"] == 0
+        # nothing fails here: every job either succeeds or never fits
+        assert m.completed + m.never_started == m.jobs and m.failed == 0
+        assert m.wait_p50_s <= m.wait_p95_s <= m.wait_max_s
