@@ -107,6 +107,7 @@ def recommend_command(
     preemption_s: float = typer.Option(
         20.0, "--preemption-s", help="Preemption started-to-completed time (s)."
     ),
+    plot: Path | None = typer.Option(None, "--plot", help="With --simulate: write a PNG plot."),
 ) -> None:
     """Recommend each team's strategy, in-share preemption and borrow limit, with reasons."""
     console = Console(highlight=False, soft_wrap=True)
@@ -135,6 +136,9 @@ def recommend_command(
         marks = {True: "[green]ok[/]", False: "[red]FAILED[/]", None: "[blue]info[/]"}
         for finding in verify(advice, dict(zip(configs, results, strict=True))):
             console.print(f"  {marks[finding.ok]} {finding.text}")
+        if plot is not None:
+            plot_results(results, list(configs), plot)
+            console.print(f"wrote {plot}")
 
 
 def _workload(

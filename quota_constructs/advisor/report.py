@@ -110,11 +110,19 @@ def _usage_axes(ax: Any, result: SimulationResult, label: str) -> None:
     tl = result.timeline
     hours = [t / HOUR_S for t in tl.times]
     base = [0.0] * len(hours)
-    colours = {}
+    colours = _colours(list(tl.own))
     for share in tl.own:
         own = [b + v for b, v in zip(base, tl.own[share], strict=True)]
-        fill = ax.fill_between(hours, base, own, step="post", alpha=0.8, label=f"{share} own")
-        colours[share] = fill.get_facecolor()[0]
+        ax.fill_between(
+            hours,
+            base,
+            own,
+            step="post",
+            alpha=0.8,
+            facecolor=colours[share],
+            linewidth=0,
+            label=f"{share} own",
+        )
         top = [b + v for b, v in zip(own, tl.borrowed[share], strict=True)]
         if any(tl.borrowed[share]):
             ax.fill_between(
@@ -148,15 +156,31 @@ def _usage_axes(ax: Any, result: SimulationResult, label: str) -> None:
     ax.legend(loc="upper left", fontsize="x-small", ncol=3)
 
 
+def _colours(shares: list[str]) -> dict[str, Any]:
+    """The same colour for a share in every panel (matplotlib's default cycle, by position)."""
+    import matplotlib.pyplot as plt
+
+    cycle = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    return {share: cycle[i % len(cycle)] for i, share in enumerate(shares)}
+
+
 def _wait_axes(ax: Any, results: Sequence[SimulationResult], labels: Sequence[str]) -> None:
     styles = ["-", "--", ":", "-."]
     for index, (result, label) in enumerate(zip(results, labels, strict=True)):
+        colours = _colours(list(result.timeline.waits))
         for share, waits in result.timeline.waits.items():
             if not waits:
                 continue
             xs = [max(w / 60, 0.01) for w in waits]
             ys = [(i + 1) / len(xs) for i in range(len(xs))]
-            ax.step(xs, ys, where="post", linestyle=styles[index % 4], label=f"{label}: {share}")
+            ax.step(
+                xs,
+                ys,
+                where="post",
+                color=colours[share],
+                linestyle=styles[index % 4],
+                label=f"{label}: {share}",
+            )
     ax.set_xscale("log")
     ax.set_xlabel("wait before first start (minutes, log)")
     ax.set_ylabel("share of jobs")
