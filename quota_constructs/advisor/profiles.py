@@ -27,8 +27,6 @@ from quota_constructs.model import (
     SharingStrategy,
 )
 
-WEEK_S = 7 * 86400.0
-
 
 class TeamsFileError(QuotaConfigError):
     """A team-profile file cannot be read or breaks rules; the message names the file."""
@@ -55,10 +53,6 @@ class Day(StrEnum):
     FRI = "fri"
     SAT = "sat"
     SUN = "sun"
-
-    @property
-    def weekday(self) -> int:
-        return list(Day).index(self)
 
 
 ALL_DAYS = tuple(Day)

@@ -12,7 +12,7 @@ import io
 import math
 import random
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -112,10 +112,21 @@ def parse_workload_csv(text: str, *, source: str = "<csv>") -> list[WorkloadJob]
             continue
         if all(v in ("", None) for v in row.values()):
             continue  # blank line
+        if any(row.get(c) is None for c in REQUIRED_COLUMNS):
+            values = [v for v in row.values() if v is not None]
+            problems.append(
+                Problem(
+                    f"line {line}",
+                    ",".join(values),
+                    f"{len(values)} values for the {len(header)} columns of the header",
+                    "give every required column a value",
+                )
+            )
+            continue
         job, row_problems = _row_problems(dict(row), f"line {line}")
         problems += row_problems
         if job is not None:
-            jobs.append(WorkloadJob(**{**job.__dict__, "line": line}))
+            jobs.append(replace(job, line=line))
     if not jobs and not problems:
         problems.append(Problem("<file>", source, "the workload has no jobs", "add rows"))
     if problems:

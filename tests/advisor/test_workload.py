@@ -71,6 +71,11 @@ def test_rejects_rows_with_extra_values() -> None:
     assert found.startswith("line 2: more values than the 6 columns of the header")
 
 
+def test_rejects_rows_with_missing_values() -> None:
+    [found] = problems(HEADER + "\n0,a,ml.g5.xlarge\n")
+    assert found.startswith("line 2: 3 values for the 6 columns of the header")
+
+
 def test_rejects_missing_and_unknown_columns() -> None:
     found = problems("submit_time_s,share,instance_type,instance_count,duration,priority\n")
     assert "line 1: missing column 'duration_s' (got 'duration_s')" in found[0]
