@@ -33,6 +33,7 @@ from quota_constructs.local.core import (
     Scheduler,
     SchedulerEvent,
     SchedulerOptions,
+    SubmitRejected,
 )
 from quota_constructs.model import (
     JobQueueSpec,
@@ -278,12 +279,22 @@ def _run(
         if now == math.inf:
             break
         while index < count and jobs[index].submit_time_s <= now:
-            sched.submit(_request(index, jobs[index]), now=now)
+            _submit(sched, index, jobs[index], now, name)
             index += 1
         sched.advance(now)
         recorder.record(now)
     recorder.end_time = sched.now
     return sched, recorder
+
+
+def _submit(sched: Scheduler, index: int, job: WorkloadJob, now: float, org: str) -> None:
+    """Submit one job; a refusal names the CSV line (or job index) and the core's reason."""
+    try:
+        sched.submit(_request(index, job), now=now)
+    except SubmitRejected as exc:
+        where = f"line {job.line}" if job.line is not None else f"job {index}"
+        problems = [Problem(f"{where}: {p.path}", p.value, p.message, p.fix) for p in exc.problems]
+        raise WorkloadError(problems, context=f"workload for {org}") from None
 
 
 def _percentile(values: Sequence[float], q: float) -> float:

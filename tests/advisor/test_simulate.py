@@ -218,3 +218,11 @@ def test_event_based_usage_matches_the_core_ledger_at_every_step() -> None:
         sched.advance(t)
         check()
     assert borrowed_seen and recorder.current["generative"] == [0, 0, 0]
+
+
+def test_rejects_jobs_the_core_refuses_naming_the_line() -> None:
+    disabled = org(share("X", SharingStrategy.RESERVE, state="DISABLED"))
+    with pytest.raises(WorkloadError) as info:
+        simulate(disabled, [WorkloadJob(0, "X", GPU, 1, 10, 1, line=4)])
+    [problem] = info.value.problems
+    assert str(problem).startswith("line 4: quotaShareName: the quota share is DISABLED")
