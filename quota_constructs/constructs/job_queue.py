@@ -91,10 +91,9 @@ class _ImportedJobQueue(_JobQueueBase):
         return self._arn
 
 
-def runnable_timeout_problems(timeout: cdk.Duration, path: str) -> list[Problem]:
+def runnable_timeout_problems(seconds: float, path: str) -> list[Problem]:
     """The model's RUNNABLE time limit range (10..1440 minutes), checked in whole seconds."""
     low, high = RUNNABLE_TIMEOUT_MINUTES_RANGE
-    seconds = timeout.to_seconds()
     value: object = int(seconds) if float(seconds).is_integer() else seconds
     return check_int_range(value, path, low * 60, high * 60, what="runnable timeout (seconds)")
 
@@ -132,8 +131,9 @@ class QuotaManagedJobQueue(_JobQueueBase):
         super().__init__(scope, construct_id, physical_name=job_queue_name)
         low, high = QUEUE_PRIORITY_RANGE
         problems = check_int_range(priority, "priority", low, high, what="job queue priority")
-        if runnable_timeout is not None:
-            problems += runnable_timeout_problems(runnable_timeout, "runnable_timeout")
+        timeout_s = None if runnable_timeout is None else runnable_timeout.to_seconds()
+        if timeout_s is not None:
+            problems += runnable_timeout_problems(timeout_s, "runnable_timeout")
         if job_queue_name is not None:
             problems += check_name(job_queue_name, "job_queue_name", what="job queue name")
         raise_problems(self, problems)
@@ -157,21 +157,21 @@ class QuotaManagedJobQueue(_JobQueueBase):
                     ),
                 )
             ],
-            job_state_time_limit_actions=self._time_limit_actions(runnable_timeout),
+            job_state_time_limit_actions=self._time_limit_actions(timeout_s),
         )
         self._arn = self.resource.attr_job_queue_arn  # read once: each read is a jsii call
         self.node.add_validation(_HasShares(self))
 
     @staticmethod
     def _time_limit_actions(
-        timeout: cdk.Duration | None,
+        timeout_s: float | None,
     ) -> list[batch.CfnJobQueue.JobStateTimeLimitActionProperty] | None:
-        if timeout is None:
+        if timeout_s is None:
             return None
         return [
             batch.CfnJobQueue.JobStateTimeLimitActionProperty(
                 action="TERMINATE",
-                max_time_seconds=int(timeout.to_seconds()),
+                max_time_seconds=int(timeout_s),
                 reason=reason,
                 state="RUNNABLE",
             )
@@ -188,9 +188,8 @@ class QuotaManagedJobQueue(_JobQueueBase):
         """Name of the queue (the given name, or the last part of the generated ARN)."""
         if self._name is not None:
             return self._name
-        name = cdk.Arn.split(self.job_queue_arn, cdk.ArnFormat.SLASH_RESOURCE_NAME).resource_name
-        assert name is not None  # a SLASH_RESOURCE_NAME split always has a resource name
-        return name
+        # arn:<partition>:batch:<region>:<account>:job-queue/<name>; names cannot contain '/'
+        return cdk.Fn.select(1, cdk.Fn.split("/", self.job_queue_arn))
 
     @property
     def quota_shares(self) -> tuple[QuotaShare, ...]:

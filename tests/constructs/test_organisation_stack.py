@@ -45,7 +45,7 @@ def test_ssm_parameters_follow_the_runtime_contract(seed_stack: OrganisationStac
     assert params["/quota/seed-demo/job-queue/name"] == {
         "Fn::Select": [
             1,
-            {"Fn::Split": ["/", {"Fn::Select": [5, {"Fn::Split": [":", queue_arn]}]}]},
+            {"Fn::Split": ["/", queue_arn]},
         ]
     }
 
