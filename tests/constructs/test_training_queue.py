@@ -189,3 +189,10 @@ def test_rejects_an_unknown_share_name_listing_the_known_ones(stack: cdk.Stack) 
 def test_is_a_job_queue_reference(stack: cdk.Stack) -> None:
     queue = QuotaManagedTrainingQueue(stack, "Q", spec=SEED.queue)
     assert queue.job_queue_ref.job_queue_arn == queue.job_queue.job_queue_arn
+
+
+def test_package_re_exports_the_constructs_lazily() -> None:
+    import quota_constructs
+
+    assert quota_constructs.QuotaManagedTrainingQueue is QuotaManagedTrainingQueue
+    assert "QuotaShare" in quota_constructs.__all__

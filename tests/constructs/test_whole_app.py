@@ -5,13 +5,17 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import aws_cdk as cdk
 import pytest
+from aws_cdk import aws_iam as iam
 from cfnlint.api import lint
 
-from quota_constructs.config import discover_org_files, load_organisation
-from stacks.organisation_app import build_app
-from stacks.organisation_stack import stack_name_for
+from quota_constructs.config import ORGS_DIR, discover_org_files, load_organisation
+from stacks.organisation_app import add_checks, build_app
+from stacks.organisation_stack import OrganisationStack, stack_name_for
 from tests.constructs.helpers import make_app
+
+SEED = load_organisation(ORGS_DIR / "seed-demo.yaml")
 
 
 @pytest.mark.slow
@@ -40,3 +44,33 @@ def test_every_organisation_synthesizes_clean_with_validation_nag_and_cfn_lint(
     for stack in assembly.stacks:
         matches = lint(json.dumps(stack.template), regions=["us-east-1", "eu-west-1"])
         assert [f"{m.rule.id} {m.message} ({m.path})" for m in matches] == [], stack.stack_name
+
+
+@pytest.mark.slow
+def test_grants_pass_cdk_nag_with_two_specific_acknowledgments(tmp_path: Path) -> None:
+    app = make_app(outdir=str(tmp_path))
+    stack = OrganisationStack(app, "Quota-seed-demo", organisation=SEED)
+    add_checks(app)
+    role = iam.Role(stack, "Submitter", assumed_by=iam.AccountRootPrincipal())
+    stack.queue.share("QS1").grant_submit(role)
+    stack.queue.share("QS1").grant_read(role)
+    policy = role.node.find_child("DefaultPolicy")
+    cdk.Validations.of(policy).acknowledge(
+        cdk.Acknowledgment(
+            id="AwsSolutions::AwsSolutions-IAM5[Resource::*]",
+            reason="DescribeServiceJob and ListServiceJobs support no resource type",
+        ),
+        cdk.Acknowledgment(
+            id="AwsSolutions::AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:batch:"
+            "<AWS::Region>:<AWS::AccountId>:service-job/*]",
+            reason="service-job ids do not exist before SubmitServiceJob creates them",
+        ),
+    )
+    app.synth()  # an unacknowledged finding (e.g. job-queue/*) would raise here
+    report = json.loads((tmp_path / "validation-report.json").read_text())
+    assert [
+        p["conclusion"] for p in report["pluginReports"] if p["pluginName"] == "AwsSolutions"
+    ] in (
+        [],
+        ["success"],
+    )
