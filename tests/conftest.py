@@ -6,6 +6,8 @@ import os
 
 from hypothesis import HealthCheck, settings
 
+pytest_plugins = ["quota_constructs.local.pytest_plugin"]
+
 # Nothing in the suite may reach AWS: dummy credentials and a region for every boto3 client.
 os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")
 os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")

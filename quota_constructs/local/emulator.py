@@ -1,0 +1,124 @@
+"""The emulator's state: registry, jobs, SSM parameters, clock, faults and request counts.
+
+:class:`Emulator` is transport-free: :mod:`.server` turns HTTP requests into
+:meth:`Emulator.call` and answers with its results or :class:`~.protocol.ApiError`. One lock
+serialises every call (the scheduler core is single-threaded); before each Batch call the
+scheduler of every queue is advanced to the clock's now.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from quota_constructs.config import load_organisation
+from quota_constructs.local.arns import Account
+from quota_constructs.local.backend import Registry
+from quota_constructs.local.clock import Clock, VirtualClock
+from quota_constructs.local.core import SchedulerOptions
+from quota_constructs.local.faults import FaultInjector, FaultPlan
+from quota_constructs.local.jobs import JobService
+from quota_constructs.local.protocol import ApiError, client_error
+from quota_constructs.local.provision import ProvisionedOrganisation, provision
+from quota_constructs.local.ssm import ParameterStore
+from quota_constructs.model import Organisation, Problem, QuotaConfigError
+
+Handler = Callable[[Mapping[str, Any]], dict[str, Any]]
+
+
+class Emulator:
+    """An emulated account: Batch quota management plus the SSM parameters of organisations.
+
+    ``clock`` defaults to a :class:`VirtualClock`; ``faults`` injects throttling / 5xx answers;
+    ``options`` are the scheduler core's timings and UNCONFIRMED choices (one scheduler per
+    queue; RUNNABLE time limits come from each queue's ``jobStateTimeLimitActions``). ``seed``
+    determines the job ids (same seed and requests, same ids).
+    """
+
+    def __init__(
+        self,
+        *,
+        clock: Clock | None = None,
+        faults: FaultPlan | None = None,
+        account: Account | None = None,
+        options: SchedulerOptions | None = None,
+        seed: int = 0,
+    ) -> None:
+        self.clock: Clock = clock or VirtualClock()
+        self.account = account or Account()
+        self.lock = threading.RLock()
+        self.jobs = JobService(self.account, self.clock, options=options, seed=seed)
+        self.registry = Registry(self.account, listener=self.jobs)
+        self.jobs.registry = self.registry
+        self.parameters = ParameterStore(self.account)
+        self.faults = FaultInjector(faults) if faults else None
+        self.organisations: dict[str, ProvisionedOrganisation] = {}
+        self._counts: Counter[str] = Counter()
+        self._batch: dict[str, Handler] = {**self.registry.operations(), **self.jobs.operations()}
+        self._ssm: dict[str, Handler] = self.parameters.operations()
+
+    @property
+    def request_counts(self) -> dict[str, int]:
+        """Requests received per operation name (faulted ones included)."""
+        with self.lock:
+            return dict(self._counts)
+
+    def supports(self, service: str, operation: str) -> bool:
+        table = self._batch if service == "batch" else self._ssm
+        return operation in table
+
+    def call(self, service: str, operation: str, params: Mapping[str, Any]) -> dict[str, Any]:
+        """Run one validated request; raises :class:`ApiError` for the client to see."""
+        table = self._batch if service == "batch" else self._ssm
+        handler = table.get(operation)
+        with self.lock:
+            self._counts[operation] += 1
+        if self.faults is not None:
+            fault = self.faults.draw(operation)
+            if fault is not None:
+                raise fault
+        if handler is None:
+            raise client_error(
+                f"{operation} is not served by the quota emulator (it serves quota shares, "
+                "service environments, job queues, scheduling policies and service jobs)"
+            )
+        with self.lock:
+            self.jobs.advance(self.clock.now())
+            try:
+                return handler(params)
+            except QuotaConfigError as exc:
+                raise client_error(str(exc)) from exc
+
+    def advance_to_now(self) -> None:
+        """Process everything due up to the clock's now (completions, dispatch, preemption)."""
+        with self.lock:
+            self.jobs.advance(self.clock.now())
+
+    def provision(self, org: Organisation) -> ProvisionedOrganisation:
+        """Create ``org``'s resources and SSM parameters as its stack would (contract 1)."""
+        org.validate(context=f"organisation {org.name!r}")
+        with self.lock:
+            if org.name in self.organisations:
+                raise client_error(f"organisation {org.name!r} is already provisioned")
+            try:
+                done = provision(org, self._call_unfaulted)
+            except ApiError as exc:
+                problem = Problem(
+                    "organisation", org.name, exc.message, "fix the organisation file"
+                )
+                raise QuotaConfigError([problem]) from exc
+            epoch = self.clock.epoch(self.clock.now())
+            for name, value in done.parameters().items():
+                self.parameters.put(name, value, epoch=epoch)
+            self.organisations[org.name] = done
+            return done
+
+    def provision_file(self, path: str | Path) -> ProvisionedOrganisation:
+        """Load and provision an organisation file; ``OrgFileError`` names file, field, fix."""
+        return self.provision(load_organisation(path))
+
+    def _call_unfaulted(self, operation: str, params: Mapping[str, Any]) -> dict[str, Any]:
+        return self._batch[operation](params)

@@ -1,0 +1,149 @@
+"""WSGI front of the emulator: Batch REST-JSON and SSM JSON 1.1 on one endpoint.
+
+Requests carrying ``X-Amz-Target: AmazonSSM.<Operation>`` are SSM; everything else is routed
+by method and path with botocore's Batch model. Every request is validated against the
+operation's input shape, answered with its output shape, and errors use the AWS JSON error
+format (``x-amzn-ErrorType`` header and ``__type`` / ``message`` body) that botocore parses into
+``ClientError`` with the right code. Authentication is not checked (any dummy credentials).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from waitress.server import create_server
+from werkzeug.wrappers import Request, Response
+
+from quota_constructs.local.protocol import (
+    ApiError,
+    error_body,
+    json_body,
+    match_route,
+    rest_params,
+    serialize,
+    server_error,
+    service_model,
+    validate,
+)
+
+if TYPE_CHECKING:
+    from _typeshed.wsgi import StartResponse, WSGIEnvironment
+
+    from quota_constructs.local.emulator import Emulator
+
+HEALTH_PATH = "/_quota/health"
+SSM_PREFIX = "AmazonSSM."
+
+
+class EmulatorApp:
+    """The WSGI application answering for an :class:`~.emulator.Emulator`."""
+
+    def __init__(self, emulator: Emulator) -> None:
+        self.emulator = emulator
+
+    def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
+        request = Request(environ)
+        response = self.respond(request)
+        return response(environ, start_response)
+
+    def respond(self, request: Request) -> Response:
+        target = request.headers.get("X-Amz-Target", "")
+        try:
+            if target.startswith(SSM_PREFIX):
+                return self._ssm(request, target[len(SSM_PREFIX) :])
+            if request.path == HEALTH_PATH:
+                return self._health()
+            return self._batch(request)
+        except ApiError as error:
+            return _error(error, "application/json")
+        except Exception as exc:  # an emulator bug must reach the client, not kill the thread
+            return _error(server_error(f"emulator error: {type(exc).__name__}: {exc}"), "")
+
+    def _batch(self, request: Request) -> Response:
+        raw = request.environ.get("RAW_URI") or request.environ.get("REQUEST_URI") or request.path
+        op, uri_params = match_route(request.method, raw.split("?", 1)[0])
+        params = rest_params(
+            op,
+            uri_params,
+            request.args.to_dict(flat=False),
+            dict(request.headers),
+            request.get_data(),
+        )
+        validate(op, params)
+        result = self.emulator.call("batch", op.name, params)
+        body = serialize(op.output_shape, result) or {}
+        return Response(json.dumps(body), status=200, content_type="application/json")
+
+    def _ssm(self, request: Request, operation: str) -> Response:
+        model = service_model("ssm")
+        if operation not in model.operation_names:
+            raise ApiError("UnknownOperationException", f"unknown SSM operation {operation}", 400)
+        op = model.operation_model(operation)
+        params = json_body(request.get_data())
+        validate(op, params)
+        result = self.emulator.call("ssm", operation, params)
+        body = serialize(op.output_shape, result) or {}
+        return Response(json.dumps(body), status=200, content_type="application/x-amz-json-1.1")
+
+    def _health(self) -> Response:
+        body = {"status": "ok", "organisations": sorted(self.emulator.organisations)}
+        return Response(json.dumps(body), status=200, content_type="application/json")
+
+
+def _error(error: ApiError, content_type: str) -> Response:
+    response = Response(
+        error_body(error), status=error.status, content_type=content_type or "application/json"
+    )
+    response.headers["x-amzn-ErrorType"] = error.code
+    return response
+
+
+class RunningServer:
+    """A waitress server answering for an emulator from a daemon thread."""
+
+    def __init__(self, app: EmulatorApp, *, host: str, port: int, threads: int) -> None:
+        self._server: Any = create_server(
+            app, host=host, port=port, threads=threads, ident="quota-emulator"
+        )
+        # Bursts above ``threads`` queue up; waitress warns about that on every request, which
+        # is noise for an emulator. A private, disabled logger keeps library code silent.
+        quiet = logging.Logger("quota-emulator-queue")
+        quiet.disabled = True
+        self._server.task_dispatcher.queue_logger = quiet
+        self.host = host
+        self.port: int = self._server.effective_port
+        self._thread = threading.Thread(target=self._server.run, name="quota-emulator", daemon=True)
+        self._thread.start()
+
+    def shutdown(self) -> None:
+        """Close every connection and the listening socket; stop the worker threads.
+
+        The sockets are closed by the server's own loop thread (through waitress's trigger), so
+        its ``select`` never sees a descriptor closed under it.
+        """
+        server = self._server
+
+        def close_all() -> None:
+            for channel in list(server._map.values()):
+                if channel is not server and channel is not server.trigger:
+                    channel.handle_close()
+            server.close()
+
+        server.trigger.pull_trigger(close_all)
+        self._thread.join(timeout=5)
+        server.task_dispatcher.shutdown(timeout=5)
+
+
+def start_server(
+    emulator: Emulator, *, host: str = "127.0.0.1", port: int = 0, threads: int = 8
+) -> RunningServer:
+    """Serve ``emulator`` on ``host:port`` (0 = a free port) from a daemon thread.
+
+    waitress: HTTP/1.1 keep-alive and a pool of ``threads`` workers (werkzeug's development
+    server closes every connection, which costs a third of the throughput on loopback).
+    """
+    return RunningServer(EmulatorApp(emulator), host=host, port=port, threads=threads)
