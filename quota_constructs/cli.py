@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from quota_constructs.advisor.cli import advisor_app
+from quota_constructs.local.cli import local_app
 from quota_constructs.org_cli import org_app
 
 app = typer.Typer(
@@ -15,6 +16,7 @@ app = typer.Typer(
 )
 app.add_typer(org_app, name="org")
 app.add_typer(advisor_app)  # quota recommend, quota simulate
+app.add_typer(local_app, name="local")
 
 
 def main() -> None:  # pragma: no cover - console entry point

@@ -1,0 +1,81 @@
+"""``quota local``: run the emulator of AWS Batch quota management on this machine."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from quota_constructs.local.clock import WallClock
+from quota_constructs.local.emulator import Emulator
+from quota_constructs.local.faults import FaultPlan
+from quota_constructs.local.server import start_server
+from quota_constructs.local.testing import DUMMY_CREDENTIALS, SEED_DEMO
+from quota_constructs.model import QuotaConfigError
+
+local_app = typer.Typer(
+    help="Local emulator of AWS Batch quota management (offline, no AWS account).",
+    no_args_is_help=True,
+)
+
+
+@local_app.command()
+def serve(
+    host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="TCP port (0: any free port).")] = 8771,
+    org: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--org",
+            help="Organisation file to provision (repeatable); default stacks/orgs/seed-demo.yaml.",
+        ),
+    ] = None,
+    speed: Annotated[
+        float, typer.Option(help="Emulated seconds per real second (60: an hour a minute).")
+    ] = 1.0,
+    fault_rate: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--fault-rate",
+            help="Inject faults: [OPERATION:]KIND=RATE, KIND throttle or 5xx (repeatable), "
+            "e.g. throttle=0.1 or SubmitServiceJob:5xx=0.05.",
+        ),
+    ] = None,
+    fault_seed: Annotated[int, typer.Option(help="Seed of the injected faults.")] = 0,
+    threads: Annotated[int, typer.Option(help="Worker threads of the HTTP server.")] = 8,
+) -> None:
+    """Provision organisation files and serve the Batch and SSM APIs until Ctrl-C."""
+    console = Console()
+    err = Console(stderr=True)
+    try:
+        faults = FaultPlan.parse(fault_rate or [], seed=fault_seed) if fault_rate else None
+        emulator = Emulator(clock=WallClock(speed=speed), faults=faults)
+        provisioned = [emulator.provision_file(path) for path in org or [SEED_DEMO]]
+        server = start_server(emulator, host=host, port=port, threads=threads)
+    except (QuotaConfigError, ValueError, OSError) as error:
+        err.print(f"[bold red]error:[/] {error}", highlight=False)
+        raise typer.Exit(1) from None
+    endpoint = f"http://{host}:{server.port}"
+    console.print(f"[bold]quota emulator[/] listening on [cyan]{endpoint}[/] (speed x{speed:g})")
+    for done in provisioned:
+        shares = ", ".join(done.quota_share_arns)
+        console.print(f"  organisation [bold]{done.name}[/]: {done.job_queue_name} ({shares})")
+    console.print("Point AWS clients at it:")
+    for line in (
+        f"export AWS_ENDPOINT_URL_BATCH={endpoint}",
+        f"export AWS_ENDPOINT_URL_SSM={endpoint}",
+        f"export AWS_ACCESS_KEY_ID={DUMMY_CREDENTIALS['aws_access_key_id']}",
+        f"export AWS_SECRET_ACCESS_KEY={DUMMY_CREDENTIALS['aws_secret_access_key']}",
+        f"export AWS_DEFAULT_REGION={emulator.account.region}",
+    ):
+        console.print(f"  {line}", highlight=False, soft_wrap=True)
+    console.print("Ctrl-C stops it.")
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        console.print("stopping")
+    finally:
+        server.shutdown()
