@@ -144,8 +144,8 @@ class _ImportedQuotaShare(_QuotaShareBase):
 class QuotaShare(_QuotaShareBase):
     """A quota share: a virtual queue inside a quota-managed job queue.
 
-    :param job_queue: the quota-managed queue (a ``QuotaManagedJobQueue`` also checks the queue
-        rules: at most 20 shares, unique names).
+    :param job_queue: the quota-managed queue (a ``QuotaManagedJobQueue`` or the composite's
+        queue also checks the queue rules: at most 20 shares, unique names).
     :param quota_share_name: required, ``[A-Za-z0-9_-]{1,128}``, unique in the queue. It is
         part of the share's ARN and replacement-only: renaming re-creates the share.
     :param capacity_limits: 1 to 5 SageMaker training instance types -> max instances (>= 1).
@@ -181,8 +181,9 @@ class QuotaShare(_QuotaShareBase):
             state=state,
         )
         raise_problems(self, self.spec.problems(), renames=_RENAMES)
-        if isinstance(job_queue, QuotaManagedJobQueue):
-            job_queue._register(self)
+        queue = getattr(job_queue, "job_queue", job_queue)  # the composite's inner queue
+        if isinstance(queue, QuotaManagedJobQueue):
+            queue._register(self)
         self._job_queue_arn = job_queue.job_queue_ref.job_queue_arn
         self.resource = batch.CfnQuotaShare(
             self,

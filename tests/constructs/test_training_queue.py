@@ -8,7 +8,7 @@ from aws_cdk import aws_iam as iam
 from aws_cdk.assertions import Annotations, Match, Template
 
 from quota_constructs.config import ORGS_DIR, load_organisation
-from quota_constructs.constructs import QuotaManagedTrainingQueue
+from quota_constructs.constructs import QuotaManagedTrainingQueue, QuotaShare
 from quota_constructs.model import JobQueueSpec, QuotaConfigError, QuotaShareSpec, SharingStrategy
 from tests.constructs.helpers import resources, share
 
@@ -196,3 +196,16 @@ def test_package_re_exports_the_constructs_lazily() -> None:
 
     assert quota_constructs.QuotaManagedTrainingQueue is QuotaManagedTrainingQueue
     assert "QuotaShare" in quota_constructs.__all__
+
+
+def test_rejects_an_extra_share_whose_name_is_taken_in_the_composite(stack: cdk.Stack) -> None:
+    queue = QuotaManagedTrainingQueue(stack, "Q", spec=SEED.queue)
+    with pytest.raises(QuotaConfigError, match=r"Test/Extra: shares\[3\]\.name: quota share names"):
+        QuotaShare(
+            stack,
+            "Extra",
+            job_queue=queue,
+            quota_share_name="QS2",
+            capacity_limits={"ml.g5.xlarge": 1},
+            strategy=SharingStrategy.LEND,
+        )
