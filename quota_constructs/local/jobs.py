@@ -240,7 +240,7 @@ class JobService(QueueListener):
             for job in self.schedulers[queue.name].jobs
             if keep(job)
         ]
-        jobs.sort(key=lambda j: j.created_at, reverse=True)
+        jobs.sort(key=lambda j: (j.created_at, j.seq), reverse=True)
         page, token = paginate(jobs, params.get("maxResults"), params.get("nextToken"))
         return {"jobSummaryList": [self._summary(j) for j in page], "nextToken": token}
 

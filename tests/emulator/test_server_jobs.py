@@ -1,0 +1,243 @@
+"""Service jobs over HTTP: submit errors, idempotency, listing, termination and the documented
+misconfiguration statusReason strings (reference 2.6)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from botocore.exceptions import ClientError
+
+from quota_constructs.local.testing import EmulatorServer
+from quota_constructs.model import (
+    REASON_BORROWABLE,
+    REASON_SE_MAX,
+    REASON_SHARE_AND_BORROW_LIMIT,
+    REASON_SHARE_LIMIT,
+)
+from tests.emulator.helpers import payload, status, submit
+
+
+@pytest.fixture
+def batch(emulator: EmulatorServer) -> Any:
+    return emulator.client("batch")
+
+
+@pytest.fixture
+def queue(emulator: EmulatorServer) -> str:
+    return emulator.queue_arn("seed-demo")
+
+
+def submit_error(batch: Any, queue: str, share: str | None, **extra: Any) -> str:
+    with pytest.raises(ClientError) as caught:
+        submit(batch, queue, share, "bad-job", **extra)
+    assert caught.value.response["Error"]["Code"] == "ClientException"
+    return str(caught.value.response["Error"]["Message"])
+
+
+# --- submit errors ----------------------------------------------------------------------------
+
+
+def test_rejects_submit_without_quota_share_name(batch: Any, queue: str) -> None:
+    message = submit_error(batch, queue, None)
+
+    assert "quotaShareName is required" in message and "QS1, QS2, QS3" in message
+
+
+def test_rejects_submit_to_unknown_share(batch: Any, queue: str) -> None:
+    message = submit_error(batch, queue, "QS9")
+
+    assert "'QS9'" in message and "QS1, QS2, QS3" in message
+
+
+def test_rejects_submit_to_disabled_share(batch: Any, queue: str) -> None:
+    batch.update_quota_share(quotaShareArn=f"{queue}/quota-share/QS2", state="DISABLED")
+
+    message = submit_error(batch, queue, "QS2")
+
+    assert "DISABLED" in message and "accepts no new jobs" in message
+
+
+def test_rejects_priority_out_of_range(batch: Any, queue: str) -> None:
+    message = submit_error(batch, queue, "QS1", schedulingPriority=10000)
+
+    assert "between 0 and 9999" in message and "10000" in message
+
+
+def test_rejects_submit_to_unknown_queue(batch: Any) -> None:
+    message = submit_error(batch, "nowhere", "QS1")
+
+    assert "no job queue 'nowhere'" in message
+
+
+def test_rejects_share_identifier_on_a_quota_managed_queue(batch: Any, queue: str) -> None:
+    message = submit_error(batch, queue, "QS1", shareIdentifier="teamA")
+
+    assert "pass quotaShareName instead of shareIdentifier" in message
+
+
+def test_rejects_payload_without_resource_config(batch: Any, queue: str) -> None:
+    message = submit_error(batch, queue, "QS1", serviceRequestPayload='{"RoleArn": "r"}')
+
+    assert "ResourceConfig" in message
+
+
+def test_rejects_submit_to_disabled_queue(batch: Any, queue: str) -> None:
+    batch.update_job_queue(jobQueue=queue, state="DISABLED")
+
+    assert "DISABLED and accepts no new jobs" in submit_error(batch, queue, "QS1")
+
+
+def test_rejects_update_of_unknown_job(batch: Any) -> None:
+    with pytest.raises(ClientError) as caught:
+        batch.update_service_job(jobId="no-such-job", schedulingPriority=1)
+
+    assert "no service job 'no-such-job'" in caught.value.response["Error"]["Message"]
+
+
+# --- idempotency, listing, termination --------------------------------------------------------
+
+
+def test_client_token_returns_the_first_job_for_a_retried_submit(batch: Any, queue: str) -> None:
+    first = submit(batch, queue, "QS1", "once", clientToken="token-1")
+    again = submit(batch, queue, "QS1", "once", clientToken="token-1")
+
+    assert again == first
+    listed = batch.list_service_jobs(
+        jobQueue=queue, filters=[{"name": "JOB_NAME", "values": ["once"]}]
+    )
+    assert len(listed["jobSummaryList"]) == 1
+
+
+def test_rejects_client_token_reused_for_another_request(batch: Any, queue: str) -> None:
+    submit(batch, queue, "QS1", "once", clientToken="token-1")
+
+    message = submit_error(batch, queue, "QS2", clientToken="token-1")
+
+    assert "clientToken 'token-1' was already used" in message
+
+
+def test_lists_by_quota_share_and_status_with_pagination(
+    emulator: EmulatorServer, batch: Any, queue: str
+) -> None:
+    waiting = [submit(batch, queue, "QS3", f"q3-{n}") for n in range(4)]  # one runs, three wait
+    submit(batch, queue, "QS2", "other")
+    emulator.advance(10)
+
+    pages = batch.get_paginator("list_service_jobs").paginate(
+        jobQueue=queue,
+        jobStatus="RUNNABLE",
+        filters=[{"name": "QUOTA_SHARE_NAME", "values": ["QS3"]}],
+        PaginationConfig={"PageSize": 2},
+    )
+    listed = [j["jobId"] for page in pages for j in page["jobSummaryList"]]
+
+    assert listed == list(reversed(waiting[1:]))  # newest first
+    assert status(batch, waiting[0]) == "RUNNING"
+
+
+def test_terminate_marks_the_job_failed_and_terminated(
+    emulator: EmulatorServer, batch: Any, queue: str
+) -> None:
+    job = submit(batch, queue, "QS3", "stop-me")
+    emulator.advance(10)
+
+    batch.terminate_service_job(jobId=job, reason="no longer needed")
+    emulator.advance(1)
+    described = batch.describe_service_job(jobId=job)
+
+    assert (described["status"], described["isTerminated"]) == ("FAILED", True)
+    assert "no longer needed" in described["statusReason"]
+
+
+def test_terminate_many_counts_unknown_ids_as_successful(batch: Any, queue: str) -> None:
+    jobs = [submit(batch, queue, "QS1", f"j{n}") for n in range(3)]
+
+    result = batch.terminate_service_jobs(jobs=[*jobs, "unknown-id"], reason="cleanup")
+
+    assert result["successful"] == [*jobs, "unknown-id"] and result["errors"] == []
+    assert {status(batch, j) for j in jobs} == {"FAILED"}
+
+
+def test_runnable_job_explains_why_it_waits(
+    emulator: EmulatorServer, batch: Any, queue: str
+) -> None:
+    submit(batch, queue, "QS3", "first")
+    second = submit(batch, queue, "QS3", "second")
+    emulator.advance(10)
+
+    reason = batch.describe_service_job(jobId=second)["statusReason"]
+
+    assert reason.startswith("WAITING_FOR_OWN_CAPACITY")
+
+
+# --- misconfiguration statusReason strings (reference 2.6) ------------------------------------
+
+MISCONFIGURED = """\
+organisation: misconfigured
+job_queue:
+  runnable_timeout_minutes: 10
+shares:
+  - name: A
+    capacity: {ml.m5.xlarge: 4}
+    strategy: LEND_AND_BORROW
+    borrow_limit: 200
+  - name: B
+    capacity: {ml.m5.xlarge: 4}
+    strategy: LEND
+  - name: C
+    capacity: {ml.m5.xlarge: 4}
+    strategy: RESERVE
+  - name: D
+    capacity: {ml.m5.xlarge: 2}
+    strategy: LEND_AND_BORROW
+    borrow_limit: 100
+"""
+
+
+@pytest.fixture
+def misconfigured(tmp_path: Path) -> Any:
+    path = tmp_path / "misconfigured.yaml"
+    path.write_text(MISCONFIGURED)
+    with EmulatorServer(org_files=[path]) as server:
+        yield server
+
+
+@pytest.mark.parametrize(
+    ("share", "count", "reason"),
+    [
+        ("A", 15, REASON_SE_MAX),  # the environment has 14
+        ("B", 5, REASON_SHARE_LIMIT),  # LEND share of 4
+        ("D", 5, REASON_SHARE_AND_BORROW_LIMIT),  # 2 x (1 + 100%) = 4
+        ("A", 11, REASON_BORROWABLE),  # own 4 + lendable 4 (B) + 2 (D) = 10; C is RESERVE
+    ],
+)
+def test_stuck_job_carries_the_aws_misconfiguration_reason(
+    misconfigured: EmulatorServer, share: str, count: int, reason: str
+) -> None:
+    batch = misconfigured.client("batch")
+    queue = misconfigured.queue_arn("misconfigured")
+    job = submit(
+        batch, queue, share, "too-big", serviceRequestPayload=payload("ml.m5.xlarge", count)
+    )
+    misconfigured.advance(5)
+
+    described = batch.describe_service_job(jobId=job)
+
+    assert (described["status"], described["statusReason"]) == ("RUNNABLE", reason)
+
+
+def test_time_limit_action_terminates_a_stuck_job(misconfigured: EmulatorServer) -> None:
+    batch = misconfigured.client("batch")
+    queue = misconfigured.queue_arn("misconfigured")
+    job = submit(batch, queue, "B", "too-big", serviceRequestPayload=payload("ml.m5.xlarge", 5))
+    misconfigured.advance(601)
+
+    described = batch.describe_service_job(jobId=job)
+
+    assert described["status"] == "FAILED"
+    assert described["statusReason"] == (
+        "Terminated by JobStateTimeLimit action due to reason: "
+        "MISCONFIGURATION:QUOTA_MANAGEMENT_LIMIT_EXCEEDED"
+    )
