@@ -230,8 +230,12 @@ def main(
     console = Console()
     synth_seconds(construct_stack, [organisation("warm-up", 3)], validation)  # first synth cost
     synth_seconds(l1_stack, [organisation("warm-up", 3)], validation)
-    by_shares = [run_case(f"1 org x {n} shares", 1, n, repeat, validation) for n in (1, 5, 20)]
-    by_orgs = [run_case(f"{n} orgs x 5 shares", n, 5, repeat, validation) for n in (1, 5, 20)]
+    by_shares = [
+        run_case(f"1 org x {n} share{'s' * (n > 1)}", 1, n, repeat, validation) for n in (1, 5, 20)
+    ]
+    by_orgs = [
+        run_case(f"{n} org{'s' * (n > 1)} x 5 shares", n, 5, repeat, validation) for n in (1, 5, 20)
+    ]
     table = Table(title=f"cdk synth in-process, best of {repeat} (validation={validation})")
     for column in ("case", "resources", "constructs (s)", "raw L1 (s)", "ratio"):
         table.add_column(column, justify="left" if column == "case" else "right")
