@@ -61,20 +61,31 @@ def apply_tags(scope: Construct, tags: Mapping[str, str] | None) -> None:
         cdk.Tags.of(scope).add(key, value)
 
 
-def check_arn(scope: Construct, arn: str, *, resource: str, prop: str) -> None:
-    """Reject a literal ARN that is not a Batch ARN of the ``resource`` type (tokens pass)."""
+def check_arn(
+    scope: Construct, arn: str, *, resource: str, prop: str, sub_resource: str | None = None
+) -> None:
+    """Reject a literal ARN that is not a Batch ARN of the ``resource`` type (tokens pass).
+
+    ``sub_resource`` (e.g. ``quota-share``) requires ``<resource>/NAME/<sub_resource>/NAME``.
+    """
     if cdk.Token.is_unresolved(arn):
         return
     parts = arn.split(":", 5)
+    path = parts[5].split("/") if len(parts) == 6 else []
+    expected = 2 if sub_resource is None else 4
     ok = (
-        len(parts) == 6
-        and parts[0] == "arn"
+        parts[0] == "arn"
+        and len(path) == expected
         and parts[2] == "batch"
-        and parts[5].startswith(f"{resource}/")
+        and path[0] == resource
+        and (sub_resource is None or path[2] == sub_resource)
+        and all(path[1::2])
     )
     if not ok:
-        example = f"arn:aws:batch:us-east-1:123456789012:{resource}/NAME"
+        what = sub_resource or resource
+        suffix = f"{resource}/NAME" + (f"/{sub_resource}/NAME" if sub_resource else "")
+        example = f"arn:aws:batch:us-east-1:123456789012:{suffix}"
         raise QuotaConfigError(
-            [Problem(prop, arn, f"not an AWS Batch {resource} ARN", f"pass an ARN like {example}")],
+            [Problem(prop, arn, f"not an AWS Batch {what} ARN", f"pass an ARN like {example}")],
             context=scope.node.path,
         )

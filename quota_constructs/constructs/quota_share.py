@@ -11,7 +11,7 @@ from aws_cdk import aws_iam as iam
 from aws_cdk.interfaces.aws_batch import IJobQueueRef, IQuotaShareRef, QuotaShareReference
 from constructs import Construct
 
-from quota_constructs.constructs._base import raise_problems
+from quota_constructs.constructs._base import check_arn, raise_problems
 from quota_constructs.constructs.job_queue import (
     READ_ACTIONS_ANY,
     READ_ACTIONS_QUEUE,
@@ -19,8 +19,6 @@ from quota_constructs.constructs.job_queue import (
     QuotaManagedJobQueue,
 )
 from quota_constructs.model import (
-    Problem,
-    QuotaConfigError,
     QuotaShareSpec,
     ShareState,
     SharingStrategy,
@@ -109,27 +107,9 @@ def _queue_arn_of_share_arn(share_arn: str) -> str:
 class _ImportedQuotaShare(_QuotaShareBase):
     def __init__(self, scope: Construct, construct_id: str, arn: str) -> None:
         super().__init__(scope, construct_id, environment_from_arn=arn)
-        parts = arn.split(":", 5)
-        ok = cdk.Token.is_unresolved(arn) or (
-            len(parts) == 6
-            and parts[0] == "arn"
-            and parts[2] == "batch"
-            and parts[5].startswith("job-queue/")
-            and _SHARE_SEPARATOR in parts[5]
+        check_arn(
+            self, arn, resource="job-queue", sub_resource="quota-share", prop="quota_share_arn"
         )
-        if not ok:
-            example = "arn:aws:batch:us-east-1:123456789012:job-queue/QUEUE/quota-share/SHARE"
-            raise QuotaConfigError(
-                [
-                    Problem(
-                        "quota_share_arn",
-                        arn,
-                        "not an AWS Batch quota-share ARN",
-                        f"pass an ARN like {example}",
-                    )
-                ],
-                context=self.node.path,
-            )
         self._arn = arn
 
     @property

@@ -250,3 +250,10 @@ def test_share_on_an_l1_queue_is_accepted_without_queue_rules(stack: cdk.Stack) 
     Template.from_stack(stack).has_resource_properties(
         "AWS::Batch::QuotaShare", {"JobQueue": {"Ref": "L1Queue"}, "QuotaShareName": "S"}
     )
+
+
+def test_rejects_an_import_whose_share_name_is_missing(stack: cdk.Stack) -> None:
+    with pytest.raises(QuotaConfigError, match="fix: pass an ARN like arn:aws:batch:us-east-1:"):
+        QuotaShare.from_quota_share_arn(
+            stack, "Imported", "arn:aws:batch:us-east-1:123456789012:job-queue/ml/quota-share/"
+        )
