@@ -448,6 +448,9 @@ class Job:
         self._attempts_used = 0
         self._dispatches = 0
         self._preempting: PreemptionRecord | None = None
+        self._in_flight = False
+        self._beneficiary: Job | None = None
+        self._awaiting = 0
         self._preempted_by: dict[str, int] = {}
         self._position_since: float | None = None
         self._infeasible_reason: str | None = None
@@ -1143,16 +1146,14 @@ class Scheduler:
         if not blocked:
             return
         keys = [self._memo_key(share, head) for share, head in blocked]
-        if self._in_flight == 0:
-            for share, head in blocked:
-                if self._reclaim(share, head):
-                    return  # next round: the reclaiming head takes its capacity back first
+        for share, head in blocked:
+            if head._awaiting == 0 and self._reclaim(share, head):
+                return  # next round: the reclaiming head takes its capacity back first
         self._borrow_fifo([b for b in blocked if b[0].spec.strategy.borrows])
-        if self._in_flight == 0:
-            for share, _ in blocked:
-                head = self._head(share)
-                if head is not None and share.spec.in_share_preemption:
-                    self._preempt_in_share(share, head)
+        for share, _ in blocked:
+            head = self._head(share)
+            if head is not None and head._awaiting == 0 and share.spec.in_share_preemption:
+                self._preempt_in_share(share, head)
         for (blocked_share, _), key in zip(blocked, keys, strict=True):
             head = self._head(blocked_share)
             # Remember only shares the pass evaluated fully and left untouched.
@@ -1246,7 +1247,7 @@ class Scheduler:
         job.attempts.append(
             Attempt(
                 number=number,
-                attempt_id=_attempt_id(job.job_id, number),
+                attempt_id=attempt_id(job.job_id, number),
                 scheduled_at=job.scheduled_at if job.scheduled_at is not None else self.now,
                 started_at=job.started_at,
                 stopped_at=self.now,
@@ -1278,8 +1279,7 @@ class Scheduler:
         if job.status.holds_capacity:
             if job._preempting is not None:
                 job._preempting = None
-                self._in_flight -= 1
-                self._preempt_epoch += 1
+                self._land(job)
             self._end_attempt(job, reason, preempted=False)
         job.is_terminated = True
         job.stopped_at = self.now
@@ -1449,17 +1449,29 @@ class Scheduler:
             job._preempted_by[preemptor.job_id] = preemptor._dispatches + 1
         if self.options.preemption_duration_s > 0:
             self._in_flight += 1
+            job._in_flight = True
+            if preemptor is not None:
+                job._beneficiary = preemptor
+                preemptor._awaiting += 1
             self._schedule(self.now + self.options.preemption_duration_s, _Ev.PREEMPT_DONE, job)
         else:
             self._complete_preemption(job)
+
+    def _land(self, job: Job) -> None:
+        """A delayed preemption of ``job`` is over (completed or the job was terminated)."""
+        self._preempt_epoch += 1
+        if job._in_flight:
+            job._in_flight = False
+            self._in_flight -= 1
+        if job._beneficiary is not None:
+            job._beneficiary._awaiting -= 1
+            job._beneficiary = None
 
     def _complete_preemption(self, job: Job) -> None:
         record = job._preempting
         if record is None:
             return
-        if self.options.preemption_duration_s > 0:
-            self._in_flight -= 1
-        self._preempt_epoch += 1
+        self._land(job)
         job._preempting = None
         if job.started_at is not None and job.request.checkpoint_interval_s:
             job.progress_s += _checkpointed(
@@ -1534,10 +1546,10 @@ class Scheduler:
         def reason(kind: PendingKind, text: str) -> PendingReason:
             return PendingReason(kind, text, 0)
 
-        if self._in_flight:
+        if job._awaiting:
             return reason(
                 PendingKind.WAITING_FOR_PREEMPTION,
-                "waiting for a preemption in progress to release capacity",
+                f"waiting for {job._awaiting} preemption(s) in progress to release capacity",
             )
         for itype, n in job.demand.items():
             if n > share.room(itype) and not share.spec.strategy.borrows:
@@ -1617,8 +1629,12 @@ class Scheduler:
         return str(uuid.UUID(bytes=digest[:16], version=4))
 
 
-def _attempt_id(job_id: str, number: int) -> str:
+def attempt_id(job_id: str, number: int) -> str:
+    """Deterministic 32-hex id of a job's attempt ``number`` (1-based), as in SageMaker names."""
     return hashlib.md5(f"{job_id}/{number}".encode(), usedforsecurity=False).hexdigest()
+
+
+_attempt_id = attempt_id  # kept for callers of the first version
 
 
 def _checkpointed(ran: float, interval: float) -> float:
@@ -1764,5 +1780,6 @@ __all__ = [
     "SubmitRejected",
     "VictimCandidate",
     "VictimPolicy",
+    "attempt_id",
     "request_from_submit",
 ]
