@@ -304,37 +304,51 @@ class VictimPolicy(Protocol):
 
 
 class DefaultVictimPolicy:
-    """Borrowing jobs first, then lowest priority, then shortest elapsed run; fewest jobs.
+    """Borrowing jobs first, then lowest priority, then fewest jobs, then shortest elapsed run.
 
-    Greedy in that order until ``need`` is covered, then drops (latest first) every chosen job
-    that is not needed to cover it.
+    Victims come from the least-protected tier that can free ``need`` (tiers: borrowing before
+    non-borrowing, then by priority; a tier includes every less-protected one). Inside it, jobs
+    freeing the most of what is needed go first (ties: less protected, shorter run, later
+    submitted), and any chosen job not needed to cover ``need`` is dropped again.
     """
 
     def choose(
         self, candidates: Sequence[VictimCandidate], need: Capacity
     ) -> list[VictimCandidate] | None:
-        ordered = sorted(
-            candidates,
-            key=lambda c: (not c.borrowing, c.job.priority, c.running_for, c.job.seq),
-        )
-        chosen: list[VictimCandidate] = []
-        freed: dict[str, int] = {}
-        for cand in ordered:
-            if _covers(freed, need):
-                break
-            if not any(cand.frees.get(t, 0) > 0 and freed.get(t, 0) < n for t, n in need.items()):
-                continue
+        def tier(c: VictimCandidate) -> tuple[bool, int]:
+            return (not c.borrowing, c.job.priority)
+
+        def useful(c: VictimCandidate) -> int:
+            return sum(min(c.frees.get(t, 0), n) for t, n in need.items())
+
+        for top in sorted({tier(c) for c in candidates}):
+            pool = [c for c in candidates if tier(c) <= top and useful(c) > 0]
+            total: dict[str, int] = {}
+            for cand in pool:
+                _add(total, cand.frees)
+            if _covers(total, need):
+                pool.sort(key=lambda c: (-useful(c), tier(c), c.running_for, -c.job.seq))
+                return _greedy(pool, need)
+        return None
+
+
+def _greedy(ordered: Sequence[VictimCandidate], need: Capacity) -> list[VictimCandidate]:
+    """Take candidates in order until ``need`` is covered, then drop the unneeded ones."""
+    chosen: list[VictimCandidate] = []
+    freed: dict[str, int] = {}
+    for cand in ordered:
+        if _covers(freed, need):
+            break
+        if any(cand.frees.get(t, 0) > 0 and freed.get(t, 0) < n for t, n in need.items()):
             chosen.append(cand)
             _add(freed, cand.frees)
-        if not _covers(freed, need):
-            return None
-        for cand in reversed(list(chosen)):
-            rest = dict(freed)
-            _add(rest, cand.frees, -1)
-            if _covers(rest, need):
-                chosen.remove(cand)
-                freed = rest
-        return chosen
+    for cand in reversed(list(chosen)):
+        rest = dict(freed)
+        _add(rest, cand.frees, -1)
+        if _covers(rest, need):
+            chosen.remove(cand)
+            freed = rest
+    return chosen
 
 
 def _covers(freed: Mapping[str, int], need: Capacity) -> bool:
