@@ -241,3 +241,75 @@ def test_time_limit_action_terminates_a_stuck_job(misconfigured: EmulatorServer)
         "Terminated by JobStateTimeLimit action due to reason: "
         "MISCONFIGURATION:QUOTA_MANAGEMENT_LIMIT_EXCEEDED"
     )
+
+
+# --- configuration changes reach the scheduler ------------------------------------------------
+
+
+def test_share_unit_missing_from_the_environment_waits_as_misconfigured(
+    emulator: EmulatorServer, batch: Any, queue: str
+) -> None:
+    batch.create_quota_share(
+        quotaShareName="p4d",
+        jobQueue=queue,
+        capacityLimits=[{"capacityUnit": "ml.p4d.24xlarge", "maxCapacity": 1}],
+        resourceSharingConfiguration={"strategy": "RESERVE"},
+        preemptionConfiguration={"inSharePreemption": "DISABLED"},
+    )
+    job = submit(batch, queue, "p4d", "big-gpu", serviceRequestPayload=payload("ml.p4d.24xlarge"))
+    emulator.advance(5)
+
+    assert batch.describe_service_job(jobId=job)["statusReason"] == REASON_SE_MAX
+
+
+def test_raising_environment_capacity_rechecks_a_waiting_job(
+    emulator: EmulatorServer, batch: Any, queue: str
+) -> None:
+    job = submit(batch, queue, "QS1", "four", serviceRequestPayload=payload(count=4))
+    emulator.advance(5)
+    assert batch.describe_service_job(jobId=job)["statusReason"] == REASON_SE_MAX
+    batch.update_service_environment(
+        serviceEnvironment="seed-demo-training",
+        capacityLimits=[{"capacityUnit": "ml.g5.xlarge", "maxCapacity": 4}],
+    )
+    emulator.advance(5)
+
+    # the environment fits it now; QS1's own 1 + 200% borrow limit = 3 still does not
+    assert batch.describe_service_job(jobId=job)["statusReason"] == REASON_SHARE_AND_BORROW_LIMIT
+
+
+def test_lowering_a_share_limit_preempts_its_running_jobs(
+    emulator: EmulatorServer, batch: Any, queue: str
+) -> None:
+    arn = f"{queue}/quota-share/QS3"
+    batch.update_quota_share(
+        quotaShareArn=arn, capacityLimits=[{"capacityUnit": "ml.g5.xlarge", "maxCapacity": 2}]
+    )
+    jobs = [submit(batch, queue, "QS3", f"q3-{n}") for n in range(2)]
+    emulator.advance(10)
+    assert [status(batch, j) for j in jobs] == ["RUNNING", "RUNNING"]
+
+    batch.update_quota_share(
+        quotaShareArn=arn, capacityLimits=[{"capacityUnit": "ml.g5.xlarge", "maxCapacity": 1}]
+    )
+    emulator.advance(10)
+    described = [batch.describe_service_job(jobId=j) for j in jobs]
+
+    assert sorted(d["status"] for d in described) == ["RUNNABLE", "RUNNING"]
+    assert (
+        sum(d.get("preemptionSummary", {}).get("preemptedAttemptCount", 0) for d in described) == 1
+    )
+
+
+def test_deleting_a_share_terminates_its_jobs(
+    emulator: EmulatorServer, batch: Any, queue: str
+) -> None:
+    job = submit(batch, queue, "QS3", "doomed")
+    emulator.advance(10)
+    arn = f"{queue}/quota-share/QS3"
+
+    batch.update_quota_share(quotaShareArn=arn, state="DISABLED")
+    batch.delete_quota_share(quotaShareArn=arn)
+    described = batch.describe_service_job(jobId=job)
+
+    assert (described["status"], described["isTerminated"]) == ("FAILED", True)
