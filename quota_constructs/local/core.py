@@ -73,6 +73,7 @@ REASON_FAILED = (
 )
 REASON_TIMEOUT = "Job attempt duration exceeded timeout"
 REASON_SHARE_REMOVED = "Quota share deleted: all jobs in the share are terminated"
+_MAX_ROUNDS = 100_000
 JSTLA_REASON = "Terminated by JobStateTimeLimit action due to reason: {reason}"
 
 
@@ -1136,9 +1137,14 @@ class Scheduler:
     def _settle(self) -> None:
         """Run dispatch passes at the current time until nothing changes."""
         rounds = 0
-        while self._dirty and rounds < 1000:
+        while self._dirty:
             self._dirty = False
             rounds += 1
+            if rounds > _MAX_ROUNDS:
+                raise RuntimeError(
+                    f"scheduler for {self.queue_name!r} did not settle at t={self.now} after "
+                    f"{_MAX_ROUNDS} passes (a bug: please report it with the workload)"
+                )
             self._pass()
 
     def _pass(self) -> None:
