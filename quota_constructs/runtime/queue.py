@@ -159,6 +159,7 @@ class QueueClient:
         self.limiter = RateLimiter(submit_rate, self.clock)
         self._spec: JobQueueSpec | None = None
         self._queue_detail: dict[str, Any] | None = None
+        self._seen: dict[str, JobStatus] = {}  # last status each wait saw, for the next one
 
     def _client(self, service: str, retry: RetryOptions) -> BaseClient:
         client = self.session.client(
@@ -405,8 +406,14 @@ class QueueClient:
             share=share,
             backoff=backoff or self.backoff,
             on_transition=on_transition,
+            known=self._seen,
         )
-        return waiter.run(timeout=timeout)
+        try:
+            return waiter.run(timeout=timeout)
+        finally:
+            for job in waiter.tracked.values():
+                if job.status is not None:
+                    self._seen[job.job_id] = job.status
 
 
 def _job_id(job: JobRef) -> str:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from quota_constructs.runtime.jobs import (
     ACTIVE_STATUSES,
+    DISPATCHED_STATUSES,
     TERMINAL_STATUSES,
     JobStatus,
     JobSummary,
@@ -33,6 +34,8 @@ class TrackedJob:
     summary: JobSummary | None = None
     seen_dispatched: bool = False
     requeues: int = 0
+    known: JobStatus | None = None
+    """Status seen by an earlier wait of the same client (before this wait's first poll)."""
 
     @property
     def status(self) -> JobStatus | None:
@@ -145,11 +148,19 @@ class Waiter:
     share: str | None = None
     backoff: Backoff = field(default_factory=Backoff)
     on_transition: Callable[[Transition], None] | None = None
+    known: Mapping[str, JobStatus] = field(default_factory=dict)
     calls: int = 0
     polls: int = 0
 
     def __post_init__(self) -> None:
-        self.tracked = {job_id: TrackedJob(job_id) for job_id in dict.fromkeys(self.job_ids)}
+        self.tracked = {
+            job_id: TrackedJob(
+                job_id,
+                known=self.known.get(job_id),
+                seen_dispatched=bool(self.known.get(job_id) in DISPATCHED_STATUSES),
+            )
+            for job_id in dict.fromkeys(self.job_ids)
+        }
 
     def done(self, job: TrackedJob) -> bool:
         """At the target, or finished (a finished job can never get there)."""
@@ -217,7 +228,7 @@ class Waiter:
                 return
 
     def _observe(self, job: TrackedJob, summary: JobSummary) -> bool:
-        previous = job.status
+        previous = job.status if job.summary is not None else job.known
         job.summary = summary
         if previous == summary.status:
             return False

@@ -1,0 +1,234 @@
+"""``quota demo``: the AWS quota-management tutorial, replayed offline through the runtime.
+
+Starts the emulator in-process with the ``seed-demo`` organisation (QS1 LEND_AND_BORROW 200 %
+with in-share preemption, QS2 LEND, QS3 RESERVE; one ml.g5.xlarge each) on a virtual clock,
+then follows the tutorial with :class:`~quota_constructs.runtime.QueueClient` only:
+
+1. QS1 submits priorities 3, 2, 1: p3 runs on QS1's own instance, p2 borrows QS2's idle one,
+   p1 waits (QS3 reserves its instance).
+2. QS2 submits a job: cross-share preemption sends the borrowing p2 back to RUNNABLE.
+3. p1 is raised to priority 4: in-share preemption replaces p3 by p1.
+
+It prints a timeline (who runs, who borrows, who is preempted, by whom and why) and checks the
+three outcomes; the command exits non-zero if any does not hold.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import boto3
+import typer
+from rich.console import Console
+
+from quota_constructs.local.testing import DUMMY_CREDENTIALS, SEED_DEMO, EmulatorServer
+from quota_constructs.runtime import (
+    Backoff,
+    JobHandle,
+    JobStatus,
+    QueueClient,
+    TrainingJob,
+    Transition,
+    TransitionKind,
+    Until,
+)
+
+ORGANISATION = "seed-demo"
+JOB_SECONDS = 3600
+"""Emulated run time of every tutorial job: long enough that none ends during the demo."""
+
+
+class EmulatorClock:
+    """The runtime's :class:`~quota_constructs.runtime.Clock` on an emulator's virtual clock:
+    sleeping advances emulated time instead of waiting."""
+
+    def __init__(self, emulator: EmulatorServer) -> None:
+        self.emulator = emulator
+
+    def now(self) -> float:
+        return self.emulator.now
+
+    def sleep(self, seconds: float) -> None:
+        if seconds > 0:
+            self.emulator.advance(seconds)
+
+
+def emulator_client(
+    emulator: EmulatorServer, organisation: str = ORGANISATION, **options: object
+) -> QueueClient:
+    """A :class:`QueueClient` for an organisation's queue, resolved through the emulator's SSM,
+    waiting and pacing on the emulator's clock."""
+    session = boto3.Session(region_name=emulator.emulator.account.region, **DUMMY_CREDENTIALS)
+    return QueueClient.for_organisation(
+        organisation,
+        session=session,
+        endpoint_url=emulator.endpoint_url,
+        clock=EmulatorClock(emulator),
+        **options,
+    )
+
+
+@dataclass
+class Check:
+    """One of the tutorial's outcomes and whether it held."""
+
+    name: str
+    ok: bool
+    detail: str
+
+
+@dataclass
+class Timeline:
+    """Prints transitions with emulated time: who runs, who borrows, who is preempted, by whom
+    and why (the job dispatched right after a preemption is the one that took its place)."""
+
+    client: QueueClient
+    console: Console
+    names: dict[str, str] = field(default_factory=dict)
+    displaced: list[str] = field(default_factory=list)
+
+    def say(self, text: str) -> None:
+        self.console.print(f"[dim]t={self.client.clock.now():7.1f}s[/]  {text}", highlight=False)
+
+    def label(self, job_id: str) -> str:
+        return self.names.get(job_id, job_id)
+
+    def on_transition(self, change: Transition) -> None:
+        job = change.job
+        name = self.label(job.job_id)
+        if change.kind is TransitionKind.PREEMPTED:
+            self._preempted(job.job_id, name)
+        elif change.kind is TransitionKind.DISPATCHED:
+            place = f", in place of {', '.join(self.displaced)}" if self.displaced else ""
+            self.displaced.clear()
+            self.say(f"[green]{name}[/] dispatched{place} - {self._usage(job.share)}")
+        elif change.kind is TransitionKind.FINISHED:
+            self.say(f"{name} finished: {job.status.value} ({job.status_reason})")
+        elif job.status is JobStatus.RUNNABLE:
+            self.say(f"{name} waits in RUNNABLE: {job.status_reason or 'queued'}")
+        else:
+            self.say(f"{name}: {change.previous or 'new'} -> {job.status.value}")
+
+    def _preempted(self, job_id: str, name: str) -> None:
+        history = self.client.describe(job_id).preemptions
+        reason = history.reasons[-1] if history.reasons else "no reason recorded"
+        self.displaced.append(name)
+        self.say(f"[red]{name}[/] preempted (#{history.count}), back to RUNNABLE: {reason}")
+
+    def _usage(self, share: str | None) -> str:
+        if share is None:
+            return ""
+        own = self.client.spec().share(share).capacity
+        used = self.client.snapshot().usage.get(share, {})
+        parts = []
+        for itype, count in used.items():
+            borrowed = count - own.get(itype, 0)
+            how = f"{borrowed} borrowed" if borrowed > 0 else f"own limit {own.get(itype, 0)}"
+            parts.append(f"{share} now uses {count} x {itype} ({how})")
+        return "; ".join(parts)
+
+
+def _job(instance_type: str = "ml.g5.xlarge") -> TrainingJob:
+    return TrainingJob(
+        image="763104351884.dkr.ecr.us-east-1.amazonaws.com/pytorch-training:2.5-gpu-py311",
+        instance_type=instance_type,
+        role_arn="arn:aws:iam::123456789012:role/SageMakerExecutionRole",
+        output_s3_uri="s3://quota-demo/output",
+        max_runtime_s=4 * 3600,
+    )
+
+
+def run_tutorial(emulator: EmulatorServer, console: Console) -> list[Check]:
+    """Replay the tutorial on a running emulator; returns the three checked outcomes."""
+    client = emulator_client(emulator, backoff=Backoff(initial=5, maximum=20, jitter=0.2))
+    timeline = Timeline(client, console)
+    tags = {"quota.local/duration-seconds": str(JOB_SECONDS)}
+
+    def submit(name: str, share: str, priority: int) -> JobHandle:
+        handle = client.submit(name, share, _job(), priority=priority, tags=tags)
+        timeline.names[handle.job_id] = f"{name} ({share}, p{priority})"
+        timeline.say(f"submitted {timeline.names[handle.job_id]}")
+        return handle
+
+    def wait(jobs: list[JobHandle], until: Callable[..., bool]) -> None:
+        client.wait(jobs, until=until, timeout=600, on_transition=timeline.on_transition)
+
+    def status(job: JobHandle) -> JobStatus:
+        return client.describe(job).status
+
+    console.rule("1. QS1 submits three jobs: priorities 3, 2, 1")
+    p3, p2, p1 = (submit(f"qs1-p{p}", "QS1", p) for p in (3, 2, 1))
+    wait([p3, p2], Until.RUNNING)
+    wait([p1], Until.status(JobStatus.RUNNABLE))
+    usage = client.snapshot().usage.get("QS1", {}).get("ml.g5.xlarge", 0)
+    checks = [
+        Check(
+            "QS1 borrows QS2's idle instance; QS3's reserved instance stays idle",
+            status(p3) is JobStatus.RUNNING
+            and status(p2) is JobStatus.RUNNING
+            and status(p1) is JobStatus.RUNNABLE
+            and usage == 2,
+            f"p3 {status(p3)}, p2 {status(p2)}, p1 {status(p1)}, QS1 uses {usage} instance(s)",
+        )
+    ]
+
+    console.rule("2. QS2 submits a job: it reclaims its lent instance")
+    q2 = submit("qs2-job", "QS2", 1)
+    wait([q2, p2], lambda j: Until.RUNNING(j) or Until.REQUEUED(j))
+    wait([q2], Until.RUNNING)
+    reasons = client.describe(p2).preemptions.reasons
+    checks.append(
+        Check(
+            "cross-share preemption: QS2's job runs, QS1's borrowing p2 back to RUNNABLE",
+            status(q2) is JobStatus.RUNNING
+            and status(p2) is JobStatus.RUNNABLE
+            and any("Cross-share" in r for r in reasons),
+            f"qs2-job {status(q2)}, p2 {status(p2)}, p2 preempted: {'; '.join(reasons) or '-'}",
+        )
+    )
+
+    console.rule("3. QS1 raises p1 to priority 4: in-share preemption")
+    client.update_priority(p1, 4)
+    timeline.names[p1.job_id] = "qs1-p1 (QS1, p1 -> p4)"
+    timeline.say(f"priority of {timeline.label(p1.job_id)} set to 4")
+    wait([p1, p3], lambda j: Until.RUNNING(j) or Until.REQUEUED(j))
+    wait([p1], Until.RUNNING)
+    reasons = client.describe(p3).preemptions.reasons
+    checks.append(
+        Check(
+            "in-share preemption: p1 (now 4) runs, p3 back to RUNNABLE",
+            status(p1) is JobStatus.RUNNING
+            and status(p3) is JobStatus.RUNNABLE
+            and any("In-share" in r or "in-share" in r for r in reasons),
+            f"p1 {status(p1)}, p3 {status(p3)}, p3 preempted: {'; '.join(reasons) or '-'}",
+        )
+    )
+
+    console.rule("clean up: terminate every job of QS1 and QS2")
+    for share in ("QS1", "QS2"):
+        result = client.terminate_share(share, reason="tutorial finished")
+        timeline.say(f"terminated {len(result.terminated)} job(s) of {share}")
+    wait([p1, p2, p3, q2], Until.TERMINAL)
+    return checks
+
+
+def demo() -> None:
+    """Replay the AWS quota-management tutorial on the local emulator (offline)."""
+    console = Console()
+    console.print(
+        "[bold]AWS Batch quota management tutorial[/], replayed on the local emulator "
+        "(seed-demo: QS1 LEND_AND_BORROW 200%, QS2 LEND, QS3 RESERVE; 1 x ml.g5.xlarge each)"
+    )
+    try:
+        with EmulatorServer(org_files=[SEED_DEMO], clock="virtual") as emulator:
+            checks = run_tutorial(emulator, console)
+    except Exception as error:  # one line, never a traceback
+        Console(stderr=True).print(f"[bold red]error:[/] {error}", highlight=False)
+        raise typer.Exit(1) from None
+    console.rule("outcomes")
+    for check in checks:
+        mark = "[green]PASS[/]" if check.ok else "[bold red]FAIL[/]"
+        console.print(f"{mark} {check.name}: {check.detail}", highlight=False)
+    if not all(c.ok for c in checks):
+        raise typer.Exit(1)

@@ -1,0 +1,45 @@
+"""With 20% throttling and 5% server errors, 1,000 submissions make exactly 1,000 jobs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from quota_constructs.demo import emulator_client
+from quota_constructs.runtime import Backoff, JobStatus, JobSubmission, Until
+from tests.runtime.conftest import FAST_RETRIES, faulty_emulator, runs_for, training_job, write_org
+
+JOBS = 1000
+
+
+def test_thousand_submissions_under_faults_make_exactly_a_thousand_jobs(tmp_path: Path) -> None:
+    org = write_org(
+        tmp_path,
+        "bulk",
+        "  - name: A\n    capacity: {ml.g5.xlarge: 400}\n    strategy: LEND\n"
+        "  - name: B\n    capacity: {ml.g5.xlarge: 100}\n    strategy: LEND_AND_BORROW\n",
+    )
+    with faulty_emulator(org, throttle=0.20, server_error=0.05) as emu:
+        client = emulator_client(
+            emu,
+            organisation="bulk",
+            retry=FAST_RETRIES,
+            submit_retry=FAST_RETRIES,  # adaptive mode would rate-limit in real time
+            backoff=Backoff(initial=30, maximum=120),
+        )
+        submissions = [
+            JobSubmission(f"job-{i}", "AB"[i % 2], training_job(), tags=runs_for(300 + i % 7))
+            for i in range(JOBS)
+        ]
+        outcomes = client.submit_many(submissions)
+        assert [o.error for o in outcomes if not o.ok] == []
+        ids = [o.job_id for o in outcomes if o.job_id]
+        assert len(set(ids)) == JOBS
+
+        result = client.wait(ids, until=Until.TERMINAL, timeout=6 * 3600)
+        assert len(result.jobs) == JOBS
+        assert {j.status for j in result.jobs.values()} == {JobStatus.SUCCEEDED}
+
+        every = client.list(statuses=[JobStatus.SUCCEEDED, JobStatus.FAILED])
+        assert sorted(j.job_id for j in every) == sorted(ids)  # none lost, none duplicated
+        counts = emu.request_counts
+        assert counts["SubmitServiceJob"] > JOBS  # faults happened and were retried
