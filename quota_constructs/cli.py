@@ -5,8 +5,10 @@ from __future__ import annotations
 import typer
 
 from quota_constructs.advisor.cli import advisor_app
+from quota_constructs.demo import demo
 from quota_constructs.local.cli import local_app
 from quota_constructs.org_cli import org_app
+from quota_constructs.runtime.cli import jobs_app
 
 app = typer.Typer(
     name="quota",
@@ -17,6 +19,8 @@ app = typer.Typer(
 app.add_typer(org_app, name="org")
 app.add_typer(advisor_app)  # quota recommend, quota simulate
 app.add_typer(local_app, name="local")
+app.add_typer(jobs_app, name="jobs")
+app.command("demo")(demo)
 
 
 def main() -> None:  # pragma: no cover - console entry point
