@@ -509,6 +509,8 @@ class Job:
 
 
 class _Share:
+    """Mutable per-share state: ledger counters, RUNNABLE heap, holders, pass memo."""
+
     def __init__(self, spec: QuotaShareSpec, order: int) -> None:
         self.spec = spec
         self.order = order
@@ -525,15 +527,22 @@ class _Share:
         """Key of the last pass that found the head blocked; unchanged key -> still blocked."""
 
     @property
-    def name(self) -> str:
-        return self.spec.name
+    def spec(self) -> QuotaShareSpec:
+        return self._spec
+
+    @spec.setter
+    def spec(self, spec: QuotaShareSpec) -> None:
+        self._spec = spec
+        self.name = spec.name
+        self.limits = dict(spec.capacity)
+        self.borrows = spec.strategy.borrows
 
     def idle(self, itype: str) -> int:
-        return self.spec.limit(itype) - self.own.get(itype, 0) - self.lent.get(itype, 0)
+        return self.limits.get(itype, 0) - self.own.get(itype, 0) - self.lent.get(itype, 0)
 
     def room(self, itype: str) -> int:
         """Own limit minus own use: idle plus what is lent (reclaimable)."""
-        return self.spec.limit(itype) - self.own.get(itype, 0)
+        return self.limits.get(itype, 0) - self.own.get(itype, 0)
 
     def usage_fraction(self) -> float:
         total = sum(self.spec.capacity.values()) or 1
@@ -583,6 +592,7 @@ class Scheduler:
         self._in_flight = 0
         self._infeasible_cache: dict[tuple[str, tuple[tuple[str, int], ...]], str | None] = {}
         self._order_cache: dict[str, list[Job]] = {}
+        self._position_cache: dict[str, dict[str, int]] = {}
         self._order_cache_version = -1
         self._version = 0
         self._release_epoch = 0
@@ -727,12 +737,12 @@ class Scheduler:
         problems = self._request_problems(request)
         if problems:
             raise SubmitRejected(problems, context=f"job {request.job_name!r}")
-        self._seq += 1
-        job_id = request.job_id or self._new_job_id(self._seq)
+        job_id = request.job_id or self._new_job_id(self._seq + 1)
         if job_id in self._jobs:
             raise SubmitRejected(
                 [Problem("job_id", job_id, "a job with this id exists", "use a new id")]
             )
+        self._seq += 1
         priority = self.options.default_priority if request.priority is None else request.priority
         job = Job(self, job_id, request, priority, self._seq)
         job.created_at = self.now
@@ -764,8 +774,6 @@ class Scheduler:
                     f"use one of: {known}",
                 )
             )
-        elif not request.share_name:
-            pass
         elif share.spec.state is ShareState.DISABLED:
             problems.append(
                 Problem(
@@ -1181,7 +1189,7 @@ class Scheduler:
                 blocked_share.memo = key
 
     def _memo_key(self, share: _Share, head: Job) -> tuple[object, ...]:
-        depends_on_others = share.spec.strategy.borrows or self._se_binding
+        depends_on_others = share.borrows or self._se_binding
         return (
             head.job_id,
             head._heap_ver,
@@ -1528,6 +1536,7 @@ class Scheduler:
     def _share_order_list(self, share: _Share) -> list[Job]:
         if self._order_cache_version != self._version:
             self._order_cache = {}
+            self._position_cache = {}
             self._order_cache_version = self._version
         cached = self._order_cache.get(share.name)
         if cached is not None:
@@ -1535,6 +1544,7 @@ class Scheduler:
         entries = sorted(e for e in share.heap if self._entry_valid(e))
         jobs = [e[3] for e in entries]
         self._order_cache[share.name] = jobs
+        self._position_cache[share.name] = {job.job_id: i for i, job in enumerate(jobs)}
         return jobs
 
     def pending_reason(self, job_id: str) -> PendingReason | None:
@@ -1545,8 +1555,8 @@ class Scheduler:
         share = self._shares[job.share_name]
         if job._infeasible_reason is not None:
             return PendingReason(PendingKind.EXCEEDS_LIMITS, job._infeasible_reason, None)
-        order = self._share_order_list(share)
-        position = order.index(job) if job in order else 0
+        self._share_order_list(share)
+        position = self._position_cache[share.name].get(job.job_id, 0)
         if not self._can_dispatch(share):
             return PendingReason(
                 PendingKind.SHARE_DISABLED,
