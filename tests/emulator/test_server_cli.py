@@ -1,0 +1,84 @@
+"""``quota local serve``: a real process serving boto3 until Ctrl-C; one-line errors."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import boto3
+from typer.testing import CliRunner
+
+from quota_constructs.cli import app
+from quota_constructs.local.testing import DUMMY_CREDENTIALS
+
+QUOTA = Path(sys.executable).with_name("quota")
+
+
+def wait_for_endpoint(process: subprocess.Popen, printed: list[str]) -> str:
+    """The endpoint the server printed (lines read go to ``printed``), once it answers."""
+    assert process.stdout is not None
+    while "Ctrl-C" not in "".join(printed):
+        line = process.stdout.readline()
+        if not line:
+            raise AssertionError(
+                f"the server stopped: {process.stderr.read() if process.stderr else ''}"
+            )
+        printed.append(line)
+    endpoint = "".join(printed).split("listening on ", 1)[1].split()[0]
+    for _ in range(100):
+        try:
+            with urllib.request.urlopen(f"{endpoint}/_quota/health") as response:
+                if json.loads(response.read())["status"] == "ok":
+                    return endpoint
+        except OSError:
+            time.sleep(0.1)
+    raise AssertionError("the server did not answer its health check")
+
+
+def test_serve_provisions_the_seed_demo_and_stops_on_ctrl_c() -> None:
+    process = subprocess.Popen(
+        [str(QUOTA), "local", "serve", "--port", "0", "--speed", "100"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={"COLUMNS": "200", "PATH": str(QUOTA.parent), "NO_COLOR": "1"},
+    )
+    printed: list[str] = []
+    try:
+        endpoint = wait_for_endpoint(process, printed)
+        batch = boto3.client(
+            "batch", endpoint_url=endpoint, region_name="us-east-1", **DUMMY_CREDENTIALS
+        )
+        queues = batch.describe_job_queues()["jobQueues"]
+    finally:
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=20)
+        out = "".join(printed) + out
+
+    assert [q["jobQueueName"] for q in queues] == ["seed-demo-queue"]
+    assert f"export AWS_ENDPOINT_URL_BATCH={endpoint}" in out
+    assert f"export AWS_ENDPOINT_URL_SSM={endpoint}" in out
+    assert process.returncode == 0, err
+    assert "Traceback" not in err
+
+
+def test_rejects_an_invalid_organisation_file(tmp_path: Path) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text("organisation: bad\nshares:\n  - name: a\n    capacity: {ml.g5.xlarge: 1}\n")
+
+    result = CliRunner().invoke(app, ["local", "serve", "--port", "0", "--org", str(path)])
+
+    assert result.exit_code == 1
+    assert "strategy" in result.output and "Traceback" not in result.output
+
+
+def test_rejects_a_malformed_fault_rate() -> None:
+    result = CliRunner().invoke(app, ["local", "serve", "--port", "0", "--fault-rate", "often"])
+
+    assert result.exit_code == 1
+    assert "[OPERATION:]KIND=RATE" in result.output
