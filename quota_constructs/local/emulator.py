@@ -35,7 +35,8 @@ class Emulator:
     ``clock`` defaults to a :class:`VirtualClock`; ``faults`` injects throttling / 5xx answers;
     ``options`` are the scheduler core's timings and UNCONFIRMED choices (one scheduler per
     queue; RUNNABLE time limits come from each queue's ``jobStateTimeLimitActions``). ``seed``
-    determines the job ids (same seed and requests, same ids).
+    determines the job ids (same seed and requests, same ids). ``explain_pending``: a RUNNABLE
+    job with no AWS ``statusReason`` reports the core's typed pending reason instead of none.
     """
 
     def __init__(
@@ -46,11 +47,14 @@ class Emulator:
         account: Account | None = None,
         options: SchedulerOptions | None = None,
         seed: int = 0,
+        explain_pending: bool = True,
     ) -> None:
         self.clock: Clock = clock or VirtualClock()
         self.account = account or Account()
         self.lock = threading.RLock()
-        self.jobs = JobService(self.account, self.clock, options=options, seed=seed)
+        self.jobs = JobService(
+            self.account, self.clock, options=options, seed=seed, explain_pending=explain_pending
+        )
         self.registry = Registry(self.account, listener=self.jobs)
         self.jobs.registry = self.registry
         self.parameters = ParameterStore(self.account)
@@ -91,6 +95,8 @@ class Emulator:
                 return handler(params)
             except QuotaConfigError as exc:
                 raise client_error(str(exc)) from exc
+            except KeyError as exc:  # the core names an unknown job or share this way
+                raise client_error(str(exc.args[0]) if exc.args else str(exc)) from exc
 
     def advance_to_now(self) -> None:
         """Process everything due up to the clock's now (completions, dispatch, preemption)."""

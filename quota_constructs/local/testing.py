@@ -41,7 +41,8 @@ class EmulatorServer:
     ``org_files`` are provisioned at start as their stacks would be. ``clock="virtual"`` (time
     moves only with :meth:`advance`) or ``"wall"`` (real time times ``speed``). ``faults``
     injects throttling / 5xx answers. ``options`` tune the scheduler core (delays, choices);
-    ``seed`` fixes the job ids.
+    ``seed`` fixes the job ids; ``explain_pending=False`` leaves ``statusReason`` of waiting jobs
+    empty as AWS does (MISCONFIGURATION reasons are always reported).
     """
 
     def __init__(
@@ -55,13 +56,19 @@ class EmulatorServer:
         port: int = 0,
         options: SchedulerOptions | None = None,
         seed: int = 0,
+        explain_pending: bool = True,
         account: Account | None = None,
     ) -> None:
         if clock not in ("virtual", "wall"):
             raise ValueError(f"clock must be 'virtual' or 'wall' (got {clock!r})")
         self._clock: Clock = VirtualClock() if clock == "virtual" else WallClock(speed=speed)
         self.emulator = Emulator(
-            clock=self._clock, faults=faults, account=account, options=options, seed=seed
+            clock=self._clock,
+            faults=faults,
+            account=account,
+            options=options,
+            seed=seed,
+            explain_pending=explain_pending,
         )
         self.org_files = [Path(p) for p in org_files]
         self.host = host

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from quota_constructs.local.testing import EmulatorServer
+from quota_constructs.local.testing import SEED_DEMO, EmulatorServer
 from quota_constructs.model import (
     REASON_BORROWABLE,
     REASON_SE_MAX,
@@ -313,3 +313,15 @@ def test_deleting_a_share_terminates_its_jobs(
     described = batch.describe_service_job(jobId=job)
 
     assert (described["status"], described["isTerminated"]) == ("FAILED", True)
+
+
+def test_explain_pending_off_leaves_the_reason_empty_as_aws_does() -> None:
+    with EmulatorServer(org_files=[SEED_DEMO], explain_pending=False) as emu:
+        batch = emu.client("batch")
+        queue = emu.queue_arn("seed-demo")
+        submit(batch, queue, "QS3", "first")
+        second = submit(batch, queue, "QS3", "second")
+        emu.advance(10)
+        described = batch.describe_service_job(jobId=second)
+
+    assert described["status"] == "RUNNABLE" and "statusReason" not in described
