@@ -1,42 +1,46 @@
-"""Pure scheduler core of the local AWS Batch quota-management emulator.
-
-Deterministic and clock-free: the caller passes virtual time (float seconds) to every call that
-changes state, so the HTTP server (wall clock) and the what-if simulator (virtual time) run the
-same code. No HTTP, no boto3, no wall clock, no randomness. Every quota rule comes from
-:mod:`quota_constructs.model`; semantics and every UNCONFIRMED choice are documented in
-``docs/emulator-semantics.md``.
-
-API (contract 2)::
-
-    sched = Scheduler(queue_name="q", shares=[...], service_environment=None,
-                      options=SchedulerOptions(), start_time=0.0)
-    sched.upsert_share(spec) / sched.remove_share(name) / sched.set_service_environment(cap)
-    sched.queue                      -> JobQueueSpec of the current shares
-    sched.submit(JobRequest(...), now=t) -> Job      (raises SubmitRejected)
-    sched.update_priority(job_id, p, now=t) / sched.terminate(job_id, reason, now=t) -> Job
-    sched.advance(t)                 completions, timeouts, dispatch passes, preemptions up to t
-    sched.next_event_time() / sched.run_until_idle(limit=math.inf)
-    sched.job(id) / sched.jobs (submit order) / sched.snapshot() / sched.usage() / sched.ledger()
-    sched.subscribe(listener)        SchedulerEvent for every state change and preemption
-
-Jobs move SUBMITTED -> RUNNABLE -> SCHEDULED -> STARTING -> RUNNING -> SUCCEEDED | FAILED and
-hold their demand (instances per instance type) from SCHEDULED until they end or are preempted.
-Each RUNNABLE job has a typed :class:`PendingReason`; each preemption a :class:`PreemptionRecord`.
-"""
+"""The scheduler: capacity ledger, dispatch passes, preemption, pending reasons, snapshot."""
 
 from __future__ import annotations
 
 import hashlib
 import heapq
-import json
 import math
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from enum import IntEnum, StrEnum
-from types import MappingProxyType
-from typing import Any, Protocol
+from dataclasses import replace
+from enum import IntEnum
 
+from quota_constructs.local.core.job import Job
+from quota_constructs.local.core.options import SchedulerOptions
+from quota_constructs.local.core.records import (
+    JSTLA_REASON,
+    PREEMPTION_IN_PROGRESS,
+    REASON_CROSS_SHARE,
+    REASON_FAILED,
+    REASON_IN_SHARE,
+    REASON_LIMIT_LOWERED,
+    REASON_SHARE_REMOVED,
+    REASON_SUCCEEDED,
+    REASON_TIMEOUT,
+    Attempt,
+    EventKind,
+    FrontEntry,
+    JobRequest,
+    JobStatus,
+    Outcome,
+    PendingKind,
+    PendingReason,
+    PreemptionRecord,
+    PreemptionRule,
+    QueueSnapshot,
+    SchedulerEvent,
+    ShareLedger,
+    ShareOrder,
+    SubmitRejected,
+    _add,
+    _positive,
+)
+from quota_constructs.local.core.victims import VictimCandidate
 from quota_constructs.model import (
     MAX_SHARES_PER_QUEUE,
     RETRY_ATTEMPTS_RANGE,
@@ -45,7 +49,6 @@ from quota_constructs.model import (
     QuotaConfigError,
     QuotaShareSpec,
     ShareState,
-    capacity_demand,
     check_instance_type,
     check_int_range,
     check_name,
@@ -53,456 +56,8 @@ from quota_constructs.model import (
     check_tags,
 )
 
-# --- constants --------------------------------------------------------------------------------
-
-DURATION_TAG = "quota.local/duration-seconds"
-OUTCOME_TAG = "quota.local/outcome"
-DEFAULT_MAX_RUNTIME_S = 86_400.0
-"""Run time of a job whose payload has no StoppingCondition (SageMaker's default, 1 day)."""
-
-REASON_CROSS_SHARE = "Cross-share preemption triggered to reclaim borrowed capacity"
-"""AWS's own string (EventBridge preemption events, reference 2.5)."""
-REASON_IN_SHARE = "In-share preemption triggered by a higher-priority job in the quota share"
-"""Our string: AWS does not document one (UNCONFIRMED)."""
-REASON_LIMIT_LOWERED = "Quota share capacity reduced below current usage; preemption triggered"
-"""Our string: AWS does not document one (UNCONFIRMED)."""
-PREEMPTION_IN_PROGRESS = "PREEMPTION_IN_PROGRESS: "
-REASON_SUCCEEDED = "Received status from SageMaker: Training job completed"
-REASON_FAILED = (
-    "Received status from SageMaker: AlgorithmError: emulated failure (quota.local/outcome)"
-)
-REASON_TIMEOUT = "Job attempt duration exceeded timeout"
-REASON_SHARE_REMOVED = "Quota share deleted: all jobs in the share are terminated"
 _MAX_ROUNDS = 100_000
-JSTLA_REASON = "Terminated by JobStateTimeLimit action due to reason: {reason}"
-
-
-class JobStatus(StrEnum):
-    """Service-job states, with AWS's names (``PENDING`` is never used for service jobs)."""
-
-    SUBMITTED = "SUBMITTED"
-    PENDING = "PENDING"
-    RUNNABLE = "RUNNABLE"
-    SCHEDULED = "SCHEDULED"
-    STARTING = "STARTING"
-    RUNNING = "RUNNING"
-    SUCCEEDED = "SUCCEEDED"
-    FAILED = "FAILED"
-
-    @property
-    def holds_capacity(self) -> bool:
-        """SCHEDULED, STARTING and RUNNING jobs hold their demand (and are preemptible)."""
-        return self in _HOLDING
-
-    @property
-    def is_final(self) -> bool:
-        return self in (JobStatus.SUCCEEDED, JobStatus.FAILED)
-
-
-_HOLDING = frozenset({JobStatus.SCHEDULED, JobStatus.STARTING, JobStatus.RUNNING})
-
-
-class Outcome(StrEnum):
-    """How an attempt ends when it runs to its duration (tag ``quota.local/outcome``)."""
-
-    SUCCEEDED = "SUCCEEDED"
-    FAILED = "FAILED"
-
-
-class PreemptionRule(StrEnum):
-    """Why a job was preempted."""
-
-    CROSS_SHARE = "CROSS_SHARE"
-    """A lender reclaimed capacity the victim's share had borrowed."""
-    IN_SHARE = "IN_SHARE"
-    """A strictly higher-priority job of the same share (in-share preemption ENABLED)."""
-    LIMIT_LOWERED = "LIMIT_LOWERED"
-    """A share's limits (or borrow limit / strategy) were lowered below what its jobs hold."""
-
-
-class PendingKind(StrEnum):
-    """Why a RUNNABLE job is not running (beyond AWS: AWS only explains misconfigurations)."""
-
-    BEHIND_HIGHER_PRIORITY = "BEHIND_HIGHER_PRIORITY"
-    WAITING_FOR_OWN_CAPACITY = "WAITING_FOR_OWN_CAPACITY"
-    BORROW_LIMIT_REACHED = "BORROW_LIMIT_REACHED"
-    NO_LENDABLE_CAPACITY = "NO_LENDABLE_CAPACITY"
-    WAITING_FOR_SERVICE_ENVIRONMENT = "WAITING_FOR_SERVICE_ENVIRONMENT"
-    WAITING_FOR_PREEMPTION = "WAITING_FOR_PREEMPTION"
-    WAITING_FOR_DISPATCH = "WAITING_FOR_DISPATCH"
-    SHARE_DISABLED = "SHARE_DISABLED"
-    EXCEEDS_LIMITS = "EXCEEDS_LIMITS"
-
-
-class EventKind(StrEnum):
-    """What a :class:`SchedulerEvent` reports."""
-
-    STATE_CHANGE = "STATE_CHANGE"
-    PRIORITY_CHANGE = "PRIORITY_CHANGE"
-    PREEMPTION_STARTED = "PREEMPTION_STARTED"
-    PREEMPTION_COMPLETED = "PREEMPTION_COMPLETED"
-
-
-class ShareOrder(StrEnum):
-    """Order in which shares are served from their own capacity in a pass (UNCONFIRMED)."""
-
-    DECLARED = "DECLARED"
-    """The order the shares were declared/created in."""
-    LEAST_USAGE = "LEAST_USAGE"
-    """Shares using the smallest fraction of their own limits first (ties: declared order)."""
-
-
-class SubmitRejected(QuotaConfigError):
-    """A submit (or update) the queue refuses: unknown/DISABLED share, bad priority or demand."""
-
-
-# --- records ----------------------------------------------------------------------------------
-
-Capacity = Mapping[str, int]
-
-
-@dataclass(frozen=True)
-class JobRequest:
-    """What a caller asks to run. ``demand`` maps instance type to instance count.
-
-    ``duration_s``: run time once RUNNING (``None``: runs until terminated or timed out).
-    ``priority``: ``None`` takes ``SchedulerOptions.default_priority``.
-    ``preemption_retries``: ``None`` = requeue forever; ``0`` = FAILED on the first preemption.
-    ``retry_attempts``: 1-10 total attempts on a FAILED outcome or a timeout.
-    ``checkpoint_interval_s``: a preempted job keeps the progress of its last checkpoint.
-    """
-
-    job_name: str
-    share_name: str
-    demand: Mapping[str, int]
-    duration_s: float | None
-    outcome: Outcome = Outcome.SUCCEEDED
-    priority: int | None = None
-    preemption_retries: int | None = None
-    retry_attempts: int = 1
-    attempt_duration_s: float | None = None
-    checkpoint_interval_s: float | None = None
-    payload: Mapping[str, Any] | None = None
-    tags: Mapping[str, str] = field(default_factory=dict)
-    job_id: str | None = None
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "demand", MappingProxyType(dict(self.demand)))
-        object.__setattr__(self, "tags", MappingProxyType(dict(self.tags)))
-        if isinstance(self.outcome, str) and self.outcome in Outcome.__members__:
-            object.__setattr__(self, "outcome", Outcome(self.outcome))
-
-
-@dataclass(frozen=True)
-class PendingReason:
-    """Why a RUNNABLE job waits. ``position``: 0-based place in its share's order."""
-
-    kind: PendingKind
-    message: str
-    position: int | None = None
-
-
-@dataclass(frozen=True)
-class PreemptionRecord:
-    """One preemption of a job: rule, who caused it, and the victim share's borrowing."""
-
-    time: float
-    rule: PreemptionRule
-    preemptor_job_id: str | None
-    preemptor_share: str | None
-    borrowed_before: Capacity
-    borrowed_after: Capacity
-    reason: str
-    attempt: int
-    attempt_started_at: float | None
-    completed_at: float | None = None
-    terminated: bool = False
-    """True when this preemption used up ``preemption_retries`` and the job became FAILED."""
-
-
-@dataclass(frozen=True)
-class Attempt:
-    """One placement of a job on capacity (one SageMaker training job)."""
-
-    number: int
-    attempt_id: str
-    scheduled_at: float
-    started_at: float | None
-    stopped_at: float
-    status_reason: str
-    preempted: bool
-
-
-@dataclass(frozen=True)
-class SchedulerEvent:
-    """A state change or preemption step; ``job`` is the live job (read it, do not mutate it)."""
-
-    time: float
-    kind: EventKind
-    job: Job
-    status: JobStatus
-    previous_status: JobStatus | None
-    status_reason: str | None
-    preemption: PreemptionRecord | None = None
-
-
-@dataclass(frozen=True)
-class FrontEntry:
-    """A RUNNABLE job in a snapshot, with the time it reached its current position."""
-
-    job_id: str
-    share_name: str
-    priority: int
-    earliest_time_at_position: float
-
-
-@dataclass(frozen=True)
-class QueueSnapshot:
-    """What ``GetJobQueueSnapshot`` reports, plus the time it was taken."""
-
-    time: float
-    front_of_queue: tuple[FrontEntry, ...]
-    front_of_shares: Mapping[str, tuple[FrontEntry, ...]]
-    share_usage: Mapping[str, Capacity]
-    total_usage: Capacity
-
-
-@dataclass(frozen=True)
-class ShareLedger:
-    """Capacity accounting of one share for one instant (per instance type)."""
-
-    limit: Capacity
-    used: Capacity
-    """Held by this share's jobs: own capacity plus borrowed."""
-    own: Capacity
-    borrowed: Capacity
-    lent: Capacity
-    idle: Capacity
-    """Own capacity neither used by the share nor lent out."""
-
-
-# --- victim selection -------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class VictimCandidate:
-    """A job that could be preempted and what preempting it frees towards the need."""
-
-    job: Job
-    frees: Capacity
-    borrowing: bool
-    running_for: float
-
-
-class VictimPolicy(Protocol):
-    """Chooses which jobs to preempt so that ``need`` (instances per type) is freed."""
-
-    def choose(
-        self, candidates: Sequence[VictimCandidate], need: Capacity
-    ) -> list[VictimCandidate] | None:
-        """The victims (enough to cover ``need``), or ``None`` when the candidates cannot."""
-        ...
-
-
-class DefaultVictimPolicy:
-    """Borrowing jobs first, then lowest priority, then fewest jobs, then shortest elapsed run.
-
-    Victims come from the least-protected tier that can free ``need`` (tiers: borrowing before
-    non-borrowing, then by priority; a tier includes every less-protected one). Inside it, jobs
-    freeing the most of what is needed go first (ties: less protected, shorter run, later
-    submitted), and any chosen job not needed to cover ``need`` is dropped again.
-    """
-
-    def choose(
-        self, candidates: Sequence[VictimCandidate], need: Capacity
-    ) -> list[VictimCandidate] | None:
-        def tier(c: VictimCandidate) -> tuple[bool, int]:
-            return (not c.borrowing, c.job.priority)
-
-        def useful(c: VictimCandidate) -> int:
-            return sum(min(c.frees.get(t, 0), n) for t, n in need.items())
-
-        for top in sorted({tier(c) for c in candidates}):
-            pool = [c for c in candidates if tier(c) <= top and useful(c) > 0]
-            total: dict[str, int] = {}
-            for cand in pool:
-                _add(total, cand.frees)
-            if _covers(total, need):
-                pool.sort(key=lambda c: (-useful(c), tier(c), c.running_for, -c.job.seq))
-                return _greedy(pool, need)
-        return None
-
-
-def _greedy(ordered: Sequence[VictimCandidate], need: Capacity) -> list[VictimCandidate]:
-    """Take candidates in order until ``need`` is covered, then drop the unneeded ones."""
-    chosen: list[VictimCandidate] = []
-    freed: dict[str, int] = {}
-    for cand in ordered:
-        if _covers(freed, need):
-            break
-        if any(cand.frees.get(t, 0) > 0 and freed.get(t, 0) < n for t, n in need.items()):
-            chosen.append(cand)
-            _add(freed, cand.frees)
-    for cand in reversed(list(chosen)):
-        rest = dict(freed)
-        _add(rest, cand.frees, -1)
-        if _covers(rest, need):
-            chosen.remove(cand)
-            freed = rest
-    return chosen
-
-
-def _covers(freed: Mapping[str, int], need: Capacity) -> bool:
-    return all(freed.get(t, 0) >= n for t, n in need.items())
-
-
-def _add(target: dict[str, int], amounts: Capacity, sign: int = 1) -> None:
-    for t, n in amounts.items():
-        target[t] = target.get(t, 0) + sign * n
-
-
-def _positive(amounts: Mapping[str, int]) -> dict[str, int]:
-    return {t: n for t, n in amounts.items() if n > 0}
-
-
-# --- options ----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class SchedulerOptions:
-    """Timing and every UNCONFIRMED choice (see docs/emulator-semantics.md for the table)."""
-
-    default_priority: int = 0
-    submitted_to_runnable_s: float = 0.0
-    scheduled_to_starting_s: float = 1.0
-    starting_to_running_s: float = 1.0
-    preemption_duration_s: float = 0.0
-    """Between 'preemption started' and 'completed'; the victim holds capacity meanwhile."""
-    share_order: ShareOrder = ShareOrder.DECLARED
-    backfill_depth: int = 0
-    """Jobs looked at behind a share's blocked head in a pass (0: strict priority order)."""
-    disabled_share_dispatches: bool = True
-    """DISABLED share: its already-submitted RUNNABLE jobs still dispatch (and it lends)."""
-    preemption_consumes_attempt: bool = False
-    runnable_time_limits: Mapping[str, float] = field(default_factory=dict)
-    """RUNNABLE time-limit TERMINATE actions: reason code -> max seconds stuck RUNNABLE."""
-    victim_policy: VictimPolicy = field(default_factory=DefaultVictimPolicy)
-
-    def __post_init__(self) -> None:
-        problems = []
-        for name in (
-            "submitted_to_runnable_s",
-            "scheduled_to_starting_s",
-            "starting_to_running_s",
-            "preemption_duration_s",
-        ):
-            value = getattr(self, name)
-            if not isinstance(value, int | float) or value < 0 or math.isnan(value):
-                problems.append(Problem(name, value, "delay must be >= 0 seconds", "set it >= 0"))
-        problems += check_scheduling_priority(self.default_priority, "default_priority")
-        problems += check_int_range(self.backfill_depth, "backfill_depth", 0, None, what="depth")
-        for reason, seconds in self.runnable_time_limits.items():
-            if not isinstance(seconds, int | float) or seconds <= 0:
-                problems.append(
-                    Problem(
-                        f"runnable_time_limits.{reason}",
-                        seconds,
-                        "time limit must be a positive number of seconds",
-                        "use e.g. 600 (AWS allows 600-86400)",
-                    )
-                )
-        if problems:
-            raise QuotaConfigError(problems, context="SchedulerOptions")
-
-    @staticmethod
-    def time_limits_for(queue: JobQueueSpec) -> dict[str, float]:
-        """Time limits of a queue's ``runnable_timeout_minutes`` (both MISCONFIGURATION codes)."""
-        if queue.runnable_timeout_minutes is None:
-            return {}
-        seconds = queue.runnable_timeout_minutes * 60.0
-        return {code: seconds for code in _MISCONFIG_CODES}
-
-
-_MISCONFIG_CODES = (
-    "MISCONFIGURATION:SERVICE_ENVIRONMENT_MAX_RESOURCE",
-    "MISCONFIGURATION:QUOTA_MANAGEMENT_LIMIT_EXCEEDED",
-)
-
-
-# --- job --------------------------------------------------------------------------------------
-
-
-class Job:
-    """A service job and its history. Read it freely; change it only through the scheduler."""
-
-    def __init__(
-        self, scheduler: Scheduler, job_id: str, request: JobRequest, priority: int, seq: int
-    ) -> None:
-        self._scheduler = scheduler
-        self.job_id = job_id
-        self.request = request
-        self.seq = seq
-        self.status = JobStatus.SUBMITTED
-        self.status_reason: str | None = None
-        self.priority = priority
-        self.created_at = 0.0
-        self.runnable_at: float | None = None
-        self.scheduled_at: float | None = None
-        self.starting_at: float | None = None
-        self.started_at: float | None = None
-        self.stopped_at: float | None = None
-        self.attempts: list[Attempt] = []
-        self.preemptions: list[PreemptionRecord] = []
-        self.is_terminated = False
-        self.progress_s = 0.0
-        """Run time kept by checkpoints across preemptions."""
-        self.alloc: dict[str, dict[str, int]] = {}
-        """While holding capacity: lender share (own share included) -> instance type -> n."""
-        self._gen = 0
-        self._heap_ver = 0
-        self._attempts_used = 0
-        self._dispatches = 0
-        self._preempting: PreemptionRecord | None = None
-        self._in_flight = False
-        self._beneficiary: Job | None = None
-        self._awaiting = 0
-        self._preempted_by: dict[str, int] = {}
-        self._position_since: float | None = None
-        self._infeasible_reason: str | None = None
-        self._infeasible_since: float | None = None
-
-    def __repr__(self) -> str:
-        return f"Job({self.job_id!r}, {self.request.job_name!r}, {self.status}, p={self.priority})"
-
-    @property
-    def share_name(self) -> str:
-        return self.request.share_name
-
-    @property
-    def demand(self) -> Capacity:
-        return self.request.demand
-
-    @property
-    def borrowed(self) -> dict[str, int]:
-        """Instances this job holds that belong to other shares (per instance type)."""
-        out: dict[str, int] = {}
-        for lender, amounts in self.alloc.items():
-            if lender != self.share_name:
-                _add(out, amounts)
-        return out
-
-    @property
-    def attempt_count(self) -> int:
-        return len(self.attempts) + (1 if self.status.holds_capacity else 0)
-
-    @property
-    def preemption_in_progress(self) -> bool:
-        return self._preempting is not None
-
-    @property
-    def pending(self) -> PendingReason | None:
-        """Why the job is RUNNABLE (``None`` in any other state)."""
-        return self._scheduler.pending_reason(self.job_id)
+"""Passes at one instant before the scheduler gives up (only a bug can get there)."""
 
 
 # --- per-share state --------------------------------------------------------------------------
@@ -1664,9 +1219,6 @@ def attempt_id(job_id: str, number: int) -> str:
     return hashlib.md5(f"{job_id}/{number}".encode(), usedforsecurity=False).hexdigest()
 
 
-_attempt_id = attempt_id  # kept for callers of the first version
-
-
 def _checkpointed(ran: float, interval: float) -> float:
     return math.floor(ran / interval) * interval if interval > 0 else 0.0
 
@@ -1683,133 +1235,3 @@ def _demand_problems(demand: Mapping[str, int]) -> list[Problem]:
             count, f"ResourceConfig.InstanceCount[{itype}]", 1, None, what="instance count"
         )
     return problems
-
-
-# --- SubmitServiceJob -> JobRequest -----------------------------------------------------------
-
-
-def request_from_submit(params: Mapping[str, Any]) -> JobRequest:
-    """Build a :class:`JobRequest` from a ``SubmitServiceJob`` request (botocore field names).
-
-    Demand from ``serviceRequestPayload`` via :func:`model.capacity_demand`; duration from tag
-    ``quota.local/duration-seconds``, else the payload's ``StoppingCondition.MaxRuntimeInSeconds``,
-    else one day; tag ``quota.local/outcome: FAILED`` makes every attempt fail.
-    Raises :class:`SubmitRejected` naming the field for a bad payload or tag.
-    """
-    raw = params.get("serviceRequestPayload", "{}")
-    try:
-        payload = json.loads(raw) if isinstance(raw, str) else dict(raw)
-    except (ValueError, TypeError) as exc:
-        raise SubmitRejected(
-            [
-                Problem(
-                    "serviceRequestPayload",
-                    str(raw)[:80],
-                    f"not a JSON object ({exc})",
-                    "send the CreateTrainingJob request as a JSON string",
-                )
-            ]
-        ) from None
-    if not isinstance(payload, dict):
-        raise SubmitRejected(
-            [
-                Problem(
-                    "serviceRequestPayload",
-                    str(raw)[:80],
-                    "not a JSON object",
-                    "send the CreateTrainingJob request as a JSON object",
-                )
-            ]
-        )
-    try:
-        demand = capacity_demand(payload)
-    except QuotaConfigError as exc:
-        raise SubmitRejected(exc.problems) from None
-    tags = dict(params.get("tags") or {})
-    duration = _duration(payload, tags)
-    outcome_text = str(tags.get(OUTCOME_TAG, "SUCCEEDED")).upper()
-    if outcome_text not in Outcome.__members__:
-        raise SubmitRejected(
-            [
-                Problem(
-                    f"tags.{OUTCOME_TAG}",
-                    tags.get(OUTCOME_TAG),
-                    "unknown outcome",
-                    "use SUCCEEDED or FAILED",
-                )
-            ]
-        )
-    preemption = params.get("preemptionConfiguration") or {}
-    retry = params.get("retryStrategy") or {}
-    timeout = params.get("timeoutConfig") or {}
-    return JobRequest(
-        job_name=params.get("jobName", ""),
-        share_name=params.get("quotaShareName", ""),
-        demand=demand,
-        duration_s=duration,
-        outcome=Outcome(outcome_text),
-        priority=params.get("schedulingPriority"),
-        preemption_retries=preemption.get("preemptionRetriesBeforeTermination"),
-        retry_attempts=retry.get("attempts") or 1,
-        attempt_duration_s=timeout.get("attemptDurationSeconds"),
-        payload=payload,
-        tags=tags,
-    )
-
-
-def _duration(payload: Mapping[str, Any], tags: Mapping[str, str]) -> float:
-    if DURATION_TAG in tags:
-        try:
-            value = float(tags[DURATION_TAG])
-        except ValueError:
-            value = -1.0
-        if not value >= 0 or math.isinf(value):
-            raise SubmitRejected(
-                [
-                    Problem(
-                        f"tags.{DURATION_TAG}",
-                        tags[DURATION_TAG],
-                        "must be a number of seconds >= 0",
-                        "set it to e.g. '120'",
-                    )
-                ]
-            )
-        return value
-    stopping = payload.get("StoppingCondition") or {}
-    runtime = stopping.get("MaxRuntimeInSeconds") if isinstance(stopping, dict) else None
-    if isinstance(runtime, int | float) and not isinstance(runtime, bool) and runtime >= 0:
-        return float(runtime)
-    return DEFAULT_MAX_RUNTIME_S
-
-
-__all__ = [
-    "DEFAULT_MAX_RUNTIME_S",
-    "DURATION_TAG",
-    "OUTCOME_TAG",
-    "REASON_CROSS_SHARE",
-    "REASON_IN_SHARE",
-    "REASON_LIMIT_LOWERED",
-    "Attempt",
-    "DefaultVictimPolicy",
-    "EventKind",
-    "FrontEntry",
-    "Job",
-    "JobRequest",
-    "JobStatus",
-    "Outcome",
-    "PendingKind",
-    "PendingReason",
-    "PreemptionRecord",
-    "PreemptionRule",
-    "QueueSnapshot",
-    "Scheduler",
-    "SchedulerEvent",
-    "SchedulerOptions",
-    "ShareLedger",
-    "ShareOrder",
-    "SubmitRejected",
-    "VictimCandidate",
-    "VictimPolicy",
-    "attempt_id",
-    "request_from_submit",
-]

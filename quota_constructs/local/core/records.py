@@ -1,0 +1,253 @@
+"""Constants, enums and the typed records of the scheduler core (requests, reasons, events)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
+
+from quota_constructs.model import QuotaConfigError
+
+if TYPE_CHECKING:
+    from quota_constructs.local.core.job import Job
+
+# --- constants --------------------------------------------------------------------------------
+
+DURATION_TAG = "quota.local/duration-seconds"
+OUTCOME_TAG = "quota.local/outcome"
+DEFAULT_MAX_RUNTIME_S = 86_400.0
+"""Run time of a job whose payload has no StoppingCondition (SageMaker's default, 1 day)."""
+
+REASON_CROSS_SHARE = "Cross-share preemption triggered to reclaim borrowed capacity"
+"""AWS's own string (EventBridge preemption events, reference 2.5)."""
+REASON_IN_SHARE = "In-share preemption triggered by a higher-priority job in the quota share"
+"""Our string: AWS does not document one (UNCONFIRMED)."""
+REASON_LIMIT_LOWERED = "Quota share capacity reduced below current usage; preemption triggered"
+"""Our string: AWS does not document one (UNCONFIRMED)."""
+PREEMPTION_IN_PROGRESS = "PREEMPTION_IN_PROGRESS: "
+REASON_SUCCEEDED = "Received status from SageMaker: Training job completed"
+REASON_FAILED = (
+    "Received status from SageMaker: AlgorithmError: emulated failure (quota.local/outcome)"
+)
+REASON_TIMEOUT = "Job attempt duration exceeded timeout"
+REASON_SHARE_REMOVED = "Quota share deleted: all jobs in the share are terminated"
+JSTLA_REASON = "Terminated by JobStateTimeLimit action due to reason: {reason}"
+
+
+class JobStatus(StrEnum):
+    """Service-job states, with AWS's names (``PENDING`` is never used for service jobs)."""
+
+    SUBMITTED = "SUBMITTED"
+    PENDING = "PENDING"
+    RUNNABLE = "RUNNABLE"
+    SCHEDULED = "SCHEDULED"
+    STARTING = "STARTING"
+    RUNNING = "RUNNING"
+    SUCCEEDED = "SUCCEEDED"
+    FAILED = "FAILED"
+
+    @property
+    def holds_capacity(self) -> bool:
+        """SCHEDULED, STARTING and RUNNING jobs hold their demand (and are preemptible)."""
+        return self in _HOLDING
+
+    @property
+    def is_final(self) -> bool:
+        return self in (JobStatus.SUCCEEDED, JobStatus.FAILED)
+
+
+_HOLDING = frozenset({JobStatus.SCHEDULED, JobStatus.STARTING, JobStatus.RUNNING})
+
+
+class Outcome(StrEnum):
+    """How an attempt ends when it runs to its duration (tag ``quota.local/outcome``)."""
+
+    SUCCEEDED = "SUCCEEDED"
+    FAILED = "FAILED"
+
+
+class PreemptionRule(StrEnum):
+    """Why a job was preempted."""
+
+    CROSS_SHARE = "CROSS_SHARE"
+    """A lender reclaimed capacity the victim's share had borrowed."""
+    IN_SHARE = "IN_SHARE"
+    """A strictly higher-priority job of the same share (in-share preemption ENABLED)."""
+    LIMIT_LOWERED = "LIMIT_LOWERED"
+    """A share's limits (or borrow limit / strategy) were lowered below what its jobs hold."""
+
+
+class PendingKind(StrEnum):
+    """Why a RUNNABLE job is not running (beyond AWS: AWS only explains misconfigurations)."""
+
+    BEHIND_HIGHER_PRIORITY = "BEHIND_HIGHER_PRIORITY"
+    WAITING_FOR_OWN_CAPACITY = "WAITING_FOR_OWN_CAPACITY"
+    BORROW_LIMIT_REACHED = "BORROW_LIMIT_REACHED"
+    NO_LENDABLE_CAPACITY = "NO_LENDABLE_CAPACITY"
+    WAITING_FOR_SERVICE_ENVIRONMENT = "WAITING_FOR_SERVICE_ENVIRONMENT"
+    WAITING_FOR_PREEMPTION = "WAITING_FOR_PREEMPTION"
+    WAITING_FOR_DISPATCH = "WAITING_FOR_DISPATCH"
+    SHARE_DISABLED = "SHARE_DISABLED"
+    EXCEEDS_LIMITS = "EXCEEDS_LIMITS"
+
+
+class EventKind(StrEnum):
+    """What a :class:`SchedulerEvent` reports."""
+
+    STATE_CHANGE = "STATE_CHANGE"
+    PRIORITY_CHANGE = "PRIORITY_CHANGE"
+    PREEMPTION_STARTED = "PREEMPTION_STARTED"
+    PREEMPTION_COMPLETED = "PREEMPTION_COMPLETED"
+
+
+class ShareOrder(StrEnum):
+    """Order in which shares are served from their own capacity in a pass (UNCONFIRMED)."""
+
+    DECLARED = "DECLARED"
+    """The order the shares were declared/created in."""
+    LEAST_USAGE = "LEAST_USAGE"
+    """Shares using the smallest fraction of their own limits first (ties: declared order)."""
+
+
+class SubmitRejected(QuotaConfigError):
+    """A submit (or update) the queue refuses: unknown/DISABLED share, bad priority or demand."""
+
+
+# --- records ----------------------------------------------------------------------------------
+
+Capacity = Mapping[str, int]
+
+
+@dataclass(frozen=True)
+class JobRequest:
+    """What a caller asks to run. ``demand`` maps instance type to instance count.
+
+    ``duration_s``: run time once RUNNING (``None``: runs until terminated or timed out).
+    ``priority``: ``None`` takes ``SchedulerOptions.default_priority``.
+    ``preemption_retries``: ``None`` = requeue forever; ``0`` = FAILED on the first preemption.
+    ``retry_attempts``: 1-10 total attempts on a FAILED outcome or a timeout.
+    ``checkpoint_interval_s``: a preempted job keeps the progress of its last checkpoint.
+    """
+
+    job_name: str
+    share_name: str
+    demand: Mapping[str, int]
+    duration_s: float | None
+    outcome: Outcome = Outcome.SUCCEEDED
+    priority: int | None = None
+    preemption_retries: int | None = None
+    retry_attempts: int = 1
+    attempt_duration_s: float | None = None
+    checkpoint_interval_s: float | None = None
+    payload: Mapping[str, Any] | None = None
+    tags: Mapping[str, str] = field(default_factory=dict)
+    job_id: str | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "demand", MappingProxyType(dict(self.demand)))
+        object.__setattr__(self, "tags", MappingProxyType(dict(self.tags)))
+        if isinstance(self.outcome, str) and self.outcome in Outcome.__members__:
+            object.__setattr__(self, "outcome", Outcome(self.outcome))
+
+
+@dataclass(frozen=True)
+class PendingReason:
+    """Why a RUNNABLE job waits. ``position``: 0-based place in its share's order."""
+
+    kind: PendingKind
+    message: str
+    position: int | None = None
+
+
+@dataclass(frozen=True)
+class PreemptionRecord:
+    """One preemption of a job: rule, who caused it, and the victim share's borrowing."""
+
+    time: float
+    rule: PreemptionRule
+    preemptor_job_id: str | None
+    preemptor_share: str | None
+    borrowed_before: Capacity
+    borrowed_after: Capacity
+    reason: str
+    attempt: int
+    attempt_started_at: float | None
+    completed_at: float | None = None
+    terminated: bool = False
+    """True when this preemption used up ``preemption_retries`` and the job became FAILED."""
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One placement of a job on capacity (one SageMaker training job)."""
+
+    number: int
+    attempt_id: str
+    scheduled_at: float
+    started_at: float | None
+    stopped_at: float
+    status_reason: str
+    preempted: bool
+
+
+@dataclass(frozen=True)
+class SchedulerEvent:
+    """A state change or preemption step; ``job`` is the live job (read it, do not mutate it)."""
+
+    time: float
+    kind: EventKind
+    job: Job
+    status: JobStatus
+    previous_status: JobStatus | None
+    status_reason: str | None
+    preemption: PreemptionRecord | None = None
+
+
+@dataclass(frozen=True)
+class FrontEntry:
+    """A RUNNABLE job in a snapshot, with the time it reached its current position."""
+
+    job_id: str
+    share_name: str
+    priority: int
+    earliest_time_at_position: float
+
+
+@dataclass(frozen=True)
+class QueueSnapshot:
+    """What ``GetJobQueueSnapshot`` reports, plus the time it was taken."""
+
+    time: float
+    front_of_queue: tuple[FrontEntry, ...]
+    front_of_shares: Mapping[str, tuple[FrontEntry, ...]]
+    share_usage: Mapping[str, Capacity]
+    total_usage: Capacity
+
+
+@dataclass(frozen=True)
+class ShareLedger:
+    """Capacity accounting of one share for one instant (per instance type)."""
+
+    limit: Capacity
+    used: Capacity
+    """Held by this share's jobs: own capacity plus borrowed."""
+    own: Capacity
+    borrowed: Capacity
+    lent: Capacity
+    idle: Capacity
+    """Own capacity neither used by the share nor lent out."""
+
+
+def _covers(freed: Mapping[str, int], need: Capacity) -> bool:
+    return all(freed.get(t, 0) >= n for t, n in need.items())
+
+
+def _add(target: dict[str, int], amounts: Capacity, sign: int = 1) -> None:
+    for t, n in amounts.items():
+        target[t] = target.get(t, 0) + sign * n
+
+
+def _positive(amounts: Mapping[str, int]) -> dict[str, int]:
+    return {t: n for t, n in amounts.items() if n > 0}
