@@ -224,7 +224,9 @@ def demo() -> None:
         with EmulatorServer(org_files=[SEED_DEMO], clock="virtual") as emulator:
             checks = run_tutorial(emulator, console)
     except Exception as error:  # one line, never a traceback
-        Console(stderr=True).print(f"[bold red]error:[/] {error}", highlight=False)
+        Console(stderr=True).print(
+            f"[bold red]error:[/] {' '.join(str(error).split())}", highlight=False, soft_wrap=True
+        )
         raise typer.Exit(1) from None
     console.rule("outcomes")
     for check in checks:

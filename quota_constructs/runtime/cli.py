@@ -25,6 +25,7 @@ from rich.table import Table
 
 from quota_constructs.model import QuotaConfigError
 from quota_constructs.runtime.jobs import ACTIVE_STATUSES, JobStatus, JobSummary
+from quota_constructs.runtime.pacing import Backoff
 from quota_constructs.runtime.payload import JobSubmission, TrainingJob
 from quota_constructs.runtime.queue import QueueClient, error_text
 from quota_constructs.runtime.waiting import TrackedJob, Transition, Until, WaitTimeout
@@ -60,7 +61,7 @@ def _errors() -> Iterator[None]:
 
 
 def _fail(message: str, code: int = 1) -> None:
-    err.print(f"[bold red]error:[/] {' '.join(message.split())}", highlight=False)
+    err.print(f"[bold red]error:[/] {' '.join(message.split())}", highlight=False, soft_wrap=True)
     raise typer.Exit(code)
 
 
@@ -314,6 +315,9 @@ def wait(
         str, typer.Option(help="terminal | dispatched | running | requeued | a status.")
     ] = "terminal",
     timeout: Annotated[float | None, typer.Option(help="Give up after this many seconds.")] = None,
+    poll: Annotated[
+        float, typer.Option(help="First poll interval, s; grows 1.5x while nothing moves.")
+    ] = 5.0,
     as_json: JsonOpt = False,
 ) -> None:
     """Wait for jobs with a live progress display; exit 2 on timeout."""
@@ -343,7 +347,13 @@ def wait(
             progress.update(task, completed=len(reached))
 
         with progress:
-            result = client.wait(job_ids, until=target, timeout=timeout, on_transition=show)
+            result = client.wait(
+                job_ids,
+                until=target,
+                timeout=timeout,
+                backoff=Backoff(initial=poll, maximum=max(poll, 60.0)),
+                on_transition=show,
+            )
             progress.update(task, completed=len(result.jobs))
         if as_json:
             _print_json(list(result.jobs.values()))

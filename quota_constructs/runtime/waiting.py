@@ -1,22 +1,22 @@
 """Waiting for many service jobs at once, on list calls instead of one describe per job.
 
-Each poll lists the queue by status (``ListServiceJobs``, one call per page) and stops paging
-as soon as every job still awaited has been located; jobs that left the active lists are found
-on the first pages of the SUCCEEDED / FAILED lists (newest first), and only a job found in no
-list is described. Polls are spaced by a jittered backoff that restarts whenever a job moves.
+Each poll lists the queue by status (``ListServiceJobs``, one call per page), looking first
+where each awaited job was heading (RUNNABLE, RUNNING), then in SUCCEEDED, then the short-lived
+states and FAILED, and stops as soon as every awaited job is located. Finished lists are newest
+first, so paging them stops at jobs older than any still missing. Only a job found in no list is
+described. Polls are spaced by a jittered backoff that restarts whenever a job moves.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from quota_constructs.runtime.jobs import (
-    ACTIVE_STATUSES,
     DISPATCHED_STATUSES,
-    TERMINAL_STATUSES,
     JobStatus,
     JobSummary,
 )
@@ -63,6 +63,18 @@ def _requeued(job: TrackedJob) -> bool:
     if job.status is not JobStatus.RUNNABLE:
         return False
     return job.requeues > 0 or (job.summary is not None and job.summary.started_at is not None)
+
+
+_LOOKUP_ORDER = (
+    JobStatus.RUNNABLE,
+    JobStatus.RUNNING,
+    JobStatus.SUCCEEDED,
+    JobStatus.SCHEDULED,
+    JobStatus.STARTING,
+    JobStatus.FAILED,
+    JobStatus.SUBMITTED,
+    JobStatus.PENDING,
+)
 
 
 class Until:
@@ -207,18 +219,25 @@ class Waiter:
         return changed
 
     def _status_order(self, wanted: set[str]) -> list[JobStatus]:
-        """Statuses where awaited jobs were last seen first, then the other active ones,
-        then the terminal lists."""
+        """Where to look, most likely first: the settled status each job was heading for
+        (RUNNABLE, or RUNNING for a job seen SCHEDULED / STARTING), then SUCCEEDED (jobs that
+        left the active lists have mostly finished), then the short-lived states, FAILED."""
         counts: dict[JobStatus, int] = {}
         for job_id in wanted:
-            status = self.tracked[job_id].status
+            status = self.tracked[job_id].status or self.tracked[job_id].known
             if status is not None and status.is_active:
-                counts[status] = counts.get(status, 0) + 1
+                heading = JobStatus.RUNNING if status.is_dispatched else JobStatus.RUNNABLE
+                counts[heading] = counts.get(heading, 0) + 1
         first = sorted(counts, key=lambda s: -counts[s])
-        rest = [s for s in ACTIVE_STATUSES if s not in counts]
-        return [*first, *rest, *TERMINAL_STATUSES]
+        if not first:  # first poll: nothing known yet
+            first = [JobStatus.RUNNABLE, JobStatus.RUNNING]
+        rest = [s for s in _LOOKUP_ORDER if s not in first]
+        return [*first, *rest]
 
     def _scan(self, status: JobStatus, wanted: set[str], found: dict[str, JobSummary]) -> None:
+        """Page through one status list until every awaited job is located. Finished lists are
+        newest first by creation time, so paging stops at jobs older than any still missing."""
+        oldest = self._oldest_missing(wanted, found) if status.is_terminal else None
         for page in self.client.list_pages(status, share=self.share):
             self.calls += 1
             for summary in page:
@@ -226,6 +245,19 @@ class Waiter:
                     found[summary.job_id] = summary
             if wanted <= found.keys():
                 return
+            last = page[-1].created_at if page else None
+            if oldest is not None and last is not None and last < oldest:
+                return
+
+    def _oldest_missing(self, wanted: set[str], found: Mapping[str, JobSummary]) -> datetime | None:
+        """Creation time of the oldest awaited job not located yet (None if any is unknown)."""
+        times = []
+        for job_id in wanted - found.keys():
+            summary = self.tracked[job_id].summary
+            if summary is None or summary.created_at is None:
+                return None
+            times.append(summary.created_at)
+        return min(times) if times else None
 
     def _observe(self, job: TrackedJob, summary: JobSummary) -> bool:
         previous = job.status if job.summary is not None else job.known

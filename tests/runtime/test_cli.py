@@ -1,0 +1,168 @@
+"""``quota jobs`` and ``quota demo`` end to end against the emulator over HTTP."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from quota_constructs.cli import app
+from quota_constructs.local.testing import SEED_DEMO, EmulatorServer
+from quota_constructs.runtime import TrainingJob
+
+runner = CliRunner()
+BUILDER = [
+    "--image",
+    "123456789012.dkr.ecr.us-east-1.amazonaws.com/train:1",
+    "--instance-type",
+    "ml.g5.xlarge",
+    "--role-arn",
+    "arn:aws:iam::123456789012:role/SageMakerExecutionRole",
+    "--output-s3",
+    "s3://bucket/out",
+]
+
+
+@pytest.fixture
+def wall_emu() -> Iterator[EmulatorServer]:
+    """seed-demo on a wall clock running 1,000 times faster than real time (the CLI waits on
+    the wall clock)."""
+    with EmulatorServer(org_files=[SEED_DEMO], clock="wall", speed=1000) as server:
+        yield server
+
+
+def jobs(emu: EmulatorServer, *args: str) -> tuple[int, str, str]:
+    base = ["jobs", "--endpoint-url", emu.endpoint_url, "--organisation", "seed-demo"]
+    result = runner.invoke(app, [*base, *args])
+    return result.exit_code, result.stdout, result.stderr
+
+
+def submit(emu: EmulatorServer, name: str, share: str, *extra: str) -> str:
+    code, out, err = jobs(emu, "submit", name, "--share", share, *BUILDER, *extra, "--json")
+    assert code == 0, err
+    return str(json.loads(out)["jobId"])
+
+
+def test_submit_list_describe_update(emu: EmulatorServer) -> None:
+    job_id = submit(emu, "cli-job", "QS1", "--priority", "0", "--hp", "epochs=3")
+    code, out, _ = jobs(emu, "ls", "--share", "QS1", "--json")
+    assert code == 0 and [j["job_id"] for j in json.loads(out)] == [job_id]
+    assert jobs(emu, "update", job_id, "--priority", "7")[0] == 0
+    code, out, _ = jobs(emu, "describe", job_id, "--json")
+    details = json.loads(out)
+    assert details["priority"] == 7 and details["share"] == "QS1"
+    code, out, _ = jobs(emu, "describe", job_id)
+    assert code == 0 and "cli-job" in out and "preemptions" in out
+
+
+def test_ls_prints_a_table(emu: EmulatorServer) -> None:
+    submit(emu, "table-job", "QS2")
+    code, out, _ = jobs(emu, "ls")
+    assert code == 0 and "table-job" in out and "1 job(s)" in out
+
+
+def test_dry_run_prints_the_request_and_sends_nothing(emu: EmulatorServer) -> None:
+    code, out, err = jobs(
+        emu, "submit", "dry", "--share", "QS2", *BUILDER, "--priority", "0", "--dry-run"
+    )
+    assert code == 0, err
+    request = json.loads(out)
+    assert request["schedulingPriority"] == 0
+    assert request["timeoutConfig"] == {"attemptDurationSeconds": 86400}
+    assert request["serviceRequestPayload"]["ResourceConfig"]["InstanceType"] == "ml.g5.xlarge"
+    assert "SubmitServiceJob" not in emu.request_counts
+
+
+def test_submit_from_a_payload_file(emu: EmulatorServer, tmp_path: Path) -> None:
+    path = tmp_path / "payload.json"
+    job = TrainingJob("img", "ml.g5.xlarge", "arn:aws:iam::123456789012:role/r", "s3://b/o")
+    path.write_text(json.dumps(job.payload("from-file")))
+    code, out, err = jobs(emu, "submit", "from-file", "--share", "QS3", "--payload", str(path))
+    assert code == 0, err
+    assert "submitted from-file to QS3" in out
+
+
+def test_rejects_unknown_share_in_one_line(emu: EmulatorServer) -> None:
+    code, _, err = jobs(emu, "submit", "x", "--share", "QS9", *BUILDER)
+    assert code == 1
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert "quotaShareName" in err and "QS1, QS2, QS3" in err
+
+
+def test_rejects_submit_without_payload(emu: EmulatorServer) -> None:
+    code, _, err = jobs(emu, "submit", "x", "--share", "QS1")
+    assert code == 1 and "no payload: pass --payload" in err
+
+
+def test_rejects_missing_queue() -> None:
+    result = runner.invoke(app, ["jobs", "ls"], env={"QUOTA_QUEUE": "", "QUOTA_ORGANISATION": ""})
+    assert result.exit_code == 1
+    assert "no job queue given: pass --queue" in result.stderr
+
+
+def test_rejects_unknown_job_in_one_line(emu: EmulatorServer) -> None:
+    code, _, err = jobs(emu, "describe", "nope")
+    assert code == 1 and err.startswith("error: ClientException:") and "Traceback" not in err
+
+
+def test_rejects_bad_key_value(emu: EmulatorServer) -> None:
+    code, _, err = jobs(emu, "submit", "x", "--share", "QS1", *BUILDER, "--tag", "oops")
+    assert code == 1 and "--tag 'oops' is not KEY=VALUE" in err
+
+
+def test_terminate_a_share(emu: EmulatorServer) -> None:
+    for i in range(3):
+        submit(emu, f"t{i}", "QS1")
+    keep = submit(emu, "keep", "QS3")
+    code, out, _ = jobs(emu, "terminate", "--share", "QS1", "--reason", "cleanup")
+    assert code == 0 and "terminated 3 job(s)" in out
+    code, out, _ = jobs(emu, "ls", "--json")
+    assert [j["job_id"] for j in json.loads(out)] == [keep]
+
+
+def test_rejects_terminate_without_target(emu: EmulatorServer) -> None:
+    code, _, err = jobs(emu, "terminate")
+    assert code == 1 and "pass job ids or --share" in err
+
+
+def test_snapshot(emu: EmulatorServer) -> None:
+    for p in ("3", "2", "1"):
+        submit(emu, f"s{p}", "QS1", "--priority", p)
+    emu.advance(10)
+    code, out, _ = jobs(emu, "snapshot", "--json")
+    snap = json.loads(out)
+    assert code == 0 and snap["usage"]["QS1"] == {"ml.g5.xlarge": 2} and len(snap["front"]) == 1
+    code, out, _ = jobs(emu, "snapshot")
+    assert "front of the queue" in out and "QS1" in out
+
+
+def test_wait_until_finished(wall_emu: EmulatorServer) -> None:
+    tags = ["--tag", "quota.local/duration-seconds=60"]
+    ids = [submit(wall_emu, f"w{i}", "QS2", *tags) for i in range(2)]
+    code, out, err = jobs(wall_emu, "wait", *ids, "--poll", "0.02", "--timeout", "60", "--json")
+    assert code == 0, err
+    assert {j["status"] for j in json.loads(out)} == {"SUCCEEDED"}
+    assert "RUNNING -> SUCCEEDED" in err or "-> SUCCEEDED" in err
+
+
+def test_wait_times_out_with_exit_2(wall_emu: EmulatorServer) -> None:
+    tags = ["--tag", "quota.local/duration-seconds=100000"]
+    job_id = submit(wall_emu, "long", "QS3", *tags)
+    code, _, err = jobs(wall_emu, "wait", job_id, "--poll", "0.02", "--timeout", "0.2")
+    assert code == 2 and "1 job(s) not there after 0.2 s" in err
+
+
+def test_rejects_unknown_wait_target(emu: EmulatorServer) -> None:
+    code, _, err = jobs(emu, "wait", "x", "--until", "later")
+    assert code == 1 and "unknown wait target 'later'" in err
+
+
+def test_demo_replays_the_tutorial_and_checks_its_outcomes() -> None:
+    result = runner.invoke(app, ["demo"])
+    assert result.exit_code == 0, result.stdout + result.stderr
+    assert result.stdout.count("PASS") == 3
+    assert "Cross-share preemption" in result.stdout and "In-share preemption" in result.stdout
+    assert "in place of qs1-p2" in result.stdout
