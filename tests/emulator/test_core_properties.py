@@ -109,9 +109,17 @@ class Run:
 
 
 def play(
-    shares: list[QuotaShareSpec], ops: list[tuple[Any, ...]], options: SchedulerOptions
+    shares: list[QuotaShareSpec],
+    ops: list[tuple[Any, ...]],
+    options: SchedulerOptions,
+    se_factor: float | None = None,
 ) -> Run:
-    sched = Scheduler(queue_name="prop", shares=shares, options=options)
+    """Apply ``ops``; ``se_factor`` sizes an explicit SE as a fraction of the shares' sum."""
+    total: Counter[str] = Counter()
+    for spec in shares:
+        total.update(spec.capacity)
+    se = None if se_factor is None else {t: max(1, int(n * se_factor)) for t, n in total.items()}
+    sched = Scheduler(queue_name="prop", shares=shares, options=options, service_environment=se)
     log: list[tuple[Any, ...]] = []
     violations: list[str] = []
 
@@ -295,12 +303,18 @@ def _waits(job: Job) -> bool:
     )
 
 
+se_factors = st.sampled_from([None, None, 0.5, 0.8, 1.5])
+
+
 @settings(max_examples=250)
-@given(st.one_of(organisations(), lending_organisations()), operations, option_sets)
+@given(st.one_of(organisations(), lending_organisations()), operations, option_sets, se_factors)
 def test_invariants_hold_over_random_operations(
-    shares: list[QuotaShareSpec], ops: list[tuple[Any, ...]], options: SchedulerOptions
+    shares: list[QuotaShareSpec],
+    ops: list[tuple[Any, ...]],
+    options: SchedulerOptions,
+    se_factor: float | None,
 ) -> None:
-    run = play(shares, ops, options)
+    run = play(shares, ops, options, se_factor)
     assert run.violations == []
 
 
@@ -314,11 +328,11 @@ def test_same_inputs_give_the_same_history(
     assert [j.job_id for j in first.sched.jobs] == [j.job_id for j in second.sched.jobs]
 
 
-@given(organisations(), operations)
+@given(st.one_of(organisations(), lending_organisations()), operations, se_factors)
 def test_skipping_unchanged_shares_never_misses_a_dispatch(
-    shares: list[QuotaShareSpec], ops: list[tuple[Any, ...]]
+    shares: list[QuotaShareSpec], ops: list[tuple[Any, ...]], se_factor: float | None
 ) -> None:
-    run = play(shares, ops, SchedulerOptions())
+    run = play(shares, ops, SchedulerOptions(), se_factor)
     sched = run.sched
     before = len(run.log)
     for share in sched._shares.values():  # a full pass with every memo forgotten

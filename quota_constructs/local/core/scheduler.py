@@ -904,6 +904,9 @@ class Scheduler:
             if n > share.room(itype):
                 return False
             short = n - max(0, share.idle(itype))
+            if self._se_binding:  # borrowers of this share also hold the SE instances it needs
+                short = max(short, n - self._se_room(itype))
+            short = min(short, share.lent.get(itype, 0))
             if short > 0:
                 need[itype] = short
         if not need:
