@@ -178,3 +178,30 @@ def test_describe_reports_typed_preemption_history(
 def test_batch_refusal_surfaces_as_client_error(client: QueueClient) -> None:
     with pytest.raises(ClientError, match="no service job"):
         client.describe("does-not-exist")
+
+
+def test_submit_many_reports_each_job_and_never_stops_early(
+    client: QueueClient, emu: EmulatorServer
+) -> None:
+    batch = [
+        JobSubmission("ok-1", "QS1", training_job()),
+        JobSubmission("bad-share", "QS9", training_job()),
+        JobSubmission("too-big", "QS3", training_job(count=2)),
+        JobSubmission("ok-2", "QS2", training_job(), priority=0),
+    ]
+    seen: list[str] = []
+    outcomes = client.submit_many(batch, on_result=lambda o: seen.append(o.job_name))
+    assert [o.ok for o in outcomes] == [True, False, False, True]
+    assert seen == ["ok-1", "bad-share", "too-big", "ok-2"]
+    assert "QS9" in (outcomes[1].error or "") and "at most 1" in (outcomes[2].error or "")
+    assert emu.request_counts["SubmitServiceJob"] == 2
+    assert {j.job_id for j in client.list()} == {outcomes[0].job_id, outcomes[3].job_id}
+
+
+def test_submit_many_is_paced_to_five_per_second(client: QueueClient, emu: EmulatorServer) -> None:
+    start = emu.now
+    client.submit_many(JobSubmission(f"p{i}", "QS1", training_job()) for i in range(11))
+    assert emu.now - start == pytest.approx(
+        2.0
+    )  # 11 submissions at 5/s span two seconds of emulated time
+    assert client.submit_batch.meta.config.retries["mode"] == "adaptive"

@@ -16,3 +16,15 @@ def test_runtime_import_does_not_import_aws_cdk() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     )
     assert result.stdout.strip() == ""
+
+
+def test_runtime_import_leaves_logging_alone() -> None:
+    code = (
+        "import logging; root = logging.getLogger(); before = (root.level, list(root.handlers)); "
+        "import quota_constructs.runtime, quota_constructs.runtime.cli; "
+        "print((root.level, list(root.handlers)) == before)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert result.stdout.strip() == "True"
