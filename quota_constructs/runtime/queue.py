@@ -172,9 +172,17 @@ class QueueClient:
 
     @classmethod
     def for_organisation(cls, organisation: str, **kwargs: Any) -> QueueClient:
-        """The client for an organisation's queue, from SSM ``/quota/<org>/job-queue/arn``."""
-        probe = cls("unresolved", **kwargs)
-        ssm = probe._client("ssm", probe.retry)
+        """The client for an organisation's queue, from SSM ``/quota/<org>/job-queue/arn``.
+
+        ``kwargs`` are the constructor's; the SSM client uses the same session, region,
+        endpoint and retry settings.
+        """
+        client = cls(SSM_QUEUE_ARN.format(organisation=organisation), **kwargs)
+        client.queue = client._resolve_organisation(organisation)
+        return client
+
+    def _resolve_organisation(self, organisation: str) -> str:
+        ssm = self._client("ssm", self.retry)
         name = SSM_QUEUE_ARN.format(organisation=organisation)
         try:
             arn = ssm.get_parameter(Name=name)["Parameter"]["Value"]
@@ -189,8 +197,7 @@ class QueueClient:
                     )
                 ]
             ) from error
-        probe.queue = arn
-        return probe
+        return str(arn)
 
     # --- the live queue, as the model sees it ---------------------------------------------
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from quota_constructs.demo import emulator_client
-from quota_constructs.runtime import Backoff, JobStatus, JobSubmission, Until
+from quota_constructs.local.faults import FaultPlan
+from quota_constructs.local.testing import EmulatorServer
+from quota_constructs.runtime import Backoff, JobStatus, JobSubmission, RetryOptions, Until
 from tests.runtime.conftest import FAST_RETRIES, faulty_emulator, runs_for, training_job, write_org
 
 JOBS = 1000
@@ -43,3 +45,20 @@ def test_thousand_submissions_under_faults_make_exactly_a_thousand_jobs(tmp_path
         assert sorted(j.job_id for j in every) == sorted(ids)  # none lost, none duplicated
         counts = emu.request_counts
         assert counts["SubmitServiceJob"] > JOBS  # faults happened and were retried
+
+
+def test_terminate_many_reports_failed_batches_per_job_and_carries_on(tmp_path: Path) -> None:
+    org = write_org(
+        tmp_path, "small", "  - name: A\n    capacity: {ml.g5.xlarge: 2}\n    strategy: RESERVE\n"
+    )
+    plan = FaultPlan(server_error={"TerminateServiceJobs": 1.0})
+    with EmulatorServer(org_files=[org], clock="virtual", faults=plan) as emu:
+        client = emulator_client(
+            emu, organisation="small", retry=RetryOptions(max_attempts=2, backoff_scale=0.01)
+        )
+        jobs = [client.submit(f"j{i}", "A", training_job()) for i in range(60)]
+        result = client.terminate_many(jobs, reason="cleanup")
+        assert not result.ok and result.terminated == ()
+        assert set(result.errors) == {j.job_id for j in jobs}
+        assert all(m.startswith("ServerException") for m in result.errors.values())
+        assert emu.request_counts["TerminateServiceJobs"] == 4  # 2 batches x 2 attempts
