@@ -150,9 +150,8 @@ def _when(value: datetime | None) -> str:
 def _jobs_table(jobs: list[JobSummary], title: str) -> Table:
     table = Table(title=title)
     table.add_column("job id", no_wrap=True)
-    for column in ("name", "share", "status", "instances", "created"):
-        table.add_column(column)
-    table.add_column("reason", overflow="fold")
+    for column in ("name", "share", "status", "instances", "created", "reason"):
+        table.add_column(column, overflow="fold")
     for job in jobs:
         usage = ", ".join(f"{n} x {t}" for t, n in job.capacity_usage.items())
         table.add_row(

@@ -36,7 +36,7 @@ def wall_emu() -> Iterator[EmulatorServer]:
 
 def jobs(emu: EmulatorServer, *args: str) -> tuple[int, str, str]:
     base = ["jobs", "--endpoint-url", emu.endpoint_url, "--organisation", "seed-demo"]
-    result = runner.invoke(app, [*base, *args])
+    result = runner.invoke(app, [*base, *args], env={"COLUMNS": "200"})
     return result.exit_code, result.stdout, result.stderr
 
 
