@@ -58,6 +58,8 @@ def _errors() -> Iterator[None]:
         _fail(error_text(error))
     except (CliError, ValueError, KeyError, OSError) as error:
         _fail(str(error).strip("'\""))
+    except KeyboardInterrupt:
+        _fail("interrupted; jobs already submitted keep running", code=130)
 
 
 def _fail(message: str, code: int = 1) -> None:

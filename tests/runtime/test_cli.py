@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from quota_constructs.cli import app
 from quota_constructs.local.testing import SEED_DEMO, EmulatorServer
-from quota_constructs.runtime import TrainingJob
+from quota_constructs.runtime import QueueClient, TrainingJob
 
 runner = CliRunner()
 BUILDER = [
@@ -166,3 +166,15 @@ def test_demo_replays_the_tutorial_and_checks_its_outcomes() -> None:
     assert result.stdout.count("PASS") == 3
     assert "Cross-share preemption" in result.stdout and "In-share preemption" in result.stdout
     assert "in place of qs1-p2" in result.stdout
+
+
+def test_ctrl_c_while_waiting_is_one_line(
+    emu: EmulatorServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(QueueClient, "wait", interrupted)
+    code, _, err = jobs(emu, "wait", "some-job")
+    assert code == 130 and "interrupted; jobs already submitted keep running" in err
+    assert "Traceback" not in err
