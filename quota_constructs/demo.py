@@ -15,8 +15,10 @@ three outcomes; the command exits non-zero if any does not hold.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Annotated, Literal
 
 import boto3
 import typer
@@ -40,31 +42,44 @@ JOB_SECONDS = 3600
 
 
 class EmulatorClock:
-    """The runtime's :class:`~quota_constructs.runtime.Clock` on an emulator's virtual clock:
-    sleeping advances emulated time instead of waiting."""
+    """The runtime's :class:`~quota_constructs.runtime.Clock` in the emulator's time.
 
-    def __init__(self, emulator: EmulatorServer) -> None:
+    On a virtual clock (``speed=None``) sleeping advances emulated time instead of waiting; on
+    a wall clock running ``speed`` times faster than real time it sleeps ``seconds / speed``.
+    Either way waits, timeouts and pacing count emulated seconds.
+    """
+
+    def __init__(self, emulator: EmulatorServer, speed: float | None = None) -> None:
         self.emulator = emulator
+        self.speed = speed
 
     def now(self) -> float:
         return self.emulator.now
 
     def sleep(self, seconds: float) -> None:
-        if seconds > 0:
+        if seconds <= 0:
+            return
+        if self.speed is None:
             self.emulator.advance(seconds)
+        else:
+            time.sleep(seconds / self.speed)
 
 
 def emulator_client(
-    emulator: EmulatorServer, organisation: str = ORGANISATION, **options: object
+    emulator: EmulatorServer,
+    organisation: str = ORGANISATION,
+    *,
+    speed: float | None = None,
+    **options: object,
 ) -> QueueClient:
     """A :class:`QueueClient` for an organisation's queue, resolved through the emulator's SSM,
-    waiting and pacing on the emulator's clock."""
+    waiting and pacing on the emulator's clock (``speed``: see :class:`EmulatorClock`)."""
     session = boto3.Session(region_name=emulator.emulator.account.region, **DUMMY_CREDENTIALS)
     return QueueClient.for_organisation(
         organisation,
         session=session,
         endpoint_url=emulator.endpoint_url,
-        clock=EmulatorClock(emulator),
+        clock=EmulatorClock(emulator, speed),
         **options,
     )
 
@@ -139,9 +154,15 @@ def _job(instance_type: str = "ml.g5.xlarge") -> TrainingJob:
     )
 
 
-def run_tutorial(emulator: EmulatorServer, console: Console) -> list[Check]:
-    """Replay the tutorial on a running emulator; returns the three checked outcomes."""
-    client = emulator_client(emulator, backoff=Backoff(initial=5, maximum=20, jitter=0.2))
+def run_tutorial(
+    emulator: EmulatorServer, console: Console, *, speed: float | None = None
+) -> list[Check]:
+    """Replay the tutorial on a running emulator; returns the three checked outcomes.
+
+    ``speed``: the emulator runs on a wall clock this many times faster than real time
+    (``None``: it runs on a virtual clock)."""
+    backoff = Backoff(initial=5, maximum=20, jitter=0.2)
+    client = emulator_client(emulator, speed=speed, backoff=backoff)
     timeline = Timeline(client, console)
     tags = {"quota.local/duration-seconds": str(JOB_SECONDS)}
 
@@ -213,7 +234,16 @@ def run_tutorial(emulator: EmulatorServer, console: Console) -> list[Check]:
     return checks
 
 
-def demo() -> None:
+def demo(
+    speed: Annotated[
+        float | None,
+        typer.Option(
+            min=1,
+            help="Run the emulator on a wall clock this many times faster than real time "
+            "(e.g. 20) instead of its virtual clock.",
+        ),
+    ] = None,
+) -> None:
     """Replay the AWS quota-management tutorial on the local emulator (offline)."""
     console = Console()
     console.print(
@@ -221,8 +251,9 @@ def demo() -> None:
         "(seed-demo: QS1 LEND_AND_BORROW 200%, QS2 LEND, QS3 RESERVE; 1 x ml.g5.xlarge each)"
     )
     try:
-        with EmulatorServer(org_files=[SEED_DEMO], clock="virtual") as emulator:
-            checks = run_tutorial(emulator, console)
+        clock: Literal["virtual", "wall"] = "virtual" if speed is None else "wall"
+        with EmulatorServer(org_files=[SEED_DEMO], clock=clock, speed=speed or 1.0) as emulator:
+            checks = run_tutorial(emulator, console, speed=speed)
     except Exception as error:  # one line, never a traceback
         Console(stderr=True).print(
             f"[bold red]error:[/] {' '.join(str(error).split())}", highlight=False, soft_wrap=True

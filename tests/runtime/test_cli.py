@@ -178,3 +178,14 @@ def test_ctrl_c_while_waiting_is_one_line(
     code, _, err = jobs(emu, "wait", "some-job")
     assert code == 130 and "interrupted; jobs already submitted keep running" in err
     assert "Traceback" not in err
+
+
+def test_demo_on_a_fast_wall_clock() -> None:
+    result = runner.invoke(app, ["demo", "--speed", "20"])
+    assert result.exit_code == 0, result.stdout + result.stderr
+    assert result.stdout.count("PASS") == 3
+
+
+def test_rejects_demo_speed_below_real_time() -> None:
+    result = runner.invoke(app, ["demo", "--speed", "0.5"])
+    assert result.exit_code == 2 and "--speed" in result.stderr
