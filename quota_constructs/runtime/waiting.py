@@ -214,8 +214,9 @@ class Waiter:
             self.calls += 1
             found[job_id] = self.client.describe(job_id)
         changed = False
-        for job_id, summary in found.items():
-            changed |= self._observe(self.tracked[job_id], summary)
+        for job_id, job in self.tracked.items():  # transitions in the caller's job order
+            if job_id in found:
+                changed |= self._observe(job, found[job_id])
         return changed
 
     def _status_order(self, wanted: set[str]) -> list[JobStatus]:
