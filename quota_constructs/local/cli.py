@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import threading
 from pathlib import Path
 from typing import Annotated
@@ -9,7 +10,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from quota_constructs.local.clock import WallClock
+from quota_constructs.local.clock import VirtualClock, WallClock
 from quota_constructs.local.emulator import Emulator
 from quota_constructs.local.faults import FaultPlan
 from quota_constructs.local.server import start_server
@@ -20,6 +21,10 @@ local_app = typer.Typer(
     help="Local emulator of AWS Batch quota management (offline, no AWS account).",
     no_args_is_help=True,
 )
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
 
 
 @local_app.command()
@@ -36,6 +41,12 @@ def serve(
     speed: Annotated[
         float, typer.Option(help="Emulated seconds per real second (60: an hour a minute).")
     ] = 1.0,
+    virtual: Annotated[
+        bool,
+        typer.Option(
+            "--virtual", help="Virtual clock: time moves only by POST /_quota/advance {seconds}."
+        ),
+    ] = False,
     fault_rate: Annotated[
         list[str] | None,
         typer.Option(
@@ -52,14 +63,16 @@ def serve(
     err = Console(stderr=True)
     try:
         faults = FaultPlan.parse(fault_rate or [], seed=fault_seed) if fault_rate else None
-        emulator = Emulator(clock=WallClock(speed=speed), faults=faults)
+        clock = VirtualClock() if virtual else WallClock(speed=speed)
+        emulator = Emulator(clock=clock, faults=faults)
         provisioned = [emulator.provision_file(path) for path in org or [SEED_DEMO]]
         server = start_server(emulator, host=host, port=port, threads=threads)
     except (QuotaConfigError, ValueError, OSError) as error:
         err.print(f"[bold red]error:[/] {error}", highlight=False)
         raise typer.Exit(1) from None
     endpoint = f"http://{host}:{server.port}"
-    console.print(f"[bold]quota emulator[/] listening on [cyan]{endpoint}[/] (speed x{speed:g})")
+    timing = "virtual clock" if virtual else f"speed x{speed:g}"
+    console.print(f"[bold]quota emulator[/] listening on [cyan]{endpoint}[/] ({timing})")
     for done in provisioned:
         shares = ", ".join(done.quota_share_arns)
         console.print(f"  organisation [bold]{done.name}[/]: {done.job_queue_name} ({shares})")
@@ -72,7 +85,15 @@ def serve(
         f"export AWS_DEFAULT_REGION={emulator.account.region}",
     ):
         console.print(f"  {line}", highlight=False, soft_wrap=True)
+    if virtual:
+        console.print(
+            f"  advance time: curl -X POST {endpoint}/_quota/advance -d '{{\"seconds\": 60}}'",
+            highlight=False,
+            soft_wrap=True,
+        )
+    console.print(f"Why a job waits or was preempted: curl {endpoint}/_quota/jobs/<job id>")
     console.print("Ctrl-C stops it.")
+    signal.signal(signal.SIGTERM, _interrupt)  # `kill` stops it as cleanly as Ctrl-C
     try:
         threading.Event().wait()
     except KeyboardInterrupt:

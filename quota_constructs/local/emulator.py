@@ -98,6 +98,26 @@ class Emulator:
             except KeyError as exc:  # the core names an unknown job or share this way
                 raise client_error(str(exc.args[0]) if exc.args else str(exc)) from exc
 
+    def explain(self, job_id: str) -> dict[str, Any]:
+        """Typed pending reason and preemption history of a job (see ``JobService.explain``)."""
+        with self.lock:
+            self.jobs.advance(self.clock.now())
+            return self.jobs.explain(job_id)
+
+    def advance(self, seconds: float) -> float:
+        """Virtual clock only: let ``seconds`` pass and process what falls due; returns now."""
+        if not isinstance(self.clock, VirtualClock):
+            raise client_error(
+                "advance needs a virtual clock (quota local serve --virtual); "
+                "a wall clock moves by itself"
+            )
+        try:
+            now = self.clock.advance(seconds)
+        except ValueError as exc:
+            raise client_error(str(exc)) from exc
+        self.advance_to_now()
+        return now
+
     def advance_to_now(self) -> None:
         """Process everything due up to the clock's now (completions, dispatch, preemption)."""
         with self.lock:

@@ -288,6 +288,44 @@ class JobService(QueueListener):
         queue = self.registry.queue(params["jobQueue"])
         return self._snapshot(self._scheduler(queue).snapshot())
 
+    def explain(self, job_id: str) -> dict[str, Any]:
+        """Beyond AWS: why a job waits and every preemption, typed (JSON-ready, epoch ms).
+
+        ``pending``: kind, message and position of a RUNNABLE job (``None`` otherwise);
+        ``preemptions``: rule, preemptor job and share, the victim share's borrowed capacity
+        before and after, and AWS's reason string.
+        """
+        _, job = self._find(job_id)
+        pending = job.pending
+        return {
+            "jobId": job.job_id,
+            "jobName": job.request.job_name,
+            "quotaShareName": job.share_name,
+            "status": job.status.value,
+            "schedulingPriority": job.priority,
+            "borrowed": dict(job.borrowed),
+            "pending": None
+            if pending is None
+            else {
+                "kind": pending.kind.value,
+                "message": pending.message,
+                "position": pending.position,
+            },
+            "preemptions": [
+                {
+                    "at": self._ms(p.time),
+                    "rule": p.rule.value,
+                    "preemptorJobId": p.preemptor_job_id,
+                    "preemptorShare": p.preemptor_share,
+                    "borrowedBefore": dict(p.borrowed_before),
+                    "borrowedAfter": dict(p.borrowed_after),
+                    "reason": p.reason,
+                    "terminated": p.terminated,
+                }
+                for p in job.preemptions
+            ],
+        }
+
     def operations(self) -> dict[str, Callable[[Mapping[str, Any]], dict[str, Any]]]:
         return {
             "SubmitServiceJob": self.submit_service_job,

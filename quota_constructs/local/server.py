@@ -36,6 +36,8 @@ if TYPE_CHECKING:
     from quota_constructs.local.emulator import Emulator
 
 HEALTH_PATH = "/_quota/health"
+ADVANCE_PATH = "/_quota/advance"
+EXPLAIN_PREFIX = "/_quota/jobs/"
 SSM_PREFIX = "AmazonSSM."
 
 
@@ -55,8 +57,8 @@ class EmulatorApp:
         try:
             if target.startswith(SSM_PREFIX):
                 return self._ssm(request, target[len(SSM_PREFIX) :])
-            if request.path == HEALTH_PATH:
-                return self._health()
+            if request.path.startswith("/_quota/"):
+                return self._control(request)
             return self._batch(request)
         except ApiError as error:
             return _error(error, "application/json")
@@ -89,8 +91,25 @@ class EmulatorApp:
         body = serialize(op.output_shape, result) or {}
         return Response(json.dumps(body), status=200, content_type="application/x-amz-json-1.1")
 
-    def _health(self) -> Response:
-        body = {"status": "ok", "organisations": sorted(self.emulator.organisations)}
+    def _control(self, request: Request) -> Response:
+        """Emulator-only endpoints: health, virtual-clock advance, typed job explanations."""
+        if request.path == HEALTH_PATH:
+            body: dict[str, Any] = {
+                "status": "ok",
+                "organisations": sorted(self.emulator.organisations),
+                "now": self.emulator.clock.now(),
+            }
+        elif request.path == ADVANCE_PATH and request.method == "POST":
+            seconds = json_body(request.get_data()).get("seconds")
+            if not isinstance(seconds, int | float) or isinstance(seconds, bool):
+                raise ApiError(
+                    "ClientException", 'body must be {"seconds": <number>}, e.g. {"seconds": 60}'
+                )
+            body = {"now": self.emulator.advance(float(seconds))}
+        elif request.path.startswith(EXPLAIN_PREFIX) and request.method == "GET":
+            body = self.emulator.explain(request.path[len(EXPLAIN_PREFIX) :])
+        else:
+            raise ApiError("UnknownOperationException", f"no emulator endpoint {request.path}", 404)
         return Response(json.dumps(body), status=200, content_type="application/json")
 
 
@@ -120,12 +139,14 @@ class RunningServer:
         self._thread.start()
 
     def shutdown(self) -> None:
-        """Close every connection and the listening socket; stop the worker threads.
+        """Finish requests in flight, then close every connection and the listening socket.
 
-        The sockets are closed by the server's own loop thread (through waitress's trigger), so
-        its ``select`` never sees a descriptor closed under it.
+        The worker threads stop first (after their current request), then the sockets are
+        closed by the server's own loop thread (through waitress's trigger), so neither a
+        worker nor ``select`` ever sees a descriptor closed under it.
         """
         server = self._server
+        server.task_dispatcher.shutdown(cancel_pending=False, timeout=5)
 
         def close_all() -> None:
             for channel in list(server._map.values()):
@@ -135,7 +156,6 @@ class RunningServer:
 
         server.trigger.pull_trigger(close_all)
         self._thread.join(timeout=5)
-        server.task_dispatcher.shutdown(timeout=5)
 
 
 def start_server(

@@ -136,6 +136,10 @@ class EmulatorServer:
         self.emulator.advance_to_now()
         return now
 
+    def explain(self, job_id: str) -> dict[str, Any]:
+        """Beyond AWS: why a job waits (typed) and every preemption (rule, preemptor, borrowing)."""
+        return self.emulator.explain(job_id)
+
     @property
     def request_counts(self) -> dict[str, int]:
         """Requests received per operation name since start."""

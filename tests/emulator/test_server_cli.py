@@ -82,3 +82,27 @@ def test_rejects_a_malformed_fault_rate() -> None:
 
     assert result.exit_code == 1
     assert "[OPERATION:]KIND=RATE" in result.output
+
+
+def test_serve_with_a_virtual_clock_advances_by_http() -> None:
+    process = subprocess.Popen(
+        [str(QUOTA), "local", "serve", "--port", "0", "--virtual"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={"COLUMNS": "200", "PATH": str(QUOTA.parent), "NO_COLOR": "1"},
+    )
+    printed: list[str] = []
+    try:
+        endpoint = wait_for_endpoint(process, printed)
+        request = urllib.request.Request(
+            f"{endpoint}/_quota/advance", data=b'{"seconds": 30}', method="POST"
+        )
+        with urllib.request.urlopen(request) as response:
+            now = json.loads(response.read())["now"]
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.communicate(timeout=20)
+
+    assert now == 30.0
+    assert "virtual clock" in "".join(printed)

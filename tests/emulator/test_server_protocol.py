@@ -177,3 +177,49 @@ def test_fixture_points_default_clients_at_the_emulator(emulator: EmulatorServer
     queues = boto3.client("batch").describe_job_queues()["jobQueues"]  # no endpoint_url given
 
     assert [q["jobQueueName"] for q in queues] == ["seed-demo-queue"]
+
+
+def test_explains_a_preemption_with_rule_preemptor_and_borrowing(emulator: EmulatorServer) -> None:
+    batch = emulator.client("batch")
+    queue = emulator.queue_arn("seed-demo")
+    submit(batch, queue, "QS1", "own", schedulingPriority=3)
+    borrower = submit(batch, queue, "QS1", "borrower", schedulingPriority=2)
+    emulator.advance(10)
+    lender = submit(batch, queue, "QS2", "lender")
+    emulator.advance(10)
+
+    with urllib.request.urlopen(f"{emulator.endpoint_url}/_quota/jobs/{borrower}") as response:
+        explained = json.loads(response.read())
+
+    assert explained["status"] == "RUNNABLE"
+    assert explained["pending"]["kind"] == "NO_LENDABLE_CAPACITY"  # QS2 took its instance back
+    (preemption,) = explained["preemptions"]
+    assert (preemption["rule"], preemption["preemptorJobId"], preemption["preemptorShare"]) == (
+        "CROSS_SHARE",
+        lender,
+        "QS2",
+    )
+    assert preemption["borrowedBefore"] == {"ml.g5.xlarge": 1}
+    assert preemption["borrowedAfter"] == {}
+
+
+def test_advances_a_virtual_clock_over_http(emulator: EmulatorServer) -> None:
+    url = f"{emulator.endpoint_url}/_quota/advance"
+
+    code, _, body = post(url, json.dumps({"seconds": 90}).encode())
+
+    assert (code, body["now"], emulator.now) == (200, 90.0, 90.0)
+
+
+def test_rejects_advance_without_seconds(emulator: EmulatorServer) -> None:
+    code, _, body = post(f"{emulator.endpoint_url}/_quota/advance", b'{"minutes": 1}')
+
+    assert code == 400 and '{"seconds": <number>}' in body["message"]
+
+
+def test_rejects_explaining_an_unknown_job(emulator: EmulatorServer) -> None:
+    with pytest.raises(urllib.error.HTTPError) as caught:
+        urllib.request.urlopen(f"{emulator.endpoint_url}/_quota/jobs/nope")
+
+    assert caught.value.code == 400
+    assert "no service job 'nope'" in json.loads(caught.value.read())["message"]
