@@ -12,7 +12,7 @@ from quota_constructs.demo import emulator_client
 from quota_constructs.local.testing import EmulatorServer
 from quota_constructs.model import QuotaConfigError, SharingStrategy
 from quota_constructs.runtime import JobStatus, JobSubmission, QueueClient, Until
-from tests.runtime.conftest import FAST_RETRIES, runs_for, training_job, write_org
+from tests.runtime.helpers import FAST_RETRIES, runs_for, training_job, write_org
 
 
 def test_resolves_the_queue_by_organisation_through_ssm(client: QueueClient) -> None:

@@ -8,7 +8,7 @@ from quota_constructs.demo import emulator_client
 from quota_constructs.local.faults import FaultPlan
 from quota_constructs.local.testing import EmulatorServer
 from quota_constructs.runtime import Backoff, JobStatus, JobSubmission, RetryOptions, Until
-from tests.runtime.conftest import FAST_RETRIES, faulty_emulator, runs_for, training_job, write_org
+from tests.runtime.helpers import FAST_RETRIES, faulty_emulator, runs_for, training_job, write_org
 
 JOBS = 1000
 

@@ -13,7 +13,7 @@ from quota_constructs.runtime import (
     Until,
     WaitTimeout,
 )
-from tests.runtime.conftest import runs_for, training_job
+from tests.runtime.helpers import runs_for, training_job
 
 
 def test_waits_for_many_jobs_to_finish(client: QueueClient, emu: EmulatorServer) -> None:
