@@ -89,3 +89,13 @@ def test_rejects_unknown_target_name() -> None:
 def test_named_targets() -> None:
     assert Until.named("dispatched") is Until.DISPATCHED
     assert Until.named("running") is Until.RUNNING
+
+
+def test_a_job_missing_from_every_list_is_described(
+    client: QueueClient, emu: EmulatorServer
+) -> None:
+    job = client.submit("hidden", "QS1", training_job(), tags=runs_for(30))
+    job.share = "QS2"  # the lists are filtered by the wrong share, so they never show it
+    summary = client.wait([job], until=Until.TERMINAL, timeout=600).jobs[job.job_id]
+    assert summary.status is JobStatus.SUCCEEDED
+    assert emu.request_counts["DescribeServiceJob"] >= 1
