@@ -34,9 +34,9 @@ from quota_constructs.local.core import (
     QueueSnapshot,
     Scheduler,
     SchedulerOptions,
+    attempt_id,
     request_from_submit,
 )
-from quota_constructs.local.core import _attempt_id as attempt_id
 from quota_constructs.local.protocol import client_error
 from quota_constructs.model import MAX_PAYLOAD_BYTES
 
