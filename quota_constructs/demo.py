@@ -18,7 +18,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import boto3
 import typer
@@ -96,12 +96,17 @@ class Check:
 @dataclass
 class Timeline:
     """Prints transitions with emulated time: who runs, who borrows, who is preempted, by whom
-    and why (the job dispatched right after a preemption is the one that took its place)."""
+    and why.
+
+    Status, reasons and capacity come from the Batch API through the runtime. Which job holds
+    borrowed instances, why a job waits and which job preempted which are not in the Batch
+    API; ``explain`` (the emulator's ``EmulatorServer.explain``) supplies them.
+    """
 
     client: QueueClient
     console: Console
+    explain: Callable[[str], dict[str, Any]]
     names: dict[str, str] = field(default_factory=dict)
-    displaced: list[str] = field(default_factory=list)
 
     def say(self, text: str) -> None:
         self.console.print(f"[dim]t={self.client.clock.now():7.1f}s[/]  {text}", highlight=False)
@@ -115,33 +120,35 @@ class Timeline:
         if change.kind is TransitionKind.PREEMPTED:
             self._preempted(job.job_id, name)
         elif change.kind is TransitionKind.DISPATCHED:
-            place = f", in place of {', '.join(self.displaced)}" if self.displaced else ""
-            self.displaced.clear()
-            self.say(f"[green]{name}[/] dispatched{place} - {self._usage(job.share)}")
+            self.say(f"[green]{name}[/] dispatched, {self._capacity(job.job_id, job.share)}")
         elif change.kind is TransitionKind.FINISHED:
             self.say(f"{name} finished: {job.status.value} ({job.status_reason})")
         elif job.status is JobStatus.RUNNABLE:
-            self.say(f"{name} waits in RUNNABLE: {job.status_reason or 'queued'}")
+            self.say(f"{name} waits in RUNNABLE: {self._pending(job.job_id, job.status_reason)}")
         else:
             self.say(f"{name}: {change.previous or 'new'} -> {job.status.value}")
+
+    def _capacity(self, job_id: str, share: str | None) -> str:
+        borrowed = self.explain(job_id).get("borrowed") or {}
+        if borrowed:
+            what = ", ".join(f"{n} x {t}" for t, n in borrowed.items())
+            return f"[yellow]borrowing {what}[/] from lending shares"
+        return f"on {share}'s own capacity"
+
+    def _pending(self, job_id: str, status_reason: str) -> str:
+        pending = self.explain(job_id).get("pending") or {}
+        if pending:
+            return f"{pending.get('kind')} - {pending.get('message')}"
+        return status_reason or "queued"
 
     def _preempted(self, job_id: str, name: str) -> None:
         history = self.client.describe(job_id).preemptions
         reason = history.reasons[-1] if history.reasons else "no reason recorded"
-        self.displaced.append(name)
-        self.say(f"[red]{name}[/] preempted (#{history.count}), back to RUNNABLE: {reason}")
-
-    def _usage(self, share: str | None) -> str:
-        if share is None:
-            return ""
-        own = self.client.spec().share(share).capacity
-        used = self.client.snapshot().usage.get(share, {})
-        parts = []
-        for itype, count in used.items():
-            borrowed = count - own.get(itype, 0)
-            how = f"{borrowed} borrowed" if borrowed > 0 else f"own limit {own.get(itype, 0)}"
-            parts.append(f"{share} now uses {count} x {itype} ({how})")
-        return "; ".join(parts)
+        records = self.explain(job_id).get("preemptions") or [{}]
+        by = records[-1].get("preemptorJobId")
+        rule = records[-1].get("rule", "?")
+        who = f" by {self.label(by)} ({rule})" if by else f" ({rule})"
+        self.say(f"[red]{name}[/] preempted{who}, back to RUNNABLE: {reason}")
 
 
 def _job(instance_type: str = "ml.g5.xlarge") -> TrainingJob:
@@ -163,7 +170,7 @@ def run_tutorial(
     (``None``: it runs on a virtual clock)."""
     backoff = Backoff(initial=5, maximum=20, jitter=0.2)
     client = emulator_client(emulator, speed=speed, backoff=backoff)
-    timeline = Timeline(client, console)
+    timeline = Timeline(client, console, emulator.explain)
     tags = {"quota.local/duration-seconds": str(JOB_SECONDS)}
 
     def submit(name: str, share: str, priority: int) -> JobHandle:
@@ -178,19 +185,27 @@ def run_tutorial(
     def status(job: JobHandle) -> JobStatus:
         return client.describe(job).status
 
+    def preemptor(job: JobHandle) -> str | None:
+        records = emulator.explain(job.job_id).get("preemptions") or [{}]
+        return records[-1].get("preemptorJobId")
+
     console.rule("1. QS1 submits three jobs: priorities 3, 2, 1")
     p3, p2, p1 = (submit(f"qs1-p{p}", "QS1", p) for p in (3, 2, 1))
     wait([p3, p2], Until.RUNNING)
     wait([p1], Until.status(JobStatus.RUNNABLE))
     usage = client.snapshot().usage.get("QS1", {}).get("ml.g5.xlarge", 0)
+    borrowed = emulator.explain(p2.job_id).get("borrowed") or {}
+    lent = ", ".join(f"{n} x {t}" for t, n in borrowed.items()) or "nothing"
     checks = [
         Check(
-            "QS1 borrows QS2's idle instance; QS3's reserved instance stays idle",
+            "QS1 borrows QS2's idle instance for p2; QS3's reserved instance stays idle",
             status(p3) is JobStatus.RUNNING
             and status(p2) is JobStatus.RUNNING
             and status(p1) is JobStatus.RUNNABLE
-            and usage == 2,
-            f"p3 {status(p3)}, p2 {status(p2)}, p1 {status(p1)}, QS1 uses {usage} instance(s)",
+            and usage == 2
+            and borrowed == {"ml.g5.xlarge": 1},
+            f"p3 {status(p3)}, p2 {status(p2)} borrowing {lent}, p1 {status(p1)}, "
+            f"QS1 uses {usage} instance(s)",
         )
     ]
 
@@ -204,8 +219,10 @@ def run_tutorial(
             "cross-share preemption: QS2's job runs, QS1's borrowing p2 back to RUNNABLE",
             status(q2) is JobStatus.RUNNING
             and status(p2) is JobStatus.RUNNABLE
-            and any("Cross-share" in r for r in reasons),
-            f"qs2-job {status(q2)}, p2 {status(p2)}, p2 preempted: {'; '.join(reasons) or '-'}",
+            and any("Cross-share" in r for r in reasons)
+            and preemptor(p2) == q2.job_id,
+            f"qs2-job {status(q2)}, p2 {status(p2)}, preempted by "
+            f"{timeline.label(preemptor(p2) or '-')}: {'; '.join(reasons) or '-'}",
         )
     )
 
@@ -221,8 +238,10 @@ def run_tutorial(
             "in-share preemption: p1 (now 4) runs, p3 back to RUNNABLE",
             status(p1) is JobStatus.RUNNING
             and status(p3) is JobStatus.RUNNABLE
-            and any("In-share" in r or "in-share" in r for r in reasons),
-            f"p1 {status(p1)}, p3 {status(p3)}, p3 preempted: {'; '.join(reasons) or '-'}",
+            and any("In-share" in r for r in reasons)
+            and preemptor(p3) == p1.job_id,
+            f"p1 {status(p1)}, p3 {status(p3)}, preempted by "
+            f"{timeline.label(preemptor(p3) or '-')}: {'; '.join(reasons) or '-'}",
         )
     )
 

@@ -165,7 +165,8 @@ def test_demo_replays_the_tutorial_and_checks_its_outcomes() -> None:
     assert result.exit_code == 0, result.stdout + result.stderr
     assert result.stdout.count("PASS") == 3
     assert "Cross-share preemption" in result.stdout and "In-share preemption" in result.stdout
-    assert "in place of qs1-p2" in result.stdout
+    assert "qs1-p2 (QS1, p2) dispatched, borrowing 1 x ml.g5.xlarge" in result.stdout
+    assert "preempted by qs2-job (QS2, p1) (CROSS_SHARE)" in " ".join(result.stdout.split())
 
 
 def test_ctrl_c_while_waiting_is_one_line(
