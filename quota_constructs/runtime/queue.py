@@ -103,15 +103,19 @@ class JobHandle:
     client: QueueClient = field(repr=False, compare=False)
 
     def describe(self) -> JobDetails:
+        """:meth:`QueueClient.describe` for this job."""
         return self.client.describe(self.job_id)
 
     def update_priority(self, priority: int) -> None:
+        """:meth:`QueueClient.update_priority` for this job."""
         self.client.update_priority(self.job_id, priority)
 
     def terminate(self, reason: str = "Terminated by user") -> None:
+        """:meth:`QueueClient.terminate` for this job."""
         self.client.terminate(self.job_id, reason)
 
     def wait(self, until: Target = Until.TERMINAL, timeout: float | None = None) -> JobSummary:
+        """:meth:`QueueClient.wait` for this job alone; returns its final summary."""
         return self.client.wait([self], until=until, timeout=timeout).jobs[self.job_id]
 
 
