@@ -157,6 +157,7 @@ class JobService(QueueListener):
         self.job_queue[job.job_id] = queue.name
         self.submitted[job.job_id] = {**params, "jobQueue": queue.arn}
         response = self._ids(job)
+        self.registry.tags[response["jobArn"]] = dict(params.get("tags") or {})
         if token is not None:
             self.tokens[token] = (fingerprint, response)
         return response
@@ -416,7 +417,9 @@ class JobService(QueueListener):
             }
             if job.preemptions
             else None,
-            "tags": params.get("tags") or {},
+            "tags": self.registry.tags.get(self.account.service_job(job.job_id), {})
+            if self.registry
+            else {},
             "timeoutConfig": params.get("timeoutConfig"),
         }
 

@@ -325,3 +325,13 @@ def test_explain_pending_off_leaves_the_reason_empty_as_aws_does() -> None:
         described = batch.describe_service_job(jobId=second)
 
     assert described["status"] == "RUNNABLE" and "statusReason" not in described
+
+
+def test_tags_a_service_job_by_its_arn(batch: Any, queue: str) -> None:
+    job = submit(batch, queue, "QS1", "tagged", tags={"team": "vision"})
+    arn = batch.describe_service_job(jobId=job)["jobArn"]
+
+    batch.tag_resource(resourceArn=arn, tags={"run": "7"})
+
+    assert batch.list_tags_for_resource(resourceArn=arn)["tags"] == {"team": "vision", "run": "7"}
+    assert batch.describe_service_job(jobId=job)["tags"] == {"team": "vision", "run": "7"}
