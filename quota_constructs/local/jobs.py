@@ -109,6 +109,8 @@ class JobService(QueueListener):
         for job in scheduler.jobs if scheduler else ():
             self.job_queue.pop(job.job_id, None)
             self.submitted.pop(job.job_id, None)
+            if self.registry is not None:
+                self.registry.tags.pop(self.account.service_job(job.job_id), None)
 
     def advance(self, now: float) -> None:
         """Advance every queue's scheduler to ``now``."""
