@@ -76,12 +76,25 @@ def rest_routes(service: str = "batch") -> tuple[Route, ...]:
     return tuple(routes)
 
 
+@cache
+def _literal_routes(service: str) -> dict[tuple[str, str], OperationModel]:
+    """Operations whose path has no URI parameter, by (method, path): most lookups."""
+    return {
+        (r.method, r.operation.http["requestUri"].split("?", 1)[0]): r.operation
+        for r in rest_routes(service)
+        if "{" not in r.operation.http["requestUri"]
+    }
+
+
 def match_route(method: str, raw_path: str, service: str = "batch") -> tuple[OperationModel, dict]:
     """The operation for ``method raw_path`` and its URI parameters (percent-decoded).
 
     ``raw_path`` must be the undecoded path: ARNs in ``/v1/tags/{resourceArn}`` contain ``/``.
     Raises :class:`ApiError` (404 ``UnknownOperationException``) when nothing matches.
     """
+    literal = _literal_routes(service).get((method, raw_path))
+    if literal is not None:
+        return literal, {}
     for route in rest_routes(service):
         found = route.pattern.match(raw_path)
         if found and route.method == method:
