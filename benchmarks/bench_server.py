@@ -8,6 +8,7 @@ single runs are noisy). Goal: >= 500 requests/s with 8 clients.
 
     .venv/bin/python benchmarks/bench_server.py                    # waitress (what serve uses)
     .venv/bin/python benchmarks/bench_server.py --engine werkzeug  # werkzeug's threaded server
+    .venv/bin/python benchmarks/bench_server.py --wsgi-only        # server CPU per request
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Any
 
 import boto3
 from werkzeug.serving import WSGIRequestHandler, make_server
+from werkzeug.test import Client
 
 from quota_constructs.local.emulator import Emulator
 from quota_constructs.local.server import EmulatorApp, start_server
@@ -130,6 +132,32 @@ def run(clients: int, pairs: int, engine: str, threads: int) -> dict[str, Any]:
     }
 
 
+def wsgi_cost(pairs: int) -> dict[str, Any]:
+    """Server CPU per request without sockets or clients: the WSGI app called directly."""
+    emulator = Emulator()
+    emulator.provision_file(SEED_DEMO)
+    client = Client(EmulatorApp(emulator))
+
+    def call(path: str, body: dict[str, Any]) -> Any:
+        return client.post(path, json=body).get_json()
+
+    began = time.perf_counter()
+    for n in range(pairs):
+        job = call(
+            "/v1/submitservicejob",
+            {
+                "jobName": f"wsgi-{n}",
+                "jobQueue": "seed-demo-queue",
+                "serviceJobType": "SAGEMAKER_TRAINING",
+                "serviceRequestPayload": PAYLOAD,
+                "quotaShareName": SHARES[n % len(SHARES)],
+            },
+        )
+        call("/v1/describeservicejob", {"jobId": job["jobId"]})
+    seconds = time.perf_counter() - began
+    return {"requests": 2 * pairs, "ms_per_request": round(seconds / (2 * pairs) * 1000, 3)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--clients", type=int, default=8)
@@ -138,7 +166,19 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=8, help="waitress worker threads")
     parser.add_argument("--repeat", type=int, default=3, help="runs; the best is reported")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument(
+        "--wsgi-only", action="store_true", help="server CPU per request, no sockets or clients"
+    )
     args = parser.parse_args()
+    if args.wsgi_only:
+        cost = wsgi_cost(args.clients * args.pairs)
+        print(
+            json.dumps(cost)
+            if args.json
+            else f"WSGI app alone: {cost['ms_per_request']} ms "
+            f"of server CPU per request ({cost['requests']} submit/describe requests)"
+        )
+        return
     runs = [run(args.clients, args.pairs, args.engine, args.threads) for _ in range(args.repeat)]
     result = max(runs, key=lambda r: r["requests_per_s"])
     result["all_requests_per_s"] = [r["requests_per_s"] for r in runs]
