@@ -277,11 +277,14 @@ def _check_accounting(sched: Scheduler) -> list[str]:
 
 def _check_lenders_not_starved(sched: Scheduler) -> list[str]:
     """After a pass, a share's first RUNNABLE job that fits its own limit never waits while
-    the capacity it needs is lent out (unless a preemption is still in progress)."""
+    the capacity it needs is lent out (unless a preemption is still in progress, or the job
+    would not fit a smaller service environment even with every borrower gone)."""
     if any(j.preemption_in_progress for j in sched.jobs):
         return []
     problems = []
     ledger = sched.ledger()
+    se = sched.service_environment
+    used = sched.total_usage()
     for spec in sched.queue.shares:
         waiting = [j for j in sched.jobs if j.share_name == spec.name and _waits(j)]
         if not waiting:
@@ -290,7 +293,15 @@ def _check_lenders_not_starved(sched: Scheduler) -> list[str]:
         entry = ledger[spec.name]
         fits_own = all(n <= spec.limit(t) - entry.own.get(t, 0) for t, n in head.demand.items())
         lent = any(entry.lent.get(t, 0) > 0 for t in head.demand)
-        if fits_own and lent and sched.options.disabled_share_dispatches:
+        freeable: Counter[str] = Counter()
+        for job in sched.jobs:
+            if job.share_name != spec.name and spec.name in job.alloc:
+                for amounts in job.alloc.values():
+                    freeable.update(amounts)
+        fits_se = all(
+            n <= se.get(t, 0) - used.get(t, 0) + freeable[t] for t, n in head.demand.items()
+        )
+        if fits_own and fits_se and lent and sched.options.disabled_share_dispatches:
             problems.append(f"{head} fits {spec.name}'s own limit but waits: {entry}")
     return problems
 
@@ -340,3 +351,41 @@ def test_skipping_unchanged_shares_never_misses_a_dispatch(
     sched._dirty = True
     sched._settle()
     assert len(run.log) == before
+
+
+def test_in_share_preemption_with_backfill_settles() -> None:
+    """Shrunk hypothesis case: in-share preemption whose lent part could not be reclaimed let
+    a backfilled job retake the freed instance, preempted again at the same instant, forever."""
+    g5 = TYPES[0]
+    lab = SharingStrategy.LEND_AND_BORROW
+
+    def share(name: str, n: int, preempt: bool, borrow: int | None = None) -> QuotaShareSpec:
+        return QuotaShareSpec(name, {g5: n}, lab, borrow, in_share_preemption=preempt)
+
+    shares = [share("S0", 3, False), share("S1", 2, True), share("S2", 3, False)]
+    shares.append(share("S3", 2, True))
+    ops: list[tuple[Any, ...]] = [
+        ("submit", 2, 0, 1, None, 0, None),
+        ("submit", 0, 0, 1, 24.25, 1, 2),
+        ("reshape", 0, share("x", 6, True, 0)),
+        ("submit", 2, 0, 3, 56.29, 2, 2),
+        ("submit", 0, 0, 3, None, 4, 1),
+        ("submit", 0, 0, 1, 23.08, 3, None),
+        ("submit", 0, 0, 3, None, 4, 1),
+        ("submit", 0, 1, 1, None, 2, None),
+        ("reshape", 2, QuotaShareSpec("x", {g5: 3}, SharingStrategy.LEND)),
+        ("submit", 1, 0, 5, 26.9, 0, None),
+        ("submit", 1, 2, 1, None, 5, 2),
+        ("submit", 1, 0, 2, None, 1, 0),
+        ("advance", 1.0),
+        ("priority", 11, 9),
+        ("submit", 0, 0, 2, None, 4, 0),
+        ("priority", 7, 3),
+        ("reshape", 3, share("x", 1, True, 50)),
+    ]
+    options = SchedulerOptions(
+        scheduled_to_starting_s=0.0, starting_to_running_s=0.0, backfill_depth=3
+    )
+    run = play(shares, ops, options)
+    assert run.violations == []
+    assert any(p.rule is PreemptionRule.IN_SHARE for j in run.sched.jobs for p in j.preemptions)

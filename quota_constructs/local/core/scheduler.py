@@ -797,6 +797,7 @@ class Scheduler:
                 continue
             heapq.heappop(share.heap)
             self._dispatch(head, alloc)
+            self._dirty = True  # the share's next head may need a reclaim: another round
             nxt = self._dispatch_own(share)
             if nxt is not None:
                 heapq.heappush(heap, (nxt.seq, share.order, share.name))
@@ -924,7 +925,12 @@ class Scheduler:
         return True
 
     def _preempt_in_share(self, share: _Share, head: Job) -> None:
-        """In-share: lower-priority jobs of the share make room for a higher-priority head."""
+        """In-share: lower-priority jobs of the share make room for a higher-priority head.
+
+        Acts only on a complete plan: the in-share victims free the head's shortfall against
+        the share's own limit, and borrowers of the share's lent instances (cross-share
+        victims) free the rest, so the head is dispatched at the next round.
+        """
         need: dict[str, int] = {}
         for itype, n in head.demand.items():
             short = n - max(0, share.room(itype))
@@ -932,7 +938,7 @@ class Scheduler:
                 need[itype] = short
         if not need:
             return
-        victims = self.options.victim_policy.choose(
+        own = self.options.victim_policy.choose(
             self._candidates(
                 (j for j in share.holding.values() if j.priority < head.priority),
                 lambda j: dict(j.alloc.get(share.name, {})),
@@ -940,10 +946,30 @@ class Scheduler:
             ),
             need,
         )
-        if not victims or not self._se_ok_after(head, victims):
+        if not own:
             return
-        for victim in victims:
+        freed: dict[str, int] = {}
+        for victim in own:
+            _add(freed, victim.job.alloc.get(share.name, {}))
+        lent_need = {t: n - max(0, share.idle(t) + freed.get(t, 0)) for t, n in head.demand.items()}
+        lent_need = _positive(lent_need)
+        lenders: list[VictimCandidate] = []
+        if lent_need:
+            chosen = self.options.victim_policy.choose(
+                self._candidates(
+                    share.borrowers.values(), lambda j: dict(j.alloc.get(share.name, {})), head
+                ),
+                lent_need,
+            )
+            if not chosen:
+                return
+            lenders = chosen
+        if not self._se_ok_after(head, [*own, *lenders]):
+            return
+        for victim in own:
             self._preempt(victim.job, PreemptionRule.IN_SHARE, head)
+        for victim in lenders:
+            self._preempt(victim.job, PreemptionRule.CROSS_SHARE, head)
 
     def _se_ok_after(self, head: Job, victims: Sequence[VictimCandidate]) -> bool:
         """Whether the head fits the service environment once the victims are gone.
