@@ -21,10 +21,21 @@ node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
-main: setup synth
+main: synth demo
 
 synth: setup
 	cdk synth --quiet
+
+demo: setup
+	quota demo
+
+# Benchmarks print ratios measured side by side in one run; figures are in docs/.
+bench: setup
+	$(PY) benchmarks/bench_synth.py --repeat 9
+	$(PY) benchmarks/bench_core.py
+	$(PY) benchmarks/bench_server.py
+	$(PY) benchmarks/bench_tracking.py
+	$(PY) benchmarks/bench_simulator.py
 
 lint: setup
 	ruff check .
