@@ -128,7 +128,13 @@ class Emulator:
         org.validate(context=f"organisation {org.name!r}")
         with self.lock:
             if org.name in self.organisations:
-                raise client_error(f"organisation {org.name!r} is already provisioned")
+                problem = Problem(
+                    "organisation",
+                    org.name,
+                    "this organisation is already provisioned in the emulator",
+                    "give each organisation file its own organisation name",
+                )
+                raise QuotaConfigError([problem])
             try:
                 done = provision(org, self._call_unfaulted)
             except ApiError as exc:

@@ -14,7 +14,7 @@ import boto3
 from typer.testing import CliRunner
 
 from quota_constructs.cli import app
-from quota_constructs.local.testing import DUMMY_CREDENTIALS
+from quota_constructs.local.testing import DUMMY_CREDENTIALS, SEED_DEMO
 
 QUOTA = Path(sys.executable).with_name("quota")
 
@@ -106,3 +106,14 @@ def test_serve_with_a_virtual_clock_advances_by_http() -> None:
 
     assert now == 30.0
     assert "virtual clock" in "".join(printed)
+
+
+def test_rejects_the_same_organisation_twice() -> None:
+    seed = str(SEED_DEMO)
+
+    result = CliRunner().invoke(
+        app, ["local", "serve", "--port", "0", "--org", seed, "--org", seed]
+    )
+
+    assert result.exit_code == 1
+    assert "already provisioned" in result.output and "Traceback" not in result.output
