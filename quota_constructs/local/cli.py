@@ -67,7 +67,14 @@ def serve(
         emulator = Emulator(clock=clock, faults=faults)
         provisioned = [emulator.provision_file(path) for path in org or [SEED_DEMO]]
         server = start_server(emulator, host=host, port=port, threads=threads)
-    except (QuotaConfigError, ValueError, OSError) as error:
+    except OSError as error:
+        err.print(
+            f"[bold red]error:[/] cannot listen on {host}:{port}: {error.strerror or error}; "
+            "use another --port (0 picks a free one)",
+            highlight=False,
+        )
+        raise typer.Exit(1) from None
+    except (QuotaConfigError, ValueError) as error:
         err.print(f"[bold red]error:[/] {error}", highlight=False)
         raise typer.Exit(1) from None
     endpoint = f"http://{host}:{server.port}"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -117,3 +118,15 @@ def test_rejects_the_same_organisation_twice() -> None:
 
     assert result.exit_code == 1
     assert "already provisioned" in result.output and "Traceback" not in result.output
+
+
+def test_rejects_a_port_in_use() -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+
+        result = CliRunner().invoke(app, ["local", "serve", "--port", str(port)])
+
+    assert result.exit_code == 1
+    assert f"cannot listen on 127.0.0.1:{port}" in result.output and "--port" in result.output
