@@ -7,7 +7,7 @@ export PATH := $(CURDIR)/$(VENV)/bin:$(CURDIR)/node_modules/.bin:$(PATH)
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 export CDK_DISABLE_CLI_TELEMETRY := true
 
-.PHONY: setup main synth demo test lint bench
+.PHONY: setup main synth demo serve test lint bench
 
 setup: $(VENV)/.installed node_modules/.installed
 
@@ -28,6 +28,9 @@ synth: setup
 
 demo: setup
 	quota demo
+
+serve: setup
+	quota local serve
 
 # Benchmarks print ratios measured side by side in one run; figures are in docs/.
 bench: setup
