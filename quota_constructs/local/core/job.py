@@ -23,6 +23,39 @@ if TYPE_CHECKING:
 class Job:
     """A service job and its history. Read it freely; change it only through the scheduler."""
 
+    __slots__ = (
+        "_attempts_used",
+        "_awaiting",
+        "_beneficiary",
+        "_dispatches",
+        "_gen",
+        "_heap_ver",
+        "_in_flight",
+        "_infeasible_reason",
+        "_infeasible_since",
+        "_position_since",
+        "_preempted_by",
+        "_preempting",
+        "_scheduler",
+        "alloc",
+        "attempts",
+        "created_at",
+        "is_terminated",
+        "job_id",
+        "preemptions",
+        "priority",
+        "progress_s",
+        "request",
+        "runnable_at",
+        "scheduled_at",
+        "seq",
+        "started_at",
+        "starting_at",
+        "status",
+        "status_reason",
+        "stopped_at",
+    )
+
     def __init__(
         self, scheduler: Scheduler, job_id: str, request: JobRequest, priority: int, seq: int
     ) -> None:
@@ -81,6 +114,7 @@ class Job:
 
     @property
     def attempt_count(self) -> int:
+        """Attempts so far, the one holding capacity now included."""
         return len(self.attempts) + (1 if self.status.holds_capacity else 0)
 
     @property
