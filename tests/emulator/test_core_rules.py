@@ -382,3 +382,20 @@ def test_model_infeasibility_uses_an_explicit_service_environment() -> None:
     assert queue.infeasibility("A", {M5: 2}) is None
     assert queue.infeasibility("A", {M5: 2}, service_environment={M5: 1}) == REASON_SE_MAX
     assert queue.infeasibility("A", {M5: 2}, service_environment={M5: 8}) is None
+
+
+def test_lowering_a_limit_twice_counts_preemptions_in_progress() -> None:
+    sched = Scheduler(
+        queue_name="q",
+        shares=[share("A", 3, RESERVE)],
+        options=SchedulerOptions(preemption_duration_s=20.0),
+    )
+    jobs = [sched.submit(job("A", 1, M5, duration_s=None), now=0) for _ in range(3)]
+    sched.advance(5)
+    sched.upsert_share(share("A", 2, RESERVE), now=5)
+    assert sum(j.preemption_in_progress for j in jobs) == 1
+    sched.upsert_share(share("A", 1, RESERVE), now=10)
+    assert sum(j.preemption_in_progress for j in jobs) == 2
+    sched.advance(40)
+    assert [j.status for j in jobs].count(JobStatus.RUNNING) == 1
+    assert sum(len(j.preemptions) for j in jobs) == 2

@@ -1006,25 +1006,29 @@ class Scheduler:
                 self._shed(share.holding.values(), None, over_borrow)
 
     def _shed(self, jobs: Iterable[Job], lender: str | None, need: dict[str, int]) -> None:
-        if not need:
-            return
-        pool = list(jobs)
+        """Preempt (LIMIT_LOWERED) enough of ``jobs`` to give back ``need``.
+
+        ``lender``: count what each job holds of that share's capacity; ``None``: what it
+        borrows. Jobs already being preempted count as given back.
+        """
 
         def frees(job: Job) -> dict[str, int]:
             if lender is not None:
-                return dict(job.alloc.get(lender, {}))
-            return job.borrowed
+                return _positive(job.alloc.get(lender, {}))
+            return _positive(job.borrowed)
 
-        cands = [
-            VictimCandidate(
-                job=j,
-                frees=_positive(frees(j)),
-                borrowing=any(k != j.share_name for k in j.alloc),
-                running_for=self.now - (j.scheduled_at or self.now),
-            )
-            for j in pool
-            if j._preempting is None and _positive(frees(j))
-        ]
+        cands = []
+        for job in list(jobs):
+            amount = frees(job)
+            if job._preempting is not None:
+                _add(need, amount, -1)
+            elif amount:
+                since = job.scheduled_at if job.scheduled_at is not None else self.now
+                borrowing = any(k != job.share_name for k in job.alloc)
+                cands.append(VictimCandidate(job, amount, borrowing, self.now - since))
+        need = _positive(need)
+        if not need:
+            return
         victims = self.options.victim_policy.choose(cands, need) or cands
         for victim in victims:
             self._preempt(victim.job, PreemptionRule.LIMIT_LOWERED, None)
