@@ -122,6 +122,7 @@ def play(
     sched = Scheduler(queue_name="prop", shares=shares, options=options, service_environment=se)
     log: list[tuple[Any, ...]] = []
     violations: list[str] = []
+    preempted: dict[tuple[str, str], int] = {}  # (preemptor, victim) -> preemptor's attempts
 
     def listen(event: SchedulerEvent) -> None:
         log.append(
@@ -135,6 +136,15 @@ def play(
                 event.job.alloc
             ):
                 violations.append(f"{event.job} holds nothing of {record.preemptor_share}")
+            preemptor = record.preemptor_job_id
+            if preemptor is not None:
+                victim = event.job
+                # No ping-pong: the victim preempted this preemptor earlier and that
+                # preemptor has not ended an attempt since (it still holds what it took).
+                earlier = preempted.get((victim.job_id, preemptor))
+                if earlier is not None and earlier == len(victim.attempts):
+                    violations.append(f"ping-pong: {victim} preempted by the job it preempted")
+                preempted[(preemptor, victim.job_id)] = len(sched.job(preemptor).attempts)
 
     sched.subscribe(listen)
     now = 0.0
