@@ -454,6 +454,7 @@ class Scheduler:
 
     def advance(self, now: float) -> None:
         """Process everything up to ``now``: timed events in order, a pass after each instant."""
+        now = float(now)
         if now < self.now:
             raise ValueError(
                 f"time must not go backwards: now={now} is before the scheduler's {self.now}"
