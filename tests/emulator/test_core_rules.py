@@ -399,3 +399,23 @@ def test_lowering_a_limit_twice_counts_preemptions_in_progress() -> None:
     sched.advance(40)
     assert [j.status for j in jobs].count(JobStatus.RUNNING) == 1
     assert sum(len(j.preemptions) for j in jobs) == 2
+
+
+def test_rejects_removing_an_unknown_share() -> None:
+    with pytest.raises(
+        KeyError, match=r"no quota share 'QS9' on 'seed-demo-queue' \(QS1, QS2, QS3\)"
+    ):
+        seed_demo().remove_share("QS9")
+
+
+def test_rejects_a_twenty_first_share() -> None:
+    sched = Scheduler(queue_name="q", shares=[share(f"S{i}", 1, LEND) for i in range(20)])
+    with pytest.raises(QuotaConfigError, match="holds at most 20 shares"):
+        sched.upsert_share(share("S20", 1, LEND))
+    sched.upsert_share(share("S0", 2, LEND))  # updating an existing share is fine
+    assert sched.queue.share("S0").capacity == {M5: 2}
+
+
+def test_rejects_unknown_job() -> None:
+    with pytest.raises(KeyError, match="no job 'nope' in job queue 'seed-demo-queue'"):
+        seed_demo().terminate("nope", "stop", now=0)
