@@ -463,6 +463,70 @@ class Organisation:
 # --- service jobs -----------------------------------------------------------------------------
 
 
+class JobStatus(StrEnum):
+    """Service-job states, AWS names (reference 2.3); ``PENDING`` is unused by service jobs."""
+
+    SUBMITTED = "SUBMITTED"
+    PENDING = "PENDING"
+    RUNNABLE = "RUNNABLE"
+    SCHEDULED = "SCHEDULED"
+    STARTING = "STARTING"
+    RUNNING = "RUNNING"
+    SUCCEEDED = "SUCCEEDED"
+    FAILED = "FAILED"
+
+    @property
+    def is_active(self) -> bool:
+        """Not finished yet (``SUBMITTED`` .. ``RUNNING``)."""
+        return self in ACTIVE_STATUSES
+
+    @property
+    def is_dispatched(self) -> bool:
+        """``SCHEDULED``, ``STARTING`` or ``RUNNING``: holds capacity and is preemptible."""
+        return self in DISPATCHED_STATUSES
+
+    @property
+    def is_terminal(self) -> bool:
+        """``SUCCEEDED`` or ``FAILED``."""
+        return self in TERMINAL_STATUSES
+
+
+ACTIVE_STATUSES: tuple[JobStatus, ...] = (
+    JobStatus.SUBMITTED,
+    JobStatus.PENDING,
+    JobStatus.RUNNABLE,
+    JobStatus.SCHEDULED,
+    JobStatus.STARTING,
+    JobStatus.RUNNING,
+)
+DISPATCHED_STATUSES: tuple[JobStatus, ...] = (
+    JobStatus.SCHEDULED,
+    JobStatus.STARTING,
+    JobStatus.RUNNING,
+)
+TERMINAL_STATUSES: tuple[JobStatus, ...] = (JobStatus.SUCCEEDED, JobStatus.FAILED)
+
+
+def check_job_settings(retry_attempts: Any, preemption_retries: Any) -> list[Problem]:
+    """``retryStrategy.attempts`` 1-10 (``None``: not sent, one attempt) and
+    ``preemptionRetriesBeforeTermination`` >= 0 (``None``: unlimited requeues)."""
+    problems: list[Problem] = []
+    if retry_attempts is not None:
+        low, high = RETRY_ATTEMPTS_RANGE
+        problems += check_int_range(
+            retry_attempts, "retryStrategy.attempts", low, high, what="retry attempts"
+        )
+    if preemption_retries is not None:
+        problems += check_int_range(
+            preemption_retries,
+            "preemptionConfiguration.preemptionRetriesBeforeTermination",
+            0,
+            None,
+            what="preemption retries",
+        )
+    return problems
+
+
 def capacity_demand(payload: Mapping[str, Any]) -> dict[str, int]:
     """Instances a SageMaker ``CreateTrainingJob`` payload needs, per instance type.
 

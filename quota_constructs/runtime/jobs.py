@@ -10,52 +10,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from enum import StrEnum
 from typing import Any
 
-
-class JobStatus(StrEnum):
-    """Service job states, with AWS's names (reference 2.3)."""
-
-    SUBMITTED = "SUBMITTED"
-    PENDING = "PENDING"
-    RUNNABLE = "RUNNABLE"
-    SCHEDULED = "SCHEDULED"
-    STARTING = "STARTING"
-    RUNNING = "RUNNING"
-    SUCCEEDED = "SUCCEEDED"
-    FAILED = "FAILED"
-
-    @property
-    def is_active(self) -> bool:
-        """Not finished yet (``SUBMITTED`` .. ``RUNNING``)."""
-        return self in ACTIVE_STATUSES
-
-    @property
-    def is_dispatched(self) -> bool:
-        """Holding capacity: ``SCHEDULED``, ``STARTING`` or ``RUNNING``."""
-        return self in DISPATCHED_STATUSES
-
-    @property
-    def is_terminal(self) -> bool:
-        """``SUCCEEDED`` or ``FAILED``."""
-        return self in TERMINAL_STATUSES
-
-
-ACTIVE_STATUSES: tuple[JobStatus, ...] = (
-    JobStatus.SUBMITTED,
-    JobStatus.PENDING,
-    JobStatus.RUNNABLE,
-    JobStatus.SCHEDULED,
-    JobStatus.STARTING,
-    JobStatus.RUNNING,
-)
-DISPATCHED_STATUSES: tuple[JobStatus, ...] = (
-    JobStatus.SCHEDULED,
-    JobStatus.STARTING,
-    JobStatus.RUNNING,
-)
-TERMINAL_STATUSES: tuple[JobStatus, ...] = (JobStatus.SUCCEEDED, JobStatus.FAILED)
+# Job states live in the domain model; re-exported here as part of the runtime's typed results.
+from quota_constructs.model import ACTIVE_STATUSES as ACTIVE_STATUSES
+from quota_constructs.model import DISPATCHED_STATUSES as DISPATCHED_STATUSES
+from quota_constructs.model import TERMINAL_STATUSES as TERMINAL_STATUSES
+from quota_constructs.model import JobStatus as JobStatus
 
 
 def timestamp(value: Any) -> datetime | None:

@@ -21,13 +21,13 @@ from botocore.validate import ParamValidator
 
 from quota_constructs.model import (
     MAX_PAYLOAD_BYTES,
-    RETRY_ATTEMPTS_RANGE,
     JobQueueSpec,
     Problem,
     QuotaConfigError,
     ShareState,
     capacity_demand,
     check_int_range,
+    check_job_settings,
     check_name,
     check_scheduling_priority,
     check_tags,
@@ -231,20 +231,7 @@ class JobSubmission:
         return problems
 
     def _settings_problems(self) -> list[Problem]:
-        problems: list[Problem] = []
-        if self.preemption_retries is not None:
-            problems += check_int_range(
-                self.preemption_retries,
-                "preemptionConfiguration.preemptionRetriesBeforeTermination",
-                0,
-                None,
-                what="preemption retries",
-            )
-        if self.retry_attempts is not None:
-            low, high = RETRY_ATTEMPTS_RANGE
-            problems += check_int_range(
-                self.retry_attempts, "retryStrategy.attempts", low, high, what="retry attempts"
-            )
+        problems = check_job_settings(self.retry_attempts, self.preemption_retries)
         if self.retry_rules and (self.retry_attempts or 1) < 2:
             problems.append(
                 Problem(

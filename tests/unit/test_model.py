@@ -14,11 +14,13 @@ from quota_constructs.model import (
     REASON_SHARE_AND_BORROW_LIMIT,
     REASON_SHARE_LIMIT,
     JobQueueSpec,
+    JobStatus,
     Organisation,
     QuotaConfigError,
     QuotaShareSpec,
     SharingStrategy,
     capacity_demand,
+    check_job_settings,
     check_scheduling_priority,
 )
 
@@ -310,3 +312,30 @@ def test_max_usable_is_between_own_limit_and_the_service_environment(shares: lis
             assert usable == s.limit(G5)
         assert queue.infeasibility(s.name, {G5: usable}) is None
         assert queue.infeasibility(s.name, {G5: usable + 1}) is not None
+
+
+def test_job_status_sets_partition_the_states() -> None:
+    dispatched = {s for s in JobStatus if s.is_dispatched}
+    assert dispatched == {JobStatus.SCHEDULED, JobStatus.STARTING, JobStatus.RUNNING}
+    assert {s for s in JobStatus if s.is_terminal} == {JobStatus.SUCCEEDED, JobStatus.FAILED}
+    assert all(s.is_active != s.is_terminal for s in JobStatus)
+
+
+def test_job_settings_accept_unset_and_bounds() -> None:
+    assert check_job_settings(None, None) == []
+    assert check_job_settings(1, 0) == []
+    assert check_job_settings(10, 100) == []
+
+
+@pytest.mark.parametrize(
+    ("attempts", "preemptions", "path"),
+    [
+        (0, None, "retryStrategy.attempts"),
+        (11, None, "retryStrategy.attempts"),
+        (None, -1, "preemptionConfiguration.preemptionRetriesBeforeTermination"),
+    ],
+)
+def test_rejects_job_settings_out_of_range(
+    attempts: object, preemptions: object, path: str
+) -> None:
+    assert paths(check_job_settings(attempts, preemptions)) == [path]
