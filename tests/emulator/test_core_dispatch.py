@@ -80,7 +80,7 @@ def test_borrow_limit_reached_is_reported() -> None:
     )
     jobs = [sched.submit(req(f"a{i}", "A"), now=0) for i in range(4)]
     sched.advance(1)
-    assert sum(j.status.holds_capacity for j in jobs) == 3  # 2 own + 1 borrowed
+    assert sum(j.status.is_dispatched for j in jobs) == 3  # 2 own + 1 borrowed
     waiting = jobs[3]
     assert waiting.pending is not None
     assert waiting.pending.kind is PendingKind.BORROW_LIMIT_REACHED
@@ -220,7 +220,7 @@ def test_lowering_a_running_job_priority_makes_it_the_victim() -> None:
     sched.update_priority(first.job_id, 1, now=2)
     newcomer = sched.submit(req("new", "A", priority=3), now=2)
     sched.advance(3)
-    assert newcomer.status.holds_capacity
+    assert newcomer.status.is_dispatched
     assert first.status is JobStatus.RUNNABLE and second.status is JobStatus.RUNNING
 
 

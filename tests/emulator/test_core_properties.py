@@ -269,7 +269,7 @@ def _check_accounting(sched: Scheduler) -> list[str]:
     usage: dict[str, dict[str, int]] = {}
     for job in sched.jobs:
         held = {t: sum(a.get(t, 0) for a in job.alloc.values()) for t in job.demand}
-        if job.status.holds_capacity:
+        if job.status.is_dispatched:
             if held != dict(job.demand):
                 problems.append(f"{job} holds {job.alloc}, needs {dict(job.demand)}")
             share_use = usage.setdefault(job.share_name, {})

@@ -49,7 +49,6 @@ from quota_constructs.local.core.records import (
     EventKind,
     FrontEntry,
     JobRequest,
-    JobStatus,
     Outcome,
     PendingKind,
     PendingReason,
@@ -64,6 +63,7 @@ from quota_constructs.local.core.records import (
 from quota_constructs.local.core.requests import request_from_submit
 from quota_constructs.local.core.scheduler import Scheduler, attempt_id
 from quota_constructs.local.core.victims import DefaultVictimPolicy, VictimCandidate, VictimPolicy
+from quota_constructs.model import JobStatus  # the model's states, re-exported
 
 _attempt_id = attempt_id  # the first version's private name, still imported by callers
 

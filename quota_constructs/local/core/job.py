@@ -115,7 +115,7 @@ class Job:
     @property
     def attempt_count(self) -> int:
         """Attempts so far, the one holding capacity now included."""
-        return len(self.attempts) + (1 if self.status.holds_capacity else 0)
+        return len(self.attempts) + (1 if self.status.is_dispatched else 0)
 
     @property
     def preemption_in_progress(self) -> bool:

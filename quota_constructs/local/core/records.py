@@ -8,7 +8,7 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from quota_constructs.model import QuotaConfigError
+from quota_constructs.model import JobStatus, QuotaConfigError
 
 if TYPE_CHECKING:
     from quota_constructs.local.core.job import Job
@@ -34,31 +34,6 @@ REASON_FAILED = (
 REASON_TIMEOUT = "Job attempt duration exceeded timeout"
 REASON_SHARE_REMOVED = "Quota share deleted: all jobs in the share are terminated"
 JSTLA_REASON = "Terminated by JobStateTimeLimit action due to reason: {reason}"
-
-
-class JobStatus(StrEnum):
-    """Service-job states, with AWS's names (``PENDING`` is never used for service jobs)."""
-
-    SUBMITTED = "SUBMITTED"
-    PENDING = "PENDING"
-    RUNNABLE = "RUNNABLE"
-    SCHEDULED = "SCHEDULED"
-    STARTING = "STARTING"
-    RUNNING = "RUNNING"
-    SUCCEEDED = "SUCCEEDED"
-    FAILED = "FAILED"
-
-    @property
-    def holds_capacity(self) -> bool:
-        """SCHEDULED, STARTING and RUNNING jobs hold their demand (and are preemptible)."""
-        return self in _HOLDING
-
-    @property
-    def is_final(self) -> bool:
-        return self in (JobStatus.SUCCEEDED, JobStatus.FAILED)
-
-
-_HOLDING = frozenset({JobStatus.SCHEDULED, JobStatus.STARTING, JobStatus.RUNNING})
 
 
 class Outcome(StrEnum):

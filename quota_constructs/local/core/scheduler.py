@@ -43,7 +43,6 @@ from quota_constructs.local.core.records import (
 from quota_constructs.local.core.victims import VictimCandidate
 from quota_constructs.model import (
     MAX_SHARES_PER_QUEUE,
-    RETRY_ATTEMPTS_RANGE,
     JobQueueSpec,
     Problem,
     QuotaConfigError,
@@ -51,6 +50,7 @@ from quota_constructs.model import (
     ShareState,
     check_instance_type,
     check_int_range,
+    check_job_settings,
     check_name,
     check_scheduling_priority,
     check_tags,
@@ -232,7 +232,7 @@ class Scheduler:
         share = self._share_or_reject(name, "remove_share")
         self._sync(now)
         for job in [j for j in self._jobs.values() if j.share_name == name]:
-            if not job.status.is_final:
+            if not job.status.is_terminal:
                 self._terminate(job, REASON_SHARE_REMOVED)
         for job in list(share.borrowers.values()):
             self._preempt(job, PreemptionRule.LIMIT_LOWERED, None)
@@ -341,18 +341,7 @@ class Scheduler:
         if request.priority is not None:
             problems += check_scheduling_priority(request.priority)
         problems += _demand_problems(request.demand)
-        low, high = RETRY_ATTEMPTS_RANGE
-        problems += check_int_range(
-            request.retry_attempts, "retryStrategy.attempts", low, high, what="retry attempts"
-        )
-        if request.preemption_retries is not None:
-            problems += check_int_range(
-                request.preemption_retries,
-                "preemptionConfiguration.preemptionRetriesBeforeTermination",
-                0,
-                None,
-                what="preemption retries",
-            )
+        problems += check_job_settings(request.retry_attempts, request.preemption_retries)
         for name, value in (
             ("duration_s", request.duration_s),
             ("timeoutConfig.attemptDurationSeconds", request.attempt_duration_s),
@@ -376,7 +365,7 @@ class Scheduler:
         if problems:
             raise SubmitRejected(problems, context=f"job {job_id}")
         self._sync(now)
-        if job.status.is_final or job.priority == priority:
+        if job.status.is_terminal or job.priority == priority:
             return job
         job.priority = priority
         self._shares[job.share_name].epoch += 1
@@ -392,7 +381,7 @@ class Scheduler:
         """Terminate a job: FAILED with ``reason``, ``is_terminated``; final jobs are unchanged."""
         job = self.job(job_id)
         self._sync(now)
-        if not job.status.is_final:
+        if not job.status.is_terminal:
             self._terminate(job, reason)
             self._settle()
         return job
@@ -861,7 +850,7 @@ class Scheduler:
             self._set_status(job, JobStatus.FAILED, text)
 
     def _terminate(self, job: Job, reason: str) -> None:
-        if job.status.holds_capacity:
+        if job.status.is_dispatched:
             if job._preempting is not None:
                 job._preempting = None
                 self._land(job)
