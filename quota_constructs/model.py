@@ -490,11 +490,6 @@ class JobStatus(StrEnum):
         """``SUCCEEDED`` or ``FAILED``."""
         return self in TERMINAL_STATUSES
 
-    @property
-    def holds_capacity(self) -> bool:
-        """Same as :attr:`is_dispatched` (the scheduler core's and simulator's name)."""
-        return self.is_dispatched
-
 
 ACTIVE_STATUSES: tuple[JobStatus, ...] = (
     JobStatus.SUBMITTED,

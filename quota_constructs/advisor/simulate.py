@@ -205,12 +205,12 @@ class _Recorder:
         if event.kind is not EventKind.STATE_CHANGE:
             return
         job = event.job
-        was = event.previous_status is not None and event.previous_status.holds_capacity
-        if event.status.holds_capacity and not was:
+        was = event.previous_status is not None and event.previous_status.is_dispatched
+        if event.status.is_dispatched and not was:
             alloc = {lender: sum(n.values()) for lender, n in job.alloc.items()}
             self.held[job.job_id] = alloc
             self._apply(job.share_name, alloc, 1)
-        elif was and not event.status.holds_capacity:
+        elif was and not event.status.is_dispatched:
             self._apply(job.share_name, self.held.pop(job.job_id), -1)
 
     def _apply(self, share: str, alloc: dict[str, int], sign: int) -> None:

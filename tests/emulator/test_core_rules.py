@@ -419,9 +419,3 @@ def test_rejects_a_twenty_first_share() -> None:
 def test_rejects_unknown_job() -> None:
     with pytest.raises(KeyError, match="no job 'nope' in job queue 'seed-demo-queue'"):
         seed_demo().terminate("nope", "stop", now=0)
-
-
-def test_jobs_hold_capacity_exactly_while_dispatched() -> None:
-    held = [s for s in JobStatus if s.holds_capacity]
-    assert held == [JobStatus.SCHEDULED, JobStatus.STARTING, JobStatus.RUNNING]
-    assert all(s.holds_capacity == s.is_dispatched for s in JobStatus)

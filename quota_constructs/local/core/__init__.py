@@ -65,8 +65,6 @@ from quota_constructs.local.core.scheduler import Scheduler, attempt_id
 from quota_constructs.local.core.victims import DefaultVictimPolicy, VictimCandidate, VictimPolicy
 from quota_constructs.model import JobStatus  # the model's states, re-exported
 
-_attempt_id = attempt_id  # the first version's private name, still imported by callers
-
 __all__ = [
     "DEFAULT_MAX_RUNTIME_S",
     "DURATION_TAG",
