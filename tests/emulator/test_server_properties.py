@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from quota_constructs.config import load_organisation
-from quota_constructs.local.core import Scheduler, SchedulerOptions, request_from_submit
+from quota_constructs.local.core import Job, Scheduler, SchedulerOptions, request_from_submit
 from quota_constructs.local.testing import SEED_DEMO, EmulatorServer
 from tests.emulator.helpers import payload
 
@@ -86,7 +86,7 @@ def run_on_the_core(workload: list[Step]) -> list[tuple[str, int, int]]:
         options=SchedulerOptions(runnable_time_limits=limits),
     )
     now = 0.0
-    jobs = []
+    jobs: list[Job] = []
     for index, step in enumerate(workload):
         now += step.wait_s
         core.advance(now)
