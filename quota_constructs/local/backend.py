@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from quota_constructs.api_shapes import share_to_api
 from quota_constructs.local.arns import Account
 from quota_constructs.local.protocol import client_error
 from quota_constructs.model import (
@@ -116,23 +117,10 @@ class QuotaShare:
     queue_arn: str
 
     def describe(self, tags: Mapping[str, str] | None = None) -> dict[str, Any]:
-        spec = self.spec
-        sharing: dict[str, Any] = {"strategy": spec.strategy.value}
-        if spec.effective_borrow_limit is not None:
-            sharing["borrowLimit"] = spec.effective_borrow_limit
         return {
-            "quotaShareName": spec.name,
+            **share_to_api(self.spec),
             "quotaShareArn": self.arn,
             "jobQueueArn": self.queue_arn,
-            "capacityLimits": [
-                {"capacityUnit": unit, "maxCapacity": count}
-                for unit, count in spec.capacity.items()
-            ],
-            "resourceSharingConfiguration": sharing,
-            "preemptionConfiguration": {
-                "inSharePreemption": "ENABLED" if spec.in_share_preemption else "DISABLED"
-            },
-            "state": spec.state.value,
             "status": "VALID",
             "tags": None if tags is None else dict(tags),
         }

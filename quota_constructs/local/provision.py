@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from quota_constructs.api_shapes import share_to_api
 from quota_constructs.model import MISCONFIGURATION_REASONS, Organisation
 
 BatchCall = Callable[[str, Mapping[str, Any]], dict[str, Any]]
@@ -110,25 +111,9 @@ def provision(org: Organisation, call: BatchCall) -> ProvisionedOrganisation:
     )
     shares: dict[str, str] = {}
     for share in org.queue.shares:
-        sharing: dict[str, Any] = {"strategy": share.strategy.value}
-        if share.effective_borrow_limit is not None:
-            sharing["borrowLimit"] = share.effective_borrow_limit
         created = call(
             "CreateQuotaShare",
-            {
-                "quotaShareName": share.name,
-                "jobQueue": queue["jobQueueArn"],
-                "capacityLimits": [
-                    {"capacityUnit": unit, "maxCapacity": count}
-                    for unit, count in share.capacity.items()
-                ],
-                "resourceSharingConfiguration": sharing,
-                "preemptionConfiguration": {
-                    "inSharePreemption": "ENABLED" if share.in_share_preemption else "DISABLED"
-                },
-                "state": share.state.value,
-                "tags": tags,
-            },
+            {**share_to_api(share), "jobQueue": queue["jobQueueArn"], "tags": tags},
         )
         shares[share.name] = created["quotaShareArn"]
     return ProvisionedOrganisation(

@@ -31,7 +31,6 @@ from quota_constructs.runtime.queue import (
     QueueClient,
     error_text,
     queue_spec_from_api,
-    share_spec_from_api,
 )
 from quota_constructs.runtime.waiting import (
     TrackedJob,
@@ -74,5 +73,4 @@ __all__ = [
     "client_token",
     "error_text",
     "queue_spec_from_api",
-    "share_spec_from_api",
 ]

@@ -16,13 +16,12 @@ import boto3
 from botocore.client import BaseClient
 from botocore.exceptions import BotoCoreError, ClientError
 
+from quota_constructs.api_shapes import share_from_api
 from quota_constructs.model import (
     JobQueueSpec,
     Problem,
     QuotaConfigError,
     QuotaShareSpec,
-    ShareState,
-    SharingStrategy,
     check_scheduling_priority,
     raise_if,
 )
@@ -61,23 +60,6 @@ def error_text(error: Exception) -> str:
     return str(error)
 
 
-def share_spec_from_api(detail: Mapping[str, Any]) -> QuotaShareSpec:
-    """A ``ListQuotaShares`` / ``DescribeQuotaShare`` entry as the domain model's share."""
-    sharing = detail.get("resourceSharingConfiguration") or {}
-    strategy = SharingStrategy(sharing.get("strategy", SharingStrategy.RESERVE))
-    preemption = detail.get("preemptionConfiguration") or {}
-    return QuotaShareSpec(
-        name=str(detail["quotaShareName"]),
-        capacity={
-            str(c["capacityUnit"]): int(c["maxCapacity"]) for c in detail.get("capacityLimits", ())
-        },
-        strategy=strategy,
-        borrow_limit=sharing.get("borrowLimit") if strategy.borrows else None,
-        in_share_preemption=preemption.get("inSharePreemption") == "ENABLED",
-        state=ShareState(detail.get("state") or ShareState.ENABLED),
-    )
-
-
 def queue_spec_from_api(
     queue: Mapping[str, Any], shares: Iterable[Mapping[str, Any]]
 ) -> JobQueueSpec:
@@ -87,7 +69,7 @@ def queue_spec_from_api(
     ask the model (``max_usable``, ``infeasibility``), never restate a rule.
     """
     return JobQueueSpec(
-        shares=tuple(share_spec_from_api(s) for s in shares),
+        shares=tuple(share_from_api(s) for s in shares),
         priority=int(queue.get("priority", 1)),
     )
 
@@ -241,7 +223,7 @@ class QueueClient:
     def describe_share(self, share: str) -> QuotaShareSpec:
         """One share, read live with ``DescribeQuotaShare`` (bypasses the cache)."""
         arn = f"{self.queue_detail()['jobQueueArn']}/quota-share/{share}"
-        return share_spec_from_api(self.batch.describe_quota_share(quotaShareArn=arn))
+        return share_from_api(self.batch.describe_quota_share(quotaShareArn=arn))
 
     # --- submit ---------------------------------------------------------------------------
 
