@@ -158,7 +158,8 @@ _FIXES = {
 }
 
 
-def _pydantic_problems(error: ValidationError, prefix: str = "") -> list[Problem]:
+def pydantic_problems(error: ValidationError, prefix: str = "") -> list[Problem]:
+    """Pydantic errors as :class:`Problem` rows: field path (under ``prefix``), value, fix."""
     problems = []
     for item in error.errors():
         loc = _loc_to_path(item["loc"])
@@ -186,7 +187,7 @@ def parse_organisation(data: Any, *, source: str = "<data>") -> Organisation:
     try:
         org = OrganisationFile.model_validate(data).to_organisation()
     except ValidationError as exc:
-        problems = _pydantic_problems(exc)
+        problems = pydantic_problems(exc)
     else:
         rule_problems = org.problems()
         if rule_problems:

@@ -17,7 +17,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, ValidationError
 
-from quota_constructs.config import _pydantic_problems
+from quota_constructs.config import pydantic_problems
 from quota_constructs.model import (
     JobQueueSpec,
     Organisation,
@@ -243,7 +243,7 @@ def parse_teams(data: Any, *, source: str = "<data>") -> TeamsFile:
     try:
         teams = TeamsFile.model_validate(data)
     except ValidationError as exc:
-        raise TeamsFileError(_pydantic_problems(exc), context=source) from None
+        raise TeamsFileError(pydantic_problems(exc), context=source) from None
     problems = _rule_problems(teams)
     if problems:
         raise TeamsFileError(problems, context=source)

@@ -19,7 +19,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from quota_constructs.advisor.profiles import Day, TeamProfile, TeamsFile, WorkloadKind
-from quota_constructs.config import _pydantic_problems
+from quota_constructs.config import pydantic_problems
 from quota_constructs.model import (
     Problem,
     QuotaConfigError,
@@ -80,7 +80,7 @@ def _row_problems(row: dict[str, Any], where: str) -> tuple[WorkloadJob | None, 
     try:
         parsed = _Row.model_validate(data)
     except ValidationError as exc:
-        return None, _pydantic_problems(exc, prefix=where)
+        return None, pydantic_problems(exc, prefix=where)
     problems = check_name(parsed.share, f"{where}.share", what="quota share name")
     problems += check_instance_type(parsed.instance_type, f"{where}.instance_type")
     problems += check_scheduling_priority(parsed.priority, f"{where}.priority")
