@@ -51,8 +51,9 @@ def serve(
         list[str] | None,
         typer.Option(
             "--fault-rate",
-            help="Inject faults: [OPERATION:]KIND=RATE, KIND throttle or 5xx (repeatable), "
-            "e.g. throttle=0.1 or SubmitServiceJob:5xx=0.05.",
+            help="Inject faults: [OPERATION:]KIND=RATE (repeatable), KIND throttle or 5xx "
+            "(refused before handling) or lost (handled, then answered 500), "
+            "e.g. throttle=0.1, SubmitServiceJob:5xx=0.05 or SubmitServiceJob:lost=0.05.",
         ),
     ] = None,
     fault_seed: Annotated[int, typer.Option(help="Seed of the injected faults.")] = 0,

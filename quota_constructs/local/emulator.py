@@ -32,7 +32,8 @@ Handler = Callable[[Mapping[str, Any]], dict[str, Any]]
 class Emulator:
     """An emulated account: Batch quota management plus the SSM parameters of organisations.
 
-    ``clock`` defaults to a :class:`VirtualClock`; ``faults`` injects throttling / 5xx answers;
+    ``clock`` defaults to a :class:`VirtualClock`; ``faults`` injects throttling / 5xx answers
+    before handling and lost responses (handled, then answered 500) after it;
     ``options`` are the scheduler core's timings and UNCONFIRMED choices (one scheduler per
     queue; RUNNABLE time limits come from each queue's ``jobStateTimeLimitActions``). ``seed``
     determines the job ids (same seed and requests, same ids). ``explain_pending``: a RUNNABLE
@@ -80,10 +81,27 @@ class Emulator:
         handler = table.get(operation)
         with self.lock:
             self._counts[operation] += 1
-        if self.faults is not None:
-            fault = self.faults.draw(operation)
-            if fault is not None:
-                raise fault
+        fault = self.faults.draw(operation) if self.faults is not None else None
+        if fault is not None and not fault.after_handling:
+            raise fault.error
+        try:
+            result = self._handle(operation, handler, params)
+        except ApiError:
+            if fault is not None:  # a lost response: the error never reaches the client either
+                raise fault.error from None
+            raise
+        if fault is not None:  # a lost response: the request took effect, the client sees a 500
+            raise fault.error
+        return result
+
+    @property
+    def fault_counts(self) -> dict[str, dict[str, int]]:
+        """Faults injected so far: operation -> kind (``throttle``, ``5xx``, ``lost``) -> count."""
+        return self.faults.injected if self.faults is not None else {}
+
+    def _handle(
+        self, operation: str, handler: Handler | None, params: Mapping[str, Any]
+    ) -> dict[str, Any]:
         if handler is None:
             raise client_error(
                 f"{operation} is not served by the quota emulator (it serves quota shares, "

@@ -40,9 +40,10 @@ class EmulatorServer:
 
     ``org_files`` are provisioned at start as their stacks would be. ``clock="virtual"`` (time
     moves only with :meth:`advance`) or ``"wall"`` (real time times ``speed``). ``faults``
-    injects throttling / 5xx answers. ``options`` tune the scheduler core (delays, choices);
-    ``seed`` fixes the job ids; ``explain_pending=False`` leaves ``statusReason`` of waiting jobs
-    empty as AWS does (MISCONFIGURATION reasons are always reported).
+    injects throttling / 5xx answers and lost responses (see :class:`FaultPlan`). ``options``
+    tune the scheduler core (delays, choices); ``seed`` fixes the job ids;
+    ``explain_pending=False`` leaves ``statusReason`` of waiting jobs empty as AWS does
+    (MISCONFIGURATION reasons are always reported).
     """
 
     def __init__(
@@ -144,6 +145,11 @@ class EmulatorServer:
     def request_counts(self) -> dict[str, int]:
         """Requests received per operation name since start."""
         return self.emulator.request_counts
+
+    @property
+    def fault_counts(self) -> dict[str, dict[str, int]]:
+        """Faults injected since start: operation -> kind (throttle, 5xx, lost) -> count."""
+        return self.emulator.fault_counts
 
     def client(self, service: str = "batch", **config: Any) -> Any:
         """A boto3 client for ``service`` (``batch`` or ``ssm``) pointed at this emulator.
