@@ -1,4 +1,5 @@
-"""With 20% throttling and 5% server errors, 1,000 submissions make exactly 1,000 jobs."""
+"""Under injected throttling, server errors and lost responses, 1,000 submissions make exactly
+1,000 jobs."""
 
 from __future__ import annotations
 
@@ -7,7 +8,15 @@ from pathlib import Path
 from quota_constructs.demo import emulator_client
 from quota_constructs.local.faults import FaultPlan
 from quota_constructs.local.testing import EmulatorServer
-from quota_constructs.runtime import Backoff, JobStatus, JobSubmission, RetryOptions, Until
+from quota_constructs.runtime import (
+    Backoff,
+    JobStatus,
+    JobSubmission,
+    QueueClient,
+    RetryOptions,
+    SubmitOutcome,
+    Until,
+)
 from tests.runtime.helpers import FAST_RETRIES, faulty_emulator, runs_for, training_job, write_org
 
 JOBS = 1000
@@ -45,6 +54,92 @@ def test_thousand_submissions_under_faults_make_exactly_a_thousand_jobs(tmp_path
         assert sorted(j.job_id for j in every) == sorted(ids)  # none lost, none duplicated
         counts = emu.request_counts
         assert counts["SubmitServiceJob"] > JOBS  # faults happened and were retried
+
+
+def every_job_id(emu: EmulatorServer, queue: str) -> list[str]:
+    """Ids of every job of ``queue`` in every status (a ``JOB_NAME`` filter lists them all)."""
+    batch = FAST_RETRIES.apply(
+        emu.client("batch", retries={"mode": "standard", "total_max_attempts": 12})
+    )
+    pages = batch.get_paginator("list_service_jobs").paginate(
+        jobQueue=queue, filters=[{"name": "JOB_NAME", "values": ["*"]}]
+    )
+    return [job["jobId"] for page in pages for job in page["jobSummaryList"]]
+
+
+def resubmit_failed(
+    client: QueueClient, submissions: list[JobSubmission], outcomes: list[SubmitOutcome]
+) -> list[str]:
+    """Submit the failed ones again (up to 5 rounds), as a caller must; returns every job id.
+
+    At 30 % faults botocore's standard retry quota (500 tokens per client; a retry takes 5
+    after throttling and 14 after a 500; a first-try success gives 1 back) runs dry, and then a
+    submit ends with its 500 without a retry; if that 500 was a lost response, the job exists
+    and the next submit must find it.
+    """
+    outcomes = list(outcomes)
+    for _ in range(5):
+        failed = [i for i, o in enumerate(outcomes) if not o.ok]
+        if not failed:
+            break
+        again = client.submit_many([submissions[i] for i in failed])
+        for i, outcome in zip(failed, again, strict=True):
+            outcomes[i] = outcome
+    assert [o.error for o in outcomes if not o.ok] == []
+    return [o.job_id for o in outcomes if o.job_id]
+
+
+def test_thousand_submissions_with_lost_responses_make_exactly_a_thousand_jobs(
+    tmp_path: Path,
+) -> None:
+    """5 % of submits take effect but answer 500; retries must find the first job, not add one."""
+    org = write_org(
+        tmp_path,
+        "lossy",
+        "  - name: A\n    capacity: {ml.g5.xlarge: 400}\n    strategy: LEND\n"
+        "  - name: B\n    capacity: {ml.g5.xlarge: 100}\n    strategy: LEND_AND_BORROW\n",
+    )
+    plan = FaultPlan(
+        throttle={"*": 0.20},
+        server_error={"*": 0.05},
+        lost_response={"SubmitServiceJob": 0.05},
+        seed=5,
+    )
+    with EmulatorServer(org_files=[org], clock="virtual", faults=plan) as emu:
+        client = emulator_client(
+            emu,
+            organisation="lossy",
+            retry=FAST_RETRIES,
+            submit_retry=FAST_RETRIES,
+            backoff=Backoff(initial=30, maximum=120),
+        )
+        submissions = [
+            JobSubmission(f"job-{i}", "AB"[i % 2], training_job(), tags=runs_for(300 + i % 7))
+            for i in range(JOBS)
+        ]
+        outcomes = client.submit_many(submissions)
+        orphans = set(every_job_id(emu, "lossy-queue")) - {o.job_id for o in outcomes if o.ok}
+        ids = resubmit_failed(client, submissions, outcomes)
+        assert len(set(ids)) == JOBS
+        assert orphans <= set(ids)  # a job whose answer was lost is found, not submitted again
+        lost = emu.fault_counts["SubmitServiceJob"]["lost"]
+        assert lost >= 25  # the fault really hit: about 5 % of the submit requests
+        assert sorted(every_job_id(emu, "lossy-queue")) == sorted(ids)  # none lost, none extra
+        assert len(emu.emulator.jobs.submitted) == JOBS
+
+        # The caller runs its script again (say after a crash): the derived clientToken finds
+        # the jobs already there instead of submitting them twice.
+        rerun = submissions[:200]
+        assert resubmit_failed(client, rerun, client.submit_many(rerun)) == ids[:200]
+        assert len(every_job_id(emu, "lossy-queue")) == JOBS
+
+        result = client.wait(ids, until=Until.TERMINAL, timeout=6 * 3600)
+        assert len(result.jobs) == JOBS
+        assert {j.status for j in result.jobs.values()} == {JobStatus.SUCCEEDED}
+        every = client.list(statuses=[JobStatus.SUCCEEDED, JobStatus.FAILED])
+        assert sorted(j.job_id for j in every) == sorted(ids)
+        counts = emu.request_counts
+        assert counts["SubmitServiceJob"] > JOBS + 200 + lost  # faults were retried
 
 
 def test_terminate_many_reports_failed_batches_per_job_and_carries_on(tmp_path: Path) -> None:
