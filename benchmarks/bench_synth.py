@@ -3,7 +3,8 @@
 Cases (all in one run): one organisation of 1, 5 and 20 shares; 1, 5 and 20 organisations of
 5 shares each. For each case both variants are built and synthesized in-process (the CDK app's
 ``synth()``, CloudFormation validation off unless ``--validation``), interleaved, ``--repeat``
-times after a warm-up. The best (minimum) time is reported, the least noisy estimate on a
+times after a warm-up; the first run checks that both give the same templates apart from
+logical IDs. The best (minimum) time is reported, the least noisy estimate on a
 shared machine, with the construct/L1 ratio (goal <= 1.2) and the growth per share and per
 organisation; then the whole-process time (Python start, imports, synth) of the largest case.
 
@@ -20,6 +21,7 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import aws_cdk as cdk
 import typer
@@ -64,8 +66,18 @@ def context() -> dict[str, object]:
 
 
 def l1_stack(app: cdk.App, org: Organisation) -> cdk.Stack:
-    """The resources ``OrganisationStack`` creates, hand-written as L1s (no validation)."""
-    stack = cdk.Stack(app, stack_name_for(org))
+    """The template ``OrganisationStack`` synthesizes, hand-written as L1s (no validation).
+
+    Same resources, properties, outputs, SSM parameters, descriptions and tags (``run_case``
+    compares the templates); only the logical IDs differ. Written as a careful L1 author would:
+    each ``attr_*`` token read once (every read is a jsii round-trip).
+    """
+    description = f"Quota-managed SageMaker training queue of {org.name}"
+    if org.description:
+        description += f": {org.description}"
+    stack = cdk.Stack(
+        app, stack_name_for(org), stack_name=stack_name_for(org), description=description[:1024]
+    )
     policy = batch.CfnSchedulingPolicy(
         stack, "Policy", quota_share_policy={"idleResourceAssignmentStrategy": "FIFO"}
     )
@@ -73,6 +85,7 @@ def l1_stack(app: cdk.App, org: Organisation) -> cdk.Stack:
         stack,
         "Env",
         service_environment_type="SAGEMAKER_TRAINING",
+        state="ENABLED",
         capacity_limits=[
             {"capacityUnit": t, "maxCapacity": n}
             for t, n in org.queue.service_environment_capacity().items()
@@ -84,6 +97,7 @@ def l1_stack(app: cdk.App, org: Organisation) -> cdk.Stack:
         "Queue",
         priority=org.queue.priority,
         job_queue_type="SAGEMAKER_TRAINING",
+        state="ENABLED",
         scheduling_policy_arn=policy.attr_arn,
         service_environment_order=[
             {"order": 1, "serviceEnvironment": env.attr_service_environment_arn}
@@ -100,16 +114,22 @@ def l1_stack(app: cdk.App, org: Organisation) -> cdk.Stack:
         if timeout
         else None,
     )
+    queue_arn = queue.attr_job_queue_arn
     prefix = f"/quota/{org.name}"
-    queue_name = cdk.Fn.select(1, cdk.Fn.split("/", queue.attr_job_queue_arn))
-    values = {"JobQueueName": queue_name, "JobQueueArn": queue.attr_job_queue_arn}
-    paths = {"JobQueueName": "job-queue/name", "JobQueueArn": "job-queue/arn"}
+    outputs = {  # id: (SSM path, value, description)
+        "JobQueueName": (
+            "job-queue/name",
+            cdk.Fn.select(1, cdk.Fn.split("/", queue_arn)),
+            "Job queue name",
+        ),
+        "JobQueueArn": ("job-queue/arn", queue_arn, "Job queue ARN"),
+    }
     for spec in org.queue.shares:
         share = batch.CfnQuotaShare(
             stack,
             f"Share{spec.name}",
             quota_share_name=spec.name,
-            job_queue=queue.attr_job_queue_arn,
+            job_queue=queue_arn,
             capacity_limits=[
                 {"capacityUnit": t, "maxCapacity": n} for t, n in spec.capacity.items()
             ],
@@ -122,16 +142,47 @@ def l1_stack(app: cdk.App, org: Organisation) -> cdk.Stack:
             },
             state=spec.state.value,
         )
-        values[f"Arn{spec.name}"] = share.attr_quota_share_arn
-        paths[f"Arn{spec.name}"] = f"quota-shares/{spec.name}/arn"
-    for key, value in values.items():
-        ssm.CfnParameter(
-            stack, f"{key}Param", type="String", name=f"{prefix}/{paths[key]}", value=value
+        outputs[f"Arn{spec.name}"] = (
+            f"quota-shares/{spec.name}/arn",
+            share.attr_quota_share_arn,
+            f"ARN of quota share {spec.name}",
         )
-        cdk.CfnOutput(stack, key, value=value)
+    for key, (path, value, what) in outputs.items():
+        ssm.CfnParameter(
+            stack,
+            f"{key}Param",
+            type="String",
+            name=f"{prefix}/{path}",
+            value=value,
+            description=f"{what} (written by the quota-constructs organisation stack)",
+        )
+        cdk.CfnOutput(stack, key, value=value, description=what)
     for key, tag in org.tags.items():
         cdk.Tags.of(stack).add(key, tag)
     return stack
+
+
+def _canonical(template: dict[str, Any]) -> dict[str, Any]:
+    """``template`` with logical IDs replaced by names derived from the content.
+
+    A resource is named by its type and its ``QuotaShareName`` or SSM ``Name`` (unique in an
+    organisation stack); an output by its (renamed) value. Two variants that synthesize the
+    same template apart from construct ids compare equal.
+    """
+    names: dict[str, str] = {}
+    for logical_id, resource in template.get("Resources", {}).items():
+        props = resource.get("Properties", {})
+        key = props.get("QuotaShareName", props.get("Name", ""))
+        names[logical_id] = f"{resource['Type']}:{key}"
+    if len(set(names.values())) != len(names):
+        raise SystemExit("benchmark: resources not told apart by type and name")
+    text = json.dumps(template, sort_keys=True)
+    for logical_id, name in names.items():
+        text = text.replace(json.dumps(logical_id), json.dumps(name))
+    canonical: dict[str, Any] = json.loads(text)
+    outputs = canonical.pop("Outputs", {})
+    canonical["Outputs"] = sorted(json.dumps(o, sort_keys=True) for o in outputs.values())
+    return canonical
 
 
 def construct_stack(app: cdk.App, org: Organisation) -> cdk.Stack:
@@ -141,8 +192,10 @@ def construct_stack(app: cdk.App, org: Organisation) -> cdk.Stack:
 Builder = Callable[[cdk.App, Organisation], cdk.Stack]
 
 
-def synth_seconds(build: Builder, orgs: list[Organisation], validation: bool) -> tuple[float, int]:
-    """Seconds to build and synthesize one app; also the number of resources synthesized."""
+def synth_seconds(
+    build: Builder, orgs: list[Organisation], validation: bool
+) -> tuple[float, list[dict[str, Any]]]:
+    """Seconds to build and synthesize one app; also the templates (read after the timing)."""
     with tempfile.TemporaryDirectory() as outdir:
         start = time.perf_counter()
         app = cdk.App(
@@ -152,8 +205,38 @@ def synth_seconds(build: Builder, orgs: list[Organisation], validation: bool) ->
             build(app, org)
         assembly = app.synth()
         elapsed = time.perf_counter() - start
-        resources = sum(len(s.template.get("Resources", {})) for s in assembly.stacks)
-    return elapsed, resources
+        templates = [s.template for s in assembly.stacks]
+    return elapsed, templates
+
+
+def jsii_calls(build: Builder, orgs: list[Organisation]) -> int:
+    """Python -> Node round-trips (jsii kernel requests) of one build + synth (not timed).
+
+    Counts the requests jsii's process provider sends (a private jsii API, benchmark only);
+    callbacks from Node into Python (a synth-time validation) count as one more each.
+    """
+    from jsii._kernel.providers import process
+
+    send = process._NodeProcess.send
+    count = 0
+
+    def counting_send(self: Any, request: Any, response_type: Any) -> Any:
+        nonlocal count
+        count += 1
+        return send(self, request, response_type)
+
+    process._NodeProcess.send = counting_send  # type: ignore[method-assign]
+    try:
+        with tempfile.TemporaryDirectory() as outdir:
+            app = cdk.App(
+                context=context(), outdir=outdir, builtin_cloud_formation_validation=False
+            )
+            for org in orgs:
+                build(app, org)
+            app.synth()
+    finally:
+        process._NodeProcess.send = send  # type: ignore[method-assign]
+    return count
 
 
 @dataclass
@@ -164,6 +247,8 @@ class Result:
     resources: int
     construct_s: float
     l1_s: float
+    construct_calls: int
+    l1_calls: int
 
     @property
     def ratio(self) -> float:
@@ -173,23 +258,24 @@ class Result:
 def run_case(case: str, orgs: int, shares: int, repeat: int, validation: bool) -> Result:
     organisations = [organisation(f"org-{i:02d}", shares) for i in range(orgs)]
     construct_times, l1_times = [], []
-    counts: set[tuple[int, int]] = set()
-    for _ in range(repeat):  # interleaved so machine noise hits both variants alike
-        c_time, c_count = synth_seconds(construct_stack, organisations, validation)
-        l_time, l_count = synth_seconds(l1_stack, organisations, validation)
+    for run in range(repeat):  # interleaved so machine noise hits both variants alike
+        c_time, c_templates = synth_seconds(construct_stack, organisations, validation)
+        l_time, l_templates = synth_seconds(l1_stack, organisations, validation)
         construct_times.append(c_time)
         l1_times.append(l_time)
-        counts.add((c_count, l_count))
-    [(c_count, l_count)] = counts
-    if c_count != l_count:
-        raise SystemExit(f"{case}: constructs made {c_count} resources, L1s {l_count}")
+        if run == 0 and [_canonical(t) for t in c_templates] != [
+            _canonical(t) for t in l_templates
+        ]:
+            raise SystemExit(f"{case}: the constructs and the L1s synthesize different templates")
     return Result(
         case,
         orgs,
         shares,
-        c_count,
+        sum(len(t.get("Resources", {})) for t in c_templates),
         min(construct_times),
         min(l1_times),
+        jsii_calls(construct_stack, organisations),
+        jsii_calls(l1_stack, organisations),
     )
 
 
@@ -227,7 +313,7 @@ def main(
         organisations = [organisation(f"org-{i:02d}", int(shares)) for i in range(int(orgs))]
         synth_seconds(BUILDERS[variant], organisations, validation)
         return
-    console = Console()
+    console = Console(width=110)
     synth_seconds(construct_stack, [organisation("warm-up", 3)], validation)  # first synth cost
     synth_seconds(l1_stack, [organisation("warm-up", 3)], validation)
     by_shares = [
@@ -237,11 +323,17 @@ def main(
         run_case(f"{n} org{'s' * (n > 1)} x 5 shares", n, 5, repeat, validation) for n in (1, 5, 20)
     ]
     table = Table(title=f"cdk synth in-process, best of {repeat} (validation={validation})")
-    for column in ("case", "resources", "constructs (s)", "raw L1 (s)", "ratio"):
+    columns = ("case", "resources", "constructs (s)", "raw L1 (s)", "ratio", "jsii calls c/L1")
+    for column in columns:
         table.add_column(column, justify="left" if column == "case" else "right")
     for r in (*by_shares, *by_orgs):
         table.add_row(
-            r.case, str(r.resources), f"{r.construct_s:.3f}", f"{r.l1_s:.3f}", f"{r.ratio:.2f}"
+            r.case,
+            str(r.resources),
+            f"{r.construct_s:.3f}",
+            f"{r.l1_s:.3f}",
+            f"{r.ratio:.2f}",
+            f"{r.construct_calls}/{r.l1_calls}",
         )
     console.print(table)
     console.print(f"per extra share (1 -> 20): {growth(by_shares, 'shares_per_org')}")
