@@ -13,11 +13,29 @@ from quota_constructs.model import Problem, QuotaConfigError, check_tags
 WARNING_PREFIX = "quota-constructs"
 """Prefix of every warning id these constructs emit (``Annotations.add_warning_v2``)."""
 
+_STRING_TOKEN_MARKER = "${Token["
+"""Every string token cdk encodes contains this (``Token.as_string``, ``Fn.*``, ``attr_*``)."""
+_NUMBER_TOKEN_BOUND = -(2.0**960)
+"""cdk encodes a number token as a double whose top 16 bits are ``0xFBFF``: about -1.9e289."""
+
+
+def is_unresolved(value: object) -> bool:
+    """``cdk.Token.is_unresolved`` for a string or number, without a jsii round-trip when the
+    value cannot be a token: a ``str`` without ``${Token[``, a number above ``-2**960``.
+
+    Only candidates are asked (one round-trip each); any other type is not a token here.
+    """
+    if isinstance(value, str):
+        return _STRING_TOKEN_MARKER in value and cdk.Token.is_unresolved(value)
+    if isinstance(value, int | float):
+        return value <= _NUMBER_TOKEN_BOUND and cdk.Token.is_unresolved(value)
+    return False
+
 
 def _unresolved(value: Any) -> bool:
     if isinstance(value, Mapping):
         return any(_unresolved(k) or _unresolved(v) for k, v in value.items())
-    return isinstance(value, str | int | float) and cdk.Token.is_unresolved(value)
+    return is_unresolved(value)
 
 
 def resolved_only(problems: Iterable[Problem]) -> list[Problem]:
@@ -68,7 +86,7 @@ def check_arn(
 
     ``sub_resource`` (e.g. ``quota-share``) requires ``<resource>/NAME/<sub_resource>/NAME``.
     """
-    if cdk.Token.is_unresolved(arn):
+    if is_unresolved(arn):
         return
     parts = arn.split(":", 5)
     path = parts[5].split("/") if len(parts) == 6 else []

@@ -11,7 +11,7 @@ from aws_cdk import aws_iam as iam
 from aws_cdk.interfaces.aws_batch import IJobQueueRef, IQuotaShareRef, QuotaShareReference
 from constructs import Construct
 
-from quota_constructs.constructs._base import check_arn, raise_problems
+from quota_constructs.constructs._base import check_arn, is_unresolved, raise_problems
 from quota_constructs.constructs.job_queue import (
     READ_ACTIONS_ANY,
     READ_ACTIONS_QUEUE,
@@ -47,12 +47,13 @@ class _QuotaShareBase(cdk.Resource):
         return QuotaShareReference(quota_share_arn=self.quota_share_arn)
 
     def _service_job_arn(self) -> str:
+        env = self.env  # each read is a jsii round-trip
         return self.stack.format_arn(
             service="batch",
             resource="service-job",
             resource_name="*",
-            account=self.env.account,
-            region=self.env.region,
+            account=env.account,
+            region=env.region,
         )
 
     def grant_submit(self, grantee: iam.IGrantable) -> iam.Grant:
@@ -99,7 +100,7 @@ class _QuotaShareBase(cdk.Resource):
 
 
 def _queue_arn_of_share_arn(share_arn: str) -> str:
-    if cdk.Token.is_unresolved(share_arn):
+    if is_unresolved(share_arn):
         return cdk.Fn.select(0, cdk.Fn.split(_SHARE_SEPARATOR, share_arn))
     return share_arn.split(_SHARE_SEPARATOR, 1)[0]
 
