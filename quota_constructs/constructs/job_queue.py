@@ -18,6 +18,7 @@ from constructs import Construct, IValidation
 
 from quota_constructs.constructs._base import check_arn, raise_problems
 from quota_constructs.model import (
+    MAX_SHARES_PER_QUEUE,
     MISCONFIGURATION_REASONS,
     QUEUE_PRIORITY_RANGE,
     RUNNABLE_TIMEOUT_MINUTES_RANGE,
@@ -129,9 +130,30 @@ class QuotaManagedJobQueue(_JobQueueBase):
         enabled: bool = True,
     ) -> None:
         super().__init__(scope, construct_id, physical_name=job_queue_name)
+        self._runnable_timeout = runnable_timeout
+        self._setup(
+            service_environment=service_environment,
+            scheduling_policy=scheduling_policy,
+            priority=priority,
+            timeout_s=None if runnable_timeout is None else runnable_timeout.to_seconds(),
+            job_queue_name=job_queue_name,
+            enabled=enabled,
+        )
+        self.node.add_validation(_HasShares(self))
+
+    def _setup(
+        self,
+        *,
+        service_environment: IServiceEnvironmentRef,
+        scheduling_policy: ISchedulingPolicyRef,
+        priority: int,
+        timeout_s: float | None,
+        job_queue_name: str | None,
+        enabled: bool,
+    ) -> None:
+        """Validate the props and create the L1 (after ``cdk.Resource.__init__``)."""
         low, high = QUEUE_PRIORITY_RANGE
         problems = check_int_range(priority, "priority", low, high, what="job queue priority")
-        timeout_s = None if runnable_timeout is None else runnable_timeout.to_seconds()
         if timeout_s is not None:
             problems += runnable_timeout_problems(timeout_s, "runnable_timeout")
         if job_queue_name is not None:
@@ -139,8 +161,8 @@ class QuotaManagedJobQueue(_JobQueueBase):
         raise_problems(self, problems)
         self.priority = priority
         self._name = job_queue_name
-        self.runnable_timeout = runnable_timeout
         self._shares: list[QuotaShare] = []
+        self._share_names: set[str] = set()
         self.resource = batch.CfnJobQueue(
             self,
             "Resource",
@@ -160,7 +182,11 @@ class QuotaManagedJobQueue(_JobQueueBase):
             job_state_time_limit_actions=self._time_limit_actions(timeout_s),
         )
         self._arn = self.resource.attr_job_queue_arn  # read once: each read is a jsii call
-        self.node.add_validation(_HasShares(self))
+
+    @property
+    def runnable_timeout(self) -> cdk.Duration | None:
+        """Longest time in RUNNABLE on a ``MISCONFIGURATION`` reason (``None``: no limit)."""
+        return self._runnable_timeout
 
     @staticmethod
     def _time_limit_actions(
@@ -208,12 +234,21 @@ class QuotaManagedJobQueue(_JobQueueBase):
         return QuotaShare.from_spec(self, construct_id, job_queue=self, spec=spec)
 
     def _register(self, share: QuotaShare) -> None:
-        """Called by ``QuotaShare``: check the queue rules (20 shares, unique names) eagerly."""
-        candidate = JobQueueSpec(
-            shares=(*(s.spec for s in self._shares), share.spec), priority=self.priority
-        )
-        raise_problems(share, candidate.problems())
+        """Called by ``QuotaShare``: check the queue rules (20 shares, unique names) eagerly.
+
+        The share has passed its own checks and the registered shares and the priority passed
+        theirs, so a new share can only break the share count or the unique names; the model
+        (``JobQueueSpec.problems()``) is asked for the message only then, not once per share
+        (which made building a queue of n shares cost n**2 share checks).
+        """
+        name = share.spec.name
+        if len(self._shares) >= MAX_SHARES_PER_QUEUE or name in self._share_names:
+            candidate = JobQueueSpec(
+                shares=(*(s.spec for s in self._shares), share.spec), priority=self.priority
+            )
+            raise_problems(share, candidate.problems())
         self._shares.append(share)
+        self._share_names.add(name)
 
     @staticmethod
     def from_job_queue_arn(
@@ -221,6 +256,46 @@ class QuotaManagedJobQueue(_JobQueueBase):
     ) -> _JobQueueBase:
         """Reference an existing job queue by ARN (supports ``grant_read``)."""
         return _ImportedJobQueue(scope, construct_id, job_queue_arn)
+
+
+class _SpecJobQueue(QuotaManagedJobQueue):
+    """The composite's queue (``QuotaManagedTrainingQueue``): built from a checked model spec.
+
+    Same resource as ``QuotaManagedJobQueue`` without three kinds of jsii round-trips that
+    buy nothing here: the timeout comes in whole minutes from the spec (no ``cdk.Duration``
+    to create and convert back; ``runnable_timeout`` builds one on first read), and there is
+    no synth-time "has shares" validation (three calls to register, one callback at synth):
+    the composite checked ``JobQueueSpec.problems()`` (1 to 20 shares) before creating the
+    queue, creates every share of the spec right after it, and shares are never removed.
+    """
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        spec: JobQueueSpec,
+        service_environment: IServiceEnvironmentRef,
+        scheduling_policy: ISchedulingPolicyRef,
+        job_queue_name: str | None = None,
+    ) -> None:
+        _JobQueueBase.__init__(self, scope, construct_id, physical_name=job_queue_name)
+        self._runnable_timeout = None
+        self._timeout_minutes = spec.runnable_timeout_minutes
+        self._setup(
+            service_environment=service_environment,
+            scheduling_policy=scheduling_policy,
+            priority=spec.priority,
+            timeout_s=None if self._timeout_minutes is None else self._timeout_minutes * 60,
+            job_queue_name=job_queue_name,
+            enabled=True,
+        )
+
+    @property
+    def runnable_timeout(self) -> cdk.Duration | None:
+        if self._runnable_timeout is None and self._timeout_minutes is not None:
+            self._runnable_timeout = cdk.Duration.minutes(self._timeout_minutes)
+        return self._runnable_timeout
 
 
 @jsii.implements(IValidation)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-import aws_cdk as cdk
 import jsii
 from aws_cdk import aws_iam as iam
 from aws_cdk.interfaces import ResourceEnvironment
@@ -18,7 +17,7 @@ from aws_cdk.interfaces.aws_batch import IJobQueueRef, JobQueueReference
 from constructs import Construct
 
 from quota_constructs.constructs._base import apply_tags, raise_problems, warn
-from quota_constructs.constructs.job_queue import QuotaManagedJobQueue
+from quota_constructs.constructs.job_queue import QuotaManagedJobQueue, _SpecJobQueue
 from quota_constructs.constructs.quota_share import QuotaShare
 from quota_constructs.constructs.scheduling_policy import QuotaShareSchedulingPolicy
 from quota_constructs.constructs.service_environment import SageMakerTrainingServiceEnvironment
@@ -65,14 +64,12 @@ class QuotaManagedTrainingQueue(Construct):
             capacity_limits=queue_spec.service_environment_capacity(),
             service_environment_name=service_environment_name,
         )
-        minutes = queue_spec.runnable_timeout_minutes
-        self.job_queue = QuotaManagedJobQueue(
+        self.job_queue: QuotaManagedJobQueue = _SpecJobQueue(
             self,
             "JobQueue",
+            spec=queue_spec,
             service_environment=self.service_environment,
             scheduling_policy=self.scheduling_policy,
-            priority=queue_spec.priority,
-            runnable_timeout=cdk.Duration.minutes(minutes) if minutes is not None else None,
             job_queue_name=job_queue_name,
         )
         self.quota_shares: dict[str, QuotaShare] = {
