@@ -171,13 +171,13 @@ class QuotaManagedJobQueue(_JobQueueBase):
             priority=priority,
             state="ENABLED" if enabled else "DISABLED",
             scheduling_policy_arn=scheduling_policy.scheduling_policy_ref.scheduling_policy_arn,
-            service_environment_order=[
-                batch.CfnJobQueue.ServiceEnvironmentOrderProperty(
-                    order=1,
-                    service_environment=(
+            service_environment_order=[  # plain dicts: see QuotaShare
+                {
+                    "order": 1,
+                    "serviceEnvironment": (
                         service_environment.service_environment_ref.service_environment_arn
                     ),
-                )
+                }
             ],
             job_state_time_limit_actions=self._time_limit_actions(timeout_s),
         )
@@ -189,18 +189,16 @@ class QuotaManagedJobQueue(_JobQueueBase):
         return self._runnable_timeout
 
     @staticmethod
-    def _time_limit_actions(
-        timeout_s: float | None,
-    ) -> list[batch.CfnJobQueue.JobStateTimeLimitActionProperty] | None:
+    def _time_limit_actions(timeout_s: float | None) -> list[dict[str, object]] | None:
         if timeout_s is None:
             return None
         return [
-            batch.CfnJobQueue.JobStateTimeLimitActionProperty(
-                action="TERMINATE",
-                max_time_seconds=int(timeout_s),
-                reason=reason,
-                state="RUNNABLE",
-            )
+            {
+                "action": "TERMINATE",
+                "maxTimeSeconds": int(timeout_s),
+                "reason": reason,
+                "state": "RUNNABLE",
+            }
             for reason in MISCONFIGURATION_REASONS
         ]
 

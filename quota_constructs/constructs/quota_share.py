@@ -171,21 +171,19 @@ class QuotaShare(_QuotaShareBase):
             "Resource",
             quota_share_name=quota_share_name,
             job_queue=self._job_queue_arn,
+            # plain dicts, not the jsii struct classes: each struct costs its own Python-side
+            # type check before the L1 checks it again (same template, tests pin it)
             capacity_limits=[
-                batch.CfnQuotaShare.QuotaShareCapacityLimitProperty(
-                    capacity_unit=itype, max_capacity=count
-                )
+                {"capacityUnit": itype, "maxCapacity": count}
                 for itype, count in self.spec.capacity.items()
             ],
-            resource_sharing_configuration=(
-                batch.CfnQuotaShare.QuotaShareResourceSharingConfigurationProperty(
-                    strategy=self.spec.strategy.value,
-                    borrow_limit=self.spec.effective_borrow_limit,
-                )
-            ),
-            preemption_configuration=batch.CfnQuotaShare.QuotaSharePreemptionConfigurationProperty(
-                in_share_preemption="ENABLED" if in_share_preemption else "DISABLED"
-            ),
+            resource_sharing_configuration={
+                "strategy": self.spec.strategy.value,
+                "borrowLimit": self.spec.effective_borrow_limit,
+            },
+            preemption_configuration={
+                "inSharePreemption": "ENABLED" if in_share_preemption else "DISABLED"
+            },
             state=self.spec.state.value,
         )
         self._arn = self.resource.attr_quota_share_arn

@@ -108,10 +108,8 @@ class SageMakerTrainingServiceEnvironment(_ServiceEnvironmentBase):
             service_environment_type="SAGEMAKER_TRAINING",
             service_environment_name=service_environment_name,
             state="ENABLED" if enabled else "DISABLED",
-            capacity_limits=[
-                batch.CfnServiceEnvironment.CapacityLimitProperty(
-                    capacity_unit=itype, max_capacity=count
-                )
+            capacity_limits=[  # plain dicts: see QuotaShare
+                {"capacityUnit": itype, "maxCapacity": count}
                 for itype, count in self.capacity_limits.items()
             ],
         )
