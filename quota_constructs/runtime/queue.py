@@ -14,7 +14,8 @@ from typing import Any
 
 import boto3
 from botocore.client import BaseClient
-from botocore.exceptions import BotoCoreError, ClientError
+from botocore.exceptions import BotoCoreError, ClientError, HTTPClientError
+from botocore.exceptions import ConnectionError as BotocoreConnectionError
 
 from quota_constructs.api_shapes import share_from_api
 from quota_constructs.model import (
@@ -46,6 +47,22 @@ from quota_constructs.runtime.payload import JobSubmission, TrainingJob
 from quota_constructs.runtime.waiting import Target, Transition, Until, Waiter, WaitResult
 
 TERMINATE_BATCH = 50
+RESUBMIT_ROUNDS = 3
+"""Extra rounds in which :meth:`QueueClient.submit_many` retries transiently refused jobs."""
+_THROTTLING_CODES = frozenset(
+    {"ThrottlingException", "Throttling", "TooManyRequestsException", "RequestLimitExceeded"}
+)
+
+
+def is_transient(error: ClientError | BotoCoreError) -> bool:
+    """Throttling, a 5xx answer or a broken connection: the same request may succeed later."""
+    if isinstance(error, ClientError):
+        code = error.response.get("Error", {}).get("Code", "")
+        status = error.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0)
+        return code in _THROTTLING_CODES or status >= 500 or status == 429
+    return isinstance(error, (BotocoreConnectionError, HTTPClientError))
+
+
 """TerminateServiceJobs takes at most 50 job ids per call (reference 1.1)."""
 
 SSM_QUEUE_ARN = "/quota/{organisation}/job-queue/arn"
@@ -277,32 +294,51 @@ class QueueClient:
         submissions: Iterable[JobSubmission],
         *,
         on_result: Callable[[SubmitOutcome], None] | None = None,
+        resubmit_rounds: int = RESUBMIT_ROUNDS,
     ) -> list[SubmitOutcome]:
         """Submit many jobs, paced to ``submit_rate``; one outcome per job, in order.
 
         Never stops at the first error: a job that fails a check or is refused gets an outcome
-        with ``error`` set. Retried requests carry the same ``clientToken``, so a retry after a
-        lost response never creates a second job.
+        with ``error`` set. A job refused by a transient error (throttling, 5xx, a lost
+        connection) once botocore's own retries are spent is submitted again in up to
+        ``resubmit_rounds`` later rounds, after a :attr:`backoff` delay. Every request for a job
+        carries the same ``clientToken``, so a retry after a lost response finds the job the
+        first request created instead of creating a second one. ``on_result`` gets each job's
+        final outcome once.
         """
-        outcomes: list[SubmitOutcome] = []
-        for submission in submissions:
-            outcome = self._submit_one(submission)
-            outcomes.append(outcome)
-            if on_result is not None:
-                on_result(outcome)
-        return outcomes
+        pending = list(submissions)
+        outcomes: dict[int, SubmitOutcome] = {}
+        indices = list(range(len(pending)))
+        delays = self.backoff.delays()
+        for round_number in range(resubmit_rounds + 1):
+            if round_number:
+                self.clock.sleep(delays.next())
+            retry_later: list[int] = []
+            for index in indices:
+                outcome, transient = self._submit_one(pending[index])
+                outcomes[index] = outcome
+                if transient and round_number < resubmit_rounds:
+                    retry_later.append(index)
+                elif on_result is not None:
+                    on_result(outcome)
+            indices = retry_later
+            if not indices:
+                break
+        return [outcomes[i] for i in range(len(pending))]
 
-    def _submit_one(self, submission: JobSubmission) -> SubmitOutcome:
+    def _submit_one(self, submission: JobSubmission) -> tuple[SubmitOutcome, bool]:
+        """The outcome of one submission, and whether its error is transient."""
         try:
             request = self.render(submission)
         except QuotaConfigError as error:
-            return SubmitOutcome(submission.job_name, error=str(error))
+            return SubmitOutcome(submission.job_name, error=str(error)), False
         self.limiter.acquire()
         try:
             handle = self._send(submission, request, self.submit_batch)
         except (ClientError, BotoCoreError) as error:
-            return SubmitOutcome(submission.job_name, error=error_text(error))
-        return SubmitOutcome(submission.job_name, job_id=handle.job_id, job_arn=handle.job_arn)
+            return SubmitOutcome(submission.job_name, error=error_text(error)), is_transient(error)
+        outcome = SubmitOutcome(submission.job_name, job_id=handle.job_id, job_arn=handle.job_arn)
+        return outcome, False
 
     # --- change and stop jobs -------------------------------------------------------------
 
