@@ -259,10 +259,10 @@ class QuotaManagedJobQueue(_JobQueueBase):
 class _SpecJobQueue(QuotaManagedJobQueue):
     """The composite's queue (``QuotaManagedTrainingQueue``): built from a checked model spec.
 
-    Same resource as ``QuotaManagedJobQueue`` without three kinds of jsii round-trips that
-    buy nothing here: the timeout comes in whole minutes from the spec (no ``cdk.Duration``
-    to create and convert back; ``runnable_timeout`` builds one on first read), and there is
-    no synth-time "has shares" validation (three calls to register, one callback at synth):
+    Same resource as ``QuotaManagedJobQueue`` without six jsii round-trips that buy nothing
+    here: the timeout comes in whole minutes from the spec (no ``cdk.Duration`` to create and
+    convert back: two; ``runnable_timeout`` builds one on first read), and there is no
+    synth-time "has shares" validation (three calls to register it, one callback at synth):
     the composite checked ``JobQueueSpec.problems()`` (1 to 20 shares) before creating the
     queue, creates every share of the spec right after it, and shares are never removed.
     """
