@@ -24,7 +24,12 @@ hold their demand (instances per instance type) from SCHEDULED until they end or
 Each RUNNABLE job has a typed :class:`PendingReason`; each preemption a :class:`PreemptionRecord`.
 
 Modules: ``records`` (constants, enums, typed records), ``victims`` (victim policy),
-``options``, ``job``, ``scheduler`` and ``requests`` (SubmitServiceJob -> JobRequest).
+``options``, ``job``, ``requests`` (SubmitServiceJob -> JobRequest) and the scheduler, one
+class split over mixins: ``scheduler`` (the :class:`Scheduler` facade: configuration,
+submission, queries, time, snapshot), ``dispatch`` (passes, timed events, attempt lifecycle),
+``preemption`` (cross-share, in-share, limit-lowering, completion), ``pending`` (pending
+reasons) and ``ledger`` (the state's fields, per-share ledger, RUNNABLE heaps, event queue,
+capacity bookkeeping), each building only on the modules after it.
 """
 
 from __future__ import annotations
