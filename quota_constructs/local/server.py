@@ -154,7 +154,12 @@ class RunningServer:
                     channel.handle_close()
             server.close()
 
-        server.trigger.pull_trigger(close_all)
+        try:
+            server.trigger.pull_trigger(close_all)
+        except OSError:
+            # The loop closed the server (and so its trigger) itself, e.g. after an error on
+            # the listening socket: nothing is left to wake; close what remains from here.
+            close_all()
         self._thread.join(timeout=5)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 import urllib.error
 import urllib.request
 from typing import Any
@@ -223,3 +224,21 @@ def test_rejects_explaining_an_unknown_job(emulator: EmulatorServer) -> None:
 
     assert caught.value.code == 400
     assert "no service job 'nope'" in json.loads(caught.value.read())["message"]
+
+
+def test_stop_works_after_the_server_loop_closed_itself() -> None:
+    """waitress closes the server (and its wake-up pipe) itself after a listening-socket error;
+    stopping afterwards must still close everything quietly."""
+    emu = EmulatorServer(org_files=[SEED_DEMO]).start()
+    assert emu._server is not None
+    raw = emu._server._server
+    closed = threading.Event()
+
+    def close_from_the_loop() -> None:
+        raw.close()
+        closed.set()
+
+    raw.trigger.pull_trigger(close_from_the_loop)
+    assert closed.wait(5)
+    emu.stop()
+    assert emu._server is None
