@@ -189,6 +189,23 @@ def run_tutorial(
         records = emulator.explain(job.job_id).get("preemptions") or [{}]
         return records[-1].get("preemptorJobId")
 
+    def preempted(title: str, winner: JobHandle, victim: JobHandle, rule: str) -> Check:
+        """``winner`` runs after preempting ``victim`` (back to RUNNABLE) under ``rule``."""
+        wait([winner, victim], lambda j: Until.RUNNING(j) or Until.REQUEUED(j))
+        wait([winner], Until.RUNNING)
+        reasons = client.describe(victim).preemptions.reasons
+        names = f"{timeline.label(winner.job_id)} {status(winner)}, "
+        names += f"{timeline.label(victim.job_id)} {status(victim)}"
+        return Check(
+            title,
+            status(winner) is JobStatus.RUNNING
+            and status(victim) is JobStatus.RUNNABLE
+            and any(rule in r for r in reasons)
+            and preemptor(victim) == winner.job_id,
+            f"{names}, preempted by {timeline.label(preemptor(victim) or '-')}: "
+            f"{'; '.join(reasons) or '-'}",
+        )
+
     console.rule("1. QS1 submits three jobs: priorities 3, 2, 1")
     p3, p2, p1 = (submit(f"qs1-p{p}", "QS1", p) for p in (3, 2, 1))
     wait([p3, p2], Until.RUNNING)
@@ -211,18 +228,12 @@ def run_tutorial(
 
     console.rule("2. QS2 submits a job: it reclaims its lent instance")
     q2 = submit("qs2-job", "QS2", 1)
-    wait([q2, p2], lambda j: Until.RUNNING(j) or Until.REQUEUED(j))
-    wait([q2], Until.RUNNING)
-    reasons = client.describe(p2).preemptions.reasons
     checks.append(
-        Check(
+        preempted(
             "cross-share preemption: QS2's job runs, QS1's borrowing p2 back to RUNNABLE",
-            status(q2) is JobStatus.RUNNING
-            and status(p2) is JobStatus.RUNNABLE
-            and any("Cross-share" in r for r in reasons)
-            and preemptor(p2) == q2.job_id,
-            f"qs2-job {status(q2)}, p2 {status(p2)}, preempted by "
-            f"{timeline.label(preemptor(p2) or '-')}: {'; '.join(reasons) or '-'}",
+            q2,
+            p2,
+            "Cross-share",
         )
     )
 
@@ -230,19 +241,8 @@ def run_tutorial(
     client.update_priority(p1, 4)
     timeline.names[p1.job_id] = "qs1-p1 (QS1, p1 -> p4)"
     timeline.say(f"priority of {timeline.label(p1.job_id)} set to 4")
-    wait([p1, p3], lambda j: Until.RUNNING(j) or Until.REQUEUED(j))
-    wait([p1], Until.RUNNING)
-    reasons = client.describe(p3).preemptions.reasons
     checks.append(
-        Check(
-            "in-share preemption: p1 (now 4) runs, p3 back to RUNNABLE",
-            status(p1) is JobStatus.RUNNING
-            and status(p3) is JobStatus.RUNNABLE
-            and any("In-share" in r for r in reasons)
-            and preemptor(p3) == p1.job_id,
-            f"p1 {status(p1)}, p3 {status(p3)}, preempted by "
-            f"{timeline.label(preemptor(p3) or '-')}: {'; '.join(reasons) or '-'}",
-        )
+        preempted("in-share preemption: p1 (now 4) runs, p3 back to RUNNABLE", p1, p3, "In-share")
     )
 
     console.rule("clean up: terminate every job of QS1 and QS2")
