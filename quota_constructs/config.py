@@ -28,11 +28,13 @@ from quota_constructs.model import (
 ORGS_DIR = Path(__file__).resolve().parent.parent / "stacks" / "orgs"
 
 
-class _Strict(BaseModel):
+class StrictModel(BaseModel):
+    """Base of every file model: unknown keys rejected, values frozen."""
+
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class ShareConfig(_Strict):
+class ShareConfig(StrictModel):
     """One quota share of an organisation file."""
 
     name: str = Field(description="Quota share name, [A-Za-z0-9_-]{1,128}, unique in the queue.")
@@ -63,7 +65,7 @@ class ShareConfig(_Strict):
         )
 
 
-class JobQueueConfig(_Strict):
+class JobQueueConfig(StrictModel):
     """Job-queue settings of an organisation file."""
 
     priority: StrictInt = Field(default=1, description="Job queue priority, 0..1000.")
@@ -73,7 +75,7 @@ class JobQueueConfig(_Strict):
     )
 
 
-class OrganisationFile(_Strict):
+class OrganisationFile(StrictModel):
     """An organisation file in ``stacks/orgs/``: one quota-managed queue and its shares."""
 
     organisation: str = Field(description="Organisation name: letters, digits, '-'.")

@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, ValidationError
+from pydantic import Field, StrictBool, StrictInt, ValidationError
 
-from quota_constructs.config import pydantic_problems
+from quota_constructs.config import StrictModel, pydantic_problems
 from quota_constructs.model import (
     JobQueueSpec,
     Organisation,
@@ -124,11 +124,7 @@ def _cron_field(field: str, size: int) -> tuple[int, ...]:
     raise ValueError(f"cron field '{field}' must be *, */N or numbers below {size}")
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class TeamProfile(_Strict):
+class TeamProfile(StrictModel):
     """One team: its guaranteed capacity, its workload and what it tolerates."""
 
     name: str = Field(description="Team and quota share name, [A-Za-z0-9_-]{1,128}.")
@@ -195,7 +191,7 @@ class TeamProfile(_Strict):
         return problems
 
 
-class TeamsFile(_Strict):
+class TeamsFile(StrictModel):
     """A team-profile file: an organisation and its teams."""
 
     organisation: str = Field(description="Organisation name: letters, digits, '-'.")
