@@ -41,14 +41,19 @@ def wait_for_endpoint(process: subprocess.Popen, printed: list[str]) -> str:
     raise AssertionError("the server did not answer its health check")
 
 
-def test_serve_provisions_the_seed_demo_and_stops_on_ctrl_c() -> None:
-    process = subprocess.Popen(
-        [str(QUOTA), "local", "serve", "--port", "0", "--speed", "100"],
+def start_serve(*options: str) -> subprocess.Popen:
+    """``quota local serve --port 0 OPTIONS...`` as a real process, output piped as text."""
+    return subprocess.Popen(
+        [str(QUOTA), "local", "serve", "--port", "0", *options],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         env={"COLUMNS": "200", "PATH": str(QUOTA.parent), "NO_COLOR": "1"},
     )
+
+
+def test_serve_provisions_the_seed_demo_and_stops_on_ctrl_c() -> None:
+    process = start_serve("--speed", "100")
     printed: list[str] = []
     try:
         endpoint = wait_for_endpoint(process, printed)
@@ -86,13 +91,7 @@ def test_rejects_a_malformed_fault_rate() -> None:
 
 
 def test_serve_with_a_virtual_clock_advances_by_http() -> None:
-    process = subprocess.Popen(
-        [str(QUOTA), "local", "serve", "--port", "0", "--virtual"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={"COLUMNS": "200", "PATH": str(QUOTA.parent), "NO_COLOR": "1"},
-    )
+    process = start_serve("--virtual")
     printed: list[str] = []
     try:
         endpoint = wait_for_endpoint(process, printed)

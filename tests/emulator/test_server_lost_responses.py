@@ -9,7 +9,6 @@ makes duplicates; retries that carry the same ``clientToken`` return the first j
 from __future__ import annotations
 
 import signal
-import subprocess
 from collections import Counter
 from typing import Any
 
@@ -25,7 +24,7 @@ from quota_constructs.cli import app
 from quota_constructs.local.faults import FaultPlan
 from quota_constructs.local.testing import DUMMY_CREDENTIALS, SEED_DEMO, EmulatorServer
 from tests.emulator.helpers import submit
-from tests.emulator.test_server_cli import QUOTA, wait_for_endpoint
+from tests.emulator.test_server_cli import start_serve, wait_for_endpoint
 
 QUEUE = "seed-demo-queue"
 EVERY_NAME = [{"name": "JOB_NAME", "values": ["*"]}]  # a JOB_NAME filter lists every status
@@ -185,22 +184,7 @@ def test_parses_lost_response_rates() -> None:
 
 
 def test_serve_injects_lost_responses_from_the_command_line() -> None:
-    process = subprocess.Popen(
-        [
-            str(QUOTA),
-            "local",
-            "serve",
-            "--port",
-            "0",
-            "--virtual",
-            "--fault-rate",
-            "SubmitServiceJob:lost=1",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={"COLUMNS": "200", "PATH": str(QUOTA.parent), "NO_COLOR": "1"},
-    )
+    process = start_serve("--virtual", "--fault-rate", "SubmitServiceJob:lost=1")
     printed: list[str] = []
     try:
         endpoint = wait_for_endpoint(process, printed)
