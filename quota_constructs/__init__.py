@@ -19,6 +19,7 @@ from quota_constructs.model import (
     QuotaShareSpec,
     ShareState,
     SharingStrategy,
+    TeamAccess,
 )
 
 # name -> module holding it; resolved on first attribute access (PEP 562).
@@ -47,6 +48,7 @@ __all__ = [
     "QuotaShareSpec",
     "ShareState",
     "SharingStrategy",
+    "TeamAccess",
     "load_organisation",
     "load_organisations",
     "parse_organisation",

@@ -13,9 +13,15 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, ValidationError
 
 from quota_constructs.model import (
+    BUCKET_BODY,
+    CREATE,
+    MAX_ACCESS_PRINCIPALS,
+    PRINCIPAL_BODY,
+    ROLE_ARN_BODY,
+    SCHEDULING_PRIORITY_RANGE,
     JobQueueSpec,
     Organisation,
     Problem,
@@ -23,6 +29,8 @@ from quota_constructs.model import (
     QuotaShareSpec,
     ShareState,
     SharingStrategy,
+    TeamAccess,
+    shared_access_problems,
 )
 
 ORGS_DIR = Path(__file__).resolve().parent.parent / "stacks" / "orgs"
@@ -32,6 +40,63 @@ class StrictModel(BaseModel):
     """Base of every file model: unknown keys rejected, values frozen."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class AccessConfig(StrictModel):
+    """A share's team access: who may submit for the team, its cap, execution role and bucket.
+
+    Shape only here; the rules are the domain model's (TeamAccess), and the patterns in this
+    schema are hints for editors drawn from the same source.
+    """
+
+    principals: list[StrictStr] = Field(
+        description="Who may assume the team's submitter role: 12-digit account ids (quoted) or "
+        "arn:aws:iam::<account>:root, :role/<path/name> or :user/<path/name> ARNs.",
+        json_schema_extra={
+            "minItems": 1,
+            "maxItems": MAX_ACCESS_PRINCIPALS,
+            "uniqueItems": True,
+            "items": {"type": "string", "pattern": f"^(?:{PRINCIPAL_BODY})$"},
+        },
+    )
+    max_priority: StrictInt | None = Field(
+        default=None,
+        description="Highest schedulingPriority the team may set on submit and on update, "
+        "0..9999; omitted: no cap.",
+        json_schema_extra={
+            "minimum": SCHEDULING_PRIORITY_RANGE[0],
+            "maximum": SCHEDULING_PRIORITY_RANGE[1],
+        },
+    )
+    execution_role: StrictStr = Field(
+        default=CREATE,
+        description="SageMaker execution role of the team's jobs: 'create' (default) or an "
+        "existing role's ARN, not shared with another team.",
+        json_schema_extra={"pattern": f"^(?:{CREATE}|{ROLE_ARN_BODY})$"},
+    )
+    bucket: StrictStr = Field(
+        default=CREATE,
+        description="The team's S3 bucket for input, output and checkpoints: 'create' (default) "
+        "or an existing bucket's name, optionally name/prefix; not overlapping another team's.",
+        json_schema_extra={"pattern": f"^(?:{CREATE}|{BUCKET_BODY})$"},
+    )
+
+    def to_spec(self) -> TeamAccess:
+        return TeamAccess(
+            principals=tuple(self.principals),
+            max_priority=self.max_priority,
+            execution_role=self.execution_role,
+            bucket=self.bucket,
+        )
+
+    @classmethod
+    def from_spec(cls, access: TeamAccess) -> AccessConfig:
+        return cls(
+            principals=list(access.principals),
+            max_priority=access.max_priority,
+            execution_role=access.execution_role,
+            bucket=access.bucket,
+        )
 
 
 class ShareConfig(StrictModel):
@@ -52,6 +117,11 @@ class ShareConfig(StrictModel):
     )
     state: ShareState = Field(default=ShareState.ENABLED, description="ENABLED | DISABLED.")
     description: str = Field(default="", description="Free text, e.g. why this strategy.")
+    access: AccessConfig | None = Field(
+        default=None,
+        description="Team access: a submitter role for these principals, limited to this share; "
+        "omitted: the stack makes no team identity.",
+    )
 
     def to_spec(self) -> QuotaShareSpec:
         return QuotaShareSpec(
@@ -62,6 +132,7 @@ class ShareConfig(StrictModel):
             in_share_preemption=self.in_share_preemption,
             state=self.state,
             description=self.description,
+            access=self.access.to_spec() if self.access is not None else None,
         )
 
 
@@ -116,6 +187,7 @@ class OrganisationFile(StrictModel):
                     in_share_preemption=s.in_share_preemption,
                     state=s.state,
                     description=s.description,
+                    access=AccessConfig.from_spec(s.access) if s.access is not None else None,
                 )
                 for s in org.queue.shares
             ],
@@ -153,7 +225,7 @@ _FIXES = {
     "enum": "use one of the listed values",
     "int_type": "write a whole number without quotes",
     "bool_type": "write true or false",
-    "string_type": "write text",
+    "string_type": "write text; quote values YAML reads as numbers, e.g. '444455556666'",
     "dict_type": "write a mapping of key: value",
     "list_type": "write a list",
     "model_type": "write a mapping of key: value",
@@ -283,9 +355,11 @@ def discover_org_files(directory: str | Path = ORGS_DIR) -> list[Path]:
 def load_organisations(paths: Iterable[str | Path]) -> list[Organisation]:
     """Load several files; one :class:`OrgFileError` listing the problems of all of them.
 
-    Organisation names must be unique across the files (they name the stacks).
+    Organisation names must be unique across the files (they name the stacks), and no two teams
+    of any files may name the same existing execution role or overlapping bucket locations.
     """
     orgs: list[Organisation] = []
+    access: list[tuple[str, TeamAccess]] = []
     problems: list[Problem] = []
     seen: dict[str, str] = {}
     for path in paths:
@@ -307,6 +381,12 @@ def load_organisations(paths: Iterable[str | Path]) -> list[Organisation]:
             )
         seen.setdefault(org.name, str(path))
         orgs.append(org)
+        access += [
+            (f"{path}: shares[{index}].access", share.access)
+            for index, share in enumerate(org.queue.shares)
+            if share.access is not None
+        ]
+    problems += shared_access_problems(access)  # within one file: reported by load_organisation
     if problems:
         raise OrgFileError(problems)
     return orgs

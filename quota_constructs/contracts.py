@@ -1,8 +1,9 @@
-"""Owns the organisation stack's published contract: SSM parameter paths and output ids.
+"""Owns the organisation stack's published contract: SSM parameter paths, output ids, team tag.
 
 Each organisation stack writes String SSM parameters under ``/quota/<organisation>/`` and the
 same values as stack outputs. The stack, the emulator's provisioning and the runtime build every
-path through this module, so a renamed parameter cannot break one side silently. Pure Python.
+path through this module, so a renamed parameter cannot break one side silently. The team tag is
+the other half of the contract: the stack's policies require it, the runtime adds it. Pure Python.
 """
 
 from __future__ import annotations
@@ -35,7 +36,55 @@ def share_arn_parameter(organisation: str, share: str) -> str:
     return f"{share_prefix(organisation, share)}/arn"
 
 
+def submitter_role_arn_parameter(organisation: str, share: str) -> str:
+    """``.../quota-shares/<share>/submitter-role-arn``: the team's submitter role (with access)."""
+    return f"{share_prefix(organisation, share)}/submitter-role-arn"
+
+
+def execution_role_arn_parameter(organisation: str, share: str) -> str:
+    """``.../quota-shares/<share>/execution-role-arn``: the team's SageMaker execution role."""
+    return f"{share_prefix(organisation, share)}/execution-role-arn"
+
+
+def bucket_parameter(organisation: str, share: str) -> str:
+    """``.../quota-shares/<share>/bucket``: the team's bucket, ``name`` or ``name/prefix``."""
+    return f"{share_prefix(organisation, share)}/bucket"
+
+
 JOB_QUEUE_NAME_OUTPUT = "JobQueueName"
 JOB_QUEUE_ARN_OUTPUT = "JobQueueArn"
 SHARE_ARNS_SCOPE = "QuotaShareArns"
 """Construct scope holding one output (id: the share's name) per share ARN."""
+SUBMITTER_ROLE_ARNS_SCOPE = "SubmitterRoleArns"
+"""Construct scope holding one output (id: the share's name) per team's submitter role ARN."""
+EXECUTION_ROLE_ARNS_SCOPE = "ExecutionRoleArns"
+"""Construct scope holding one output (id: the share's name) per team's execution role ARN."""
+TEAM_BUCKETS_SCOPE = "TeamBuckets"
+"""Construct scope holding one output (id: the share's name) per team bucket, ``name[/prefix]``."""
+
+
+def share_output_id(share: str) -> str:
+    """Construct id of a share's output inside each per-share scope: the share's name."""
+    return share
+
+
+def share_access_parameters(organisation: str, share: str) -> dict[str, str]:
+    """Output scope -> SSM parameter path, for each value a share with ``access`` publishes."""
+    return {
+        SUBMITTER_ROLE_ARNS_SCOPE: submitter_role_arn_parameter(organisation, share),
+        EXECUTION_ROLE_ARNS_SCOPE: execution_role_arn_parameter(organisation, share),
+        TEAM_BUCKETS_SCOPE: bucket_parameter(organisation, share),
+    }
+
+
+TEAM_TAG_KEY = "quota-team"
+"""Tag every team's service job carries: required on submit, matched on update and terminate."""
+
+
+def team_tag_value(organisation: str, share: str) -> str:
+    """``<organisation>/<share>``: the team tag's value, unique in an account.
+
+    Not the bare share name: service-job ARNs do not name their queue, so two organisations with
+    a share of the same name would otherwise update and terminate each other's jobs.
+    """
+    return f"{organisation}/{share}"

@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.table import Table
 
 from quota_constructs.config import OrgFileError, json_schema, load_organisation
-from quota_constructs.model import Organisation
+from quota_constructs.model import SCHEDULING_PRIORITY_RANGE, Organisation
 
 org_app = typer.Typer(help="Organisation files: validate, schema.", no_args_is_help=True)
 
@@ -46,6 +46,26 @@ def organisation_table(org: Organisation) -> Table:
     return table
 
 
+def access_table(org: Organisation) -> Table | None:
+    """Per share with an ``access`` block: principals, priority cap, execution role, bucket."""
+    rows = [(share.name, share.access) for share in org.queue.shares if share.access is not None]
+    if not rows:
+        return None
+    table = Table(title=f"{org.name}: team access")
+    for column in ("share", "principals", "max priority", "execution role", "bucket"):
+        table.add_column(column, overflow="fold")
+    for name, access in rows:
+        cap = access.max_priority
+        table.add_row(
+            name,
+            "\n".join(access.principals),
+            str(cap) if cap is not None else f"{SCHEDULING_PRIORITY_RANGE[1]} (no cap)",
+            "created" if access.creates_execution_role else access.execution_role,
+            "created" if access.creates_bucket else access.bucket,
+        )
+    return table
+
+
 def _capacity_text(capacity: Mapping[str, int]) -> str:
     return ", ".join(f"{count} x {itype}" for itype, count in capacity.items())
 
@@ -65,6 +85,8 @@ def validate(files: list[Path] = typer.Argument(..., help="Organisation YAML fil
                 err.print(f"  {path}: {problem}", highlight=False, soft_wrap=True)
             continue
         out.print(organisation_table(org))
+        if (access := access_table(org)) is not None:
+            out.print(access)
     if failed:
         raise typer.Exit(EXIT_INVALID)
 
