@@ -2,6 +2,7 @@
 // Never imported by the library; driven by tests/iam/simulator.py, one process per batch.
 //
 // stdin:  {"principal": ARN, "identityPolicies": [{"name", "policy"}], "resourcePolicy": {...}?,
+//          "permissionBoundaryPolicies": [{"name", "policy"}]?,
 //          "requests": [{"action", "resource", "accountId", "context": {key: str | [str]}}]}
 // stdout: [{"decision": "Allowed" | "ImplicitlyDenied" | "ExplicitlyDenied",
 //           "ignoredContextKeys": [...]} | {"error": message, "details": {...}}], one per request.
@@ -29,7 +30,10 @@ async function evaluate(batch, request) {
     identityPolicies: batch.identityPolicies,
     serviceControlPolicies: [],
     resourceControlPolicies: [],
-    ...(batch.resourcePolicy ? { resourcePolicy: batch.resourcePolicy } : {})
+    ...(batch.resourcePolicy ? { resourcePolicy: batch.resourcePolicy } : {}),
+    ...(batch.permissionBoundaryPolicies
+      ? { permissionBoundaryPolicies: batch.permissionBoundaryPolicies }
+      : {})
   }
   // Strict mode: the request is evaluated exactly as given (no "discovery" of missing keys).
   const response = await runSimulation(simulation, { simulationMode: 'Strict' })
