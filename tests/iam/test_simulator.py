@@ -17,6 +17,7 @@ from aws_cdk.assertions import Template
 from tests.iam.simulator import (
     ACCOUNT,
     REGION,
+    ROOT,
     Decision,
     NamedPolicy,
     Request,
@@ -441,3 +442,9 @@ def test_a_cdk_synthesized_role_is_resolved_and_decided() -> None:
             Request(SUBMIT, [queue_arn, f"{queue_arn}/quota-share/team-b", job]),
         ]
     ) == [ALLOWED, IMPLICIT]
+
+
+def test_the_example_in_docs_security_runs_as_written() -> None:
+    text = (ROOT / "docs" / "security.md").read_text(encoding="utf-8")
+    (block,) = [part.split("```", 1)[0] for part in text.split("```python\n")[1:]]
+    exec(compile(block, "docs/security.md", "exec"), {})
