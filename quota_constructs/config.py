@@ -8,6 +8,7 @@ reports every problem of a file at once, each naming the file, field path, value
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,7 @@ from quota_constructs.model import (
     shared_access_problems,
 )
 
+_SHARE_INDEX = re.compile(r"shares\[[0-9]+\]")
 ORGS_DIR = Path(__file__).resolve().parent.parent / "stacks" / "orgs"
 
 
@@ -308,7 +310,8 @@ def _rule_problems_of_parsable_parts(data: dict[str, Any], reported: set[str]) -
             continue  # the count is wrong only if shares that failed to parse are ignored
         if any(path == r or path.startswith((r + ".", r + "[")) for r in reported):
             continue
-        problems.append(Problem(path, problem.value, problem.message, problem.fix))
+        message = _SHARE_INDEX.sub(lambda m: original.get(m[0], m[0]), problem.message)
+        problems.append(Problem(path, problem.value, message, problem.fix))
     return problems
 
 

@@ -217,3 +217,14 @@ def test_cli_validate_lists_each_access_problem_on_its_own_line(tmp_path: Path) 
     assert len(lines) == 4
     assert f"{path}: shares[0].access.max_priority: " in result.output
     assert "(got 10000); fix: set it between 0 and 9999" in result.output
+
+
+def test_a_shared_role_names_the_files_share_indexes_beside_a_broken_share(
+    tmp_path: Path,
+) -> None:
+    broken = "  - {name: broken, capacity: {ml.g5.xlarge: 1}, strategy: NOPE}\n"
+    text = BAD.replace("shares:\n", "shares:\n" + broken).replace("max_priority: 10000", "")
+    problems = problems_of(write(tmp_path, text))
+    assert problems["shares[2].access.execution_role"].startswith(
+        "shares[1].access.execution_role names the same execution role"
+    )
