@@ -17,7 +17,7 @@ from typing import Any
 import yaml
 from pydantic import Field, StrictBool, StrictInt, ValidationError
 
-from quota_constructs.config import StrictModel, pydantic_problems
+from quota_constructs.config import AccessConfig, StrictModel, pydantic_problems
 from quota_constructs.model import (
     JobQueueSpec,
     Organisation,
@@ -151,6 +151,11 @@ class TeamProfile(StrictModel):
         default_factory=lambda: list(ALL_DAYS), description="Days the team submits jobs."
     )
     description: str = Field(default="", description="Free text.")
+    access: AccessConfig | None = Field(
+        default=None,
+        description="Team access, copied unchanged to the team's share in the recommended "
+        "organisation file (see the organisation file's access block).",
+    )
 
     @property
     def checkpoints(self) -> bool:
@@ -188,6 +193,8 @@ class TeamProfile(StrictModel):
                     "list days such as [mon, tue, wed, thu, fri]",
                 )
             )
+        if self.access is not None:
+            problems += self.access.to_spec().problems(f"{path}.access")
         return problems
 
 

@@ -212,7 +212,11 @@ def _draft(team: TeamProfile) -> tuple[QuotaShareSpec, list[str]]:
     strategy, why = choose_strategy(team)
     preempt, why_preempt = _in_share(team)
     spec = QuotaShareSpec(
-        name=team.name, capacity=team.capacity, strategy=strategy, in_share_preemption=preempt
+        name=team.name,
+        capacity=team.capacity,
+        strategy=strategy,
+        in_share_preemption=preempt,
+        access=team.access.to_spec() if team.access is not None else None,
     )
     return spec, [why, why_preempt]
 

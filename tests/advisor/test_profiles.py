@@ -127,3 +127,11 @@ def test_cron_schedule_times_of_day() -> None:
 def test_rejects_schedule_interval_not_dividing_the_day() -> None:
     with pytest.raises(ValueError, match="must divide an hour"):
         parse_schedule("every 7h")
+
+
+def test_rejects_bad_team_access_naming_the_team_field(write_teams: Callable[..., Path]) -> None:
+    access = {"principals": ["arn:aws:iam::111122223333:role/T"], "max_priority": 10000}
+    [message] = errors(
+        write_teams([{"name": "a", "capacity": GPU, "workload": "ad_hoc", "access": access}])
+    )
+    assert message.startswith("teams[0].access.max_priority:") and "10000" in message

@@ -159,3 +159,20 @@ def test_rejects_malformed_price_option() -> None:
     result = CliRunner().invoke(app, ["recommend", str(TEAMS_FILE), "--price", "ml.g5.xlarge"])
     assert result.exit_code == 2
     assert "--price: expected TYPE=USD_PER_HOUR" in result.output
+
+
+def test_team_access_is_copied_to_the_recommended_share() -> None:
+    access = {"principals": ["444455556666"], "max_priority": 7, "bucket": "lab-data/team-a"}
+    share = by_name(advise(team("a", access=access)))["a"].share
+    assert share.access is not None
+    assert share.access.principals == ("444455556666",)
+    assert (share.access.max_priority, share.access.bucket) == (7, "lab-data/team-a")
+
+
+def test_canonical_research_teams_each_get_their_access_block() -> None:
+    shares = {s.name: s for s in load_organisation(ORG_FILE).queue.shares}
+    assert {name: s.access.max_priority for name, s in shares.items() if s.access} == {
+        "recommendation": 100,
+        "generative": 50,
+        "data-analysis": None,
+    }
