@@ -1,5 +1,7 @@
-"""Owns the emulator's API errors: AWS error code, HTTP status and message, and the one mapping
-from domain errors (:mod:`.errors`, the model's ``QuotaConfigError``) to them.
+"""Owns the emulator's API errors (code, HTTP status, message) and the one domain-error mapping.
+
+Domain errors are :mod:`.errors` and the model's ``QuotaConfigError``; nothing else in the
+emulator picks an AWS error code for them.
 
 Batch answers every refusal as ``ClientException`` (HTTP 400); SSM answers an unknown
 parameter as ``ParameterNotFound`` and a malformed parameter as ``ValidationException``.
@@ -7,9 +9,12 @@ parameter as ``ParameterNotFound`` and a malformed parameter as ``ValidationExce
 
 from __future__ import annotations
 
-from quota_constructs.local.errors import InvalidParameter, NotFound
+from quota_constructs.local.errors import EmulatorError, InvalidParameter, NotFound
+from quota_constructs.model import QuotaConfigError
 
 CLIENT_EXCEPTION = "ClientException"
+DOMAIN_ERRORS = (EmulatorError, QuotaConfigError)
+"""What a refused request raises below the wire; :func:`api_error` answers it."""
 
 _CODES: dict[str, tuple[tuple[type[Exception], str], ...]] = {
     "batch": ((Exception, CLIENT_EXCEPTION),),
@@ -42,7 +47,10 @@ def server_error(message: str) -> ApiError:
 
 
 def api_error(service: str, error: Exception) -> ApiError:
-    """What ``service`` (``batch`` or ``ssm``) answers for a refused request: HTTP 400 with the
-    code of the error's kind and its message."""
+    """What ``service`` (``batch`` or ``ssm``) answers for a refused request.
+
+    HTTP 400 with the code of the error's kind (a :data:`DOMAIN_ERRORS` member, or any other
+    refusal a batch response reports per item) and the error's message.
+    """
     code = next(code for kind, code in _CODES[service] if isinstance(error, kind))
     return ApiError(code, str(error), 400)

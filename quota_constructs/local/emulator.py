@@ -1,5 +1,6 @@
-"""Owns one emulated account: builds its state and handlers, and dispatches validated requests to
-them under one lock, with request counts, injected faults and the clock.
+"""Owns one emulated account: builds its state and handlers, and dispatches requests to them.
+
+Dispatch runs under one lock, with request counts, injected faults and the clock.
 
 :class:`Emulator` is transport-free: :mod:`.server` turns HTTP requests into
 :meth:`Emulator.call` and answers with its results, its injected faults
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from quota_constructs.config import load_organisation
+from quota_constructs.local.api_errors import DOMAIN_ERRORS
 from quota_constructs.local.arns import Account
 from quota_constructs.local.clock import EmulatorClock, VirtualClock
 from quota_constructs.local.core import SchedulerOptions
@@ -32,9 +34,6 @@ from quota_constructs.local.provision import ProvisionedOrganisation, provision
 from quota_constructs.local.registry import Registry
 from quota_constructs.local.tags import TagStore
 from quota_constructs.model import Organisation, Problem, QuotaConfigError
-
-REFUSALS = (EmulatorError, QuotaConfigError)
-"""Domain errors: a refused request, answered as an API error by the wire layer."""
 
 
 class Emulator:
@@ -97,7 +96,7 @@ class Emulator:
         """Run one validated request of ``service`` (``batch`` or ``ssm``).
 
         Raises an injected fault's :class:`~.api_errors.ApiError`, or a domain error
-        (:data:`REFUSALS`) for the wire layer to answer.
+        (:data:`DOMAIN_ERRORS`) for the wire layer to answer.
         """
         table = self._batch if service == "batch" else self._ssm
         with self.lock:
@@ -107,7 +106,7 @@ class Emulator:
             raise fault.error
         try:
             result = self._handle(operation, table.get(operation), params)
-        except REFUSALS:
+        except DOMAIN_ERRORS:
             if fault is not None:  # a lost response: the error never reaches the client either
                 raise fault.error from None
             raise

@@ -1,5 +1,7 @@
-"""Owns the emulator's service jobs: one scheduler core per quota-managed job queue, the job index,
-what each job's client sent, ``clientToken`` idempotency and job ids.
+"""Owns the emulator's service jobs: a scheduler core per job queue, job index, ids, idempotency.
+
+Besides the schedulers it keeps what each job's client sent (echoed by DescribeServiceJob) and
+the ``clientToken`` of each submit.
 
 Follows the registry as its :class:`~.registry.QueueListener` (a scheduler per queue, kept in
 step with the queue's shares, service environment and RUNNABLE time-limit actions). Typed in

@@ -1,4 +1,4 @@
-"""Wire protocols of the emulator, driven by botocore's own service models.
+"""Owns the emulator's wire protocols: routes, request validation and serialization by botocore.
 
 Batch speaks REST-JSON (``POST /v1/<operation>``, JSON bodies, errors named by the
 ``x-amzn-ErrorType`` header); SSM speaks JSON 1.1 (``POST /`` with ``X-Amz-Target:

@@ -1,5 +1,6 @@
-"""Owns the emulator's Batch resources: scheduling policies, service environments, job queues and
-their quota shares, with the rules for creating, changing and deleting them.
+"""Owns the emulator's Batch resources and the rules for creating, changing and deleting them.
+
+Resources: scheduling policies, service environments, job queues and their quota shares.
 
 Typed in, typed out: methods take Python values and domain types (a share is a
 :class:`~quota_constructs.model.QuotaShareSpec`) and return the records below; refusals are

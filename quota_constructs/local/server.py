@@ -19,8 +19,14 @@ from typing import TYPE_CHECKING, Any
 from waitress.server import create_server
 from werkzeug.wrappers import Request, Response
 
-from quota_constructs.local.api_errors import ApiError, api_error, client_error, server_error
-from quota_constructs.local.emulator import REFUSALS, Emulator
+from quota_constructs.local.api_errors import (
+    DOMAIN_ERRORS,
+    ApiError,
+    api_error,
+    client_error,
+    server_error,
+)
+from quota_constructs.local.emulator import Emulator
 from quota_constructs.local.protocol import (
     error_body,
     json_body,
@@ -62,7 +68,7 @@ class EmulatorApp:
             return self._batch(request)
         except ApiError as error:
             return _error(error, "application/json")
-        except REFUSALS as refused:
+        except DOMAIN_ERRORS as refused:
             return _error(api_error(service, refused), "application/json")
         except Exception as exc:  # an emulator bug must reach the client, not kill the thread
             return _error(server_error(f"emulator error: {type(exc).__name__}: {exc}"), "")

@@ -1,5 +1,7 @@
-"""Owns the handlers of the SSM read operations (``GetParameter``, ``GetParameters``,
-``GetParametersByPath``) over the emulator's parameter store."""
+"""Owns the handlers of the SSM read operations over the emulator's parameter store.
+
+``GetParameter``, ``GetParameters`` and ``GetParametersByPath`` (paginated, ``Recursive``).
+"""
 
 from __future__ import annotations
 

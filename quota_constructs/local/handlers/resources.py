@@ -1,8 +1,7 @@
-"""Owns the handlers of Batch's resource operations: scheduling policies, service environments,
-job queues, quota shares and tags; request parameters in, typed registry calls, responses out.
+"""Owns the handlers of Batch's resource operations: policies, environments, queues, shares, tags.
 
-Capacity limits and quota shares go to and from the wire through
-:mod:`quota_constructs.api_shapes`.
+Request parameters in, typed registry calls, responses rendered from the records. Capacity
+limits and quota shares go to and from the wire through :mod:`quota_constructs.api_shapes`.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""Owns the handlers of Batch's service-job operations and the emulator's job explanation:
-request parameters in, typed job-service calls, core jobs rendered in the API's output shapes.
+"""Owns the handlers of Batch's service-job operations and of the emulator's job explanation.
 
+Request parameters in, typed job-service calls, core jobs rendered in the output shapes.
 Timestamps are epoch milliseconds, as Batch's ``Long`` fields are; capacity usage goes through
 :func:`quota_constructs.api_shapes.capacity_usage_to_api`.
 
