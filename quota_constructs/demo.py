@@ -41,7 +41,7 @@ JOB_SECONDS = 3600
 """Emulated run time of every tutorial job: long enough that none ends during the demo."""
 
 
-class EmulatorClock:
+class EmulatedTimeClock:
     """The runtime's :class:`~quota_constructs.runtime.Clock` in the emulator's time.
 
     On a virtual clock (``speed=None``) sleeping advances emulated time instead of waiting; on
@@ -73,13 +73,13 @@ def emulator_client(
     **options: object,
 ) -> QueueClient:
     """A :class:`QueueClient` for an organisation's queue, resolved through the emulator's SSM,
-    waiting and pacing on the emulator's clock (``speed``: see :class:`EmulatorClock`)."""
+    waiting and pacing on the emulator's clock (``speed``: see :class:`EmulatedTimeClock`)."""
     session = boto3.Session(region_name=emulator.emulator.account.region, **DUMMY_CREDENTIALS)
     return QueueClient.for_organisation(
         organisation,
         session=session,
         endpoint_url=emulator.endpoint_url,
-        clock=EmulatorClock(emulator, speed),
+        clock=EmulatedTimeClock(emulator, speed),
         **options,
     )
 

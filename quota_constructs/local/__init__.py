@@ -1,9 +1,17 @@
-"""Local emulator of AWS Batch quota management.
+"""Local emulator of AWS Batch quota management, in three layers over the scheduler core.
 
-``core`` is the pure scheduler (virtual time, no HTTP). The rest is the HTTP side: a WSGI app
-speaking Batch's REST-JSON protocol and SSM's JSON 1.1 protocol (``server``, driven by botocore's
-service models in ``protocol``), the resource registry (``backend``), service jobs on one
-scheduler per queue (``jobs``), SSM parameters (``ssm``), organisation provisioning
-(``provision``), the in-process server for tests and demos (``testing.EmulatorServer``), its
-pytest plugin (``pytest_plugin``) and ``quota local serve`` (``cli``). See docs/emulator.md.
+``core`` is the pure scheduler (virtual time, no HTTP). Above it, as moto's backends are built:
+
+- wire: ``server`` (WSGI, Batch REST-JSON and SSM JSON 1.1), ``protocol`` (routes, validation
+  and serialization from botocore's service models), ``api_errors`` (the one mapping from
+  domain errors to AWS error codes), ``emulator`` (one account: builds the rest, dispatches
+  requests under a lock with counts and ``faults``);
+- handlers: ``handlers.resources``, ``handlers.service_jobs``, ``handlers.parameters`` read
+  request parameters, call typed state methods and render responses;
+- state: ``registry`` (Batch resources), ``job_service`` (one scheduler per queue),
+  ``parameter_store`` (SSM), ``tags``, ``clock``, ``arns``; they raise ``errors``.
+
+Around them: organisation provisioning (``provision``), the in-process server for tests and
+demos (``testing.EmulatorServer``), its pytest plugin (``pytest_plugin``) and
+``quota local serve`` (``cli``). See docs/emulator.md.
 """

@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from quota_constructs.local.clock import VirtualClock, WallClock
+from quota_constructs.local.clock import RealTimeClock, VirtualClock
 from quota_constructs.local.emulator import Emulator
 from quota_constructs.local.faults import FaultPlan
 from quota_constructs.local.server import start_server
@@ -64,7 +64,7 @@ def serve(
     err = Console(stderr=True)
     try:
         faults = FaultPlan.parse(fault_rate or [], seed=fault_seed) if fault_rate else None
-        clock = VirtualClock() if virtual else WallClock(speed=speed)
+        clock = VirtualClock() if virtual else RealTimeClock(speed=speed)
         emulator = Emulator(clock=clock, faults=faults)
         provisioned = [emulator.provision_file(path) for path in org or [SEED_DEMO]]
         server = start_server(emulator, host=host, port=port, threads=threads)

@@ -1,4 +1,4 @@
-"""Clocks for the emulator: virtual (advanced explicitly) or wall-clock times a speed factor.
+"""Owns the emulator's time: virtual (advanced explicitly) or real time times a speed factor.
 
 Both give the scheduler core its time as float seconds since the emulator started, and map
 that time to epoch seconds for the timestamps the API returns.
@@ -11,7 +11,7 @@ import time
 from typing import Protocol
 
 
-class Clock(Protocol):
+class EmulatorClock(Protocol):
     """Emulator time: ``now()`` in seconds since start; ``epoch(t)`` as Unix epoch seconds."""
 
     def now(self) -> float: ...
@@ -50,7 +50,7 @@ class VirtualClock:
         return self.start_epoch + t
 
 
-class WallClock:
+class RealTimeClock:
     """Real time since start, multiplied by ``speed`` (``speed=60``: one hour a minute)."""
 
     def __init__(self, *, speed: float = 1.0) -> None:

@@ -1,32 +1,39 @@
-"""The emulator's state: registry, jobs, SSM parameters, clock, faults and request counts.
+"""Owns one emulated account: builds its state and handlers, and dispatches requests to them.
+
+Dispatch runs under one lock, with request counts, injected faults and the clock.
 
 :class:`Emulator` is transport-free: :mod:`.server` turns HTTP requests into
-:meth:`Emulator.call` and answers with its results or :class:`~.protocol.ApiError`. One lock
-serialises every call (the scheduler core is single-threaded); before each Batch call the
-scheduler of every queue is advanced to the clock's now.
+:meth:`Emulator.call` and answers with its results, its injected faults
+(:class:`~.api_errors.ApiError`) or the API error of a domain error. One lock serialises every
+call (the scheduler core is single-threaded); before each call the scheduler of every queue is
+advanced to the clock's now.
 """
 
 from __future__ import annotations
 
 import threading
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from quota_constructs.config import load_organisation
+from quota_constructs.local.api_errors import DOMAIN_ERRORS
 from quota_constructs.local.arns import Account
-from quota_constructs.local.backend import Registry
-from quota_constructs.local.clock import Clock, VirtualClock
+from quota_constructs.local.clock import EmulatorClock, VirtualClock
 from quota_constructs.local.core import SchedulerOptions
+from quota_constructs.local.errors import EmulatorError, InvalidRequest
 from quota_constructs.local.faults import FaultInjector, FaultPlan
-from quota_constructs.local.jobs import JobService
-from quota_constructs.local.protocol import ApiError, client_error
+from quota_constructs.local.handlers import Handler
+from quota_constructs.local.handlers.parameters import ParameterHandlers
+from quota_constructs.local.handlers.resources import ResourceHandlers
+from quota_constructs.local.handlers.service_jobs import ServiceJobHandlers
+from quota_constructs.local.job_service import JobService
+from quota_constructs.local.parameter_store import ParameterStore
 from quota_constructs.local.provision import ProvisionedOrganisation, provision
-from quota_constructs.local.ssm import ParameterStore
+from quota_constructs.local.registry import Registry
+from quota_constructs.local.tags import TagStore
 from quota_constructs.model import Organisation, Problem, QuotaConfigError
-
-Handler = Callable[[Mapping[str, Any]], dict[str, Any]]
 
 
 class Emulator:
@@ -43,27 +50,36 @@ class Emulator:
     def __init__(
         self,
         *,
-        clock: Clock | None = None,
+        clock: EmulatorClock | None = None,
         faults: FaultPlan | None = None,
         account: Account | None = None,
         options: SchedulerOptions | None = None,
         seed: int = 0,
         explain_pending: bool = True,
     ) -> None:
-        self.clock: Clock = clock or VirtualClock()
+        self.clock: EmulatorClock = clock or VirtualClock()
         self.account = account or Account()
         self.lock = threading.RLock()
-        self.jobs = JobService(
-            self.account, self.clock, options=options, seed=seed, explain_pending=explain_pending
-        )
-        self.registry = Registry(self.account, listener=self.jobs)
-        self.jobs.registry = self.registry
+        self.tags = TagStore()
+        self.jobs = JobService(self.account, self.clock, self.tags, options=options, seed=seed)
+        self.registry = Registry(self.account, self.tags, listener=self.jobs)
         self.parameters = ParameterStore(self.account)
         self.faults = FaultInjector(faults) if faults else None
         self.organisations: dict[str, ProvisionedOrganisation] = {}
         self._counts: Counter[str] = Counter()
-        self._batch: dict[str, Handler] = {**self.registry.operations(), **self.jobs.operations()}
-        self._ssm: dict[str, Handler] = self.parameters.operations()
+        self._service_jobs = ServiceJobHandlers(
+            self.registry,
+            self.jobs,
+            self.tags,
+            self.account,
+            self.clock,
+            explain_pending=explain_pending,
+        )
+        self._batch: dict[str, Handler] = {
+            **ResourceHandlers(self.registry, self.tags).operations(),
+            **self._service_jobs.operations(),
+        }
+        self._ssm: dict[str, Handler] = ParameterHandlers(self.parameters).operations()
 
     @property
     def request_counts(self) -> dict[str, int]:
@@ -71,22 +87,26 @@ class Emulator:
         with self.lock:
             return dict(self._counts)
 
-    def supports(self, service: str, operation: str) -> bool:
-        table = self._batch if service == "batch" else self._ssm
-        return operation in table
+    @property
+    def fault_counts(self) -> dict[str, dict[str, int]]:
+        """Faults injected so far: operation -> kind (``throttle``, ``5xx``, ``lost``) -> count."""
+        return self.faults.injected if self.faults is not None else {}
 
     def call(self, service: str, operation: str, params: Mapping[str, Any]) -> dict[str, Any]:
-        """Run one validated request; raises :class:`ApiError` for the client to see."""
+        """Run one validated request of ``service`` (``batch`` or ``ssm``).
+
+        Raises an injected fault's :class:`~.api_errors.ApiError`, or a domain error
+        (:data:`DOMAIN_ERRORS`) for the wire layer to answer.
+        """
         table = self._batch if service == "batch" else self._ssm
-        handler = table.get(operation)
         with self.lock:
             self._counts[operation] += 1
         fault = self.faults.draw(operation) if self.faults is not None else None
         if fault is not None and not fault.after_handling:
             raise fault.error
         try:
-            result = self._handle(operation, handler, params)
-        except ApiError:
+            result = self._handle(operation, table.get(operation), params)
+        except DOMAIN_ERRORS:
             if fault is not None:  # a lost response: the error never reaches the client either
                 raise fault.error from None
             raise
@@ -94,45 +114,36 @@ class Emulator:
             raise fault.error
         return result
 
-    @property
-    def fault_counts(self) -> dict[str, dict[str, int]]:
-        """Faults injected so far: operation -> kind (``throttle``, ``5xx``, ``lost``) -> count."""
-        return self.faults.injected if self.faults is not None else {}
-
     def _handle(
         self, operation: str, handler: Handler | None, params: Mapping[str, Any]
     ) -> dict[str, Any]:
         if handler is None:
-            raise client_error(
+            raise InvalidRequest(
                 f"{operation} is not served by the quota emulator (it serves quota shares, "
                 "service environments, job queues, scheduling policies and service jobs)"
             )
         with self.lock:
             self.jobs.advance(self.clock.now())
-            try:
-                return handler(params)
-            except QuotaConfigError as exc:
-                raise client_error(str(exc)) from exc
-            except KeyError as exc:  # the core names an unknown job or share this way
-                raise client_error(str(exc.args[0]) if exc.args else str(exc)) from exc
+            return handler(params)
 
     def explain(self, job_id: str) -> dict[str, Any]:
-        """Typed pending reason and preemption history of a job (see ``JobService.explain``)."""
+        """Typed pending reason and preemption history of a job (see
+        :meth:`~.handlers.service_jobs.ServiceJobHandlers.explain`); ``NotFound`` if unknown."""
         with self.lock:
             self.jobs.advance(self.clock.now())
-            return self.jobs.explain(job_id)
+            return self._service_jobs.explain(job_id)
 
     def advance(self, seconds: float) -> float:
         """Virtual clock only: let ``seconds`` pass and process what falls due; returns now."""
         if not isinstance(self.clock, VirtualClock):
-            raise client_error(
+            raise InvalidRequest(
                 "advance needs a virtual clock (quota local serve --virtual); "
                 "a wall clock moves by itself"
             )
         try:
             now = self.clock.advance(seconds)
         except ValueError as exc:
-            raise client_error(str(exc)) from exc
+            raise InvalidRequest(str(exc)) from exc
         self.advance_to_now()
         return now
 
@@ -155,7 +166,7 @@ class Emulator:
                 raise QuotaConfigError([problem])
             try:
                 done = provision(org, self._call_unfaulted)
-            except ApiError as exc:
+            except EmulatorError as exc:
                 problem = Problem(
                     "organisation", org.name, exc.message, "fix the organisation file"
                 )

@@ -1,4 +1,4 @@
-"""Wire protocols of the emulator, driven by botocore's own service models.
+"""Owns the emulator's wire protocols: routes, request validation and serialization by botocore.
 
 Batch speaks REST-JSON (``POST /v1/<operation>``, JSON bodies, errors named by the
 ``x-amzn-ErrorType`` header); SSM speaks JSON 1.1 (``POST /`` with ``X-Amz-Target:
@@ -23,25 +23,7 @@ import botocore.session
 from botocore.model import OperationModel, ServiceModel, Shape
 from botocore.validate import ParamValidator
 
-
-class ApiError(Exception):
-    """An error answered to the client: AWS error ``code``, HTTP ``status`` and ``message``."""
-
-    def __init__(self, code: str, message: str, status: int = 400) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.status = status
-
-
-def client_error(message: str) -> ApiError:
-    """Batch's ``ClientException`` (HTTP 400): the request is wrong, the message says how."""
-    return ApiError("ClientException", message, 400)
-
-
-def server_error(message: str) -> ApiError:
-    """Batch's ``ServerException`` (HTTP 500)."""
-    return ApiError("ServerException", message, 500)
+from quota_constructs.local.api_errors import ApiError, client_error
 
 
 @cache

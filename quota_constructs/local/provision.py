@@ -1,4 +1,4 @@
-"""Provision an organisation in the emulator exactly as its stack would (contract 1).
+"""Owns provisioning an organisation in the emulator exactly as its stack would (contract 1).
 
 Same model, same order (scheduling policy -> service environment sized from the shares -> job
 queue -> quota shares -> SSM parameters), through the same Batch operations a client calls, with
@@ -12,8 +12,17 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from quota_constructs.api_shapes import share_to_api
-from quota_constructs.model import MISCONFIGURATION_REASONS, Organisation
+from quota_constructs.api_shapes import (
+    capacity_limits_to_api,
+    share_to_api,
+    time_limit_actions_to_api,
+)
+from quota_constructs.contracts import (
+    job_queue_arn_parameter,
+    job_queue_name_parameter,
+    share_arn_parameter,
+)
+from quota_constructs.model import Organisation
 
 BatchCall = Callable[[str, Mapping[str, Any]], dict[str, Any]]
 
@@ -31,13 +40,12 @@ class ProvisionedOrganisation:
 
     def parameters(self) -> dict[str, str]:
         """The SSM parameters the organisation's stack writes (contract 1)."""
-        prefix = f"/quota/{self.name}"
         params = {
-            f"{prefix}/job-queue/name": self.job_queue_name,
-            f"{prefix}/job-queue/arn": self.job_queue_arn,
+            job_queue_name_parameter(self.name): self.job_queue_name,
+            job_queue_arn_parameter(self.name): self.job_queue_arn,
         }
         for share, arn in self.quota_share_arns.items():
-            params[f"{prefix}/quota-shares/{share}/arn"] = arn
+            params[share_arn_parameter(self.name, share)] = arn
         return params
 
 
@@ -50,20 +58,9 @@ def resource_names(org: str) -> dict[str, str]:
     }
 
 
-def time_limit_actions(org: Organisation) -> list[dict[str, Any]]:
-    """``jobStateTimeLimitActions``: TERMINATE jobs stuck on a MISCONFIGURATION reason."""
+def _runnable_timeout_s(org: Organisation) -> int | None:
     minutes = org.queue.runnable_timeout_minutes
-    if minutes is None:
-        return []
-    return [
-        {
-            "reason": reason,
-            "state": "RUNNABLE",
-            "maxTimeSeconds": minutes * 60,
-            "action": "TERMINATE",
-        }
-        for reason in MISCONFIGURATION_REASONS
-    ]
+    return None if minutes is None else minutes * 60
 
 
 def provision(org: Organisation, call: BatchCall) -> ProvisionedOrganisation:
@@ -87,10 +84,7 @@ def provision(org: Organisation, call: BatchCall) -> ProvisionedOrganisation:
             "serviceEnvironmentName": names["service_environment"],
             "serviceEnvironmentType": "SAGEMAKER_TRAINING",
             "state": "ENABLED",
-            "capacityLimits": [
-                {"capacityUnit": unit, "maxCapacity": count}
-                for unit, count in org.queue.service_environment_capacity().items()
-            ],
+            "capacityLimits": capacity_limits_to_api(org.queue.service_environment_capacity()),
             "tags": tags,
         },
     )
@@ -105,7 +99,7 @@ def provision(org: Organisation, call: BatchCall) -> ProvisionedOrganisation:
             "serviceEnvironmentOrder": [
                 {"order": 1, "serviceEnvironment": env["serviceEnvironmentArn"]}
             ],
-            "jobStateTimeLimitActions": time_limit_actions(org),
+            "jobStateTimeLimitActions": time_limit_actions_to_api(_runnable_timeout_s(org)),
             "tags": tags,
         },
     )

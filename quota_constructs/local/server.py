@@ -1,10 +1,11 @@
-"""WSGI front of the emulator: Batch REST-JSON and SSM JSON 1.1 on one endpoint.
+"""Owns the emulator's HTTP front: Batch REST-JSON and SSM JSON 1.1 on one WSGI endpoint.
 
 Requests carrying ``X-Amz-Target: AmazonSSM.<Operation>`` are SSM; everything else is routed
 by method and path with botocore's Batch model. Every request is validated against the
 operation's input shape, answered with its output shape, and errors use the AWS JSON error
 format (``x-amzn-ErrorType`` header and ``__type`` / ``message`` body) that botocore parses into
-``ClientError`` with the right code. Authentication is not checked (any dummy credentials).
+``ClientError`` with the right code: a refused request's domain error becomes its API error here
+(:func:`~.api_errors.api_error`), and nowhere else. Authentication is not checked.
 """
 
 from __future__ import annotations
@@ -18,22 +19,26 @@ from typing import TYPE_CHECKING, Any
 from waitress.server import create_server
 from werkzeug.wrappers import Request, Response
 
-from quota_constructs.local.protocol import (
+from quota_constructs.local.api_errors import (
+    DOMAIN_ERRORS,
     ApiError,
+    api_error,
+    client_error,
+    server_error,
+)
+from quota_constructs.local.emulator import Emulator
+from quota_constructs.local.protocol import (
     error_body,
     json_body,
     match_route,
     rest_params,
     serialize,
-    server_error,
     service_model,
     validate,
 )
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIEnvironment
-
-    from quota_constructs.local.emulator import Emulator
 
 HEALTH_PATH = "/_quota/health"
 ADVANCE_PATH = "/_quota/advance"
@@ -54,14 +59,17 @@ class EmulatorApp:
 
     def respond(self, request: Request) -> Response:
         target = request.headers.get("X-Amz-Target", "")
+        service = "ssm" if target.startswith(SSM_PREFIX) else "batch"
         try:
-            if target.startswith(SSM_PREFIX):
+            if service == "ssm":
                 return self._ssm(request, target[len(SSM_PREFIX) :])
             if request.path.startswith("/_quota/"):
                 return self._control(request)
             return self._batch(request)
         except ApiError as error:
             return _error(error, "application/json")
+        except DOMAIN_ERRORS as refused:
+            return _error(api_error(service, refused), "application/json")
         except Exception as exc:  # an emulator bug must reach the client, not kill the thread
             return _error(server_error(f"emulator error: {type(exc).__name__}: {exc}"), "")
 
@@ -102,9 +110,7 @@ class EmulatorApp:
         elif request.path == ADVANCE_PATH and request.method == "POST":
             seconds = json_body(request.get_data()).get("seconds")
             if not isinstance(seconds, int | float) or isinstance(seconds, bool):
-                raise ApiError(
-                    "ClientException", 'body must be {"seconds": <number>}, e.g. {"seconds": 60}'
-                )
+                raise client_error('body must be {"seconds": <number>}, e.g. {"seconds": 60}')
             body = {"now": self.emulator.advance(float(seconds))}
         elif request.path.startswith(EXPLAIN_PREFIX) and request.method == "GET":
             body = self.emulator.explain(request.path[len(EXPLAIN_PREFIX) :])

@@ -24,7 +24,7 @@ from botocore.config import Config
 
 from quota_constructs.config import ORGS_DIR
 from quota_constructs.local.arns import Account
-from quota_constructs.local.clock import Clock, VirtualClock, WallClock
+from quota_constructs.local.clock import EmulatorClock, RealTimeClock, VirtualClock
 from quota_constructs.local.core import SchedulerOptions
 from quota_constructs.local.emulator import Emulator
 from quota_constructs.local.faults import FaultPlan
@@ -62,7 +62,9 @@ class EmulatorServer:
     ) -> None:
         if clock not in ("virtual", "wall"):
             raise ValueError(f"clock must be 'virtual' or 'wall' (got {clock!r})")
-        self._clock: Clock = VirtualClock() if clock == "virtual" else WallClock(speed=speed)
+        self._clock: EmulatorClock = (
+            VirtualClock() if clock == "virtual" else RealTimeClock(speed=speed)
+        )
         self.emulator = Emulator(
             clock=self._clock,
             faults=faults,

@@ -1,0 +1,56 @@
+"""Owns the emulator's API errors (code, HTTP status, message) and the one domain-error mapping.
+
+Domain errors are :mod:`.errors` and the model's ``QuotaConfigError``; nothing else in the
+emulator picks an AWS error code for them.
+
+Batch answers every refusal as ``ClientException`` (HTTP 400); SSM answers an unknown
+parameter as ``ParameterNotFound`` and a malformed parameter as ``ValidationException``.
+"""
+
+from __future__ import annotations
+
+from quota_constructs.local.errors import EmulatorError, InvalidParameter, NotFound
+from quota_constructs.model import QuotaConfigError
+
+CLIENT_EXCEPTION = "ClientException"
+DOMAIN_ERRORS = (EmulatorError, QuotaConfigError)
+"""What a refused request raises below the wire; :func:`api_error` answers it."""
+
+_CODES: dict[str, tuple[tuple[type[Exception], str], ...]] = {
+    "batch": ((Exception, CLIENT_EXCEPTION),),
+    "ssm": (
+        (NotFound, "ParameterNotFound"),
+        (InvalidParameter, "ValidationException"),
+        (Exception, CLIENT_EXCEPTION),
+    ),
+}
+
+
+class ApiError(Exception):
+    """An error answered to the client: AWS error ``code``, HTTP ``status`` and ``message``."""
+
+    def __init__(self, code: str, message: str, status: int = 400) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.status = status
+
+
+def client_error(message: str) -> ApiError:
+    """Batch's ``ClientException`` (HTTP 400): the request is wrong, the message says how."""
+    return ApiError(CLIENT_EXCEPTION, message, 400)
+
+
+def server_error(message: str) -> ApiError:
+    """Batch's ``ServerException`` (HTTP 500)."""
+    return ApiError("ServerException", message, 500)
+
+
+def api_error(service: str, error: Exception) -> ApiError:
+    """What ``service`` (``batch`` or ``ssm``) answers for a refused request.
+
+    HTTP 400 with the code of the error's kind (a :data:`DOMAIN_ERRORS` member, or any other
+    refusal a batch response reports per item) and the error's message.
+    """
+    code = next(code for kind, code in _CODES[service] if isinstance(error, kind))
+    return ApiError(code, str(error), 400)

@@ -1,0 +1,38 @@
+"""Owns the emulator's domain errors: what its state refuses, before any wire code is chosen.
+
+State (registry, job service, parameter store) and handlers raise these; the wire layer
+(:func:`~.protocol.api_error`) is the one place that turns them, and the model's
+:class:`~quota_constructs.model.QuotaConfigError`, into AWS error codes and HTTP statuses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from quota_constructs.model import Problem
+
+
+class EmulatorError(Exception):
+    """A request the emulator refuses; ``message`` names the field, the value and the fix."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class NotFound(EmulatorError):
+    """The request names a resource, job or parameter that does not exist."""
+
+
+class InvalidRequest(EmulatorError):
+    """The request breaks a rule or conflicts with the current state."""
+
+
+class InvalidParameter(InvalidRequest):
+    """A parameter's value is outside what the API accepts (SSM: ``ValidationException``)."""
+
+
+def refuse(problems: Sequence[Problem], *, context: str) -> None:
+    """Raise :class:`InvalidRequest` listing every problem after ``context``, when there are any."""
+    if problems:
+        raise InvalidRequest(f"{context}: " + "; ".join(str(p) for p in problems))

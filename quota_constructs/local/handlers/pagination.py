@@ -1,0 +1,37 @@
+"""Owns the emulator's pagination: ``maxResults`` pages and the opaque ``nextToken`` it issues."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Sequence
+from typing import TypeVar
+
+from quota_constructs.local.errors import InvalidRequest
+
+T = TypeVar("T")
+DEFAULT_PAGE_SIZE = 100
+
+
+def paginate(
+    items: Sequence[T], max_results: int | None, next_token: str | None
+) -> tuple[list[T], str | None]:
+    """One page of ``items`` and the token of the next page (``None`` on the last page).
+
+    :class:`InvalidRequest` for a token this emulator did not issue or a page size outside 1-100.
+    """
+    start = 0
+    if next_token:
+        try:
+            start = int(base64.urlsafe_b64decode(next_token.encode()).decode().removeprefix("o:"))
+        except (ValueError, binascii.Error, UnicodeDecodeError) as exc:
+            raise InvalidRequest(
+                f"nextToken {next_token!r} is not a token this emulator issued; "
+                "pass the nextToken of the previous response unchanged"
+            ) from exc
+    size = max_results or DEFAULT_PAGE_SIZE
+    if size < 1 or size > DEFAULT_PAGE_SIZE:
+        raise InvalidRequest(f"maxResults must be between 1 and 100 (got {size})")
+    end = start + size
+    token = base64.urlsafe_b64encode(f"o:{end}".encode()).decode() if end < len(items) else None
+    return list(items[start:end]), token

@@ -1,0 +1,363 @@
+"""Owns the handlers of Batch's service-job operations and of the emulator's job explanation.
+
+Request parameters in, typed job-service calls, core jobs rendered in the output shapes.
+Timestamps are epoch milliseconds, as Batch's ``Long`` fields are; capacity usage goes through
+:func:`quota_constructs.api_shapes.capacity_usage_to_api`.
+
+Choices where AWS is UNCONFIRMED, documented in ``docs/emulator.md``: ``capacityUsage``
+reports the job's demand whatever its state; a RUNNABLE job without an AWS ``statusReason``
+gets the core's typed pending reason (``explain_pending``); the preemption summary keeps the
+last 5 preempted attempts.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from quota_constructs.api_shapes import capacity_usage_to_api
+from quota_constructs.local.api_errors import api_error
+from quota_constructs.local.arns import Account
+from quota_constructs.local.clock import EmulatorClock
+from quota_constructs.local.core import Job, JobStatus, attempt_id, request_from_submit
+from quota_constructs.local.errors import InvalidRequest
+from quota_constructs.local.handlers import Handler
+from quota_constructs.local.handlers.pagination import paginate
+from quota_constructs.local.job_service import JobService, Submission
+from quota_constructs.local.registry import SAGEMAKER_TRAINING, Registry
+from quota_constructs.local.tags import TagStore
+from quota_constructs.model import MAX_PAYLOAD_BYTES
+
+STATUS_IGNORING_FILTERS = ("JOB_NAME", "BEFORE_CREATED_AT", "AFTER_CREATED_AT")
+MAX_TERMINATE_BATCH = 50
+RECENT_PREEMPTED_ATTEMPTS = 5
+
+
+def _name_matches(name: str, pattern: str) -> bool:
+    """``JOB_NAME`` filter: exact, or a prefix when the value ends with ``*``."""
+    if pattern.endswith("*"):
+        return name.startswith(pattern[:-1])
+    return name == pattern
+
+
+def _fingerprint(params: Mapping[str, Any]) -> str:
+    """The request without its ``clientToken``: equal for a retry of the same request."""
+    return json.dumps({k: v for k, v in params.items() if k != "clientToken"}, sort_keys=True)
+
+
+def _check_request(queue_name: str, params: Mapping[str, Any]) -> None:
+    """Refusals of the request itself; share, priority and payload rules are the core's."""
+    if params.get("shareIdentifier"):
+        raise InvalidRequest(
+            f"shareIdentifier: job queue {queue_name!r} uses quota shares, not fair share; "
+            "pass quotaShareName instead of shareIdentifier"
+        )
+    size = len(params["serviceRequestPayload"].encode())
+    if size > MAX_PAYLOAD_BYTES:
+        raise InvalidRequest(
+            f"serviceRequestPayload: {size} bytes exceeds the {MAX_PAYLOAD_BYTES}-byte "
+            "limit; keep hyperparameters small and move large settings to S3"
+        )
+
+
+class ServiceJobHandlers:
+    """Handlers of the service-job operations over a :class:`JobService` and a :class:`Registry`.
+
+    ``explain_pending``: a RUNNABLE job with no AWS ``statusReason`` reports the core's typed
+    pending reason instead of none.
+    """
+
+    def __init__(
+        self,
+        registry: Registry,
+        jobs: JobService,
+        tags: TagStore,
+        account: Account,
+        clock: EmulatorClock,
+        *,
+        explain_pending: bool = True,
+    ) -> None:
+        self.registry = registry
+        self.jobs = jobs
+        self.tags = tags
+        self.account = account
+        self.clock = clock
+        self.explain_pending = explain_pending
+
+    def operations(self) -> dict[str, Handler]:
+        """Operation name -> handler, for every operation of this module."""
+        return {
+            "SubmitServiceJob": self.submit_service_job,
+            "UpdateServiceJob": self.update_service_job,
+            "DescribeServiceJob": self.describe_service_job,
+            "ListServiceJobs": self.list_service_jobs,
+            "TerminateServiceJob": self.terminate_service_job,
+            "TerminateServiceJobs": self.terminate_service_jobs,
+            "GetJobQueueSnapshot": self.get_job_queue_snapshot,
+        }
+
+    # --- operations ----------------------------------------------------------------------------
+
+    def submit_service_job(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        token, fingerprint = params.get("clientToken"), _fingerprint(params)
+        earlier = self.jobs.replay(token, fingerprint)
+        if earlier is not None:
+            return self._ids(earlier)
+        queue = self.registry.queue(params["jobQueue"])
+        self.jobs.check_open(queue)  # before the request's own problems, as AWS reports them
+        _check_request(queue.name, params)
+        submission = Submission(
+            queue_arn=queue.arn,
+            payload=params["serviceRequestPayload"],
+            retry_strategy=params.get("retryStrategy"),
+            preemption_configuration=params.get("preemptionConfiguration"),
+            timeout_config=params.get("timeoutConfig"),
+        )
+        job = self.jobs.submit(
+            queue,
+            request_from_submit(params),
+            submission,
+            client_token=token,
+            fingerprint=fingerprint,
+        )
+        return self._ids(job)
+
+    def update_service_job(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        return self._ids(self.jobs.update_priority(params["jobId"], params["schedulingPriority"]))
+
+    def terminate_service_job(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        self.jobs.terminate(params["jobId"], params["reason"])
+        return {}
+
+    def terminate_service_jobs(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        job_ids = params["jobs"]
+        if len(job_ids) > MAX_TERMINATE_BATCH:
+            raise InvalidRequest(
+                f"jobs: at most {MAX_TERMINATE_BATCH} job ids per call (got {len(job_ids)}); "
+                "split the list"
+            )
+        successful, errors = [], []
+        for job_id in job_ids:
+            if not self.jobs.knows(job_id):
+                successful.append(job_id)  # AWS counts unknown ids as successful
+                continue
+            try:
+                self.jobs.terminate(job_id, params["reason"])
+            except ValueError as exc:
+                error = api_error("batch", exc)
+                errors.append({"job": job_id, "code": error.code, "message": error.message})
+            else:
+                successful.append(job_id)
+        return {"successful": successful, "errors": errors}
+
+    def describe_service_job(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        return self._describe(self.jobs.job(params["jobId"]))
+
+    def list_service_jobs(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        queues = (
+            [self.registry.queue(params["jobQueue"])]
+            if params.get("jobQueue")
+            else self.registry.job_queues()
+        )
+        keep = self._job_filter(params)
+        jobs = [job for job in self.jobs.jobs_of(queues) if keep(job)]
+        jobs.sort(key=lambda j: (j.created_at, j.seq), reverse=True)
+        page, token = paginate(jobs, params.get("maxResults"), params.get("nextToken"))
+        return {"jobSummaryList": [self._summary(j) for j in page], "nextToken": token}
+
+    def _job_filter(self, params: Mapping[str, Any]) -> Callable[[Job], bool]:
+        filters = {f.get("name"): f.get("values") or [] for f in params.get("filters") or []}
+        unknown = set(filters) - {*STATUS_IGNORING_FILTERS, "QUOTA_SHARE_NAME", "SHARE_IDENTIFIER"}
+        if unknown:
+            raise InvalidRequest(
+                f"filters: unknown filter name(s) {sorted(unknown)}; use JOB_NAME, "
+                "QUOTA_SHARE_NAME, BEFORE_CREATED_AT or AFTER_CREATED_AT"
+            )
+        status = params.get("jobStatus")
+        if any(name in filters for name in STATUS_IGNORING_FILTERS):
+            status = None
+        elif status is None:
+            status = JobStatus.RUNNING.value
+
+        def keep(job: Job) -> bool:
+            if status is not None and job.status.value != status:
+                return False
+            if (
+                "QUOTA_SHARE_NAME" in filters
+                and job.request.share_name not in filters["QUOTA_SHARE_NAME"]
+            ):
+                return False
+            if "SHARE_IDENTIFIER" in filters:
+                return False
+            if "JOB_NAME" in filters and not any(
+                _name_matches(job.request.job_name, v) for v in filters["JOB_NAME"]
+            ):
+                return False
+            created = self._ms(job.created_at) or 0
+            if "BEFORE_CREATED_AT" in filters and not created < int(
+                filters["BEFORE_CREATED_AT"][0]
+            ):
+                return False
+            return not (
+                "AFTER_CREATED_AT" in filters and not created > int(filters["AFTER_CREATED_AT"][0])
+            )
+
+        return keep
+
+    def get_job_queue_snapshot(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        queue = self.registry.queue(params["jobQueue"])
+        snapshot = self.jobs.scheduler(queue).snapshot()
+        at = self._ms(snapshot.time)
+        return {
+            "frontOfQueue": {"jobs": self._front(snapshot.front_of_queue), "lastUpdatedAt": at},
+            "frontOfQuotaShares": {
+                "quotaShares": {
+                    name: self._front(entries) for name, entries in snapshot.front_of_shares.items()
+                },
+                "lastUpdatedAt": at,
+            },
+            "queueUtilization": {
+                "totalCapacityUsage": capacity_usage_to_api(snapshot.total_usage),
+                "quotaShareUtilization": {
+                    "topCapacityUtilization": [
+                        {"quotaShareName": name, "capacityUsage": capacity_usage_to_api(usage)}
+                        for name, usage in snapshot.share_usage.items()
+                        if usage
+                    ]
+                },
+                "lastUpdatedAt": at,
+            },
+        }
+
+    def explain(self, job_id: str) -> dict[str, Any]:
+        """Beyond AWS: why a job waits and every preemption, typed (JSON-ready, epoch ms).
+
+        ``pending``: kind, message and position of a RUNNABLE job (``None`` otherwise);
+        ``preemptions``: rule, preemptor job and share, the victim share's borrowed capacity
+        before and after, and AWS's reason string.
+        """
+        job = self.jobs.job(job_id)
+        pending = job.pending
+        return {
+            "jobId": job.job_id,
+            "jobName": job.request.job_name,
+            "quotaShareName": job.share_name,
+            "status": job.status.value,
+            "schedulingPriority": job.priority,
+            "borrowed": dict(job.borrowed),
+            "pending": None
+            if pending is None
+            else {
+                "kind": pending.kind.value,
+                "message": pending.message,
+                "position": pending.position,
+            },
+            "preemptions": [
+                {
+                    "at": self._ms(p.time),
+                    "rule": p.rule.value,
+                    "preemptorJobId": p.preemptor_job_id,
+                    "preemptorShare": p.preemptor_share,
+                    "borrowedBefore": dict(p.borrowed_before),
+                    "borrowedAfter": dict(p.borrowed_after),
+                    "reason": p.reason,
+                    "terminated": p.terminated,
+                }
+                for p in job.preemptions
+            ],
+        }
+
+    # --- output shapes -------------------------------------------------------------------------
+
+    def _ms(self, t: float | None) -> int | None:
+        return None if t is None else round(self.clock.epoch(t) * 1000)
+
+    def _ids(self, job: Job) -> dict[str, Any]:
+        return {
+            "jobArn": self.account.service_job(job.job_id),
+            "jobName": job.request.job_name,
+            "jobId": job.job_id,
+        }
+
+    def _attempt_resource(self, job: Job, number: int) -> dict[str, str]:
+        """``serviceResourceId`` of attempt ``number``: its SageMaker training job ARN."""
+        name = f"AWSBatch{job.request.job_name}{attempt_id(job.job_id, number)}"
+        return {"name": "TrainingJobArn", "value": self.account.training_job(name)}
+
+    def _latest_attempt(self, job: Job) -> dict[str, Any] | None:
+        if job.attempt_count == 0:
+            return None
+        return {"serviceResourceId": self._attempt_resource(job, job.attempt_count)}
+
+    def _status_reason(self, job: Job) -> str | None:
+        if job.status_reason is None and self.explain_pending:
+            pending = job.pending
+            if pending is not None:
+                return f"{pending.kind.value} - {pending.message}"
+        return job.status_reason
+
+    def _summary(self, job: Job) -> dict[str, Any]:
+        return {
+            **self._ids(job),
+            "latestAttempt": self._latest_attempt(job),
+            "capacityUsage": capacity_usage_to_api(job.demand),
+            "createdAt": self._ms(job.created_at),
+            "scheduledAt": self._ms(job.scheduled_at),
+            "serviceJobType": SAGEMAKER_TRAINING,
+            "quotaShareName": job.share_name,
+            "status": job.status.value,
+            "statusReason": self._status_reason(job),
+            "startedAt": self._ms(job.started_at),
+            "stoppedAt": self._ms(job.stopped_at),
+            "isTerminated": True if job.is_terminated else None,
+        }
+
+    def _describe(self, job: Job) -> dict[str, Any]:
+        sent = self.jobs.submission(job.job_id)
+        return {
+            **self._summary(job),
+            "attempts": [
+                {
+                    "serviceResourceId": self._attempt_resource(job, a.number),
+                    "startedAt": self._ms(a.started_at),
+                    "stoppedAt": self._ms(a.stopped_at),
+                    "statusReason": a.status_reason,
+                }
+                for a in job.attempts
+            ],
+            "isTerminated": job.is_terminated,
+            "jobQueue": sent.queue_arn,
+            "retryStrategy": sent.retry_strategy,
+            "schedulingPriority": job.priority,
+            "serviceRequestPayload": sent.payload,
+            "preemptionConfiguration": sent.preemption_configuration,
+            "preemptionSummary": self._preemption_summary(job),
+            "tags": self.tags.of(self.account.service_job(job.job_id)),
+            "timeoutConfig": sent.timeout_config,
+        }
+
+    def _preemption_summary(self, job: Job) -> dict[str, Any] | None:
+        if not job.preemptions:
+            return None
+        return {
+            "preemptedAttemptCount": len(job.preemptions),
+            "recentPreemptedAttempts": [
+                {
+                    "serviceResourceId": self._attempt_resource(job, p.attempt),
+                    "startedAt": self._ms(p.attempt_started_at),
+                    "stoppedAt": self._ms(p.completed_at),
+                    "statusReason": p.reason,
+                }
+                for p in job.preemptions[-RECENT_PREEMPTED_ATTEMPTS:]
+            ],
+        }
+
+    def _front(self, entries: tuple[Any, ...]) -> list[dict[str, Any]]:
+        return [
+            {
+                "jobArn": self.account.service_job(e.job_id),
+                "earliestTimeAtPosition": self._ms(e.earliest_time_at_position),
+            }
+            for e in entries
+        ]

@@ -1,0 +1,211 @@
+"""Owns the emulator's service jobs: a scheduler core per job queue, job index, ids, idempotency.
+
+Besides the schedulers it keeps what each job's client sent (echoed by DescribeServiceJob) and
+the ``clientToken`` of each submit.
+
+Follows the registry as its :class:`~.registry.QueueListener` (a scheduler per queue, kept in
+step with the queue's shares, service environment and RUNNABLE time-limit actions). Typed in
+and out: jobs are the core's :class:`~quota_constructs.local.core.Job`; refusals are
+:mod:`.errors`, and the core's :class:`SubmitRejected` (unknown or DISABLED share, missing
+``quotaShareName``, priority out of range) passes through. Scheduling rules live in the core,
+quota rules in the model; rendering is the handlers'.
+
+Choices where AWS is UNCONFIRMED, documented in ``docs/emulator.md``: a repeated ``clientToken``
+with the same request returns the first job (idempotent retry), with a different request it is
+refused.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from quota_constructs.api_shapes import time_limits_from_api
+from quota_constructs.local.arns import Account
+from quota_constructs.local.clock import EmulatorClock
+from quota_constructs.local.core import Job, JobRequest, Scheduler, SchedulerOptions
+from quota_constructs.local.errors import InvalidRequest, NotFound
+from quota_constructs.local.registry import ENABLED, JobQueue, ShareRecord
+from quota_constructs.local.tags import TagStore
+
+
+@dataclass(frozen=True)
+class Submission:
+    """What a job's client sent that the core does not keep, echoed by DescribeServiceJob."""
+
+    queue_arn: str
+    payload: str
+    retry_strategy: Mapping[str, Any] | None = None
+    preemption_configuration: Mapping[str, Any] | None = None
+    timeout_config: Mapping[str, Any] | None = None
+
+
+def new_job_id(seed: int, number: int) -> str:
+    """The UUID-format id of the ``number``-th job (from 0) of an emulator seeded ``seed``."""
+    digest = hashlib.sha256(f"{seed}/{number}".encode()).digest()
+    return str(uuid.UUID(bytes=digest[:16], version=4))
+
+
+class JobService:
+    """Service jobs of every queue: submit, update, terminate, look up, list, snapshot.
+
+    ``seed`` determines the job ids; ``options`` are the core's, with each queue's RUNNABLE time
+    limits from its ``jobStateTimeLimitActions``. Job tags live in ``tags`` under the job's ARN.
+    """
+
+    def __init__(
+        self,
+        account: Account,
+        clock: EmulatorClock,
+        tags: TagStore,
+        *,
+        options: SchedulerOptions | None = None,
+        seed: int = 0,
+    ) -> None:
+        self.account = account
+        self.clock = clock
+        self.tags = tags
+        self.options = options or SchedulerOptions()
+        self.seed = seed
+        self.schedulers: dict[str, Scheduler] = {}
+        self.job_queue: dict[str, str] = {}
+        """Job id -> name of its queue, for every job of an existing queue."""
+        self.submitted: dict[str, Submission] = {}
+        self.tokens: dict[str, tuple[str, Job]] = {}
+        """``clientToken`` -> fingerprint of its request and the job it created."""
+
+    # --- scheduler lifecycle (registry listener) ---------------------------------------------
+
+    def _options(self, queue: JobQueue) -> SchedulerOptions:
+        limits = time_limits_from_api(queue.time_limit_actions)
+        return replace(self.options, runnable_time_limits=limits)
+
+    def queue_created(self, queue: JobQueue) -> None:
+        self.schedulers[queue.name] = Scheduler(
+            queue_name=queue.name,
+            shares=[s.spec for s in queue.shares.values()],
+            service_environment=queue.environment.capacity,
+            options=self._options(queue),
+            start_time=self.clock.now(),
+        )
+
+    def queue_changed(self, queue: JobQueue) -> None:
+        self.schedulers[queue.name].options = self._options(queue)
+
+    def share_changed(self, queue: JobQueue, share: ShareRecord) -> None:
+        self.schedulers[queue.name].upsert_share(share.spec, now=self.clock.now())
+
+    def share_deleted(self, queue: JobQueue, share: ShareRecord) -> None:
+        self.schedulers[queue.name].remove_share(share.spec.name, now=self.clock.now())
+
+    def capacity_changed(self, queue: JobQueue, capacity: Mapping[str, int]) -> None:
+        self.schedulers[queue.name].set_service_environment(capacity, now=self.clock.now())
+
+    def queue_deleted(self, queue: JobQueue) -> None:
+        for job in self.schedulers.pop(queue.name).jobs:
+            self.job_queue.pop(job.job_id, None)
+            self.submitted.pop(job.job_id, None)
+            self.tags.remove(self.account.service_job(job.job_id))
+
+    def advance(self, now: float) -> None:
+        """Advance every queue's scheduler to ``now``."""
+        for scheduler in self.schedulers.values():
+            scheduler.advance(now)
+
+    # --- submission ----------------------------------------------------------------------------
+
+    def replay(self, client_token: str | None, fingerprint: str) -> Job | None:
+        """The job an earlier request with ``client_token`` created, if any.
+
+        ``fingerprint`` identifies the request; the same token with another request is refused.
+        """
+        if client_token is None or client_token not in self.tokens:
+            return None
+        seen, job = self.tokens[client_token]
+        if seen != fingerprint:
+            raise InvalidRequest(
+                f"clientToken {client_token!r} was already used for a different SubmitServiceJob "
+                "request; use a new token for a new job"
+            )
+        return job
+
+    def check_open(self, queue: JobQueue) -> None:
+        """Refuse when the queue or its service environment accepts no new jobs."""
+        if queue.state != ENABLED:
+            raise InvalidRequest(
+                f"jobQueue: job queue {queue.name!r} is DISABLED and accepts no new jobs; "
+                "enable it with UpdateJobQueue state=ENABLED"
+            )
+        env = queue.environment
+        if env.state != ENABLED:
+            raise InvalidRequest(
+                f"jobQueue: service environment {env.name!r} of job queue {queue.name!r} is "
+                "DISABLED, so the queue accepts no new jobs; enable it with "
+                "UpdateServiceEnvironment state=ENABLED"
+            )
+
+    def submit(
+        self,
+        queue: JobQueue,
+        request: JobRequest,
+        submission: Submission,
+        *,
+        client_token: str | None = None,
+        fingerprint: str = "",
+    ) -> Job:
+        """Submit ``request`` to ``queue``'s scheduler under a new job id; returns the job.
+
+        ``client_token`` and ``fingerprint`` record the request for :meth:`replay`.
+        """
+        self.check_open(queue)
+        request = replace(request, job_id=new_job_id(self.seed, len(self.job_queue)))
+        job = self.schedulers[queue.name].submit(request, now=self.clock.now())
+        self.job_queue[job.job_id] = queue.name
+        self.submitted[job.job_id] = submission
+        self.tags.add(self.account.service_job(job.job_id), request.tags)
+        if client_token is not None:
+            self.tokens[client_token] = (fingerprint, job)
+        return job
+
+    # --- jobs ----------------------------------------------------------------------------------
+
+    def knows(self, job_id: str) -> bool:
+        """Whether ``job_id`` is a job of an existing queue."""
+        return job_id in self.job_queue
+
+    def job(self, job_id: str) -> Job:
+        """The job with ``job_id``; :class:`NotFound` when no existing queue has it."""
+        return self.schedulers[self._queue_of(job_id)].job(job_id)
+
+    def _queue_of(self, job_id: str) -> str:
+        queue_name = self.job_queue.get(job_id)
+        if queue_name is None:
+            raise NotFound(
+                f"jobId: no service job {job_id!r}; use a jobId returned by SubmitServiceJob"
+            )
+        return queue_name
+
+    def submission(self, job_id: str) -> Submission:
+        """What the client of ``job_id`` sent (the job must exist)."""
+        return self.submitted[job_id]
+
+    def update_priority(self, job_id: str, priority: int) -> Job:
+        """Change the job's ``schedulingPriority`` (takes effect at the next pass)."""
+        scheduler = self.schedulers[self._queue_of(job_id)]
+        return scheduler.update_priority(job_id, priority, now=self.clock.now())
+
+    def terminate(self, job_id: str, reason: str) -> Job:
+        """Terminate the job: FAILED with ``reason``; a finished job is left as it is."""
+        scheduler = self.schedulers[self._queue_of(job_id)]
+        return scheduler.terminate(job_id, reason, now=self.clock.now())
+
+    def jobs_of(self, queues: Iterable[JobQueue]) -> list[Job]:
+        """Every job of ``queues``, queue by queue in submit order."""
+        return [job for queue in queues for job in self.schedulers[queue.name].jobs]
+
+    def scheduler(self, queue: JobQueue) -> Scheduler:
+        """The scheduler core of ``queue`` (snapshots, ledgers)."""
+        return self.schedulers[queue.name]
