@@ -35,8 +35,13 @@ from rich.table import Table
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from quota_constructs import contracts  # noqa: E402
+from quota_constructs.api_shapes import (  # noqa: E402
+    capacity_limits_to_api,
+    share_to_api,
+    time_limit_actions_to_api,
+)
 from quota_constructs.model import (  # noqa: E402
-    MISCONFIGURATION_REASONS,
     JobQueueSpec,
     Organisation,
     QuotaShareSpec,
@@ -88,10 +93,7 @@ def l1_stack(app: cdk.App, org: Organisation) -> cdk.Stack:
         "Env",
         service_environment_type="SAGEMAKER_TRAINING",
         state="ENABLED",
-        capacity_limits=[
-            {"capacityUnit": t, "maxCapacity": n}
-            for t, n in org.queue.service_environment_capacity().items()
-        ],
+        capacity_limits=capacity_limits_to_api(org.queue.service_environment_capacity()),
     )
     timeout = org.queue.runnable_timeout_minutes
     queue = batch.CfnJobQueue(
@@ -104,48 +106,34 @@ def l1_stack(app: cdk.App, org: Organisation) -> cdk.Stack:
         service_environment_order=[
             {"order": 1, "serviceEnvironment": env.attr_service_environment_arn}
         ],
-        job_state_time_limit_actions=[
-            {
-                "action": "TERMINATE",
-                "maxTimeSeconds": timeout * 60,
-                "reason": r,
-                "state": "RUNNABLE",
-            }
-            for r in MISCONFIGURATION_REASONS
-        ]
-        if timeout
-        else None,
+        job_state_time_limit_actions=time_limit_actions_to_api(
+            None if timeout is None else timeout * 60
+        )
+        or None,
     )
     queue_arn = queue.attr_job_queue_arn
-    prefix = f"/quota/{org.name}"
     outputs = {  # id: (SSM path, value, description)
         "JobQueueName": (
-            "job-queue/name",
+            contracts.job_queue_name_parameter(org.name),
             cdk.Fn.select(1, cdk.Fn.split("/", queue_arn)),
             "Job queue name",
         ),
-        "JobQueueArn": ("job-queue/arn", queue_arn, "Job queue ARN"),
+        "JobQueueArn": (contracts.job_queue_arn_parameter(org.name), queue_arn, "Job queue ARN"),
     }
     for spec in org.queue.shares:
+        api = share_to_api(spec)
         share = batch.CfnQuotaShare(
             stack,
             f"Share{spec.name}",
             quota_share_name=spec.name,
             job_queue=queue_arn,
-            capacity_limits=[
-                {"capacityUnit": t, "maxCapacity": n} for t, n in spec.capacity.items()
-            ],
-            resource_sharing_configuration={
-                "strategy": spec.strategy.value,
-                "borrowLimit": spec.effective_borrow_limit,
-            },
-            preemption_configuration={
-                "inSharePreemption": "ENABLED" if spec.in_share_preemption else "DISABLED"
-            },
-            state=spec.state.value,
+            capacity_limits=api["capacityLimits"],
+            resource_sharing_configuration=api["resourceSharingConfiguration"],
+            preemption_configuration=api["preemptionConfiguration"],
+            state=api["state"],
         )
         outputs[f"Arn{spec.name}"] = (
-            f"quota-shares/{spec.name}/arn",
+            contracts.share_arn_parameter(org.name, spec.name),
             share.attr_quota_share_arn,
             f"ARN of quota share {spec.name}",
         )
@@ -154,7 +142,7 @@ def l1_stack(app: cdk.App, org: Organisation) -> cdk.Stack:
             stack,
             f"{key}Param",
             type="String",
-            name=f"{prefix}/{path}",
+            name=path,
             value=value,
             description=f"{what} (written by the quota-constructs organisation stack)",
         )

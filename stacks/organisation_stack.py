@@ -1,13 +1,9 @@
-"""One CloudFormation stack per organisation, built only from the domain model.
+"""Owns the organisation stack: one CloudFormation stack per organisation, from the model.
 
-Contract with the runtime (it finds a deployed queue by organisation name), SSM String
-parameters:
-
-* ``/quota/<organisation>/job-queue/name`` and ``/quota/<organisation>/job-queue/arn``
-* ``/quota/<organisation>/quota-shares/<share name>/arn``
-
-and the same values as stack outputs (``JobQueueName``, ``JobQueueArn``, one
-``QuotaShareArn...`` per share).
+It publishes the contract of ``quota_constructs.contracts`` (the runtime finds a deployed queue
+by organisation name): SSM String parameters ``/quota/<organisation>/job-queue/name``,
+``.../job-queue/arn`` and ``.../quota-shares/<share name>/arn``, and the same values as stack
+outputs (``JobQueueName``, ``JobQueueArn``, one ``QuotaShareArns<share>`` per share).
 """
 
 from __future__ import annotations
@@ -18,6 +14,7 @@ import aws_cdk as cdk
 from aws_cdk import aws_ssm as ssm
 from constructs import Construct
 
+from quota_constructs import contracts
 from quota_constructs.constructs import QuotaManagedTrainingQueue
 from quota_constructs.model import Organisation
 
@@ -28,11 +25,6 @@ MAX_DESCRIPTION = 1024
 def stack_name_for(organisation: Organisation) -> str:
     """The pinned stack name (and construct id) of an organisation: ``Quota-<organisation>``."""
     return f"{STACK_NAME_PREFIX}{organisation.name}"
-
-
-def parameter_prefix(organisation_name: str) -> str:
-    """Root of an organisation's SSM parameters: ``/quota/<organisation>``."""
-    return f"/quota/{organisation_name}"
 
 
 class OrganisationStack(cdk.Stack):
@@ -65,19 +57,28 @@ class OrganisationStack(cdk.Stack):
             cdk.Tags.of(self).add(key, value)
 
     def _publish(self) -> None:
-        prefix = parameter_prefix(self.organisation.name)
+        org = self.organisation.name
+        queue = self.queue
         values = {
-            "JobQueueName": ("job-queue/name", self.queue.job_queue_name, "Job queue name"),
-            "JobQueueArn": ("job-queue/arn", self.queue.job_queue_arn, "Job queue ARN"),
+            contracts.JOB_QUEUE_NAME_OUTPUT: (
+                contracts.job_queue_name_parameter(org),
+                queue.job_queue_name,
+                "Job queue name",
+            ),
+            contracts.JOB_QUEUE_ARN_OUTPUT: (
+                contracts.job_queue_arn_parameter(org),
+                queue.job_queue_arn,
+                "Job queue ARN",
+            ),
         }
-        for output_id, (suffix, value, what) in values.items():
-            self._parameter_and_output(self, output_id, f"{prefix}/{suffix}", value, what)
-        shares = Construct(self, "QuotaShareArns")
-        for name, share in self.queue.quota_shares.items():
+        for output_id, (parameter, value, what) in values.items():
+            self._parameter_and_output(self, output_id, parameter, value, what)
+        shares = Construct(self, contracts.SHARE_ARNS_SCOPE)
+        for name, share in queue.quota_shares.items():
             self._parameter_and_output(
                 shares,
                 name,
-                f"{prefix}/quota-shares/{name}/arn",
+                contracts.share_arn_parameter(org, name),
                 share.quota_share_arn,
                 f"ARN of quota share {name}",
             )

@@ -1,7 +1,8 @@
 """CDK constructs for quota-managed SageMaker training queues on AWS Batch (imports aws_cdk)."""
 
-from quota_constructs.constructs.job_queue import QuotaManagedJobQueue
-from quota_constructs.constructs.quota_share import QuotaShare
+from quota_constructs.constructs import grants
+from quota_constructs.constructs.job_queue import IQuotaManagedJobQueue, QuotaManagedJobQueue
+from quota_constructs.constructs.quota_share import IQuotaShare, IQuotaShareRegistry, QuotaShare
 from quota_constructs.constructs.scheduling_policy import (
     IdleResourceAssignmentStrategy,
     QuotaShareSchedulingPolicy,
@@ -10,10 +11,14 @@ from quota_constructs.constructs.service_environment import SageMakerTrainingSer
 from quota_constructs.constructs.training_queue import QuotaManagedTrainingQueue
 
 __all__ = [
+    "IQuotaManagedJobQueue",
+    "IQuotaShare",
+    "IQuotaShareRegistry",
     "IdleResourceAssignmentStrategy",
     "QuotaManagedJobQueue",
     "QuotaManagedTrainingQueue",
     "QuotaShare",
     "QuotaShareSchedulingPolicy",
     "SageMakerTrainingServiceEnvironment",
+    "grants",
 ]

@@ -1,4 +1,4 @@
-"""Shared plumbing for the constructs: model problems -> errors naming the construct path."""
+"""Owns the constructs' shared plumbing: model problems -> errors naming the construct path."""
 
 from __future__ import annotations
 
@@ -13,23 +13,10 @@ from quota_constructs.model import Problem, QuotaConfigError, check_tags
 WARNING_PREFIX = "quota-constructs"
 """Prefix of every warning id these constructs emit (``Annotations.add_warning_v2``)."""
 
-_STRING_TOKEN_MARKER = "${Token["
-"""Every string token cdk encodes contains this (``Token.as_string``, ``Fn.*``, ``attr_*``)."""
-_NUMBER_TOKEN_BOUND = -(2.0**960)
-"""cdk encodes a number token as a double whose top 16 bits are ``0xFBFF``: about -1.9e289."""
-
 
 def is_unresolved(value: object) -> bool:
-    """``cdk.Token.is_unresolved`` for a string or number, without a jsii round-trip when the
-    value cannot be a token: a ``str`` without ``${Token[``, a number above ``-2**960``.
-
-    Only candidates are asked (one round-trip each); any other type is not a token here.
-    """
-    if isinstance(value, str):
-        return _STRING_TOKEN_MARKER in value and cdk.Token.is_unresolved(value)
-    if isinstance(value, int | float):
-        return value <= _NUMBER_TOKEN_BOUND and cdk.Token.is_unresolved(value)
-    return False
+    """``cdk.Token.is_unresolved`` for a string or a number; no other value is a token here."""
+    return isinstance(value, str | int | float) and cdk.Token.is_unresolved(value)
 
 
 def _unresolved(value: Any) -> bool:
@@ -43,26 +30,27 @@ def resolved_only(problems: Iterable[Problem]) -> list[Problem]:
     return [p for p in problems if not _unresolved(p.value)]
 
 
-def raise_problems(
+def raise_construct_error(
     scope: Construct, problems: Iterable[Problem], *, renames: Mapping[str, str] | None = None
 ) -> None:
     """Raise one :class:`QuotaConfigError` naming ``scope``'s path when ``problems`` is not empty.
 
-    ``renames`` maps the model's field names (first path segment) to the construct's prop names.
+    Problems about unresolved tokens are dropped. ``renames`` maps the model's field names
+    (first path segment) to the construct's prop names.
     """
     found = resolved_only(problems)
-    if not found:
-        return
-    renames = renames or {}
-    renamed = []
-    for problem in found:
-        head, sep, rest = problem.path.partition(".")
-        bracket = head.find("[")
-        key = head if bracket < 0 else head[:bracket]
-        if key in renames:
-            head = renames[key] + head[len(key) :]
-        renamed.append(Problem(head + sep + rest, problem.value, problem.message, problem.fix))
-    raise QuotaConfigError(renamed, context=scope.node.path)
+    if found:
+        renamed = [_renamed(problem, renames or {}) for problem in found]
+        raise QuotaConfigError(renamed, context=scope.node.path)
+
+
+def _renamed(problem: Problem, renames: Mapping[str, str]) -> Problem:
+    head, sep, rest = problem.path.partition(".")
+    bracket = head.find("[")
+    key = head if bracket < 0 else head[:bracket]
+    if key in renames:
+        head = renames[key] + head[len(key) :]
+    return Problem(head + sep + rest, problem.value, problem.message, problem.fix)
 
 
 def warn(scope: Construct, warning_id: str, message: str) -> None:
@@ -74,7 +62,7 @@ def apply_tags(scope: Construct, tags: Mapping[str, str] | None) -> None:
     """Tag every taggable resource below ``scope`` (checked by the model's tag rules)."""
     if not tags:
         return
-    raise_problems(scope, check_tags(tags))
+    raise_construct_error(scope, check_tags(tags))
     for key, value in tags.items():
         cdk.Tags.of(scope).add(key, value)
 

@@ -1,8 +1,9 @@
-"""The quota share (``AWS::Batch::QuotaShare``) and its grants."""
+"""Owns the quota share construct (``AWS::Batch::QuotaShare``), its interfaces and its import."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Protocol, runtime_checkable
 
 import aws_cdk as cdk
 import jsii
@@ -11,22 +12,47 @@ from aws_cdk import aws_iam as iam
 from aws_cdk.interfaces.aws_batch import IJobQueueRef, IQuotaShareRef, QuotaShareReference
 from constructs import Construct
 
-from quota_constructs.constructs._base import check_arn, is_unresolved, raise_problems
-from quota_constructs.constructs.job_queue import (
-    READ_ACTIONS_ANY,
-    READ_ACTIONS_QUEUE,
-    READ_ACTIONS_SHARE,
-    QuotaManagedJobQueue,
-)
-from quota_constructs.model import (
-    QuotaShareSpec,
-    ShareState,
-    SharingStrategy,
-)
+from quota_constructs.api_shapes import share_to_api
+from quota_constructs.constructs import grants
+from quota_constructs.constructs._base import check_arn, is_unresolved, raise_construct_error
+from quota_constructs.model import QuotaShareSpec, ShareState, SharingStrategy
 
-SUBMIT_ACTIONS = ("batch:SubmitServiceJob",)
-_SHARE_SEPARATOR = "/quota-share/"
 _RENAMES = {"name": "quota_share_name", "capacity": "capacity_limits"}
+
+
+class IQuotaShare(IQuotaShareRef, Protocol):
+    """A quota share known by ARN, with its grants: a ``QuotaShare`` or an import by ARN."""
+
+    @property
+    def quota_share_arn(self) -> str:
+        """ARN of the share: ``<job-queue ARN>/quota-share/<name>``."""
+        ...
+
+    @property
+    def job_queue_arn(self) -> str:
+        """ARN of the job queue the share belongs to."""
+        ...
+
+    def grant_submit(self, grantee: iam.IGrantable) -> iam.Grant:
+        """Let ``grantee`` submit service jobs to this share (see ``QuotaShare.grant_submit``)."""
+        ...
+
+    def grant_read(self, grantee: iam.IGrantable) -> iam.Grant:
+        """Let ``grantee`` watch this share and its jobs (see ``QuotaShare.grant_read``)."""
+        ...
+
+
+@runtime_checkable
+class IQuotaShareRegistry(Protocol):
+    """A job queue that checks and records the shares created on it.
+
+    A ``QuotaShare`` whose ``job_queue`` has ``register_quota_share`` calls it before creating
+    its resource (``QuotaManagedJobQueue`` and the composite ``QuotaManagedTrainingQueue`` do).
+    """
+
+    def register_quota_share(self, share: QuotaShare) -> None:
+        """Record ``share``; raise ``QuotaConfigError`` naming its path if a queue rule breaks."""
+        ...
 
 
 @jsii.implements(IQuotaShareRef)
@@ -39,36 +65,27 @@ class _QuotaShareBase(cdk.Resource):
 
     @property
     def job_queue_arn(self) -> str:
-        """ARN of the job queue the share belongs to."""
         raise NotImplementedError
 
     @property
     def quota_share_ref(self) -> QuotaShareReference:
         return QuotaShareReference(quota_share_arn=self.quota_share_arn)
 
-    def _service_job_arn(self) -> str:
-        env = self.env  # each read is a jsii round-trip
-        return self.stack.format_arn(
-            service="batch",
-            resource="service-job",
-            resource_name="*",
-            account=env.account,
-            region=env.region,
-        )
-
     def grant_submit(self, grantee: iam.IGrantable) -> iam.Grant:
         """Let ``grantee`` submit service jobs to this share, and to no other share.
 
         ``batch:SubmitServiceJob`` on exactly: the job-queue ARN, this share's ARN and
-        ``service-job/*``. Never ``job-queue/*``: that wildcard also matches every share
-        (``job-queue/Q/quota-share/X``). The caller also needs ``iam:PassRole`` on the
-        SageMaker execution role named in the payload (grant it with ``role.grant_pass_role``).
-        Restricting by share ARN is documented by AWS but untested (UNCONFIRMED).
+        ``arn:<partition>:batch:<region>:<account>:service-job/*``. Never ``job-queue/*``: that
+        wildcard also matches every share (``job-queue/Q/quota-share/X``). The caller also
+        needs ``iam:PassRole`` on the SageMaker execution role named in the payload (grant it
+        with ``role.grant_pass_role``). Restricting by share ARN is documented by AWS but
+        untested (UNCONFIRMED).
         """
-        return iam.Grant.add_to_principal(
-            grantee=grantee,
-            actions=list(SUBMIT_ACTIONS),
-            resource_arns=[self.job_queue_arn, self.quota_share_arn, self._service_job_arn()],
+        return grants.grant_submit(
+            grantee,
+            job_queue_arn=self.job_queue_arn,
+            quota_share_arn=self.quota_share_arn,
+            service_job_arn=grants.service_job_arn(self),
         )
 
     def grant_read(self, grantee: iam.IGrantable) -> iam.Grant:
@@ -78,31 +95,16 @@ class _QuotaShareBase(cdk.Resource):
         ``batch:GetJobQueueSnapshot`` on the job-queue ARN; ``batch:DescribeServiceJob`` and
         ``batch:ListServiceJobs`` on ``*`` (they support no resource type).
         """
-        return (
-            iam.Grant.add_to_principal(
-                grantee=grantee,
-                actions=list(READ_ACTIONS_SHARE),
-                resource_arns=[self.quota_share_arn],
-            )
-            .combine(
-                iam.Grant.add_to_principal(
-                    grantee=grantee,
-                    actions=list(READ_ACTIONS_QUEUE),
-                    resource_arns=[self.job_queue_arn],
-                )
-            )
-            .combine(
-                iam.Grant.add_to_principal(
-                    grantee=grantee, actions=list(READ_ACTIONS_ANY), resource_arns=["*"]
-                )
-            )
+        return grants.grant_read_quota_share(
+            grantee, job_queue_arn=self.job_queue_arn, quota_share_arn=self.quota_share_arn
         )
 
 
 def _queue_arn_of_share_arn(share_arn: str) -> str:
+    separator = grants.QUOTA_SHARE_ARN_SEPARATOR
     if is_unresolved(share_arn):
-        return cdk.Fn.select(0, cdk.Fn.split(_SHARE_SEPARATOR, share_arn))
-    return share_arn.split(_SHARE_SEPARATOR, 1)[0]
+        return cdk.Fn.select(0, cdk.Fn.split(separator, share_arn))
+    return share_arn.split(separator, 1)[0]
 
 
 class _ImportedQuotaShare(_QuotaShareBase):
@@ -125,8 +127,9 @@ class _ImportedQuotaShare(_QuotaShareBase):
 class QuotaShare(_QuotaShareBase):
     """A quota share: a virtual queue inside a quota-managed job queue.
 
-    :param job_queue: the quota-managed queue (a ``QuotaManagedJobQueue`` or the composite's
-        queue also checks the queue rules: at most 20 shares, unique names).
+    :param job_queue: the quota-managed queue, any ``IJobQueueRef``. A queue that is an
+        ``IQuotaShareRegistry`` (``QuotaManagedJobQueue``, the composite) also checks the queue
+        rules at once: at most 20 shares, unique names.
     :param quota_share_name: required, ``[A-Za-z0-9_-]{1,128}``, unique in the queue. It is
         part of the share's ARN and replacement-only: renaming re-creates the share.
     :param capacity_limits: 1 to 5 SageMaker training instance types -> max instances (>= 1).
@@ -161,30 +164,20 @@ class QuotaShare(_QuotaShareBase):
             in_share_preemption=in_share_preemption,
             state=state,
         )
-        raise_problems(self, self.spec.problems(), renames=_RENAMES)
-        queue = getattr(job_queue, "job_queue", job_queue)  # the composite's inner queue
-        if isinstance(queue, QuotaManagedJobQueue):
-            queue._register(self)
+        raise_construct_error(self, self.spec.problems(), renames=_RENAMES)
+        if isinstance(job_queue, IQuotaShareRegistry):
+            job_queue.register_quota_share(self)
         self._job_queue_arn = job_queue.job_queue_ref.job_queue_arn
+        api = share_to_api(self.spec)  # the L1's nested props as plain dicts
         self.resource = batch.CfnQuotaShare(
             self,
             "Resource",
             quota_share_name=quota_share_name,
             job_queue=self._job_queue_arn,
-            # plain dicts, not the jsii struct classes: each struct costs its own Python-side
-            # type check before the L1 checks it again (same template, tests pin it)
-            capacity_limits=[
-                {"capacityUnit": itype, "maxCapacity": count}
-                for itype, count in self.spec.capacity.items()
-            ],
-            resource_sharing_configuration={
-                "strategy": self.spec.strategy.value,
-                "borrowLimit": self.spec.effective_borrow_limit,
-            },
-            preemption_configuration={
-                "inSharePreemption": "ENABLED" if in_share_preemption else "DISABLED"
-            },
-            state=self.spec.state.value,
+            capacity_limits=api["capacityLimits"],
+            resource_sharing_configuration=api["resourceSharingConfiguration"],
+            preemption_configuration=api["preemptionConfiguration"],
+            state=api["state"],
         )
         self._arn = self.resource.attr_quota_share_arn
 
@@ -221,7 +214,7 @@ class QuotaShare(_QuotaShareBase):
     @staticmethod
     def from_quota_share_arn(
         scope: Construct, construct_id: str, quota_share_arn: str
-    ) -> _QuotaShareBase:
+    ) -> IQuotaShare:
         """Reference an existing share by ARN; supports ``grant_submit`` and ``grant_read``.
 
         The job-queue ARN is the part of the share ARN before ``/quota-share/``.

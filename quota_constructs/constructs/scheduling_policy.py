@@ -1,4 +1,4 @@
-"""The quota-share scheduling policy: ``AWS::Batch::SchedulingPolicy`` + ``QuotaSharePolicy``."""
+"""Owns the quota-share scheduling policy construct (``AWS::Batch::SchedulingPolicy``)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from aws_cdk import aws_batch as batch
 from aws_cdk.interfaces.aws_batch import ISchedulingPolicyRef, SchedulingPolicyReference
 from constructs import Construct
 
-from quota_constructs.constructs._base import check_arn, raise_problems
+from quota_constructs.constructs._base import check_arn, raise_construct_error
 from quota_constructs.model import check_name
 
 
@@ -67,7 +67,7 @@ class QuotaShareSchedulingPolicy(_SchedulingPolicyBase):
     ) -> None:
         super().__init__(scope, construct_id, physical_name=scheduling_policy_name)
         if scheduling_policy_name is not None:
-            raise_problems(
+            raise_construct_error(
                 self,
                 check_name(
                     scheduling_policy_name,

@@ -1,4 +1,4 @@
-"""The SAGEMAKER_TRAINING service environment (``AWS::Batch::ServiceEnvironment``).
+"""Owns the SAGEMAKER_TRAINING service environment construct (``AWS::Batch::ServiceEnvironment``).
 
 Quota management needs capacity limits expressed as SageMaker training instance types (the
 stale L1 doc string says ``NUM_INSTANCES``; that is for FIFO / fair-share environments).
@@ -14,7 +14,8 @@ from aws_cdk import aws_batch as batch
 from aws_cdk.interfaces.aws_batch import IServiceEnvironmentRef, ServiceEnvironmentReference
 from constructs import Construct
 
-from quota_constructs.constructs._base import check_arn, raise_problems, warn
+from quota_constructs.api_shapes import capacity_limits_to_api
+from quota_constructs.constructs._base import check_arn, raise_construct_error, warn
 from quota_constructs.model import Problem, check_instance_type, check_int_range, check_name
 
 CONSOLE_MAX_CAPACITY_LIMITS = 5
@@ -92,7 +93,7 @@ class SageMakerTrainingServiceEnvironment(_ServiceEnvironmentBase):
                 "service_environment_name",
                 what="service environment name",
             )
-        raise_problems(self, problems)
+        raise_construct_error(self, problems)
         if len(capacity_limits) > CONSOLE_MAX_CAPACITY_LIMITS:
             warn(
                 self,
@@ -108,10 +109,7 @@ class SageMakerTrainingServiceEnvironment(_ServiceEnvironmentBase):
             service_environment_type="SAGEMAKER_TRAINING",
             service_environment_name=service_environment_name,
             state="ENABLED" if enabled else "DISABLED",
-            capacity_limits=[  # plain dicts: see QuotaShare
-                {"capacityUnit": itype, "maxCapacity": count}
-                for itype, count in self.capacity_limits.items()
-            ],
+            capacity_limits=capacity_limits_to_api(self.capacity_limits),  # plain dicts
         )
         self._arn = self.resource.attr_service_environment_arn
 

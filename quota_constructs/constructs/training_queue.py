@@ -1,4 +1,4 @@
-"""The composite: a whole quota-managed training queue from the domain model.
+"""Owns the composite: a whole quota-managed training queue from the domain model.
 
 One ``QuotaManagedTrainingQueue`` = quota-share scheduling policy + SAGEMAKER_TRAINING service
 environment sized to the sum of the shares' limits per instance type + job queue + one quota
@@ -16,8 +16,8 @@ from aws_cdk.interfaces import ResourceEnvironment
 from aws_cdk.interfaces.aws_batch import IJobQueueRef, JobQueueReference
 from constructs import Construct
 
-from quota_constructs.constructs._base import apply_tags, raise_problems, warn
-from quota_constructs.constructs.job_queue import QuotaManagedJobQueue, _SpecJobQueue
+from quota_constructs.constructs._base import apply_tags, raise_construct_error, warn
+from quota_constructs.constructs.job_queue import QuotaManagedJobQueue
 from quota_constructs.constructs.quota_share import QuotaShare
 from quota_constructs.constructs.scheduling_policy import QuotaShareSchedulingPolicy
 from quota_constructs.constructs.service_environment import SageMakerTrainingServiceEnvironment
@@ -53,7 +53,7 @@ class QuotaManagedTrainingQueue(Construct):
     ) -> None:
         super().__init__(scope, construct_id)
         queue_spec = spec if isinstance(spec, JobQueueSpec) else JobQueueSpec(shares=tuple(spec))
-        raise_problems(self, queue_spec.problems())
+        raise_construct_error(self, queue_spec.problems())
         self.spec = queue_spec
         self.scheduling_policy = QuotaShareSchedulingPolicy(
             self, "SchedulingPolicy", scheduling_policy_name=scheduling_policy_name
@@ -64,18 +64,14 @@ class QuotaManagedTrainingQueue(Construct):
             capacity_limits=queue_spec.service_environment_capacity(),
             service_environment_name=service_environment_name,
         )
-        self.job_queue: QuotaManagedJobQueue = _SpecJobQueue(
+        self.job_queue = QuotaManagedJobQueue(
             self,
             "JobQueue",
-            spec=queue_spec,
             service_environment=self.service_environment,
             scheduling_policy=self.scheduling_policy,
             job_queue_name=job_queue_name,
+            spec=queue_spec,
         )
-        self.quota_shares: dict[str, QuotaShare] = {
-            share.name: self.job_queue.add_quota_share(share.name, spec=share)
-            for share in queue_spec.shares
-        }
         self._warn_unreachable_borrow_limits()
         apply_tags(self, tags)
 
@@ -91,19 +87,29 @@ class QuotaManagedTrainingQueue(Construct):
                 limit = share.effective_borrow_limit
                 allowed = "unlimited" if limit == -1 else f"{limit}% of {own}"
                 warn(
-                    self.quota_shares[share.name],
+                    self.share(share.name),
                     "borrowLimitUnreachable",
                     f"quota share {share.name}: borrow limit ({allowed}) for {itype} can never "
                     f"be reached; the other LEND/LEND_AND_BORROW shares can lend only "
                     f"{usable - own}, so jobs there can use at most {usable} x {itype}",
                 )
 
+    @property
+    def quota_shares(self) -> dict[str, QuotaShare]:
+        """The queue's share constructs by share name, in creation order."""
+        return {share.quota_share_name: share for share in self.job_queue.quota_shares}
+
+    def register_quota_share(self, share: QuotaShare) -> None:
+        """``QuotaManagedJobQueue.register_quota_share`` of the queue (``IQuotaShareRegistry``)."""
+        self.job_queue.register_quota_share(share)
+
     def share(self, name: str) -> QuotaShare:
         """The share construct called ``name``; ``KeyError`` naming the known shares."""
+        shares = self.quota_shares
         try:
-            return self.quota_shares[name]
+            return shares[name]
         except KeyError:
-            known = ", ".join(self.quota_shares) or "none"
+            known = ", ".join(shares) or "none"
             raise KeyError(
                 f"no quota share {name!r} in {self.node.path} (shares: {known})"
             ) from None

@@ -11,11 +11,18 @@ from aws_cdk import aws_iam as iam
 from aws_cdk.assertions import Match, Template
 
 from quota_constructs.constructs import (
+    IQuotaManagedJobQueue,
     QuotaManagedJobQueue,
+    QuotaShare,
     QuotaShareSchedulingPolicy,
     SageMakerTrainingServiceEnvironment,
 )
-from quota_constructs.model import MISCONFIGURATION_REASONS, QuotaConfigError
+from quota_constructs.model import (
+    MISCONFIGURATION_REASONS,
+    JobQueueSpec,
+    QuotaConfigError,
+    SharingStrategy,
+)
 from tests.constructs.helpers import resources, share
 
 
@@ -198,3 +205,56 @@ def test_imported_queue_grants_read_on_its_arn(stack: cdk.Stack) -> None:
 def test_rejects_an_import_that_is_not_a_job_queue_arn(stack: cdk.Stack) -> None:
     with pytest.raises(QuotaConfigError, match="Test/Imported: job_queue_arn: not an AWS Batch"):
         QuotaManagedJobQueue.from_job_queue_arn(stack, "Imported", "arn:aws:s3:::bucket")
+
+
+def test_spec_sets_priority_and_timeout_and_creates_its_shares(stack: cdk.Stack) -> None:
+    env = SageMakerTrainingServiceEnvironment(stack, "Env", capacity_limits={"ml.g5.xlarge": 2})
+    policy = QuotaShareSchedulingPolicy(stack, "Policy")
+    spec = JobQueueSpec(shares=(share("A"), share("B")), priority=5, runnable_timeout_minutes=15)
+    queue = QuotaManagedJobQueue(
+        stack, "Queue", service_environment=env, scheduling_policy=policy, spec=spec
+    )
+    assert [s.node.id for s in queue.quota_shares] == ["A", "B"]
+    assert queue.runnable_timeout is not None
+    assert queue.runnable_timeout.to_minutes() == 15
+    Template.from_stack(stack).has_resource_properties(
+        "AWS::Batch::JobQueue",
+        {
+            "Priority": 5,
+            "JobStateTimeLimitActions": Match.array_with(
+                [Match.object_like({"MaxTimeSeconds": 900})]
+            ),
+        },
+    )
+    assert list(resources(stack, "AWS::Batch::QuotaShare")) == ["QueueA0940816F", "QueueB9B438269"]
+
+
+def test_rejects_a_spec_beside_a_priority(stack: cdk.Stack) -> None:
+    with pytest.raises(QuotaConfigError, match="Test/Queue: spec: spec already sets the priority"):
+        make_queue(stack, priority=2, spec=JobQueueSpec(shares=(share("A"),)))
+
+
+def test_register_quota_share_records_a_share_created_on_the_queue(stack: cdk.Stack) -> None:
+    queue = make_queue(stack)
+    other = make_stack_share(stack, queue)
+    assert queue.quota_shares == (other,)
+    with pytest.raises(QuotaConfigError, match=r"Test/S: shares\[1\]\.name: quota share names"):
+        queue.register_quota_share(other)
+
+
+def make_stack_share(stack: cdk.Stack, queue: QuotaManagedJobQueue) -> QuotaShare:
+    return QuotaShare(
+        stack,
+        "S",
+        job_queue=queue,
+        quota_share_name="S",
+        capacity_limits={"ml.g5.xlarge": 1},
+        strategy=SharingStrategy.LEND,
+    )
+
+
+def test_imported_queue_is_a_job_queue_reference(stack: cdk.Stack) -> None:
+    arn = "arn:aws:batch:us-east-1:123456789012:job-queue/ml"
+    queue: IQuotaManagedJobQueue = QuotaManagedJobQueue.from_job_queue_arn(stack, "Imported", arn)
+    assert queue.job_queue_ref.job_queue_arn == arn
+    assert queue.job_queue_arn == arn

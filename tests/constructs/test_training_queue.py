@@ -209,3 +209,17 @@ def test_rejects_an_extra_share_whose_name_is_taken_in_the_composite(stack: cdk.
             capacity_limits={"ml.g5.xlarge": 1},
             strategy=SharingStrategy.LEND,
         )
+
+
+def test_a_share_registered_through_the_composite_is_one_of_its_shares(stack: cdk.Stack) -> None:
+    queue = QuotaManagedTrainingQueue(stack, "Q", spec=SEED.queue)
+    extra = QuotaShare(
+        stack,
+        "Extra",
+        job_queue=queue,
+        quota_share_name="QS4",
+        capacity_limits={"ml.g5.xlarge": 1},
+        strategy=SharingStrategy.LEND,
+    )
+    assert queue.share("QS4") is extra
+    assert list(queue.quota_shares) == ["QS1", "QS2", "QS3", "QS4"]
