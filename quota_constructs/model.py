@@ -169,6 +169,24 @@ def check_int_range(
     return [Problem(path, value, f"{what} must be an integer {bound}", f"set it {bound}")]
 
 
+def check_capacity_limit(
+    instance_type: Any,
+    count: Any,
+    *,
+    type_path: str,
+    count_path: str,
+    what: str = "max capacity",
+) -> list[Problem]:
+    """One capacity limit: an ``ml.<family>.<size>`` instance type and at least one instance.
+
+    The one capacity check of shares, service environments and the emulator's requests; each
+    caller names the fields as its input spells them.
+    """
+    return check_instance_type(instance_type, type_path) + check_int_range(
+        count, count_path, 1, None, what=what
+    )
+
+
 def check_scheduling_priority(value: Any, path: str = "schedulingPriority") -> list[Problem]:
     """``schedulingPriority`` on submit and update: 0-9999, higher is scheduled first."""
     low, high = SCHEDULING_PRIORITY_RANGE
@@ -627,9 +645,9 @@ class QuotaShareSpec:
                 )
             )
         for itype, count_ in self.capacity.items():
-            problems += check_instance_type(itype, f"{cap_path}.{itype}")
-            problems += check_int_range(
-                count_, f"{cap_path}.{itype}", 1, None, what="max capacity (instances)"
+            item = f"{cap_path}.{itype}"
+            problems += check_capacity_limit(
+                itype, count_, type_path=item, count_path=item, what="max capacity (instances)"
             )
         if self.borrow_limit is not None:
             bl_path = _join(path, "borrow_limit")

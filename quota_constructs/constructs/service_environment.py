@@ -16,7 +16,7 @@ from constructs import Construct
 
 from quota_constructs.api_shapes import capacity_limits_to_api
 from quota_constructs.constructs._base import check_arn, raise_construct_error, warn
-from quota_constructs.model import Problem, check_instance_type, check_int_range, check_name
+from quota_constructs.model import Problem, check_capacity_limit, check_name
 
 CONSOLE_MAX_CAPACITY_LIMITS = 5
 """The console allows at most 5 capacity limits per environment; the API limit is UNCONFIRMED,
@@ -58,8 +58,8 @@ def capacity_problems(capacity_limits: Mapping[str, int], path: str) -> list[Pro
             )
         )
     for itype, count in capacity_limits.items():
-        problems += check_instance_type(itype, f"{path}.{itype}")
-        problems += check_int_range(count, f"{path}.{itype}", 1, None, what="max capacity")
+        item = f"{path}.{itype}"
+        problems += check_capacity_limit(itype, count, type_path=item, count_path=item)
     return problems
 
 

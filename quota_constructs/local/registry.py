@@ -30,7 +30,7 @@ from quota_constructs.model import (
     Problem,
     QuotaShareSpec,
     ShareState,
-    check_instance_type,
+    check_capacity_limit,
     check_int_range,
     check_name,
     check_tags,
@@ -122,8 +122,9 @@ def _capacity_problems(capacity: Mapping[str, int], path: str) -> list[Problem]:
     problems: list[Problem] = []
     for index, (unit, count) in enumerate(capacity.items()):
         item = f"{path}[{index}]"
-        problems += check_instance_type(unit, f"{item}.capacityUnit")
-        problems += check_int_range(count, f"{item}.maxCapacity", 1, None, what="max capacity")
+        problems += check_capacity_limit(
+            unit, count, type_path=f"{item}.capacityUnit", count_path=f"{item}.maxCapacity"
+        )
     return problems
 
 
