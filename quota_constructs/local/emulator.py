@@ -18,13 +18,13 @@ from quota_constructs.config import load_organisation
 from quota_constructs.local.arns import Account
 from quota_constructs.local.backend import Registry
 from quota_constructs.local.clock import Clock, VirtualClock
-from quota_constructs.local.core import SchedulerOptions
 from quota_constructs.local.faults import FaultInjector, FaultPlan
 from quota_constructs.local.jobs import JobService
 from quota_constructs.local.protocol import ApiError, client_error
 from quota_constructs.local.provision import ProvisionedOrganisation, provision
 from quota_constructs.local.ssm import ParameterStore
 from quota_constructs.model import Organisation, Problem, QuotaConfigError
+from quota_constructs.scheduling import SchedulerOptions
 
 Handler = Callable[[Mapping[str, Any]], dict[str, Any]]
 

@@ -1,6 +1,6 @@
 """Service-job operations of the emulator on top of the scheduler core.
 
-One :class:`~quota_constructs.local.core.Scheduler` per quota-managed job queue, created with
+One :class:`~quota_constructs.scheduling.Scheduler` per quota-managed job queue, created with
 the queue and kept in step with its quota shares, service environment and RUNNABLE time-limit
 actions. This module only translates: request parameters to core calls (``submit``,
 ``update_priority``, ``terminate``, ``snapshot``) and core jobs to the API's output shapes
@@ -28,17 +28,17 @@ from typing import Any
 from quota_constructs.local.arns import Account
 from quota_constructs.local.backend import JobQueue, QueueListener, QuotaShare, Registry, paginate
 from quota_constructs.local.clock import Clock
-from quota_constructs.local.core import (
+from quota_constructs.local.protocol import client_error
+from quota_constructs.local.submit_request import request_from_submit
+from quota_constructs.model import MAX_PAYLOAD_BYTES
+from quota_constructs.scheduling import (
     Job,
     JobStatus,
-    QueueSnapshot,
     Scheduler,
     SchedulerOptions,
+    SchedulerSnapshot,
     attempt_id,
-    request_from_submit,
 )
-from quota_constructs.local.protocol import client_error
-from quota_constructs.model import MAX_PAYLOAD_BYTES
 
 STATUS_IGNORING_FILTERS = ("JOB_NAME", "BEFORE_CREATED_AT", "AFTER_CREATED_AT")
 MAX_TERMINATE_BATCH = 50
@@ -298,8 +298,8 @@ class JobService(QueueListener):
         ``preemptions``: rule, preemptor job and share, the victim share's borrowed capacity
         before and after, and AWS's reason string.
         """
-        _, job = self._find(job_id)
-        pending = job.pending
+        scheduler, job = self._find(job_id)
+        pending = scheduler.pending_reason(job.job_id)
         return {
             "jobId": job.job_id,
             "jobName": job.request.job_name,
@@ -361,7 +361,7 @@ class JobService(QueueListener):
 
     def _status_reason(self, job: Job) -> str | None:
         if job.status_reason is None and self.explain_pending:
-            pending = job.pending
+            pending = self._find(job.job_id)[0].pending_reason(job.job_id)
             if pending is not None:
                 return f"{pending.kind.value} - {pending.message}"
         return job.status_reason
@@ -434,7 +434,7 @@ class JobService(QueueListener):
             for e in entries
         ]
 
-    def _snapshot(self, snapshot: QueueSnapshot) -> dict[str, Any]:
+    def _snapshot(self, snapshot: SchedulerSnapshot) -> dict[str, Any]:
         at = self._ms(snapshot.time)
         return {
             "frontOfQueue": {"jobs": self._front(snapshot.front_of_queue), "lastUpdatedAt": at},
