@@ -102,6 +102,10 @@ class CapacityLedger:
         self.accounts[spec.name] = ShareAccount(spec, self._next_order)
         self._next_order += 1
 
+    def update_share(self, spec: QuotaShareSpec) -> None:
+        """New limits, strategy or state for an existing share (act at ``reconfigure``)."""
+        self.accounts[spec.name].spec = spec
+
     def remove_share(self, name: str) -> None:
         del self.accounts[name]
 

@@ -30,7 +30,7 @@ JSTLA_REASON = "Terminated by JobStateTimeLimit action due to reason: {reason}"
 
 
 class Outcome(StrEnum):
-    """How an attempt ends when it runs to its duration (tag ``quota.local/outcome``)."""
+    """How an attempt ends when it runs to its duration."""
 
     SUCCEEDED = "SUCCEEDED"
     FAILED = "FAILED"

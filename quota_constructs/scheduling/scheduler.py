@@ -163,11 +163,10 @@ class Scheduler:
         """Create or update a share. Lowered limits preempt jobs above them (LIMIT_LOWERED)."""
         self._check_share(spec)
         self._catch_up(now)
-        account = self._ledger.accounts.get(spec.name)
-        if account is None:
-            self._add_share(spec)
+        if spec.name in self._ledger.accounts:
+            self._ledger.update_share(spec)
         else:
-            account.spec = spec
+            self._add_share(spec)
         self._config_changed()
         self._preemptor.enforce_limits()
         self._dispatcher.run_passes()

@@ -33,7 +33,7 @@ def _modules(package: str) -> dict[str, Path]:
 def _imports(path: Path) -> list[tuple[str, list[str]]]:
     """Every import of a module (top level, in functions, under TYPE_CHECKING): the module
     imported from and the names taken from it."""
-    out = []
+    out: list[tuple[str, list[str]]] = []
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
             out += [(alias.name, []) for alias in node.names]
