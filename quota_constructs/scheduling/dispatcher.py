@@ -69,14 +69,31 @@ class Dispatcher:
 
     def _pass(self) -> None:
         """One pass: own capacity, cross-share reclaim, borrowing in submit order, in-share."""
+        blocked = self._dispatch_own_capacity()
+        if not blocked:
+            return
+        keys = [self._blocked_key(account, queue, head) for account, queue, head in blocked]
+        if self._reclaim_once(blocked):
+            return  # next round: the reclaiming head takes its capacity back first
+        self._borrow_in_submit_order([b for b in blocked if b[0].borrows])
+        self._preempt_in_share(blocked)
+        for (account, queue, _), key in zip(blocked, keys, strict=True):
+            head = queue.head()
+            # Remember only shares the pass evaluated fully and left untouched.
+            if head is not None and self._blocked_key(account, queue, head) == key:
+                self._blocked_keys[account.name] = key
+
+    def _dispatch_own_capacity(self) -> list[Blocked]:
+        """Every share (in share order) dispatches what fits its own free capacity; returns
+        the shares left with a blocked head, skipping those whose blocked key still matches."""
         by_share = self._queues.by_share
         blocked_keys = self._blocked_keys
         blocked_key = self._blocked_key
-        any_state = self.options.disabled_share_dispatches
+        disabled_dispatch = self.options.disabled_share_dispatches
         blocked: list[Blocked] = []
         for account in self._ledger.ordered():
             queue = by_share[account.name]
-            if not queue.heap or not (account.enabled or any_state):
+            if not queue.heap or not (account.enabled or disabled_dispatch):
                 continue
             head = queue.head()
             if head is None or blocked_keys.get(account.name) == blocked_key(account, queue, head):
@@ -84,28 +101,29 @@ class Dispatcher:
             head = self._dispatch_own(account, queue)
             if head is not None:
                 blocked.append((account, queue, head))
-        if not blocked:
-            return
-        keys = [blocked_key(account, queue, head) for account, queue, head in blocked]
+        return blocked
+
+    def _reclaim_once(self, blocked: list[Blocked]) -> bool:
+        """Cross-share reclaim for the first blocked head that needs one (and waits for no
+        preemption in progress); whether one was issued."""
         awaited_by = self._preemptions.awaited_by
-        preemptor = self._preemptor
         for account, _, head in blocked:
             if awaited_by(head) == 0:
-                targets = preemptor.plan_reclaim(account, head)
+                targets = self._preemptor.plan_reclaim(account, head)
                 if targets:
-                    preemptor.issue(targets)
-                    return  # next round: the reclaiming head takes its capacity back first
-        self._borrow_in_submit_order([b for b in blocked if b[0].borrows])
+                    self._preemptor.issue(targets)
+                    return True
+        return False
+
+    def _preempt_in_share(self, blocked: list[Blocked]) -> None:
+        """In-share preemption for each blocked share's current head, share by share."""
+        awaited_by = self._preemptions.awaited_by
+        preemptor = self._preemptor
         for account, queue, _ in blocked:
-            current = queue.head()
-            if current is None or awaited_by(current) or not account.spec.in_share_preemption:
+            head = queue.head()
+            if head is None or awaited_by(head) or not account.spec.in_share_preemption:
                 continue
-            preemptor.issue(preemptor.plan_in_share(account, current))
-        for (account, queue, _), key in zip(blocked, keys, strict=True):
-            current = queue.head()
-            # Remember only shares the pass evaluated fully and left untouched.
-            if current is not None and blocked_key(account, queue, current) == key:
-                blocked_keys[account.name] = key
+            preemptor.issue(preemptor.plan_in_share(account, head))
 
     def _blocked_key(self, account: ShareAccount, queue: RunnableQueue, head: Job) -> BlockedKey:
         ledger = self._ledger
