@@ -20,8 +20,8 @@ from typing import NamedTuple
 from rich.console import Console
 from rich.table import Table
 
-from quota_constructs.local.core import JobRequest, JobStatus, Scheduler
 from quota_constructs.model import QuotaShareSpec, SharingStrategy
+from quota_constructs.scheduling import JobRequest, JobStatus, Scheduler
 
 TYPES = ("ml.g5.xlarge", "ml.g5.12xlarge", "ml.p4d.24xlarge")
 STRATEGIES = (SharingStrategy.LEND_AND_BORROW, SharingStrategy.LEND, SharingStrategy.RESERVE)

@@ -2,7 +2,7 @@
 
 ``recommend`` turns team profiles (``stacks/teams/*.yaml``) into a valid organisation with the
 reasons in share descriptions; the workload module loads CSV workloads or generates them from
-team profiles; ``simulate`` runs a workload through the emulator's scheduler core in virtual
+team profiles; ``simulate`` runs a workload through the scheduler core (``scheduling``) in virtual
 time and measures waits, preemptions, lost work, borrowing and utilisation per share.
 """
 

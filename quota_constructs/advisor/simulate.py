@@ -1,6 +1,6 @@
-"""What-if simulator: run a workload through the emulator's scheduler core in virtual time.
+"""What-if simulator: run a workload through the scheduler core in virtual time.
 
-The scheduling itself is :class:`quota_constructs.local.core.Scheduler` (the same code the local
+The scheduling itself is :class:`quota_constructs.scheduling.Scheduler` (the same code the local
 emulator serves over HTTP); this module only feeds it jobs, steps virtual time from event to
 event and measures. Definitions (also in docs/advisor.md):
 
@@ -24,7 +24,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from quota_constructs.advisor.workload import WorkloadError, WorkloadJob
-from quota_constructs.local.core import (
+from quota_constructs.model import (
+    JobQueueSpec,
+    Organisation,
+    Problem,
+    QuotaShareSpec,
+    SharingStrategy,
+)
+from quota_constructs.scheduling import (
     EventKind,
     Job,
     JobRequest,
@@ -34,13 +41,6 @@ from quota_constructs.local.core import (
     SchedulerEvent,
     SchedulerOptions,
     SubmitRejected,
-)
-from quota_constructs.model import (
-    JobQueueSpec,
-    Organisation,
-    Problem,
-    QuotaShareSpec,
-    SharingStrategy,
 )
 
 HOUR_S = 3600.0
@@ -317,8 +317,13 @@ def _lost_instance_hours(job: Job) -> float:
     return lost / HOUR_S
 
 
+def _pending_message(sched: Scheduler, job: Job) -> str:
+    pending = sched.pending_reason(job.job_id)
+    return pending.message if pending else "unknown"
+
+
 def _share_metrics(
-    spec: QuotaShareSpec, jobs: list[Job], totals: list[float], window_s: float
+    sched: Scheduler, spec: QuotaShareSpec, jobs: list[Job], totals: list[float], window_s: float
 ) -> tuple[ShareMetrics, float | None, list[float]]:
     waits, completions, stretch = [], [], []
     preemptions = {rule.value: 0 for rule in PreemptionRule}
@@ -329,7 +334,7 @@ def _share_metrics(
         if first is not None:
             waits.append(first - job.created_at)
         else:
-            reason = job.status_reason or (job.pending.message if job.pending else "unknown")
+            reason = job.status_reason or _pending_message(sched, job)
             not_started[reason] = not_started.get(reason, 0) + 1
         if job.status is JobStatus.SUCCEEDED and job.stopped_at is not None:
             completion = job.stopped_at - job.created_at
@@ -403,7 +408,7 @@ def simulate(
     metrics, stretches = [], []
     for spec in org.queue.shares:
         m, stretch, waits = _share_metrics(
-            spec, by_share[spec.name], recorder.totals[spec.name], window
+            sched, spec, by_share[spec.name], recorder.totals[spec.name], window
         )
         metrics.append(m)
         recorder.timeline.waits[spec.name] = waits

@@ -1,6 +1,7 @@
-"""Local emulator of AWS Batch quota management, in three layers over the scheduler core.
+"""Local emulator of AWS Batch quota management, in three layers over the scheduling core.
 
-``core`` is the pure scheduler (virtual time, no HTTP). Above it, as moto's backends are built:
+The pure scheduler is ``quota_constructs.scheduling`` (virtual time, no HTTP). Above it, as moto's
+backends are built:
 
 - wire: ``server`` (WSGI, Batch REST-JSON and SSM JSON 1.1), ``protocol`` (routes, validation
   and serialization from botocore's service models), ``api_errors`` (the one mapping from

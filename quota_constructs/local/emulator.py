@@ -21,7 +21,6 @@ from quota_constructs.config import load_organisation
 from quota_constructs.local.api_errors import DOMAIN_ERRORS
 from quota_constructs.local.arns import Account
 from quota_constructs.local.clock import EmulatorClock, VirtualClock
-from quota_constructs.local.core import SchedulerOptions
 from quota_constructs.local.errors import EmulatorError, InvalidRequest
 from quota_constructs.local.faults import FaultInjector, FaultPlan
 from quota_constructs.local.handlers import Handler
@@ -34,6 +33,7 @@ from quota_constructs.local.provision import ProvisionedOrganisation, provision
 from quota_constructs.local.registry import Registry
 from quota_constructs.local.tags import TagStore
 from quota_constructs.model import Organisation, Problem, QuotaConfigError
+from quota_constructs.scheduling import SchedulerOptions
 
 
 class Emulator:

@@ -5,7 +5,7 @@ the ``clientToken`` of each submit.
 
 Follows the registry as its :class:`~.registry.QueueListener` (a scheduler per queue, kept in
 step with the queue's shares, service environment and RUNNABLE time-limit actions). Typed in
-and out: jobs are the core's :class:`~quota_constructs.local.core.Job`; refusals are
+and out: jobs are the core's :class:`~quota_constructs.scheduling.Job`; refusals are
 :mod:`.errors`, and the core's :class:`SubmitRejected` (unknown or DISABLED share, missing
 ``quotaShareName``, priority out of range) passes through. Scheduling rules live in the core,
 quota rules in the model; rendering is the handlers'.
@@ -26,10 +26,10 @@ from typing import Any
 from quota_constructs.api_shapes import time_limits_from_api
 from quota_constructs.local.arns import Account
 from quota_constructs.local.clock import EmulatorClock
-from quota_constructs.local.core import Job, JobRequest, Scheduler, SchedulerOptions
 from quota_constructs.local.errors import InvalidRequest, NotFound
 from quota_constructs.local.registry import ENABLED, JobQueue, ShareRecord
 from quota_constructs.local.tags import TagStore
+from quota_constructs.scheduling import Job, JobRequest, PendingReason, Scheduler, SchedulerOptions
 
 
 @dataclass(frozen=True)
@@ -179,6 +179,10 @@ class JobService:
     def job(self, job_id: str) -> Job:
         """The job with ``job_id``; :class:`NotFound` when no existing queue has it."""
         return self.schedulers[self._queue_of(job_id)].job(job_id)
+
+    def pending_reason(self, job_id: str) -> PendingReason | None:
+        """Why the RUNNABLE job ``job_id`` waits (``None`` when it does not wait)."""
+        return self.schedulers[self._queue_of(job_id)].pending_reason(job_id)
 
     def _queue_of(self, job_id: str) -> str:
         queue_name = self.job_queue.get(job_id)

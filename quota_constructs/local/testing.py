@@ -25,11 +25,11 @@ from botocore.config import Config
 from quota_constructs.config import ORGS_DIR
 from quota_constructs.local.arns import Account
 from quota_constructs.local.clock import EmulatorClock, RealTimeClock, VirtualClock
-from quota_constructs.local.core import SchedulerOptions
 from quota_constructs.local.emulator import Emulator
 from quota_constructs.local.faults import FaultPlan
 from quota_constructs.local.provision import ProvisionedOrganisation
 from quota_constructs.local.server import RunningServer, start_server
+from quota_constructs.scheduling import SchedulerOptions
 
 SEED_DEMO = ORGS_DIR / "seed-demo.yaml"
 DUMMY_CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing"}

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from quota_constructs.local.core import REASON_CROSS_SHARE, REASON_IN_SHARE
 from quota_constructs.local.testing import EmulatorServer
+from quota_constructs.scheduling import REASON_CROSS_SHARE, REASON_IN_SHARE
 from tests.emulator.helpers import status, submit
 
 

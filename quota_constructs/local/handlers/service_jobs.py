@@ -20,14 +20,15 @@ from quota_constructs.api_shapes import capacity_usage_to_api
 from quota_constructs.local.api_errors import api_error
 from quota_constructs.local.arns import Account
 from quota_constructs.local.clock import EmulatorClock
-from quota_constructs.local.core import Job, JobStatus, attempt_id, request_from_submit
 from quota_constructs.local.errors import InvalidRequest
 from quota_constructs.local.handlers import Handler
 from quota_constructs.local.handlers.pagination import paginate
 from quota_constructs.local.job_service import JobService, Submission
 from quota_constructs.local.registry import SAGEMAKER_TRAINING, Registry
+from quota_constructs.local.submit_request import request_from_submit
 from quota_constructs.local.tags import TagStore
 from quota_constructs.model import MAX_PAYLOAD_BYTES
+from quota_constructs.scheduling import Job, JobStatus, attempt_id
 
 STATUS_IGNORING_FILTERS = ("JOB_NAME", "BEFORE_CREATED_AT", "AFTER_CREATED_AT")
 MAX_TERMINATE_BATCH = 50
@@ -238,7 +239,7 @@ class ServiceJobHandlers:
         before and after, and AWS's reason string.
         """
         job = self.jobs.job(job_id)
-        pending = job.pending
+        pending = self.jobs.pending_reason(job_id)
         return {
             "jobId": job.job_id,
             "jobName": job.request.job_name,
@@ -292,7 +293,7 @@ class ServiceJobHandlers:
 
     def _status_reason(self, job: Job) -> str | None:
         if job.status_reason is None and self.explain_pending:
-            pending = job.pending
+            pending = self.jobs.pending_reason(job.job_id)
             if pending is not None:
                 return f"{pending.kind.value} - {pending.message}"
         return job.status_reason

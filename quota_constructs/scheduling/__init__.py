@@ -1,12 +1,12 @@
-"""Pure scheduler core of the local AWS Batch quota-management emulator.
+"""The scheduler core: one quota-managed job queue in virtual time, pure and deterministic.
 
-Deterministic and clock-free: the caller passes virtual time (float seconds) to every call that
-changes state, so the HTTP server (wall clock) and the what-if simulator (virtual time) run the
-same code. No HTTP, no boto3, no wall clock, no randomness. Every quota rule comes from
-:mod:`quota_constructs.model`; semantics and every UNCONFIRMED choice are documented in
-``docs/emulator-semantics.md``.
+Clock-free: the caller passes virtual time (float seconds) to every call that changes state,
+so the emulator's HTTP server (wall clock) and the what-if simulator (virtual time) run the
+same code. No HTTP, no wire shapes, no boto3, no wall clock, no randomness. Every quota rule
+comes from :mod:`quota_constructs.model`; semantics and every UNCONFIRMED choice are
+documented in ``docs/emulator-semantics.md``.
 
-API (contract 2)::
+API::
 
     sched = Scheduler(queue_name="q", shares=[...], service_environment=None,
                       options=SchedulerOptions(), start_time=0.0)
@@ -17,30 +17,28 @@ API (contract 2)::
     sched.advance(t)                 completions, timeouts, dispatch passes, preemptions up to t
     sched.next_event_time() / sched.run_until_idle(limit=math.inf)
     sched.job(id) / sched.jobs (submit order) / sched.snapshot() / sched.usage() / sched.ledger()
+    sched.pending_reason(id) / sched.preemption_in_progress(id)
     sched.subscribe(listener)        SchedulerEvent for every state change and preemption
 
 Jobs move SUBMITTED -> RUNNABLE -> SCHEDULED -> STARTING -> RUNNING -> SUCCEEDED | FAILED and
 hold their demand (instances per instance type) from SCHEDULED until they end or are preempted.
 Each RUNNABLE job has a typed :class:`PendingReason`; each preemption a :class:`PreemptionRecord`.
 
-Modules: ``records`` (constants, enums, typed records), ``victims`` (victim policy),
-``options``, ``job``, ``requests`` (SubmitServiceJob -> JobRequest) and the scheduler, one
-class split over mixins: ``scheduler`` (the :class:`Scheduler` facade: configuration,
-submission, queries, time, snapshot), ``dispatch`` (passes, timed events, attempt lifecycle),
-``preemption`` (cross-share, in-share, limit-lowering, completion), ``pending`` (pending
-reasons) and ``ledger`` (the state's fields, per-share ledger, RUNNABLE heaps, event queue,
-capacity bookkeeping), each building only on the modules after it.
+Modules, each importing only those before it: ``capacity``, ``records``, ``job``, ``victims``,
+``options``; ``ledger`` (:class:`CapacityLedger`), ``queues`` (:class:`RunnableQueues`),
+``event_queue`` (:class:`EventQueue`), ``preemptions_in_progress``; ``lifecycle``
+(:class:`JobLifecycle`); ``preemptor`` (:class:`Preemptor`: pure planning, then issuing);
+``dispatcher`` (:class:`Dispatcher`); ``pending``, ``admission``; ``scheduler`` (the facade).
 """
 
 from __future__ import annotations
 
-from quota_constructs.local.core.job import Job
-from quota_constructs.local.core.options import SchedulerOptions
-from quota_constructs.local.core.records import (
-    DEFAULT_MAX_RUNTIME_S,
-    DURATION_TAG,
+from quota_constructs.model import JobStatus  # the model's states, re-exported
+from quota_constructs.scheduling.capacity import Capacity
+from quota_constructs.scheduling.job import Job, SchedulerEvent, attempt_id
+from quota_constructs.scheduling.options import SchedulerOptions
+from quota_constructs.scheduling.records import (
     JSTLA_REASON,
-    OUTCOME_TAG,
     PREEMPTION_IN_PROGRESS,
     REASON_CROSS_SHARE,
     REASON_FAILED,
@@ -50,7 +48,6 @@ from quota_constructs.local.core.records import (
     REASON_SUCCEEDED,
     REASON_TIMEOUT,
     Attempt,
-    Capacity,
     EventKind,
     FrontEntry,
     JobRequest,
@@ -59,22 +56,16 @@ from quota_constructs.local.core.records import (
     PendingReason,
     PreemptionRecord,
     PreemptionRule,
-    QueueSnapshot,
-    SchedulerEvent,
+    SchedulerSnapshot,
     ShareLedger,
     ShareOrder,
     SubmitRejected,
 )
-from quota_constructs.local.core.requests import request_from_submit
-from quota_constructs.local.core.scheduler import Scheduler, attempt_id
-from quota_constructs.local.core.victims import DefaultVictimPolicy, VictimCandidate, VictimPolicy
-from quota_constructs.model import JobStatus  # the model's states, re-exported
+from quota_constructs.scheduling.scheduler import Scheduler
+from quota_constructs.scheduling.victims import DefaultVictimPolicy, VictimCandidate, VictimPolicy
 
 __all__ = [
-    "DEFAULT_MAX_RUNTIME_S",
-    "DURATION_TAG",
     "JSTLA_REASON",
-    "OUTCOME_TAG",
     "PREEMPTION_IN_PROGRESS",
     "REASON_CROSS_SHARE",
     "REASON_FAILED",
@@ -96,15 +87,14 @@ __all__ = [
     "PendingReason",
     "PreemptionRecord",
     "PreemptionRule",
-    "QueueSnapshot",
     "Scheduler",
     "SchedulerEvent",
     "SchedulerOptions",
+    "SchedulerSnapshot",
     "ShareLedger",
     "ShareOrder",
     "SubmitRejected",
     "VictimCandidate",
     "VictimPolicy",
     "attempt_id",
-    "request_from_submit",
 ]

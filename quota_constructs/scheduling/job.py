@@ -1,45 +1,34 @@
-"""A service job as the scheduler core keeps it."""
+"""A service job as the scheduler reports it, the event telling of a change to one, attempt ids."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import hashlib
+from dataclasses import dataclass
 
-from quota_constructs.local.core.records import (
+from quota_constructs.model import JobStatus
+from quota_constructs.scheduling.capacity import Capacity, add_capacity
+from quota_constructs.scheduling.records import (
     Attempt,
-    Capacity,
+    EventKind,
     JobRequest,
-    JobStatus,
-    PendingReason,
     PreemptionRecord,
-    _add,
 )
-
-if TYPE_CHECKING:
-    from quota_constructs.local.core.scheduler import Scheduler
 
 # --- job --------------------------------------------------------------------------------------
 
 
 class Job:
-    """A service job and its history. Read it freely; change it only through the scheduler."""
+    """A service job and its history. Read it freely; change it only through the scheduler.
+
+    Only what a caller may read lives here; the scheduler keeps its own bookkeeping about the
+    job (event generations, queue entries, preemptions in progress) in its collaborators.
+    """
 
     __slots__ = (
-        "_attempts_used",
-        "_awaiting",
-        "_beneficiary",
-        "_dispatches",
-        "_gen",
-        "_heap_ver",
-        "_in_flight",
-        "_infeasible_reason",
-        "_infeasible_since",
-        "_position_since",
-        "_preempted_by",
-        "_preempting",
-        "_scheduler",
         "alloc",
         "attempts",
         "created_at",
+        "demand",
         "is_terminated",
         "job_id",
         "preemptions",
@@ -49,6 +38,7 @@ class Job:
         "runnable_at",
         "scheduled_at",
         "seq",
+        "share_name",
         "started_at",
         "starting_at",
         "status",
@@ -57,16 +47,19 @@ class Job:
     )
 
     def __init__(
-        self, scheduler: Scheduler, job_id: str, request: JobRequest, priority: int, seq: int
+        self, job_id: str, request: JobRequest, priority: int, seq: int, created_at: float
     ) -> None:
-        self._scheduler = scheduler
         self.job_id = job_id
         self.request = request
+        self.share_name: str = request.share_name
+        self.demand: Capacity = request.demand
+        """Instances per instance type (the request's, kept here for quick reading)."""
         self.seq = seq
+        """1-based submit order in its scheduler."""
         self.status = JobStatus.SUBMITTED
         self.status_reason: str | None = None
         self.priority = priority
-        self.created_at = 0.0
+        self.created_at = created_at
         self.runnable_at: float | None = None
         self.scheduled_at: float | None = None
         self.starting_at: float | None = None
@@ -79,29 +72,9 @@ class Job:
         """Run time kept by checkpoints across preemptions."""
         self.alloc: dict[str, dict[str, int]] = {}
         """While holding capacity: lender share (own share included) -> instance type -> n."""
-        self._gen = 0
-        self._heap_ver = 0
-        self._attempts_used = 0
-        self._dispatches = 0
-        self._preempting: PreemptionRecord | None = None
-        self._in_flight = False
-        self._beneficiary: Job | None = None
-        self._awaiting = 0
-        self._preempted_by: dict[str, int] = {}
-        self._position_since: float | None = None
-        self._infeasible_reason: str | None = None
-        self._infeasible_since: float | None = None
 
     def __repr__(self) -> str:
         return f"Job({self.job_id!r}, {self.request.job_name!r}, {self.status}, p={self.priority})"
-
-    @property
-    def share_name(self) -> str:
-        return self.request.share_name
-
-    @property
-    def demand(self) -> Capacity:
-        return self.request.demand
 
     @property
     def borrowed(self) -> dict[str, int]:
@@ -109,7 +82,7 @@ class Job:
         out: dict[str, int] = {}
         for lender, amounts in self.alloc.items():
             if lender != self.share_name:
-                _add(out, amounts)
+                add_capacity(out, amounts)
         return out
 
     @property
@@ -117,11 +90,20 @@ class Job:
         """Attempts so far, the one holding capacity now included."""
         return len(self.attempts) + (1 if self.status.is_dispatched else 0)
 
-    @property
-    def preemption_in_progress(self) -> bool:
-        return self._preempting is not None
 
-    @property
-    def pending(self) -> PendingReason | None:
-        """Why the job is RUNNABLE (``None`` in any other state)."""
-        return self._scheduler.pending_reason(self.job_id)
+@dataclass(frozen=True)
+class SchedulerEvent:
+    """A state change or preemption step; ``job`` is the live job (read it, do not mutate it)."""
+
+    time: float
+    kind: EventKind
+    job: Job
+    status: JobStatus
+    previous_status: JobStatus | None
+    status_reason: str | None
+    preemption: PreemptionRecord | None = None
+
+
+def attempt_id(job_id: str, number: int) -> str:
+    """Deterministic 32-hex id of a job's attempt ``number`` (1-based), as in SageMaker names."""
+    return hashlib.md5(f"{job_id}/{number}".encode(), usedforsecurity=False).hexdigest()

@@ -1,4 +1,4 @@
-"""Constants, enums and the typed records of the scheduler core (requests, reasons, events)."""
+"""Constants, enums and the typed value records of the scheduler (requests, reasons, snapshots)."""
 
 from __future__ import annotations
 
@@ -6,19 +6,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from quota_constructs.model import JobStatus, QuotaConfigError
-
-if TYPE_CHECKING:
-    from quota_constructs.local.core.job import Job
+from quota_constructs.model import QuotaConfigError
+from quota_constructs.scheduling.capacity import Capacity
 
 # --- constants --------------------------------------------------------------------------------
-
-DURATION_TAG = "quota.local/duration-seconds"
-OUTCOME_TAG = "quota.local/outcome"
-DEFAULT_MAX_RUNTIME_S = 86_400.0
-"""Run time of a job whose payload has no StoppingCondition (SageMaker's default, 1 day)."""
 
 REASON_CROSS_SHARE = "Cross-share preemption triggered to reclaim borrowed capacity"
 """AWS's own string (EventBridge preemption events, reference 2.5)."""
@@ -37,7 +30,7 @@ JSTLA_REASON = "Terminated by JobStateTimeLimit action due to reason: {reason}"
 
 
 class Outcome(StrEnum):
-    """How an attempt ends when it runs to its duration (tag ``quota.local/outcome``)."""
+    """How an attempt ends when it runs to its duration."""
 
     SUCCEEDED = "SUCCEEDED"
     FAILED = "FAILED"
@@ -91,8 +84,6 @@ class SubmitRejected(QuotaConfigError):
 
 
 # --- records ----------------------------------------------------------------------------------
-
-Capacity = Mapping[str, int]
 
 
 @dataclass(frozen=True)
@@ -168,19 +159,6 @@ class Attempt:
 
 
 @dataclass(frozen=True)
-class SchedulerEvent:
-    """A state change or preemption step; ``job`` is the live job (read it, do not mutate it)."""
-
-    time: float
-    kind: EventKind
-    job: Job
-    status: JobStatus
-    previous_status: JobStatus | None
-    status_reason: str | None
-    preemption: PreemptionRecord | None = None
-
-
-@dataclass(frozen=True)
 class FrontEntry:
     """A RUNNABLE job in a snapshot, with the time it reached its current position."""
 
@@ -191,8 +169,8 @@ class FrontEntry:
 
 
 @dataclass(frozen=True)
-class QueueSnapshot:
-    """What ``GetJobQueueSnapshot`` reports, plus the time it was taken."""
+class SchedulerSnapshot:
+    """The front of the queue and of each share, and capacity in use, at ``time``."""
 
     time: float
     front_of_queue: tuple[FrontEntry, ...]
@@ -213,16 +191,3 @@ class ShareLedger:
     lent: Capacity
     idle: Capacity
     """Own capacity neither used by the share nor lent out."""
-
-
-def _covers(freed: Mapping[str, int], need: Capacity) -> bool:
-    return all(freed.get(t, 0) >= n for t, n in need.items())
-
-
-def _add(target: dict[str, int], amounts: Capacity, sign: int = 1) -> None:
-    for t, n in amounts.items():
-        target[t] = target.get(t, 0) + sign * n
-
-
-def _positive(amounts: Mapping[str, int]) -> dict[str, int]:
-    return {t: n for t, n in amounts.items() if n > 0}

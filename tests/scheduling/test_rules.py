@@ -5,7 +5,17 @@ from __future__ import annotations
 import pytest
 
 from quota_constructs.config import ORGS_DIR, load_organisation
-from quota_constructs.local.core import (
+from quota_constructs.model import (
+    REASON_BORROWABLE,
+    REASON_SE_MAX,
+    REASON_SHARE_AND_BORROW_LIMIT,
+    REASON_SHARE_LIMIT,
+    QuotaConfigError,
+    QuotaShareSpec,
+    ShareState,
+    SharingStrategy,
+)
+from quota_constructs.scheduling import (
     REASON_LIMIT_LOWERED,
     REASON_TIMEOUT,
     JobRequest,
@@ -16,17 +26,6 @@ from quota_constructs.local.core import (
     Scheduler,
     SchedulerOptions,
     SubmitRejected,
-    request_from_submit,
-)
-from quota_constructs.model import (
-    REASON_BORROWABLE,
-    REASON_SE_MAX,
-    REASON_SHARE_AND_BORROW_LIMIT,
-    REASON_SHARE_LIMIT,
-    QuotaConfigError,
-    QuotaShareSpec,
-    ShareState,
-    SharingStrategy,
 )
 
 G5 = "ml.g5.xlarge"
@@ -61,9 +60,10 @@ def _stuck(sched: Scheduler, request: JobRequest) -> str | None:
     submitted = sched.submit(request, now=0)
     sched.advance(1)
     assert submitted.status is JobStatus.RUNNABLE
-    assert submitted.pending is not None
-    assert submitted.pending.kind is PendingKind.EXCEEDS_LIMITS
-    assert submitted.pending.message == submitted.status_reason
+    pending = sched.pending_reason(submitted.job_id)
+    assert pending is not None
+    assert pending.kind is PendingKind.EXCEEDS_LIMITS
+    assert pending.message == submitted.status_reason
     return submitted.status_reason
 
 
@@ -254,7 +254,8 @@ def test_disabled_share_option_stops_dispatch() -> None:
     sched.upsert_share(QuotaShareSpec("QS3", {G5: 1}, RESERVE, state=ShareState.DISABLED))
     sched.advance(5)
     assert queued.status is JobStatus.RUNNABLE
-    assert queued.pending is not None and queued.pending.kind is PendingKind.SHARE_DISABLED
+    pending = sched.pending_reason(queued.job_id)
+    assert pending is not None and pending.kind is PendingKind.SHARE_DISABLED
 
 
 def test_lowering_share_limit_preempts_its_jobs() -> None:
@@ -320,63 +321,6 @@ def test_checkpointed_job_resumes_from_its_last_checkpoint() -> None:
     assert ckpt.stopped_at == 80 + 40  # re-dispatched at 80 when QS2's job ended, 40 s left
 
 
-def test_request_from_submit_reads_payload_and_tags() -> None:
-    request = request_from_submit(
-        {
-            "jobName": "train",
-            "quotaShareName": "QS1",
-            "schedulingPriority": 7,
-            "serviceRequestPayload": (
-                '{"ResourceConfig": {"InstanceType": "ml.g5.xlarge", "InstanceCount": 2},'
-                ' "StoppingCondition": {"MaxRuntimeInSeconds": 900}}'
-            ),
-            "preemptionConfiguration": {"preemptionRetriesBeforeTermination": 2},
-            "retryStrategy": {"attempts": 3},
-            "timeoutConfig": {"attemptDurationSeconds": 600},
-            "tags": {"quota.local/outcome": "FAILED"},
-        }
-    )
-    assert request.demand == {G5: 2}
-    assert request.duration_s == 900
-    assert request.outcome is Outcome.FAILED
-    assert (request.priority, request.preemption_retries) == (7, 2)
-    assert (request.retry_attempts, request.attempt_duration_s) == (3, 600)
-
-
-def test_duration_tag_overrides_payload_runtime() -> None:
-    request = request_from_submit(
-        {
-            "jobName": "t",
-            "quotaShareName": "QS1",
-            "serviceRequestPayload": '{"ResourceConfig": {"InstanceType": "ml.g5.xlarge"},'
-            ' "StoppingCondition": {"MaxRuntimeInSeconds": 900}}',
-            "tags": {"quota.local/duration-seconds": "42.5"},
-        }
-    )
-    assert request.duration_s == 42.5 and request.demand == {G5: 1}
-
-
-def test_rejects_payload_without_resource_config() -> None:
-    with pytest.raises(SubmitRejected, match=r"serviceRequestPayload\.ResourceConfig: missing"):
-        request_from_submit({"jobName": "t", "serviceRequestPayload": "{}"})
-
-
-def test_rejects_payload_that_is_not_json() -> None:
-    with pytest.raises(SubmitRejected, match="serviceRequestPayload: not a JSON object"):
-        request_from_submit({"jobName": "t", "serviceRequestPayload": "{nope"})
-
-
-def test_rejects_bad_duration_tag() -> None:
-    with pytest.raises(SubmitRejected, match=r"quota\.local/duration-seconds: must be a number"):
-        request_from_submit(
-            {
-                "jobName": "t",
-                "serviceRequestPayload": '{"ResourceConfig": {"InstanceType": "ml.g5.xlarge"}}',
-                "tags": {"quota.local/duration-seconds": "soon"},
-            }
-        )
-
-
 def test_model_infeasibility_uses_an_explicit_service_environment() -> None:
     queue = Scheduler(queue_name="q", shares=[share("A", 4, LEND)]).queue
     assert queue.infeasibility("A", {M5: 2}) is None
@@ -393,9 +337,9 @@ def test_lowering_a_limit_twice_counts_preemptions_in_progress() -> None:
     jobs = [sched.submit(job("A", 1, M5, duration_s=None), now=0) for _ in range(3)]
     sched.advance(5)
     sched.upsert_share(share("A", 2, RESERVE), now=5)
-    assert sum(j.preemption_in_progress for j in jobs) == 1
+    assert sum(sched.preemption_in_progress(j.job_id) for j in jobs) == 1
     sched.upsert_share(share("A", 1, RESERVE), now=10)
-    assert sum(j.preemption_in_progress for j in jobs) == 2
+    assert sum(sched.preemption_in_progress(j.job_id) for j in jobs) == 2
     sched.advance(40)
     assert [j.status for j in jobs].count(JobStatus.RUNNING) == 1
     assert sum(len(j.preemptions) for j in jobs) == 2

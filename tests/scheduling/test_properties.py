@@ -9,7 +9,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from quota_constructs.local.core import (
+from quota_constructs.model import QuotaShareSpec, ShareState, SharingStrategy
+from quota_constructs.scheduling import (
     EventKind,
     Job,
     JobRequest,
@@ -19,7 +20,6 @@ from quota_constructs.local.core import (
     SchedulerEvent,
     SchedulerOptions,
 )
-from quota_constructs.model import QuotaShareSpec, ShareState, SharingStrategy
 
 TYPES = ("ml.g5.xlarge", "ml.p4d.24xlarge")
 
@@ -223,7 +223,7 @@ def _held(
     per_lender: dict[str, Counter[str]] = {}
     borrowed: dict[str, Counter[str]] = {}
     for job in sched.jobs:
-        if job.preemption_in_progress:
+        if sched.preemption_in_progress(job.job_id):
             continue
         for lender, amounts in job.alloc.items():
             total.update(amounts)
@@ -245,7 +245,7 @@ def check_invariants(sched: Scheduler) -> list[str]:
             users = {
                 j.share_name
                 for j in sched.jobs
-                if spec.name in j.alloc and not j.preemption_in_progress
+                if spec.name in j.alloc and not sched.preemption_in_progress(j.job_id)
             }
             if users - {spec.name}:
                 problems.append(f"{spec.name} is {spec.strategy} but {users} use its capacity")
@@ -277,7 +277,7 @@ def _check_accounting(sched: Scheduler) -> list[str]:
                 share_use[t] = share_use.get(t, 0) + n
         elif job.alloc:
             problems.append(f"{job} holds {job.alloc} in state {job.status}")
-        if job.status is JobStatus.RUNNABLE and job.pending is None:
+        if job.status is JobStatus.RUNNABLE and sched.pending_reason(job.job_id) is None:
             problems.append(f"{job} is RUNNABLE without a pending reason")
     reported = {k: v for k, v in sched.usage().items() if v}
     if reported != {k: v for k, v in usage.items() if any(v.values())}:
@@ -289,14 +289,14 @@ def _check_lenders_not_starved(sched: Scheduler) -> list[str]:
     """After a pass, a share's first RUNNABLE job that fits its own limit never waits while
     the capacity it needs is lent out (unless a preemption is still in progress, or the job
     would not fit a smaller service environment even with every borrower gone)."""
-    if any(j.preemption_in_progress for j in sched.jobs):
+    if any(sched.preemption_in_progress(j.job_id) for j in sched.jobs):
         return []
     problems = []
     ledger = sched.ledger()
     se = sched.service_environment
     used = sched.total_usage()
     for spec in sched.queue.shares:
-        waiting = [j for j in sched.jobs if j.share_name == spec.name and _waits(j)]
+        waiting = [j for j in sched.jobs if j.share_name == spec.name and _waits(sched, j)]
         if not waiting:
             continue
         head = min(waiting, key=lambda j: (-j.priority, j.seq))
@@ -316,11 +316,12 @@ def _check_lenders_not_starved(sched: Scheduler) -> list[str]:
     return problems
 
 
-def _waits(job: Job) -> bool:
+def _waits(sched: Scheduler, job: Job) -> bool:
+    pending = sched.pending_reason(job.job_id)
     return (
         job.status is JobStatus.RUNNABLE
-        and job.pending is not None
-        and (job.pending.kind.value != "EXCEEDS_LIMITS")
+        and pending is not None
+        and (pending.kind.value != "EXCEEDS_LIMITS")
     )
 
 
@@ -356,10 +357,9 @@ def test_skipping_unchanged_shares_never_misses_a_dispatch(
     run = play(shares, ops, SchedulerOptions(), se_factor)
     sched = run.sched
     before = len(run.log)
-    for share in sched._shares.values():  # a full pass with every memo forgotten
-        share.memo = None
-    sched._dirty = True
-    sched._settle()
+    sched._dispatcher.forget_blocked_heads()  # a full pass with every blocked head forgotten
+    sched._events.pass_due = True
+    sched._dispatcher.run_passes()
     assert len(run.log) == before
 
 

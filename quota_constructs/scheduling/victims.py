@@ -4,12 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
-from quota_constructs.local.core.records import Capacity, _add, _covers
-
-if TYPE_CHECKING:
-    from quota_constructs.local.core.job import Job
+from quota_constructs.scheduling.capacity import Capacity, add_capacity, covers
+from quota_constructs.scheduling.job import Job
 
 # --- victim selection -------------------------------------------------------------------------
 
@@ -56,8 +54,8 @@ class DefaultVictimPolicy:
             pool = [c for c in candidates if tier(c) <= top and useful(c) > 0]
             total: dict[str, int] = {}
             for cand in pool:
-                _add(total, cand.frees)
-            if _covers(total, need):
+                add_capacity(total, cand.frees)
+            if covers(total, need):
                 pool.sort(key=lambda c: (-useful(c), tier(c), c.running_for, -c.job.seq))
                 return _greedy(pool, need)
         return None
@@ -68,15 +66,15 @@ def _greedy(ordered: Sequence[VictimCandidate], need: Capacity) -> list[VictimCa
     chosen: list[VictimCandidate] = []
     freed: dict[str, int] = {}
     for cand in ordered:
-        if _covers(freed, need):
+        if covers(freed, need):
             break
         if any(cand.frees.get(t, 0) > 0 and freed.get(t, 0) < n for t, n in need.items()):
             chosen.append(cand)
-            _add(freed, cand.frees)
+            add_capacity(freed, cand.frees)
     for cand in reversed(list(chosen)):
         rest = dict(freed)
-        _add(rest, cand.frees, -1)
-        if _covers(rest, need):
+        add_capacity(rest, cand.frees, -1)
+        if covers(rest, need):
             chosen.remove(cand)
             freed = rest
     return chosen

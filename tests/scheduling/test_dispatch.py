@@ -6,7 +6,8 @@ from collections.abc import Sequence
 
 import pytest
 
-from quota_constructs.local.core import (
+from quota_constructs.model import QuotaShareSpec, SharingStrategy
+from quota_constructs.scheduling import (
     PREEMPTION_IN_PROGRESS,
     REASON_CROSS_SHARE,
     Capacity,
@@ -22,7 +23,6 @@ from quota_constructs.local.core import (
     ShareOrder,
     VictimCandidate,
 )
-from quota_constructs.model import QuotaShareSpec, SharingStrategy
 
 G5 = "ml.g5.xlarge"
 LEND = SharingStrategy.LEND
@@ -63,15 +63,18 @@ def test_pending_reasons_name_the_position_and_the_limit() -> None:
     behind = sched.submit(req("behind", "A", priority=1), now=0)
     sched.advance(1)
     assert running.borrowed == {} and borrowing.status is JobStatus.RUNNABLE
-    assert head.pending is not None and head.pending.position == 1
+    head_pending = sched.pending_reason(head.job_id)
+    assert head_pending is not None and head_pending.position == 1
     # B is RESERVE: A has nothing to borrow from.
-    assert borrowing.pending is not None
-    assert borrowing.pending.kind is PendingKind.NO_LENDABLE_CAPACITY
-    assert borrowing.pending.position == 0
-    assert behind.pending is not None
-    assert behind.pending.kind is PendingKind.BEHIND_HIGHER_PRIORITY
-    assert behind.pending.position == 2
-    assert "position 2" in behind.pending.message
+    borrowing_pending = sched.pending_reason(borrowing.job_id)
+    assert borrowing_pending is not None
+    assert borrowing_pending.kind is PendingKind.NO_LENDABLE_CAPACITY
+    assert borrowing_pending.position == 0
+    behind_pending = sched.pending_reason(behind.job_id)
+    assert behind_pending is not None
+    assert behind_pending.kind is PendingKind.BEHIND_HIGHER_PRIORITY
+    assert behind_pending.position == 2
+    assert "position 2" in behind_pending.message
 
 
 def test_borrow_limit_reached_is_reported() -> None:
@@ -82,9 +85,10 @@ def test_borrow_limit_reached_is_reported() -> None:
     sched.advance(1)
     assert sum(j.status.is_dispatched for j in jobs) == 3  # 2 own + 1 borrowed
     waiting = jobs[3]
-    assert waiting.pending is not None
-    assert waiting.pending.kind is PendingKind.BORROW_LIMIT_REACHED
-    assert "borrow limit of 1" in waiting.pending.message
+    pending = sched.pending_reason(waiting.job_id)
+    assert pending is not None
+    assert pending.kind is PendingKind.BORROW_LIMIT_REACHED
+    assert "borrow limit of 1" in pending.message
 
 
 def test_borrowers_are_served_fifo_across_shares() -> None:
@@ -239,9 +243,10 @@ def test_delayed_preemption_keeps_capacity_until_completed() -> None:
     sched.advance(15)
     assert borrower.status is JobStatus.RUNNING
     assert borrower.status_reason == PREEMPTION_IN_PROGRESS + REASON_CROSS_SHARE
-    assert borrower.preemption_in_progress
-    assert lender.pending is not None
-    assert lender.pending.kind is PendingKind.WAITING_FOR_PREEMPTION
+    assert sched.preemption_in_progress(borrower.job_id)
+    pending = sched.pending_reason(lender.job_id)
+    assert pending is not None
+    assert pending.kind is PendingKind.WAITING_FOR_PREEMPTION
     sched.advance(30)
     assert borrower.status is JobStatus.RUNNABLE and lender.status is JobStatus.SCHEDULED
     assert lender.scheduled_at == 30
@@ -274,8 +279,9 @@ def test_lowering_the_service_environment_preempts_nothing_but_gates_dispatch() 
     waiting = sched.submit(req("b", "B"), now=3)
     sched.advance(4)
     assert all(j.status is JobStatus.RUNNING for j in running)
-    assert waiting.pending is not None
-    assert waiting.pending.kind is PendingKind.WAITING_FOR_SERVICE_ENVIRONMENT
+    pending = sched.pending_reason(waiting.job_id)
+    assert pending is not None
+    assert pending.kind is PendingKind.WAITING_FOR_SERVICE_ENVIRONMENT
     sched.terminate(running[0].job_id, "done", now=5)
     assert waiting.status is JobStatus.SCHEDULED
 

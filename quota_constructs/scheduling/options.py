@@ -6,8 +6,6 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from quota_constructs.local.core.records import ShareOrder
-from quota_constructs.local.core.victims import DefaultVictimPolicy, VictimPolicy
 from quota_constructs.model import (
     JobQueueSpec,
     Problem,
@@ -15,6 +13,8 @@ from quota_constructs.model import (
     check_int_range,
     check_scheduling_priority,
 )
+from quota_constructs.scheduling.records import ShareOrder
+from quota_constructs.scheduling.victims import DefaultVictimPolicy, VictimPolicy
 
 # --- options ----------------------------------------------------------------------------------
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from quota_constructs.config import ORGS_DIR, load_organisation
-from quota_constructs.local.core import (
+from quota_constructs.scheduling import (
     REASON_CROSS_SHARE,
     REASON_IN_SHARE,
     EventKind,
@@ -39,7 +39,8 @@ def test_aws_tutorial_on_seed_demo() -> None:
     assert p3.status is JobStatus.RUNNING and p3.borrowed == {}
     assert p2.status is JobStatus.RUNNING and p2.alloc == {"QS2": {G5: 1}}
     assert p1.status is JobStatus.RUNNABLE
-    assert p1.pending is not None and p1.pending.kind is PendingKind.NO_LENDABLE_CAPACITY
+    p1_pending = sched.pending_reason(p1.job_id)
+    assert p1_pending is not None and p1_pending.kind is PendingKind.NO_LENDABLE_CAPACITY
     assert sched.ledger()["QS3"].idle == {G5: 1}
 
     qs2 = sched.submit(req("qs2", "QS2", 1), now=20)

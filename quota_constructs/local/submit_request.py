@@ -1,4 +1,4 @@
-"""SubmitServiceJob request -> JobRequest (demand, duration and outcome)."""
+"""The wire ``SubmitServiceJob`` request read into the scheduler's :class:`JobRequest`."""
 
 from __future__ import annotations
 
@@ -7,17 +7,15 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from quota_constructs.local.core.records import (
-    DEFAULT_MAX_RUNTIME_S,
-    DURATION_TAG,
-    OUTCOME_TAG,
-    JobRequest,
-    Outcome,
-    SubmitRejected,
-)
 from quota_constructs.model import Problem, QuotaConfigError, capacity_demand
+from quota_constructs.scheduling import JobRequest, Outcome, SubmitRejected
 
-# --- SubmitServiceJob -> JobRequest -----------------------------------------------------------
+DURATION_TAG = "quota.local/duration-seconds"
+"""Tag giving an emulated job's run time in seconds."""
+OUTCOME_TAG = "quota.local/outcome"
+"""Tag ``FAILED`` makes every attempt of an emulated job fail."""
+DEFAULT_MAX_RUNTIME_S = 86_400.0
+"""Run time of a job whose payload has no StoppingCondition (SageMaker's default, 1 day)."""
 
 
 def request_from_submit(params: Mapping[str, Any]) -> JobRequest:

@@ -1,0 +1,97 @@
+"""Admission: the problems that make a queue refuse a submitted job request."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+from quota_constructs.model import (
+    Problem,
+    QuotaShareSpec,
+    ShareState,
+    check_instance_type,
+    check_int_range,
+    check_job_settings,
+    check_name,
+    check_scheduling_priority,
+    check_tags,
+)
+from quota_constructs.scheduling.capacity import Capacity
+from quota_constructs.scheduling.records import JobRequest, Outcome
+
+
+def request_problems(
+    request: JobRequest, queue_name: str, shares: Mapping[str, QuotaShareSpec]
+) -> list[Problem]:
+    """Why ``queue_name`` (with ``shares``) refuses ``request``; empty when it accepts it."""
+    problems = check_name(request.job_name, "jobName", what="job name")
+    problems += _share_problems(request.share_name, queue_name, shares)
+    if request.priority is not None:
+        problems += check_scheduling_priority(request.priority)
+    problems += demand_problems(request.demand)
+    problems += check_job_settings(request.retry_attempts, request.preemption_retries)
+    for name, value in (
+        ("duration_s", request.duration_s),
+        ("timeoutConfig.attemptDurationSeconds", request.attempt_duration_s),
+        ("checkpoint_interval_s", request.checkpoint_interval_s),
+    ):
+        if value is not None and (
+            not isinstance(value, int | float) or math.isnan(value) or value < 0
+        ):
+            problems.append(Problem(name, value, "must be a number >= 0", "set it >= 0"))
+    if request.outcome not in (Outcome.SUCCEEDED, Outcome.FAILED):
+        problems.append(
+            Problem("outcome", request.outcome, "unknown outcome", "use SUCCEEDED or FAILED")
+        )
+    problems += check_tags(request.tags)
+    return problems
+
+
+def _share_problems(
+    share_name: str, queue_name: str, shares: Mapping[str, QuotaShareSpec]
+) -> list[Problem]:
+    known = ", ".join(shares) or "none"
+    if not share_name:
+        return [
+            Problem(
+                "quotaShareName",
+                share_name,
+                f"quotaShareName is required on the quota-managed job queue {queue_name!r}",
+                f"name one of its shares: {known}",
+            )
+        ]
+    spec = shares.get(share_name)
+    if spec is None:
+        return [
+            Problem(
+                "quotaShareName",
+                share_name,
+                f"no quota share of that name on job queue {queue_name!r}",
+                f"use one of: {known}",
+            )
+        ]
+    if spec.state is ShareState.DISABLED:
+        return [
+            Problem(
+                "quotaShareName",
+                share_name,
+                "the quota share is DISABLED and accepts no new jobs",
+                "enable the share (state ENABLED) or submit to another share",
+            )
+        ]
+    return []
+
+
+def demand_problems(demand: Capacity) -> list[Problem]:
+    """Problems of a demand: empty, a bad instance type or a count below 1."""
+    problems: list[Problem] = []
+    if not demand:
+        problems.append(
+            Problem("demand", dict(demand), "a job needs at least one instance", "set a demand")
+        )
+    for itype, count in demand.items():
+        problems += check_instance_type(itype, f"ResourceConfig.InstanceType[{itype}]")
+        problems += check_int_range(
+            count, f"ResourceConfig.InstanceCount[{itype}]", 1, None, what="instance count"
+        )
+    return problems

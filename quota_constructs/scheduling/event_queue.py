@@ -1,0 +1,84 @@
+"""Virtual time: the current instant, the timed events after it, and whether a pass is due now."""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable
+from enum import IntEnum
+
+from quota_constructs.scheduling.job import Job
+
+
+class TimedEvent(IntEnum):
+    """What happens to a job at a set time."""
+
+    TO_RUNNABLE = 0
+    TO_STARTING = 1
+    TO_RUNNING = 2
+    FINISH = 3
+    """The attempt ran its duration: it ends with the request's outcome."""
+    TIMEOUT = 4
+    """The attempt ran ``attempt_duration_s``: it fails."""
+    TIME_LIMIT = 5
+    """A RUNNABLE time-limit action terminates the job."""
+    PREEMPTION_COMPLETE = 6
+
+
+class EventQueue:
+    """Timed events in time order, each tied to the job's event generation when scheduled.
+
+    :meth:`cancel` starts a job's next generation, which voids every event scheduled for it so
+    far (they are skipped when they come due). ``pass_due``: something changed at ``now``
+    that may let a job dispatch, so the dispatcher runs another pass.
+    """
+
+    def __init__(self, start_time: float) -> None:
+        self.now = float(start_time)
+        """Virtual time of the last change (float seconds)."""
+        self.pass_due = False
+        self._entries: list[tuple[float, int, TimedEvent, Job, int]] = []
+        self._seq = 0
+        self._generation: list[int] = [0]
+
+    def register(self, job: Job) -> None:
+        """Start keeping track of a newly submitted job (in submit order)."""
+        assert job.seq == len(self._generation), "jobs are registered in submit order"
+        self._generation.append(0)
+
+    def schedule(self, at: float, kind: TimedEvent, job: Job) -> None:
+        self._seq += 1
+        heapq.heappush(self._entries, (at, self._seq, kind, job, self._generation[job.seq]))
+
+    def cancel(self, job: Job) -> None:
+        """Void every event scheduled for ``job`` so far."""
+        self._generation[job.seq] += 1
+
+    def next_time(self) -> float | None:
+        """Time of the next event still in force (voided ones are dropped)."""
+        entries = self._entries
+        generation = self._generation
+        while entries and entries[0][4] != generation[entries[0][3].seq]:
+            heapq.heappop(entries)
+        return entries[0][0] if entries else None
+
+    def run_until(
+        self,
+        until: float,
+        handle: Callable[[TimedEvent, Job], None],
+        after_each_instant: Callable[[], None],
+    ) -> None:
+        """Move ``now`` to each instant up to ``until`` with events due, handle those in force
+        (in order, events they schedule at that instant included), then ``after_each_instant``;
+        finally move ``now`` to ``until``."""
+        entries = self._entries
+        generation = self._generation
+        while entries and entries[0][0] <= until:
+            instant = entries[0][0]
+            if instant > self.now:
+                self.now = instant
+            while entries and entries[0][0] <= instant:
+                _, _, kind, job, gen = heapq.heappop(entries)
+                if gen == generation[job.seq]:
+                    handle(kind, job)
+            after_each_instant()
+        self.now = until

@@ -1,0 +1,278 @@
+"""The capacity ledger: per-share accounts, the service environment, holding and releasing."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from quota_constructs.model import JobQueueSpec, QuotaShareSpec, ShareState
+from quota_constructs.scheduling.capacity import add_capacity, positive
+from quota_constructs.scheduling.job import Job
+from quota_constructs.scheduling.options import SchedulerOptions
+from quota_constructs.scheduling.records import ShareLedger, ShareOrder
+
+Allocation = dict[str, dict[str, int]]
+"""Lender share (the job's own share included) -> instance type -> instances."""
+
+
+class ShareAccount:
+    """One share's capacity: limits, own use, what it lends and borrows, and its holders."""
+
+    def __init__(self, spec: QuotaShareSpec, order: int) -> None:
+        self.spec = spec
+        self.order = order
+        """Place in the declared order of the shares."""
+        self.own: dict[str, int] = {}
+        """This share's capacity used by its own jobs."""
+        self.lent: dict[str, int] = {}
+        """This share's capacity used by other shares' jobs."""
+        self.borrowed: dict[str, int] = {}
+        """Other shares' capacity used by this share's jobs."""
+        self.holding: dict[str, Job] = {}
+        """This share's jobs that hold capacity (own or borrowed), by job id."""
+        self.borrowers: dict[str, Job] = {}
+        """Other shares' jobs that hold some of this share's capacity, by job id."""
+        self.changes = 0
+        """Bumped on every change of this account's use, holders or their priorities."""
+
+    @property
+    def spec(self) -> QuotaShareSpec:
+        return self._spec
+
+    @spec.setter
+    def spec(self, spec: QuotaShareSpec) -> None:
+        self._spec = spec
+        self.name = spec.name
+        self.limits = dict(spec.capacity)
+        self.borrows = spec.strategy.borrows
+        self.enabled = spec.state is ShareState.ENABLED
+
+    def free(self, itype: str) -> int:
+        """Own limit minus own use minus what is lent (negative when over the limit)."""
+        return self.limits.get(itype, 0) - self.own.get(itype, 0) - self.lent.get(itype, 0)
+
+    def free_after_reclaim(self, itype: str) -> int:
+        """Own limit minus own use: what is free plus what is lent out (reclaimable)."""
+        return self.limits.get(itype, 0) - self.own.get(itype, 0)
+
+    def usage_fraction(self) -> float:
+        """Instances held by the share's jobs (own and borrowed) over the sum of its limits."""
+        total = sum(self.spec.capacity.values()) or 1
+        return (sum(self.own.values()) + sum(self.borrowed.values())) / total
+
+
+class CapacityLedger:
+    """Capacity accounting of one queue: an account per share and the service environment."""
+
+    def __init__(
+        self, options: SchedulerOptions, service_environment: Mapping[str, int] | None
+    ) -> None:
+        self.options = options
+        self.accounts: dict[str, ShareAccount] = {}
+        """Every share's account, in declared order."""
+        self._next_order = 0
+        self._explicit_se = dict(service_environment) if service_environment is not None else None
+        self.se: dict[str, int] = {}
+        """Service-environment capacity in force: explicit, else the sum of the shares' limits."""
+        self.used: dict[str, int] = {}
+        """Instances held in the service environment per instance type."""
+        self.se_binding = False
+        """The service environment is smaller than the shares' sum for some instance type."""
+        self.releases = 0
+        """Bumped on every release of capacity."""
+        self._queue_spec = JobQueueSpec(shares=())
+        self.share_specs: dict[str, QuotaShareSpec] = {}
+        """Every share's spec by name, as of the last :meth:`reconfigure`."""
+        self._infeasible: dict[tuple[str, tuple[tuple[str, int], ...]], str | None] = {}
+
+    # --- configuration ------------------------------------------------------------------------
+
+    @property
+    def queue_spec(self) -> JobQueueSpec:
+        """The current shares as a model job queue."""
+        return JobQueueSpec(shares=tuple(a.spec for a in self.accounts.values()))
+
+    @property
+    def service_environment(self) -> dict[str, int]:
+        """Service-environment capacity: explicit, else the sum of the shares' limits."""
+        if self._explicit_se is not None:
+            return dict(self._explicit_se)
+        return self.queue_spec.service_environment_capacity()
+
+    def add_share(self, spec: QuotaShareSpec) -> None:
+        self.accounts[spec.name] = ShareAccount(spec, self._next_order)
+        self._next_order += 1
+
+    def update_share(self, spec: QuotaShareSpec) -> None:
+        """New limits, strategy or state for an existing share (act at ``reconfigure``)."""
+        self.accounts[spec.name].spec = spec
+
+    def remove_share(self, name: str) -> None:
+        del self.accounts[name]
+
+    def set_service_environment(self, capacity: Mapping[str, int] | None) -> None:
+        """Set the SE capacity (``None``: follow the shares); takes effect at ``reconfigure``."""
+        self._explicit_se = dict(capacity) if capacity is not None else None
+
+    def reconfigure(self) -> None:
+        """After a share or SE change: the SE in force, whether it binds, feasibility afresh."""
+        self._infeasible.clear()
+        self._queue_spec = self.queue_spec
+        self.share_specs = {name: a.spec for name, a in self.accounts.items()}
+        shares_total = self._queue_spec.service_environment_capacity()
+        self.se = dict(self._explicit_se) if self._explicit_se is not None else shares_total
+        self.se_binding = any(self.se.get(t, 0) < n for t, n in shares_total.items())
+
+    def infeasibility(self, job: Job) -> str | None:
+        """The MISCONFIGURATION reason why ``job`` can never run here, or ``None`` (cached)."""
+        key = (job.share_name, tuple(sorted(job.demand.items())))
+        if key not in self._infeasible:
+            self._infeasible[key] = self._queue_spec.infeasibility(
+                job.share_name, job.demand, service_environment=self.se
+            )
+        return self._infeasible[key]
+
+    # --- holding and releasing ----------------------------------------------------------------
+
+    def hold(self, job: Job, alloc: Allocation) -> None:
+        """``job`` takes ``alloc`` (its own share's capacity and what it borrows)."""
+        accounts = self.accounts
+        own_share = accounts[job.share_name]
+        own_share.changes += 1
+        job.alloc = alloc
+        for lender_name, amounts in alloc.items():
+            add_capacity(self.used, amounts)
+            if lender_name == job.share_name:
+                add_capacity(own_share.own, amounts)
+            else:
+                lender = accounts[lender_name]
+                lender.changes += 1
+                add_capacity(lender.lent, amounts)
+                add_capacity(own_share.borrowed, amounts)
+                lender.borrowers[job.job_id] = job
+        own_share.holding[job.job_id] = job
+
+    def release(self, job: Job) -> None:
+        """``job`` gives back all it holds (shares removed meanwhile are skipped)."""
+        accounts = self.accounts
+        own_share = accounts.get(job.share_name)
+        self.releases += 1
+        if own_share is not None:
+            own_share.changes += 1
+        for lender_name, amounts in job.alloc.items():
+            add_capacity(self.used, amounts, -1)
+            lender = accounts.get(lender_name)
+            if lender is not None:
+                lender.changes += 1
+            if lender_name == job.share_name:
+                if own_share is not None:
+                    add_capacity(own_share.own, amounts, -1)
+            else:
+                if lender is not None:
+                    add_capacity(lender.lent, amounts, -1)
+                    lender.borrowers.pop(job.job_id, None)
+                if own_share is not None:
+                    add_capacity(own_share.borrowed, amounts, -1)
+        if own_share is not None:
+            own_share.holding.pop(job.job_id, None)
+        job.alloc = {}
+
+    def note_priority_change(self, share_name: str) -> None:
+        """A job of the share changed priority: passes must look at the share again."""
+        self.accounts[share_name].changes += 1
+
+    # --- queries ------------------------------------------------------------------------------
+
+    def se_free(self, itype: str) -> int:
+        """Instances of ``itype`` the service environment has not handed out."""
+        return self.se.get(itype, 0) - self.used.get(itype, 0)
+
+    def lends(self, account: ShareAccount) -> bool:
+        """Whether the share lends its idle capacity now (strategy, state and options)."""
+        if not account.spec.strategy.lends:
+            return False
+        return account.enabled or self.options.disabled_share_dispatches
+
+    def dispatches(self, account: ShareAccount) -> bool:
+        """Whether the share's RUNNABLE jobs may dispatch (ENABLED, or DISABLED allowed)."""
+        return account.enabled or self.options.disabled_share_dispatches
+
+    def ordered(self) -> list[ShareAccount]:
+        """The accounts in the order a pass serves them (``SchedulerOptions.share_order``)."""
+        accounts = list(self.accounts.values())
+        if self.options.share_order is ShareOrder.LEAST_USAGE:
+            accounts.sort(key=lambda a: (a.usage_fraction(), a.order))
+        return accounts
+
+    def plan_own(self, account: ShareAccount, job: Job) -> Allocation | None:
+        """``job``'s demand from its share's free capacity, or ``None`` when it does not fit."""
+        for itype, n in job.demand.items():
+            if account.free(itype) < n or self.se_free(itype) < n:
+                return None
+        return {account.name: dict(job.demand)}
+
+    def plan_borrow(self, account: ShareAccount, job: Job) -> Allocation | None:
+        """Own free capacity first, the rest borrowed from lenders in share order."""
+        if not account.borrows:
+            return None
+        alloc: Allocation = {}
+        for itype, n in job.demand.items():
+            if self.se_free(itype) < n:
+                return None
+            own = max(0, min(n, account.free(itype)))
+            need = n - own
+            if own:
+                alloc.setdefault(account.name, {})[itype] = own
+            if need == 0:
+                continue
+            if account.borrowed.get(itype, 0) + need > account.spec.borrow_cap(itype):
+                return None
+            for lender in self.ordered():
+                if lender is account or not self.lends(lender):
+                    continue
+                take = min(need, max(0, lender.free(itype)))
+                if take:
+                    alloc.setdefault(lender.name, {})[itype] = take
+                    need -= take
+                if need == 0:
+                    break
+            if need:
+                return None
+        return alloc
+
+    def lendable(self, account: ShareAccount, itype: str) -> int:
+        """Free instances of ``itype`` the other shares lend now."""
+        return sum(
+            max(0, a.free(itype))
+            for a in self.accounts.values()
+            if a is not account and self.lends(a)
+        )
+
+    def usage(self) -> dict[str, dict[str, int]]:
+        """Instances held per share per instance type (own plus borrowed), zero entries omitted."""
+        out: dict[str, dict[str, int]] = {}
+        for account in self.accounts.values():
+            used = dict(account.own)
+            add_capacity(used, account.borrowed)
+            out[account.name] = positive(used)
+        return out
+
+    def total_usage(self) -> dict[str, int]:
+        """Instances held in the service environment per instance type."""
+        return positive(self.used)
+
+    def share_ledgers(self) -> dict[str, ShareLedger]:
+        """Full capacity accounting per share (limit, used, own, borrowed, lent, idle)."""
+        out = {}
+        for account in self.accounts.values():
+            used = dict(account.own)
+            add_capacity(used, account.borrowed)
+            types = set(account.spec.capacity) | set(used) | set(account.lent)
+            out[account.name] = ShareLedger(
+                limit=dict(account.spec.capacity),
+                used=positive(used),
+                own=positive(account.own),
+                borrowed=positive(account.borrowed),
+                lent=positive(account.lent),
+                idle={t: account.free(t) for t in sorted(types) if account.spec.limit(t) > 0},
+            )
+        return out

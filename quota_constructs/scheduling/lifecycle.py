@@ -1,0 +1,265 @@
+"""Job transitions: status changes and their events, queueing, attempts, retries, termination."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import replace
+
+from quota_constructs.model import JobStatus
+from quota_constructs.scheduling.event_queue import EventQueue, TimedEvent
+from quota_constructs.scheduling.job import Job, SchedulerEvent, attempt_id
+from quota_constructs.scheduling.ledger import Allocation, CapacityLedger
+from quota_constructs.scheduling.options import SchedulerOptions
+from quota_constructs.scheduling.preemptions_in_progress import PreemptionsInProgress
+from quota_constructs.scheduling.queues import RunnableQueues
+from quota_constructs.scheduling.records import (
+    JSTLA_REASON,
+    REASON_FAILED,
+    REASON_SUCCEEDED,
+    REASON_TIMEOUT,
+    Attempt,
+    EventKind,
+    Outcome,
+    PreemptionRecord,
+)
+
+Listener = Callable[[SchedulerEvent], None]
+
+
+class JobLifecycle:
+    """Carries out every change of a job's state and tells the listeners.
+
+    SUBMITTED -> RUNNABLE (queued, or held aside as infeasible) -> SCHEDULED (holding capacity)
+    -> STARTING -> RUNNING -> SUCCEEDED | FAILED, with retries, timeouts, RUNNABLE time limits,
+    termination and the end of preemptions. Keeps each job's attempts used and dispatches.
+    """
+
+    def __init__(
+        self,
+        options: SchedulerOptions,
+        ledger: CapacityLedger,
+        queues: RunnableQueues,
+        events: EventQueue,
+        preemptions: PreemptionsInProgress,
+    ) -> None:
+        self.options = options
+        self._ledger = ledger
+        self._queues = queues
+        self._events = events
+        self._preemptions = preemptions
+        self._listeners: list[Listener] = []
+        self._attempts_used: list[int] = [0]
+        self._dispatches: list[int] = [0]
+
+    def register(self, job: Job) -> None:
+        """Start keeping track of a newly submitted job (in submit order)."""
+        assert job.seq == len(self._dispatches), "jobs are registered in submit order"
+        self._attempts_used.append(0)
+        self._dispatches.append(0)
+
+    def dispatch_count(self, job: Job) -> int:
+        """How many times ``job`` was dispatched (placed on capacity)."""
+        return self._dispatches[job.seq]
+
+    # --- status and events --------------------------------------------------------------------
+
+    def subscribe(self, listener: Listener) -> None:
+        self._listeners.append(listener)
+
+    def notify(
+        self,
+        kind: EventKind,
+        job: Job,
+        previous: JobStatus | None,
+        preemption: PreemptionRecord | None = None,
+    ) -> None:
+        """Tell every listener (synchronously) of a change to ``job``."""
+        if not self._listeners:
+            return
+        event = SchedulerEvent(
+            self._events.now, kind, job, job.status, previous, job.status_reason, preemption
+        )
+        for listener in self._listeners:
+            listener(event)
+
+    def set_status(self, job: Job, status: JobStatus, reason: str | None) -> None:
+        """Move ``job`` to ``status``; its pending timed events are void."""
+        previous = job.status
+        job.status = status
+        job.status_reason = reason
+        self._events.cancel(job)
+        if self._listeners:
+            self.notify(EventKind.STATE_CHANGE, job, previous)
+
+    # --- RUNNABLE -----------------------------------------------------------------------------
+
+    def make_runnable(self, job: Job, reason: str | None) -> None:
+        job.runnable_at = self._events.now
+        self._queues.reset_position(job)
+        self.set_status(job, JobStatus.RUNNABLE, self._ledger.infeasibility(job) or reason)
+        self.enqueue(job)
+        self._events.pass_due = True
+
+    def enqueue(self, job: Job) -> None:
+        """Queue a RUNNABLE job, or hold it aside while its demand can never fit (arming its
+        RUNNABLE time limit when the reason is new)."""
+        queues = self._queues
+        reason = self._ledger.infeasibility(job)
+        if reason is not None:
+            if queues.hold_infeasible(job, reason):
+                job.status_reason = reason
+                self._arm_time_limit(job, reason)
+            return
+        if queues.clear_infeasible(job):
+            if job.status_reason and job.status_reason.startswith("MISCONFIGURATION"):
+                job.status_reason = None
+            self._events.cancel(job)  # its time-limit action
+        queues.of(job).push(job)
+
+    def _arm_time_limit(self, job: Job, reason: str) -> None:
+        code = reason.split(" - ")[0]
+        seconds = self.options.runnable_time_limits.get(code)
+        self._events.cancel(job)
+        if seconds is not None:
+            self._events.schedule(self._events.now + seconds, TimedEvent.TIME_LIMIT, job)
+
+    # --- attempts -----------------------------------------------------------------------------
+
+    def dispatch(self, job: Job, alloc: Allocation) -> None:
+        """Place ``job`` (just taken off its queue) on ``alloc``: SCHEDULED, a new attempt."""
+        events = self._events
+        now = events.now
+        self._ledger.hold(job, alloc)
+        job.scheduled_at = now
+        job.starting_at = None
+        job.started_at = None
+        self._queues.reset_position(job)
+        self._attempts_used[job.seq] += 1
+        self._dispatches[job.seq] += 1
+        self.set_status(job, JobStatus.SCHEDULED, None)
+        events.schedule(now + self.options.scheduled_to_starting_s, TimedEvent.TO_STARTING, job)
+
+    def handle(self, kind: TimedEvent, job: Job) -> None:
+        """Carry out a timed event that came due."""
+        if kind is TimedEvent.TO_RUNNABLE:
+            self.make_runnable(job, None)
+        elif kind is TimedEvent.TO_STARTING:
+            now = self._events.now
+            job.starting_at = now
+            self.set_status(job, JobStatus.STARTING, None)
+            self._events.schedule(
+                now + self.options.starting_to_running_s, TimedEvent.TO_RUNNING, job
+            )
+        elif kind is TimedEvent.TO_RUNNING:
+            self._start_running(job)
+        elif kind is TimedEvent.FINISH:
+            self._finish(job, job.request.outcome, None)
+        elif kind is TimedEvent.TIMEOUT:
+            self._finish(job, Outcome.FAILED, REASON_TIMEOUT)
+        elif kind is TimedEvent.TIME_LIMIT:
+            reason = self._queues.infeasible_reason(job) or ""
+            self.terminate(job, JSTLA_REASON.format(reason=reason.split(" - ")[0]))
+        elif kind is TimedEvent.PREEMPTION_COMPLETE:
+            self.complete_preemption(job)
+
+    def _start_running(self, job: Job) -> None:
+        events = self._events
+        now = events.now
+        job.started_at = now
+        self.set_status(job, JobStatus.RUNNING, None)
+        request = job.request
+        if request.duration_s is not None:
+            remaining = max(0.0, request.duration_s - job.progress_s)
+            timeout = request.attempt_duration_s
+            if timeout is not None and timeout < remaining:
+                events.schedule(now + timeout, TimedEvent.TIMEOUT, job)
+            else:
+                events.schedule(now + remaining, TimedEvent.FINISH, job)
+        elif request.attempt_duration_s is not None:
+            events.schedule(now + request.attempt_duration_s, TimedEvent.TIMEOUT, job)
+
+    def _finish(self, job: Job, outcome: Outcome, reason: str | None) -> None:
+        now = self._events.now
+        if outcome is Outcome.SUCCEEDED:
+            self._end_attempt(job, REASON_SUCCEEDED, preempted=False)
+            job.stopped_at = now
+            self.set_status(job, JobStatus.SUCCEEDED, REASON_SUCCEEDED)
+            return
+        text = reason or REASON_FAILED
+        self._keep_checkpointed_progress(job)
+        self._end_attempt(job, text, preempted=False)
+        if self._attempts_used[job.seq] < job.request.retry_attempts:
+            self.make_runnable(job, text)
+        else:
+            job.stopped_at = now
+            self.set_status(job, JobStatus.FAILED, text)
+
+    def _keep_checkpointed_progress(self, job: Job) -> None:
+        interval = job.request.checkpoint_interval_s
+        if job.started_at is not None and interval:
+            job.progress_s += _checkpointed(self._events.now - job.started_at, interval)
+
+    def _end_attempt(self, job: Job, reason: str, *, preempted: bool) -> None:
+        now = self._events.now
+        number = len(job.attempts) + 1
+        job.attempts.append(
+            Attempt(
+                number=number,
+                attempt_id=attempt_id(job.job_id, number),
+                scheduled_at=job.scheduled_at if job.scheduled_at is not None else now,
+                started_at=job.started_at,
+                stopped_at=now,
+                status_reason=reason,
+                preempted=preempted,
+            )
+        )
+        self._ledger.release(job)
+        self._events.pass_due = True
+
+    def terminate(self, job: Job, reason: str) -> None:
+        """FAILED with ``reason`` and ``is_terminated``; a preemption in progress ends with it."""
+        if job.status.is_dispatched:
+            self._preemptions.end(job)
+            self._end_attempt(job, reason, preempted=False)
+        job.is_terminated = True
+        job.stopped_at = self._events.now
+        self._queues.discard(job)
+        self.set_status(job, JobStatus.FAILED, reason)
+        self._events.pass_due = True
+
+    def complete_preemption(self, job: Job) -> None:
+        """End ``job``'s preemption in progress: requeue it, or FAILED when out of retries."""
+        record = self._preemptions.end(job)
+        if record is None:
+            return
+        now = self._events.now
+        self._keep_checkpointed_progress(job)
+        self._end_attempt(job, record.reason, preempted=True)
+        retries = job.request.preemption_retries
+        count = len(job.preemptions) + 1
+        exhausted = retries is not None and count > retries
+        consumes = self.options.preemption_consumes_attempt
+        out_of_attempts = consumes and self._attempts_used[job.seq] >= job.request.retry_attempts
+        if not consumes:
+            self._attempts_used[job.seq] -= 1
+        record = replace(record, completed_at=now, terminated=exhausted or out_of_attempts)
+        job.preemptions.append(record)
+        if exhausted or out_of_attempts:
+            job.stopped_at = now
+            why = (
+                f"preemptionRetriesBeforeTermination ({retries}) used up"
+                if exhausted
+                else f"retryStrategy.attempts ({job.request.retry_attempts}) used up"
+            )
+            self.set_status(
+                job, JobStatus.FAILED, f"Preempted {count} time(s), {why}: {record.reason}"
+            )
+        else:
+            self.make_runnable(job, record.reason)
+        self.notify(EventKind.PREEMPTION_COMPLETED, job, job.status, record)
+
+
+def _checkpointed(ran: float, interval: float) -> float:
+    """Run time kept by the last checkpoint of a run of ``ran`` seconds."""
+    return math.floor(ran / interval) * interval if interval > 0 else 0.0

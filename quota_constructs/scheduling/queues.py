@@ -1,0 +1,162 @@
+"""Runnable queues: each share's RUNNABLE jobs in dispatch order, and those that cannot fit."""
+
+from __future__ import annotations
+
+import heapq
+
+from quota_constructs.scheduling.job import Job
+
+QueueEntry = tuple[int, int, int, Job]
+"""(-priority, submit order, entry version, job); an entry whose version is not the job's
+current one is stale and skipped."""
+
+
+class RunnableQueue:
+    """One share's RUNNABLE jobs: a heap by priority then submit order, and the infeasible ones.
+
+    A job has at most one current entry; re-queueing it (a new priority, a backfill skip)
+    pushes a new entry and leaves the old one stale.
+    """
+
+    def __init__(self, entry_versions: list[int]) -> None:
+        self.heap: list[QueueEntry] = []
+        self.infeasible: dict[str, Job] = {}
+        """RUNNABLE jobs whose demand can never fit (a MISCONFIGURATION reason), by job id."""
+        self.changes = 0
+        """Bumped whenever a job joins the heap or the queue is rebuilt."""
+        self._versions = entry_versions
+        self._order: list[Job] | None = None
+        self._positions: dict[str, int] = {}
+
+    def push(self, job: Job) -> None:
+        """Queue ``job`` at its current priority (a previous entry of it becomes stale)."""
+        versions = self._versions
+        version = versions[job.seq] + 1
+        versions[job.seq] = version
+        heapq.heappush(self.heap, (-job.priority, job.seq, version, job))
+        self.changes += 1
+        self._order = None
+
+    def head_entry(self) -> QueueEntry | None:
+        """The first current entry (stale entries before it are dropped), or ``None``."""
+        heap = self.heap
+        versions = self._versions
+        while heap:
+            entry = heap[0]
+            if entry[2] == versions[entry[1]]:
+                return entry
+            heapq.heappop(heap)
+        return None
+
+    def head(self) -> Job | None:
+        """The first RUNNABLE job in dispatch order, or ``None``."""
+        entry = self.head_entry()
+        return entry[3] if entry is not None else None
+
+    def entry_version(self, job: Job) -> int:
+        """Version of ``job``'s current entry (changes whenever it is queued again)."""
+        return self._versions[job.seq]
+
+    def pop_head(self) -> Job:
+        """Remove the head (call :meth:`head` first: it must be current)."""
+        self._order = None
+        return heapq.heappop(self.heap)[3]
+
+    def order(self) -> list[Job]:
+        """The RUNNABLE jobs in dispatch order (cached until the queue changes)."""
+        if self._order is None:
+            versions = self._versions
+            entries = sorted(e for e in self.heap if e[2] == versions[e[1]])
+            self._order = [e[3] for e in entries]
+            self._positions = {job.job_id: i for i, job in enumerate(self._order)}
+        return self._order
+
+    def position(self, job: Job) -> int:
+        """0-based place of ``job`` in :meth:`order` (0 when it is not queued)."""
+        self.order()
+        return self._positions.get(job.job_id, 0)
+
+    def remove(self, job: Job) -> None:
+        """``job`` leaves the queue for good: its entry becomes stale."""
+        self._versions[job.seq] += 1
+        self.infeasible.pop(job.job_id, None)
+        self._order = None
+
+    def drain(self) -> list[Job]:
+        """Empty the queue; return its RUNNABLE jobs (queued and infeasible) in submit order."""
+        versions = self._versions
+        waiting = [e[3] for e in self.heap if e[2] == versions[e[1]]]
+        waiting += list(self.infeasible.values())
+        self.heap = []
+        self.infeasible = {}
+        self.changes += 1
+        self._order = None
+        return sorted(waiting, key=lambda j: j.seq)
+
+
+class RunnableQueues:
+    """The runnable queue of every share and each job's standing in them.
+
+    Per job (by submit order): the version of its current queue entry; per RUNNABLE job: why
+    it can never fit (if so) and since when it holds its place in its share's order.
+    """
+
+    def __init__(self) -> None:
+        self.by_share: dict[str, RunnableQueue] = {}
+        """Every share's queue, in declared order."""
+        self._versions: list[int] = [0]
+        self._infeasible_reasons: dict[str, str] = {}
+        self._position_since: dict[str, float] = {}
+
+    def register(self, job: Job) -> None:
+        """Start keeping track of a newly submitted job (in submit order)."""
+        assert job.seq == len(self._versions), "jobs are registered in submit order"
+        self._versions.append(0)
+
+    def add_share(self, name: str) -> None:
+        self.by_share[name] = RunnableQueue(self._versions)
+
+    def remove_share(self, name: str) -> None:
+        del self.by_share[name]
+
+    def of(self, job: Job) -> RunnableQueue:
+        """The queue of ``job``'s share."""
+        return self.by_share[job.share_name]
+
+    def discard(self, job: Job) -> None:
+        """``job`` leaves its queue for good (terminated): its entry becomes stale."""
+        self.by_share[job.share_name].remove(job)
+        self._infeasible_reasons.pop(job.job_id, None)
+
+    # --- infeasible jobs ----------------------------------------------------------------------
+
+    def infeasible_reason(self, job: Job) -> str | None:
+        """Why the RUNNABLE ``job`` can never fit (its MISCONFIGURATION reason), or ``None``."""
+        return self._infeasible_reasons.get(job.job_id)
+
+    def hold_infeasible(self, job: Job, reason: str) -> bool:
+        """Keep ``job`` aside as infeasible; ``True`` when ``reason`` is new for it."""
+        self.by_share[job.share_name].infeasible[job.job_id] = job
+        if self._infeasible_reasons.get(job.job_id) == reason:
+            return False
+        self._infeasible_reasons[job.job_id] = reason
+        return True
+
+    def clear_infeasible(self, job: Job) -> bool:
+        """``job`` fits again; ``True`` when it had been infeasible."""
+        return self._infeasible_reasons.pop(job.job_id, None) is not None
+
+    # --- place in the order -------------------------------------------------------------------
+
+    def note_position(self, job: Job, now: float) -> None:
+        """``job`` is (still) at its place: remember since when, once."""
+        if job.job_id not in self._position_since:
+            self._position_since[job.job_id] = now
+
+    def reset_position(self, job: Job) -> None:
+        """``job`` left its place (dispatched, requeued, re-prioritised, a preemption started)."""
+        self._position_since.pop(job.job_id, None)
+
+    def position_since(self, job: Job) -> float | None:
+        """When ``job`` reached its current place, if it was noted."""
+        return self._position_since.get(job.job_id)

@@ -1,0 +1,381 @@
+"""The :class:`Scheduler` facade: one queue's configuration, submissions, queries and time.
+
+It composes the collaborators and passes each its dependencies: the capacity ledger, the
+runnable queues, the event queue (virtual time), the preemptions in progress, the job
+lifecycle, the preemptor, the dispatcher and the pending-reason explainer.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import heapq
+import math
+import uuid
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
+
+from quota_constructs.model import (
+    MAX_SHARES_PER_QUEUE,
+    JobQueueSpec,
+    JobStatus,
+    Problem,
+    QuotaConfigError,
+    QuotaShareSpec,
+    check_instance_type,
+    check_int_range,
+    check_scheduling_priority,
+)
+from quota_constructs.scheduling.admission import request_problems
+from quota_constructs.scheduling.dispatcher import Dispatcher
+from quota_constructs.scheduling.event_queue import EventQueue, TimedEvent
+from quota_constructs.scheduling.job import Job, SchedulerEvent
+from quota_constructs.scheduling.ledger import CapacityLedger, ShareAccount
+from quota_constructs.scheduling.lifecycle import JobLifecycle
+from quota_constructs.scheduling.options import SchedulerOptions
+from quota_constructs.scheduling.pending import PendingExplainer
+from quota_constructs.scheduling.preemptions_in_progress import PreemptionsInProgress
+from quota_constructs.scheduling.preemptor import PreemptionTarget, Preemptor
+from quota_constructs.scheduling.queues import RunnableQueues
+from quota_constructs.scheduling.records import (
+    REASON_SHARE_REMOVED,
+    EventKind,
+    FrontEntry,
+    JobRequest,
+    PendingReason,
+    PreemptionRule,
+    SchedulerSnapshot,
+    ShareLedger,
+    SubmitRejected,
+)
+
+
+class Scheduler:
+    """One quota-managed job queue with its shares and service environment, in virtual time."""
+
+    def __init__(
+        self,
+        *,
+        queue_name: str,
+        shares: Iterable[QuotaShareSpec] = (),
+        service_environment: Mapping[str, int] | None = None,
+        options: SchedulerOptions | None = None,
+        start_time: float = 0.0,
+    ) -> None:
+        self.queue_name = queue_name
+        self._options = options = options or SchedulerOptions()
+        self._events = EventQueue(start_time)
+        self._ledger = CapacityLedger(options, service_environment)
+        self._queues = RunnableQueues()
+        self._preemptions = PreemptionsInProgress()
+        self._lifecycle = JobLifecycle(
+            options, self._ledger, self._queues, self._events, self._preemptions
+        )
+        self._preemptor = Preemptor(
+            options, self._ledger, self._queues, self._events, self._preemptions, self._lifecycle
+        )
+        self._dispatcher = Dispatcher(
+            queue_name,
+            options,
+            self._ledger,
+            self._queues,
+            self._events,
+            self._preemptions,
+            self._preemptor,
+            self._lifecycle,
+        )
+        self._pending = PendingExplainer(self._ledger, self._queues, self._preemptions)
+        self._jobs: dict[str, Job] = {}
+        self._seq = 0
+        for spec in shares:
+            self._check_share(spec)
+            self._add_share(spec)
+        self._config_changed()
+
+    @classmethod
+    def for_queue(
+        cls,
+        queue: JobQueueSpec,
+        *,
+        queue_name: str,
+        options: SchedulerOptions | None = None,
+        service_environment: Mapping[str, int] | None = None,
+        start_time: float = 0.0,
+    ) -> Scheduler:
+        """A scheduler for a model queue; its ``runnable_timeout_minutes`` become time limits
+        unless ``options.runnable_time_limits`` is set."""
+        opts = options or SchedulerOptions()
+        if not opts.runnable_time_limits:
+            opts = replace(opts, runnable_time_limits=SchedulerOptions.time_limits_for(queue))
+        return cls(
+            queue_name=queue_name,
+            shares=queue.shares,
+            service_environment=service_environment,
+            options=opts,
+            start_time=start_time,
+        )
+
+    # --- configuration ------------------------------------------------------------------------
+
+    @property
+    def now(self) -> float:
+        """Virtual time of the last change (float seconds)."""
+        return self._events.now
+
+    @property
+    def options(self) -> SchedulerOptions:
+        return self._options
+
+    @options.setter
+    def options(self, options: SchedulerOptions) -> None:
+        """New options act from the next change on (time limits already armed stay)."""
+        self._options = options
+        for part in (self._ledger, self._lifecycle, self._preemptor, self._dispatcher):
+            part.options = options
+
+    @property
+    def queue(self) -> JobQueueSpec:
+        """The current shares as a model job queue."""
+        return self._ledger.queue_spec
+
+    @property
+    def service_environment(self) -> dict[str, int]:
+        """Service-environment capacity: explicit, else the sum of the shares' limits."""
+        return self._ledger.service_environment
+
+    def set_service_environment(
+        self, capacity: Mapping[str, int] | None, *, now: float | None = None
+    ) -> None:
+        """Set SE capacity (``None``: follow the shares). Lowering it preempts nothing."""
+        problems: list[Problem] = []
+        for itype, count in (capacity or {}).items():
+            problems += check_instance_type(itype, f"service_environment.{itype}")
+            problems += check_int_range(
+                count, f"service_environment.{itype}", 0, None, what="max capacity"
+            )
+        if problems:
+            raise QuotaConfigError(problems, context="service environment")
+        self._catch_up(now)
+        self._ledger.set_service_environment(capacity)
+        self._config_changed()
+        self._dispatcher.run_passes()
+
+    def upsert_share(self, spec: QuotaShareSpec, *, now: float | None = None) -> None:
+        """Create or update a share. Lowered limits preempt jobs above them (LIMIT_LOWERED)."""
+        self._check_share(spec)
+        self._catch_up(now)
+        if spec.name in self._ledger.accounts:
+            self._ledger.update_share(spec)
+        else:
+            self._add_share(spec)
+        self._config_changed()
+        self._preemptor.enforce_limits()
+        self._dispatcher.run_passes()
+
+    def remove_share(self, name: str, *, now: float | None = None) -> None:
+        """Delete a share: its jobs are terminated, borrowers of its capacity preempted."""
+        account = self._share_or_reject(name, "remove_share")
+        self._catch_up(now)
+        for job in [j for j in self._jobs.values() if j.share_name == name]:
+            if not job.status.is_terminal:
+                self._lifecycle.terminate(job, REASON_SHARE_REMOVED)
+        self._preemptor.issue(
+            [
+                PreemptionTarget(job, PreemptionRule.LIMIT_LOWERED, None)
+                for job in list(account.borrowers.values())
+            ]
+        )
+        self._ledger.remove_share(name)
+        self._queues.remove_share(name)
+        self._config_changed()
+        self._dispatcher.run_passes()
+
+    def _share_or_reject(self, name: str, what: str) -> ShareAccount:
+        account = self._ledger.accounts.get(name)
+        if account is None:
+            known = ", ".join(self._ledger.accounts) or "none"
+            raise KeyError(f"{what}: no quota share {name!r} on {self.queue_name!r} ({known})")
+        return account
+
+    def _check_share(self, spec: QuotaShareSpec) -> None:
+        problems = spec.problems(f"shares.{spec.name}")
+        count = len(self._ledger.accounts)
+        if spec.name not in self._ledger.accounts and count >= MAX_SHARES_PER_QUEUE:
+            problems.append(
+                Problem(
+                    "shares",
+                    count + 1,
+                    f"a quota-managed job queue holds at most {MAX_SHARES_PER_QUEUE} shares",
+                    "remove a share first or use another queue",
+                )
+            )
+        if problems:
+            raise QuotaConfigError(problems, context=f"quota share {spec.name!r}")
+
+    def _add_share(self, spec: QuotaShareSpec) -> None:
+        self._ledger.add_share(spec)
+        self._queues.add_share(spec.name)
+
+    def _config_changed(self) -> None:
+        """Re-check every RUNNABLE job's feasibility after a share or SE change."""
+        self._ledger.reconfigure()
+        self._events.pass_due = True
+        self._dispatcher.forget_blocked_heads()
+        for queue in self._queues.by_share.values():
+            for job in queue.drain():
+                self._lifecycle.enqueue(job)
+
+    # --- submission and updates ---------------------------------------------------------------
+
+    def submit(self, request: JobRequest, *, now: float) -> Job:
+        """Accept a job (SUBMITTED; RUNNABLE after ``submitted_to_runnable_s``)."""
+        self._catch_up(now)
+        problems = request_problems(request, self.queue_name, self._ledger.share_specs)
+        if problems:
+            raise SubmitRejected(problems, context=f"job {request.job_name!r}")
+        job_id = request.job_id or self._new_job_id(self._seq + 1)
+        if job_id in self._jobs:
+            raise SubmitRejected(
+                [Problem("job_id", job_id, "a job with this id exists", "use a new id")]
+            )
+        self._seq += 1
+        priority = self.options.default_priority if request.priority is None else request.priority
+        job = Job(job_id, request, priority, self._seq, created_at=self.now)
+        self._jobs[job_id] = job
+        self._events.register(job)
+        self._queues.register(job)
+        self._lifecycle.register(job)
+        self._lifecycle.notify(EventKind.STATE_CHANGE, job, None)
+        self._events.schedule(
+            self.now + self.options.submitted_to_runnable_s, TimedEvent.TO_RUNNABLE, job
+        )
+        return job
+
+    def update_priority(self, job_id: str, priority: int, *, now: float) -> Job:
+        """Change ``schedulingPriority``; it takes effect at the next pass (any non-final state)."""
+        job = self.job(job_id)
+        problems = check_scheduling_priority(priority)
+        if problems:
+            raise SubmitRejected(problems, context=f"job {job_id}")
+        self._catch_up(now)
+        if job.status.is_terminal or job.priority == priority:
+            return job
+        job.priority = priority
+        self._ledger.note_priority_change(job.share_name)
+        queues = self._queues
+        if job.status is JobStatus.RUNNABLE and queues.infeasible_reason(job) is None:
+            queues.of(job).push(job)
+            queues.reset_position(job)
+        self._events.pass_due = True
+        self._lifecycle.notify(EventKind.PRIORITY_CHANGE, job, job.status)
+        return job
+
+    def terminate(self, job_id: str, reason: str, *, now: float) -> Job:
+        """Terminate a job: FAILED with ``reason``, ``is_terminated``; final jobs are unchanged."""
+        job = self.job(job_id)
+        self._catch_up(now)
+        if not job.status.is_terminal:
+            self._lifecycle.terminate(job, reason)
+            self._dispatcher.run_passes()
+        return job
+
+    # --- queries ------------------------------------------------------------------------------
+
+    def job(self, job_id: str) -> Job:
+        """The job with ``job_id``; ``KeyError`` naming it otherwise."""
+        try:
+            return self._jobs[job_id]
+        except KeyError:
+            raise KeyError(f"no job {job_id!r} in job queue {self.queue_name!r}") from None
+
+    @property
+    def jobs(self) -> Sequence[Job]:
+        """Every job, in submit order."""
+        return list(self._jobs.values())
+
+    def subscribe(self, listener: Callable[[SchedulerEvent], None]) -> None:
+        """Call ``listener`` synchronously for every :class:`SchedulerEvent`."""
+        self._lifecycle.subscribe(listener)
+
+    def usage(self) -> dict[str, dict[str, int]]:
+        """Instances held per share per instance type (own plus borrowed), zero entries omitted."""
+        return self._ledger.usage()
+
+    def total_usage(self) -> dict[str, int]:
+        """Instances held in the service environment per instance type."""
+        return self._ledger.total_usage()
+
+    def ledger(self) -> dict[str, ShareLedger]:
+        """Full capacity accounting per share (limit, used, own, borrowed, lent, idle)."""
+        return self._ledger.share_ledgers()
+
+    def pending_reason(self, job_id: str) -> PendingReason | None:
+        """Typed reason a RUNNABLE job waits (``None`` for other states)."""
+        return self._pending.reason(self.job(job_id))
+
+    def preemption_in_progress(self, job_id: str) -> bool:
+        """Whether a preemption of the job has started and not completed."""
+        return self._preemptions.in_progress(self.job(job_id))
+
+    def snapshot(self, *, limit: int = 100) -> SchedulerSnapshot:
+        """Front of the queue (first ``limit`` RUNNABLE jobs by priority, then share usage),
+        the first RUNNABLE job of each share, and capacity usage per share and in total."""
+        accounts = self._ledger.accounts
+        usage = {name: account.usage_fraction() for name, account in accounts.items()}
+        front_entry = self._pending.front_entry
+        runnable: list[Job] = []
+        fronts: dict[str, tuple[FrontEntry, ...]] = {}
+        for name, queue in self._queues.by_share.items():
+            order = queue.order()
+            runnable += order
+            order_all = order + sorted(queue.infeasible.values(), key=lambda j: j.seq)
+            if order_all:
+                fronts[name] = (front_entry(order_all[0]),)
+        runnable += [j for q in self._queues.by_share.values() for j in q.infeasible.values()]
+        front = heapq.nsmallest(
+            limit, runnable, key=lambda j: (-j.priority, usage[j.share_name], j.seq)
+        )
+        return SchedulerSnapshot(
+            time=self.now,
+            front_of_queue=tuple(front_entry(j) for j in front),
+            front_of_shares=fronts,
+            share_usage=self.usage(),
+            total_usage=self.total_usage(),
+        )
+
+    def next_event_time(self) -> float | None:
+        """Time of the next timed event (state delay, completion, timeout, time limit)."""
+        return self._events.next_time()
+
+    # --- time ---------------------------------------------------------------------------------
+
+    def advance(self, now: float) -> None:
+        """Process everything up to ``now``: timed events in order, a pass after each instant."""
+        now = float(now)
+        if now < self.now:
+            raise ValueError(
+                f"time must not go backwards: now={now} is before the scheduler's {self.now}"
+            )
+        run_passes = self._dispatcher.run_passes
+        run_passes()  # changes made at the current instant (priority updates) act now
+        self._events.run_until(now, self._lifecycle.handle, run_passes)
+        run_passes()
+
+    def run_until_idle(self, *, limit: float = math.inf) -> float:
+        """Advance event by event until nothing is scheduled (or ``limit``); return the time."""
+        while True:
+            nxt = self.next_event_time()
+            if nxt is None or nxt > limit:
+                break
+            self.advance(nxt)
+        if limit != math.inf and self.now < limit and self.next_event_time() is not None:
+            self.advance(limit)
+        return self.now
+
+    def _catch_up(self, now: float | None) -> None:
+        """Advance to ``now`` first; calls at the current instant are batched (no pass)."""
+        if now is not None and now != self.now:
+            self.advance(now)
+
+    def _new_job_id(self, seq: int) -> str:
+        digest = hashlib.sha256(f"{self.queue_name}/{seq}".encode()).digest()
+        return str(uuid.UUID(bytes=digest[:16], version=4))
