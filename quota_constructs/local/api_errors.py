@@ -3,8 +3,10 @@
 Domain errors are :mod:`.errors` and the model's ``QuotaConfigError``; nothing else in the
 emulator picks an AWS error code for them.
 
-Batch answers every refusal as ``ClientException`` (HTTP 400); SSM answers an unknown
-parameter as ``ParameterNotFound`` and a malformed parameter as ``ValidationException``.
+Batch answers every refusal as ``ClientException`` (HTTP 400), and reports a malformed job id
+inside a bulk answer (``TerminateServiceJobs`` ``errors``, the ``batch-item`` context) as
+``ValidationException``, as its model documents; SSM and SageMaker answer an unknown name as
+``ParameterNotFound`` / ``ValidationException`` and a malformed one as ``ValidationException``.
 """
 
 from __future__ import annotations
@@ -18,11 +20,13 @@ DOMAIN_ERRORS = (EmulatorError, QuotaConfigError)
 
 _CODES: dict[str, tuple[tuple[type[Exception], str], ...]] = {
     "batch": ((Exception, CLIENT_EXCEPTION),),
+    "batch-item": ((InvalidParameter, "ValidationException"), (Exception, CLIENT_EXCEPTION)),
     "ssm": (
         (NotFound, "ParameterNotFound"),
         (InvalidParameter, "ValidationException"),
         (Exception, CLIENT_EXCEPTION),
     ),
+    "sagemaker": ((Exception, "ValidationException"),),
 }
 
 
@@ -41,13 +45,20 @@ def client_error(message: str) -> ApiError:
     return ApiError(CLIENT_EXCEPTION, message, 400)
 
 
+def validation_error(service: str, message: str) -> ApiError:
+    """A request breaking its input shape: Batch ``ClientException``, SSM and SageMaker
+    ``ValidationException`` (HTTP 400)."""
+    code = CLIENT_EXCEPTION if service == "batch" else "ValidationException"
+    return ApiError(code, message, 400)
+
+
 def server_error(message: str) -> ApiError:
     """Batch's ``ServerException`` (HTTP 500)."""
     return ApiError("ServerException", message, 500)
 
 
 def api_error(service: str, error: Exception) -> ApiError:
-    """What ``service`` (``batch`` or ``ssm``) answers for a refused request.
+    """What ``service`` (``batch``, ``batch-item``, ``ssm``, ``sagemaker``) answers for a refusal.
 
     HTTP 400 with the code of the error's kind (a :data:`DOMAIN_ERRORS` member, or any other
     refusal a batch response reports per item) and the error's message.

@@ -1,11 +1,21 @@
-"""AWS-format ARNs for the emulator's resources (reference section 3.1)."""
+"""AWS-format ARNs and ids for the emulator's resources (reference section 3.1)."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 DEFAULT_REGION = "us-east-1"
 DEFAULT_ACCOUNT = "123456789012"
+JOB_ID_PATTERN = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+"""A service job id: a lower-case UUID, as Batch issues them."""
+SERVICE_JOB_ARN = re.compile(
+    r"^arn:(?P<partition>[a-z-]+):batch:(?P<region>[a-z0-9-]+):(?P<account>[0-9]{12}):"
+    r"service-job/(?P<job_id>[^/]+)$"
+)
+TRAINING_JOB_NAME_MAX = 63
+"""SageMaker's limit on a training job name (``TrainingJobName``, pattern
+``[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}``)."""
 
 
 @dataclass(frozen=True)
@@ -35,7 +45,11 @@ class Account:
         return self._arn("batch", f"service-job/{job_id}")
 
     def training_job(self, name: str) -> str:
-        return self._arn("sagemaker", f"training-job/{name.lower()}")
+        return self._arn("sagemaker", f"training-job/{name}")
+
+    def owns(self, partition: str, region: str, account_id: str) -> bool:
+        """Whether an ARN with these parts names something in this emulated account."""
+        return (partition, region, account_id) == (self.partition, self.region, self.account_id)
 
     def ssm_parameter(self, name: str) -> str:
         return self._arn("ssm", f"parameter{name}")
@@ -49,3 +63,13 @@ class Account:
         if ref.startswith("arn:") and marker in ref:
             return ref.split(marker, 1)[1]
         return ref
+
+
+def training_job_name(job_name: str, attempt_id: str) -> str:
+    """The SageMaker training job a service-job attempt runs as: ``AWSBatch<job><attempt id>``.
+
+    AWS's examples keep the job name as written. A training job name is at most 63 letters,
+    digits and hyphens, so ``_`` becomes ``-`` and a long job name is cut (UNCONFIRMED).
+    """
+    room = TRAINING_JOB_NAME_MAX - len("AWSBatch") - len(attempt_id)
+    return f"AWSBatch{job_name.replace('_', '-')[:room]}{attempt_id}"

@@ -27,6 +27,7 @@ from quota_constructs.local.handlers import Handler
 from quota_constructs.local.handlers.parameters import ParameterHandlers
 from quota_constructs.local.handlers.resources import ResourceHandlers
 from quota_constructs.local.handlers.service_jobs import ServiceJobHandlers
+from quota_constructs.local.handlers.training_jobs import TrainingJobHandlers
 from quota_constructs.local.job_service import JobService
 from quota_constructs.local.parameter_store import ParameterStore
 from quota_constructs.local.provision import ProvisionedOrganisation, provision
@@ -37,13 +38,15 @@ from quota_constructs.scheduling import SchedulerOptions
 
 
 class Emulator:
-    """An emulated account: Batch quota management plus the SSM parameters of organisations.
+    """An emulated account: Batch quota management, the SSM parameters of organisations and
+    SageMaker's DescribeTrainingJob for the training jobs its service jobs ran.
 
     ``clock`` defaults to a :class:`VirtualClock`; ``faults`` injects throttling / 5xx answers
     before handling and lost responses (handled, then answered 500) after it;
     ``options`` are the scheduler core's timings and UNCONFIRMED choices (one scheduler per
-    queue; RUNNABLE time limits come from each queue's ``jobStateTimeLimitActions``). ``seed``
-    determines the job ids (same seed and requests, same ids). ``explain_pending``: a RUNNABLE
+    queue; RUNNABLE time limits come from each queue's ``jobStateTimeLimitActions``). Job ids
+    are random UUIDs; a ``seed`` makes them reproducible (same seed and requests, same ids).
+    ``explain_pending``: a RUNNABLE
     job with no AWS ``statusReason`` reports the core's typed pending reason instead of none.
     """
 
@@ -54,7 +57,7 @@ class Emulator:
         faults: FaultPlan | None = None,
         account: Account | None = None,
         options: SchedulerOptions | None = None,
-        seed: int = 0,
+        seed: int | None = None,
         explain_pending: bool = True,
     ) -> None:
         self.clock: EmulatorClock = clock or VirtualClock()
@@ -79,7 +82,12 @@ class Emulator:
             **ResourceHandlers(self.registry, self.tags).operations(),
             **self._service_jobs.operations(),
         }
-        self._ssm: dict[str, Handler] = ParameterHandlers(self.parameters).operations()
+        training_jobs = TrainingJobHandlers(self.registry, self.jobs, self.account, self.clock)
+        self._tables: dict[str, dict[str, Handler]] = {
+            "batch": self._batch,
+            "ssm": ParameterHandlers(self.parameters).operations(),
+            "sagemaker": training_jobs.operations(),
+        }
 
     @property
     def request_counts(self) -> dict[str, int]:
@@ -93,19 +101,19 @@ class Emulator:
         return self.faults.injected if self.faults is not None else {}
 
     def call(self, service: str, operation: str, params: Mapping[str, Any]) -> dict[str, Any]:
-        """Run one validated request of ``service`` (``batch`` or ``ssm``).
+        """Run one validated request of ``service`` (``batch``, ``ssm`` or ``sagemaker``).
 
         Raises an injected fault's :class:`~.api_errors.ApiError`, or a domain error
         (:data:`DOMAIN_ERRORS`) for the wire layer to answer.
         """
-        table = self._batch if service == "batch" else self._ssm
+        table = self._tables[service]
         with self.lock:
             self._counts[operation] += 1
         fault = self.faults.draw(operation) if self.faults is not None else None
         if fault is not None and not fault.after_handling:
             raise fault.error
         try:
-            result = self._handle(operation, table.get(operation), params)
+            result = self._handle(service, operation, table.get(operation), params)
         except DOMAIN_ERRORS:
             if fault is not None:  # a lost response: the error never reaches the client either
                 raise fault.error from None
@@ -115,12 +123,12 @@ class Emulator:
         return result
 
     def _handle(
-        self, operation: str, handler: Handler | None, params: Mapping[str, Any]
+        self, service: str, operation: str, handler: Handler | None, params: Mapping[str, Any]
     ) -> dict[str, Any]:
         if handler is None:
+            served = ", ".join(self._tables[service])
             raise InvalidRequest(
-                f"{operation} is not served by the quota emulator (it serves quota shares, "
-                "service environments, job queues, scheduling policies and service jobs)"
+                f"{operation} is not served by the quota emulator; of {service} it serves {served}"
             )
         with self.lock:
             self.jobs.advance(self.clock.now())

@@ -10,6 +10,10 @@ and out: jobs are the core's :class:`~quota_constructs.scheduling.Job`; refusals
 ``quotaShareName``, priority out of range) passes through. Scheduling rules live in the core,
 quota rules in the model; rendering is the handlers'.
 
+Jobs are named by id or ARN wherever the API takes a ``jobId`` (:meth:`JobService.job_id`).
+Ids are random UUIDs; a ``seed`` makes the sequence reproducible. Ids never repeat within a run,
+whatever is deleted.
+
 Choices where AWS is UNCONFIRMED, documented in ``docs/emulator.md``: a repeated ``clientToken``
 with the same request returns the first job (idempotent retry), with a different request it is
 refused.
@@ -17,16 +21,16 @@ refused.
 
 from __future__ import annotations
 
-import hashlib
+import random
 import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
 from quota_constructs.api_shapes import time_limits_from_api
-from quota_constructs.local.arns import Account
+from quota_constructs.local.arns import JOB_ID_PATTERN, SERVICE_JOB_ARN, Account
 from quota_constructs.local.clock import EmulatorClock
-from quota_constructs.local.errors import InvalidRequest, NotFound
+from quota_constructs.local.errors import InvalidParameter, InvalidRequest, NotFound
 from quota_constructs.local.registry import ENABLED, JobQueue, ShareRecord
 from quota_constructs.local.tags import TagStore
 from quota_constructs.scheduling import Job, JobRequest, PendingReason, Scheduler, SchedulerOptions
@@ -43,17 +47,29 @@ class Submission:
     timeout_config: Mapping[str, Any] | None = None
 
 
-def new_job_id(seed: int, number: int) -> str:
-    """The UUID-format id of the ``number``-th job (from 0) of an emulator seeded ``seed``."""
-    digest = hashlib.sha256(f"{seed}/{number}".encode()).digest()
-    return str(uuid.UUID(bytes=digest[:16], version=4))
+class JobIds:
+    """Issues job ids: random version-4 UUIDs, reproducible from a ``seed`` when one is given.
+
+    Without a seed every id comes from the system's randomness, so two runs never share ids;
+    with one, the same seed gives the same sequence. The sequence only moves forward, so
+    deleting queues or jobs never brings an id back.
+    """
+
+    def __init__(self, seed: int | None = None) -> None:
+        self._random = random.Random(seed) if seed is not None else None
+
+    def next(self) -> str:
+        if self._random is None:
+            return str(uuid.uuid4())
+        return str(uuid.UUID(int=self._random.getrandbits(128), version=4))
 
 
 class JobService:
     """Service jobs of every queue: submit, update, terminate, look up, list, snapshot.
 
-    ``seed`` determines the job ids; ``options`` are the core's, with each queue's RUNNABLE time
-    limits from its ``jobStateTimeLimitActions``. Job tags live in ``tags`` under the job's ARN.
+    ``seed`` makes the job ids reproducible (``None``: random); ``options`` are the core's, with
+    each queue's RUNNABLE time limits from its ``jobStateTimeLimitActions``. Job tags live in
+    ``tags`` under the job's ARN.
     """
 
     def __init__(
@@ -63,13 +79,13 @@ class JobService:
         tags: TagStore,
         *,
         options: SchedulerOptions | None = None,
-        seed: int = 0,
+        seed: int | None = None,
     ) -> None:
         self.account = account
         self.clock = clock
         self.tags = tags
         self.options = options or SchedulerOptions()
-        self.seed = seed
+        self.ids = JobIds(seed)
         self.schedulers: dict[str, Scheduler] = {}
         self.job_queue: dict[str, str] = {}
         """Job id -> name of its queue, for every job of an existing queue."""
@@ -161,7 +177,7 @@ class JobService:
         ``client_token`` and ``fingerprint`` record the request for :meth:`replay`.
         """
         self.check_open(queue)
-        request = replace(request, job_id=new_job_id(self.seed, len(self.job_queue)))
+        request = replace(request, job_id=self.ids.next())
         job = self.schedulers[queue.name].submit(request, now=self.clock.now())
         self.job_queue[job.job_id] = queue.name
         self.submitted[job.job_id] = submission
@@ -172,12 +188,36 @@ class JobService:
 
     # --- jobs ----------------------------------------------------------------------------------
 
-    def knows(self, job_id: str) -> bool:
-        """Whether ``job_id`` is a job of an existing queue."""
-        return job_id in self.job_queue
+    def job_id(self, ref: str, field: str = "jobId") -> str:
+        """The id of the job that ``ref`` names: a job id, or a service-job ARN as AWS takes it.
 
-    def job(self, job_id: str) -> Job:
-        """The job with ``job_id``; :class:`NotFound` when no existing queue has it."""
+        :class:`InvalidParameter` when ``ref`` is neither (malformed); an ARN of another
+        account or region is :class:`NotFound`. Whether the job exists is not checked here.
+        """
+        arn = SERVICE_JOB_ARN.match(ref)
+        if arn is not None:
+            if not self.account.owns(arn["partition"], arn["region"], arn["account"]):
+                raise NotFound(
+                    f"{field}: no service job {ref!r}: the ARN names account {arn['account']} "
+                    f"in {arn['region']}, this emulator is account {self.account.account_id} in "
+                    f"{self.account.region}; use the jobArn or jobId SubmitServiceJob returned"
+                )
+            ref = arn["job_id"]
+        if not JOB_ID_PATTERN.match(ref):
+            raise InvalidParameter(
+                f"{field}: {ref!r} is not a service job id or ARN; pass the jobId "
+                "(a UUID such as 4d3c6a2e-8a51-4b3e-9f0e-2b7c1d9e5f10) or the jobArn "
+                f"({self.account.service_job('<jobId>')}) that SubmitServiceJob returned"
+            )
+        return ref
+
+    def knows(self, ref: str) -> bool:
+        """Whether ``ref`` (id or ARN, well formed) names a job of an existing queue."""
+        return self.job_id(ref) in self.job_queue
+
+    def job(self, ref: str) -> Job:
+        """The job ``ref`` (id or ARN) names; :class:`NotFound` when no existing queue has it."""
+        job_id = self.job_id(ref)
         return self.schedulers[self._queue_of(job_id)].job(job_id)
 
     def pending_reason(self, job_id: str) -> PendingReason | None:
@@ -188,7 +228,8 @@ class JobService:
         queue_name = self.job_queue.get(job_id)
         if queue_name is None:
             raise NotFound(
-                f"jobId: no service job {job_id!r}; use a jobId returned by SubmitServiceJob"
+                f"jobId: no service job {job_id!r} in this emulator; use the jobId or jobArn "
+                "that SubmitServiceJob returned"
             )
         return queue_name
 
@@ -196,13 +237,17 @@ class JobService:
         """What the client of ``job_id`` sent (the job must exist)."""
         return self.submitted[job_id]
 
-    def update_priority(self, job_id: str, priority: int) -> Job:
-        """Change the job's ``schedulingPriority`` (takes effect at the next pass)."""
+    def update_priority(self, ref: str, priority: int) -> Job:
+        """Change the ``schedulingPriority`` of the job ``ref`` (id or ARN) names (takes effect
+        at the next pass)."""
+        job_id = self.job_id(ref)
         scheduler = self.schedulers[self._queue_of(job_id)]
         return scheduler.update_priority(job_id, priority, now=self.clock.now())
 
-    def terminate(self, job_id: str, reason: str) -> Job:
-        """Terminate the job: FAILED with ``reason``; a finished job is left as it is."""
+    def terminate(self, ref: str, reason: str) -> Job:
+        """Terminate the job ``ref`` (id or ARN) names: FAILED with ``reason``; a finished job
+        is left as it is."""
+        job_id = self.job_id(ref)
         scheduler = self.schedulers[self._queue_of(job_id)]
         return scheduler.terminate(job_id, reason, now=self.clock.now())
 

@@ -1,11 +1,12 @@
 """Owns the emulator's wire protocols: routes, request validation and serialization by botocore.
 
 Batch speaks REST-JSON (``POST /v1/<operation>``, JSON bodies, errors named by the
-``x-amzn-ErrorType`` header); SSM speaks JSON 1.1 (``POST /`` with ``X-Amz-Target:
-AmazonSSM.<Operation>``). Routes, request validation (:class:`botocore.validate.ParamValidator`
-against each operation's input shape) and response serialization (output shapes: only modelled
-members, timestamps as epoch seconds the way botocore parses them) all come from
-``botocore/data``, so the emulator accepts and answers exactly what real clients send and expect.
+``x-amzn-ErrorType`` header); SSM and SageMaker speak JSON 1.1 (``POST /`` with ``X-Amz-Target:
+AmazonSSM.<Operation>`` / ``SageMaker.<Operation>``). Routes, request validation (every
+constraint of the operation's input shape, :mod:`.validation`) and response serialization
+(output shapes: only modelled members, timestamps as epoch seconds the way botocore parses
+them) all come from ``botocore/data``, so the emulator accepts and answers exactly what real
+clients send and expect.
 """
 
 from __future__ import annotations
@@ -21,14 +22,14 @@ from urllib.parse import unquote
 
 import botocore.session
 from botocore.model import OperationModel, ServiceModel, Shape
-from botocore.validate import ParamValidator
 
-from quota_constructs.local.api_errors import ApiError, client_error
+from quota_constructs.local.api_errors import ApiError, client_error, validation_error
+from quota_constructs.local.validation import problems
 
 
 @cache
 def service_model(name: str) -> ServiceModel:
-    """botocore's service model for ``name`` (``batch``, ``ssm``), loaded once."""
+    """botocore's service model for ``name`` (``batch``, ``ssm``, ``sagemaker``), loaded once."""
     return botocore.session.get_session().get_service_model(name)
 
 
@@ -111,26 +112,41 @@ def rest_params(
     return params
 
 
-def json_body(body: bytes) -> dict[str, Any]:
-    """The JSON object in a request body (empty body: ``{}``); ``ClientException`` otherwise."""
+def json_body(body: bytes, service: str = "batch") -> dict[str, Any]:
+    """The JSON object in a request body (empty body: ``{}``).
+
+    Otherwise Batch's ``ClientException``, or the ``SerializationException`` of JSON 1.1
+    services (SSM, SageMaker).
+    """
     if not body.strip():
         return {}
     try:
         data = json.loads(body)
     except ValueError as exc:
-        raise client_error(f"request body is not valid JSON: {exc}") from exc
+        raise _unreadable(service, f"request body is not valid JSON: {exc}") from exc
     if not isinstance(data, dict):
-        raise client_error("request body must be a JSON object")
+        raise _unreadable(service, "request body must be a JSON object")
     return data
 
 
+def _unreadable(service: str, message: str) -> ApiError:
+    if service == "batch":
+        return client_error(message)
+    return ApiError("SerializationException", message, 400)
+
+
 def validate(op: OperationModel, params: Mapping[str, Any]) -> None:
-    """Check ``params`` against the operation's input shape with botocore's own validator."""
+    """Check ``params`` against every constraint of the operation's input shape.
+
+    Raises the service's validation error (Batch ``ClientException``, SSM and SageMaker
+    ``ValidationException``) listing each broken constraint with the member's path.
+    """
     if op.input_shape is None:
         return
-    report = ParamValidator().validate(dict(params), op.input_shape)
-    if report.has_errors():
-        raise client_error(report.generate_report())
+    found = problems(dict(params), op.input_shape, "")
+    if found:
+        service = op.service_model.service_name
+        raise validation_error(service, f"{op.name}: " + "; ".join(found))
 
 
 def serialize(shape: Shape | None, value: Any) -> Any:

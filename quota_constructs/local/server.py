@@ -1,11 +1,13 @@
-"""Owns the emulator's HTTP front: Batch REST-JSON and SSM JSON 1.1 on one WSGI endpoint.
+"""Owns the emulator's HTTP front: Batch REST-JSON, SSM and SageMaker JSON 1.1 on one endpoint.
 
-Requests carrying ``X-Amz-Target: AmazonSSM.<Operation>`` are SSM; everything else is routed
-by method and path with botocore's Batch model. Every request is validated against the
-operation's input shape, answered with its output shape, and errors use the AWS JSON error
-format (``x-amzn-ErrorType`` header and ``__type`` / ``message`` body) that botocore parses into
-``ClientError`` with the right code: a refused request's domain error becomes its API error here
-(:func:`~.api_errors.api_error`), and nowhere else. Authentication is not checked.
+Requests carrying ``X-Amz-Target: AmazonSSM.<Operation>`` are SSM, ``SageMaker.<Operation>``
+SageMaker; everything else is routed by method and path with botocore's Batch model. Every
+request is validated against the operation's input shape, answered with its output shape, and
+errors use the AWS JSON error format (``x-amzn-ErrorType`` header and ``__type`` / ``message``
+body) that botocore parses into ``ClientError`` with the right code: a refused request's domain
+error becomes its API error here (:func:`~.api_errors.api_error`), and nowhere else. A request
+the emulator fails on (a bug) is answered ``ServerException`` (HTTP 500) and logged with its
+traceback on the ``quota_constructs.local.server`` logger. Authentication is not checked.
 """
 
 from __future__ import annotations
@@ -43,7 +45,9 @@ if TYPE_CHECKING:
 HEALTH_PATH = "/_quota/health"
 ADVANCE_PATH = "/_quota/advance"
 EXPLAIN_PREFIX = "/_quota/jobs/"
-SSM_PREFIX = "AmazonSSM."
+JSON_TARGETS = {"AmazonSSM": "ssm", "SageMaker": "sagemaker"}
+"""``X-Amz-Target`` prefix -> JSON 1.1 service answered here."""
+LOG = logging.getLogger(__name__)
 
 
 class EmulatorApp:
@@ -58,11 +62,11 @@ class EmulatorApp:
         return response(environ, start_response)
 
     def respond(self, request: Request) -> Response:
-        target = request.headers.get("X-Amz-Target", "")
-        service = "ssm" if target.startswith(SSM_PREFIX) else "batch"
+        prefix, _, operation = request.headers.get("X-Amz-Target", "").partition(".")
+        service = JSON_TARGETS.get(prefix, "batch")
         try:
-            if service == "ssm":
-                return self._ssm(request, target[len(SSM_PREFIX) :])
+            if service != "batch":
+                return self._json(request, service, operation)
             if request.path.startswith("/_quota/"):
                 return self._control(request)
             return self._batch(request)
@@ -71,6 +75,7 @@ class EmulatorApp:
         except DOMAIN_ERRORS as refused:
             return _error(api_error(service, refused), "application/json")
         except Exception as exc:  # an emulator bug must reach the client, not kill the thread
+            LOG.exception("emulator error answering %s %s", request.method, request.path)
             return _error(server_error(f"emulator error: {type(exc).__name__}: {exc}"), "")
 
     def _batch(self, request: Request) -> Response:
@@ -88,14 +93,16 @@ class EmulatorApp:
         body = serialize(op.output_shape, result) or {}
         return Response(json.dumps(body), status=200, content_type="application/json")
 
-    def _ssm(self, request: Request, operation: str) -> Response:
-        model = service_model("ssm")
+    def _json(self, request: Request, service: str, operation: str) -> Response:
+        model = service_model(service)
         if operation not in model.operation_names:
-            raise ApiError("UnknownOperationException", f"unknown SSM operation {operation}", 400)
+            raise ApiError(
+                "UnknownOperationException", f"unknown {service} operation {operation!r}", 400
+            )
         op = model.operation_model(operation)
-        params = json_body(request.get_data())
+        params = json_body(request.get_data(), service)
         validate(op, params)
-        result = self.emulator.call("ssm", operation, params)
+        result = self.emulator.call(service, operation, params)
         body = serialize(op.output_shape, result) or {}
         return Response(json.dumps(body), status=200, content_type="application/x-amz-json-1.1")
 

@@ -41,9 +41,9 @@ class EmulatorServer:
     ``org_files`` are provisioned at start as their stacks would be. ``clock="virtual"`` (time
     moves only with :meth:`advance`) or ``"wall"`` (real time times ``speed``). ``faults``
     injects throttling / 5xx answers and lost responses (see :class:`FaultPlan`). ``options``
-    tune the scheduler core (delays, choices); ``seed`` fixes the job ids;
-    ``explain_pending=False`` leaves ``statusReason`` of waiting jobs empty as AWS does
-    (MISCONFIGURATION reasons are always reported).
+    tune the scheduler core (delays, choices); job ids are random UUIDs, ``seed`` makes them
+    reproducible; ``explain_pending=False`` leaves ``statusReason`` of waiting jobs empty as AWS
+    does (MISCONFIGURATION reasons are always reported).
     """
 
     def __init__(
@@ -56,7 +56,7 @@ class EmulatorServer:
         host: str = "127.0.0.1",
         port: int = 0,
         options: SchedulerOptions | None = None,
-        seed: int = 0,
+        seed: int | None = None,
         explain_pending: bool = True,
         account: Account | None = None,
     ) -> None:
@@ -110,7 +110,8 @@ class EmulatorServer:
 
     @property
     def endpoint_url(self) -> str:
-        """``http://host:port`` for ``endpoint_url`` / ``AWS_ENDPOINT_URL_BATCH`` / ``_SSM``."""
+        """``http://host:port`` for ``endpoint_url`` / ``AWS_ENDPOINT_URL_BATCH`` / ``_SSM`` /
+        ``_SAGEMAKER``."""
         if self._server is None:
             raise RuntimeError("the emulator is not running; use it inside 'with EmulatorServer()'")
         return f"http://{self.host}:{self._server.port}"
@@ -121,6 +122,7 @@ class EmulatorServer:
         return {
             "AWS_ENDPOINT_URL_BATCH": self.endpoint_url,
             "AWS_ENDPOINT_URL_SSM": self.endpoint_url,
+            "AWS_ENDPOINT_URL_SAGEMAKER": self.endpoint_url,
             "AWS_ACCESS_KEY_ID": DUMMY_CREDENTIALS["aws_access_key_id"],
             "AWS_SECRET_ACCESS_KEY": DUMMY_CREDENTIALS["aws_secret_access_key"],
             "AWS_DEFAULT_REGION": self.emulator.account.region,
@@ -154,7 +156,8 @@ class EmulatorServer:
         return self.emulator.fault_counts
 
     def client(self, service: str = "batch", **config: Any) -> Any:
-        """A boto3 client for ``service`` (``batch`` or ``ssm``) pointed at this emulator.
+        """A boto3 client for ``service`` (``batch``, ``ssm`` or ``sagemaker``) pointed at this
+        emulator.
 
         ``config`` goes to :class:`botocore.config.Config` (e.g. ``retries={"mode": "standard"}``).
         """

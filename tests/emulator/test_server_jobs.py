@@ -18,6 +18,8 @@ from quota_constructs.model import (
 )
 from tests.emulator.helpers import payload, status, submit
 
+UNKNOWN_ID = "0b7c6d5e-4f3a-4b2c-9d1e-0f9a8b7c6d5e"
+
 
 @pytest.fixture
 def batch(emulator: EmulatorServer) -> Any:
@@ -91,9 +93,18 @@ def test_rejects_submit_to_disabled_queue(batch: Any, queue: str) -> None:
 
 def test_rejects_update_of_unknown_job(batch: Any) -> None:
     with pytest.raises(ClientError) as caught:
+        batch.update_service_job(jobId=UNKNOWN_ID, schedulingPriority=1)
+
+    assert f"no service job {UNKNOWN_ID!r}" in caught.value.response["Error"]["Message"]
+
+
+def test_rejects_update_of_a_malformed_job_id(batch: Any) -> None:
+    with pytest.raises(ClientError) as caught:
         batch.update_service_job(jobId="no-such-job", schedulingPriority=1)
 
-    assert "no service job 'no-such-job'" in caught.value.response["Error"]["Message"]
+    error = caught.value.response["Error"]
+    assert error["Code"] == "ClientException"
+    assert "'no-such-job' is not a service job id or ARN" in error["Message"]
 
 
 # --- idempotency, listing, termination --------------------------------------------------------
@@ -154,10 +165,23 @@ def test_terminate_marks_the_job_failed_and_terminated(
 def test_terminate_many_counts_unknown_ids_as_successful(batch: Any, queue: str) -> None:
     jobs = [submit(batch, queue, "QS1", f"j{n}") for n in range(3)]
 
-    result = batch.terminate_service_jobs(jobs=[*jobs, "unknown-id"], reason="cleanup")
+    result = batch.terminate_service_jobs(jobs=[*jobs, UNKNOWN_ID], reason="cleanup")
 
-    assert result["successful"] == [*jobs, "unknown-id"] and result["errors"] == []
+    assert result["successful"] == [*jobs, UNKNOWN_ID] and result["errors"] == []
     assert {status(batch, j) for j in jobs} == {"FAILED"}
+
+
+def test_terminate_many_reports_a_malformed_id_as_validation_exception(
+    batch: Any, queue: str
+) -> None:
+    job = submit(batch, queue, "QS1", "j")
+
+    result = batch.terminate_service_jobs(jobs=[job, "not-an-id"], reason="cleanup")
+
+    assert result["successful"] == [job]
+    (error,) = result["errors"]
+    assert (error["job"], error["code"]) == ("not-an-id", "ValidationException")
+    assert "'not-an-id' is not a service job id or ARN" in error["message"]
 
 
 def test_runnable_job_explains_why_it_waits(

@@ -45,7 +45,7 @@ def test_rejects_missing_required_member(emulator: EmulatorServer) -> None:
     code, _, error = post(f"{emulator.endpoint_url}/v1/describeservicejob", b"{}")
 
     assert code == 400
-    assert "Missing required parameter" in error["message"] and "jobId" in error["message"]
+    assert "jobId: missing required parameter" in error["message"]
 
 
 def test_rejects_body_that_is_not_json(emulator: EmulatorServer) -> None:
@@ -223,7 +223,7 @@ def test_rejects_explaining_an_unknown_job(emulator: EmulatorServer) -> None:
         urllib.request.urlopen(f"{emulator.endpoint_url}/_quota/jobs/nope")
 
     assert caught.value.code == 400
-    assert "no service job 'nope'" in json.loads(caught.value.read())["message"]
+    assert "'nope' is not a service job id or ARN" in json.loads(caught.value.read())["message"]
 
 
 def test_stop_works_after_the_server_loop_closed_itself() -> None:

@@ -7,7 +7,7 @@ import binascii
 from collections.abc import Sequence
 from typing import TypeVar
 
-from quota_constructs.local.errors import InvalidRequest
+from quota_constructs.local.errors import InvalidParameter, InvalidRequest
 
 T = TypeVar("T")
 DEFAULT_PAGE_SIZE = 100
@@ -29,9 +29,11 @@ def paginate(
                 f"nextToken {next_token!r} is not a token this emulator issued; "
                 "pass the nextToken of the previous response unchanged"
             ) from exc
-    size = max_results or DEFAULT_PAGE_SIZE
+    size = DEFAULT_PAGE_SIZE if max_results is None else max_results
     if size < 1 or size > DEFAULT_PAGE_SIZE:
-        raise InvalidRequest(f"maxResults must be between 1 and 100 (got {size})")
+        raise InvalidParameter(
+            f"maxResults: must be between 1 and 100 (got {size}); leave it out for pages of 100"
+        )
     end = start + size
     token = base64.urlsafe_b64encode(f"o:{end}".encode()).decode() if end < len(items) else None
     return list(items[start:end]), token

@@ -13,33 +13,26 @@ last 5 preempted attempts.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from quota_constructs.api_shapes import capacity_usage_to_api
-from quota_constructs.local.api_errors import api_error
-from quota_constructs.local.arns import Account
+from quota_constructs.local.api_errors import DOMAIN_ERRORS, ApiError, api_error
+from quota_constructs.local.arns import Account, training_job_name
 from quota_constructs.local.clock import EmulatorClock
-from quota_constructs.local.errors import InvalidRequest
+from quota_constructs.local.errors import InvalidParameter, InvalidRequest, NotFound
 from quota_constructs.local.handlers import Handler
+from quota_constructs.local.handlers.job_filters import JobFilter
 from quota_constructs.local.handlers.pagination import paginate
 from quota_constructs.local.job_service import JobService, Submission
 from quota_constructs.local.registry import SAGEMAKER_TRAINING, Registry
 from quota_constructs.local.submit_request import request_from_submit
 from quota_constructs.local.tags import TagStore
 from quota_constructs.model import MAX_PAYLOAD_BYTES
-from quota_constructs.scheduling import Job, JobStatus, attempt_id
+from quota_constructs.scheduling import Job, attempt_id
 
-STATUS_IGNORING_FILTERS = ("JOB_NAME", "BEFORE_CREATED_AT", "AFTER_CREATED_AT")
 MAX_TERMINATE_BATCH = 50
 RECENT_PREEMPTED_ATTEMPTS = 5
-
-
-def _name_matches(name: str, pattern: str) -> bool:
-    """``JOB_NAME`` filter: exact, or a prefix when the value ends with ``*``."""
-    if pattern.endswith("*"):
-        return name.startswith(pattern[:-1])
-    return name == pattern
 
 
 def _fingerprint(params: Mapping[str, Any]) -> str:
@@ -132,25 +125,39 @@ class ServiceJobHandlers:
         return {}
 
     def terminate_service_jobs(self, params: Mapping[str, Any]) -> dict[str, Any]:
-        job_ids = params["jobs"]
-        if len(job_ids) > MAX_TERMINATE_BATCH:
+        refs = params["jobs"]
+        if len(refs) > MAX_TERMINATE_BATCH:
             raise InvalidRequest(
-                f"jobs: at most {MAX_TERMINATE_BATCH} job ids per call (got {len(job_ids)}); "
+                f"jobs: at most {MAX_TERMINATE_BATCH} job ids per call (got {len(refs)}); "
                 "split the list"
             )
-        successful, errors = [], []
-        for job_id in job_ids:
-            if not self.jobs.knows(job_id):
-                successful.append(job_id)  # AWS counts unknown ids as successful
-                continue
-            try:
-                self.jobs.terminate(job_id, params["reason"])
-            except ValueError as exc:
-                error = api_error("batch", exc)
-                errors.append({"job": job_id, "code": error.code, "message": error.message})
+        successful: list[str] = []
+        errors: list[dict[str, str]] = []
+        for index, ref in enumerate(refs):
+            error = self._terminate_one(ref, params["reason"], f"jobs[{index}]")
+            if error is None:
+                successful.append(ref)
             else:
-                successful.append(job_id)
+                errors.append({"job": ref, "code": error.code, "message": error.message})
         return {"successful": successful, "errors": errors}
+
+    def _terminate_one(self, ref: str, reason: str, field: str) -> ApiError | None:
+        """Terminate one job of a bulk request; the API error of a refusal, else ``None``.
+
+        AWS: "Service jobs that can't be found are treated as successfully processed"; a
+        malformed id is reported as ``ValidationException``.
+        """
+        try:
+            job_id = self.jobs.job_id(ref, field)
+            if self.jobs.knows(job_id):
+                self.jobs.terminate(job_id, reason)
+        except NotFound:
+            return None
+        except InvalidParameter as malformed:
+            return api_error("batch-item", malformed)
+        except DOMAIN_ERRORS as refused:
+            return api_error("batch-item", refused)
+        return None
 
     def describe_service_job(self, params: Mapping[str, Any]) -> dict[str, Any]:
         return self._describe(self.jobs.job(params["jobId"]))
@@ -161,50 +168,10 @@ class ServiceJobHandlers:
             if params.get("jobQueue")
             else self.registry.job_queues()
         )
-        keep = self._job_filter(params)
-        jobs = [job for job in self.jobs.jobs_of(queues) if keep(job)]
-        jobs.sort(key=lambda j: (j.created_at, j.seq), reverse=True)
+        wanted = JobFilter.from_request(params.get("filters") or [], params.get("jobStatus"))
+        jobs = wanted.select(self.jobs.jobs_of(queues), created_ms=self._ms)
         page, token = paginate(jobs, params.get("maxResults"), params.get("nextToken"))
         return {"jobSummaryList": [self._summary(j) for j in page], "nextToken": token}
-
-    def _job_filter(self, params: Mapping[str, Any]) -> Callable[[Job], bool]:
-        filters = {f.get("name"): f.get("values") or [] for f in params.get("filters") or []}
-        unknown = set(filters) - {*STATUS_IGNORING_FILTERS, "QUOTA_SHARE_NAME", "SHARE_IDENTIFIER"}
-        if unknown:
-            raise InvalidRequest(
-                f"filters: unknown filter name(s) {sorted(unknown)}; use JOB_NAME, "
-                "QUOTA_SHARE_NAME, BEFORE_CREATED_AT or AFTER_CREATED_AT"
-            )
-        status = params.get("jobStatus")
-        if any(name in filters for name in STATUS_IGNORING_FILTERS):
-            status = None
-        elif status is None:
-            status = JobStatus.RUNNING.value
-
-        def keep(job: Job) -> bool:
-            if status is not None and job.status.value != status:
-                return False
-            if (
-                "QUOTA_SHARE_NAME" in filters
-                and job.request.share_name not in filters["QUOTA_SHARE_NAME"]
-            ):
-                return False
-            if "SHARE_IDENTIFIER" in filters:
-                return False
-            if "JOB_NAME" in filters and not any(
-                _name_matches(job.request.job_name, v) for v in filters["JOB_NAME"]
-            ):
-                return False
-            created = self._ms(job.created_at) or 0
-            if "BEFORE_CREATED_AT" in filters and not created < int(
-                filters["BEFORE_CREATED_AT"][0]
-            ):
-                return False
-            return not (
-                "AFTER_CREATED_AT" in filters and not created > int(filters["AFTER_CREATED_AT"][0])
-            )
-
-        return keep
 
     def get_job_queue_snapshot(self, params: Mapping[str, Any]) -> dict[str, Any]:
         queue = self.registry.queue(params["jobQueue"])
@@ -239,7 +206,7 @@ class ServiceJobHandlers:
         before and after, and AWS's reason string.
         """
         job = self.jobs.job(job_id)
-        pending = self.jobs.pending_reason(job_id)
+        pending = self.jobs.pending_reason(job.job_id)
         return {
             "jobId": job.job_id,
             "jobName": job.request.job_name,
@@ -283,7 +250,7 @@ class ServiceJobHandlers:
 
     def _attempt_resource(self, job: Job, number: int) -> dict[str, str]:
         """``serviceResourceId`` of attempt ``number``: its SageMaker training job ARN."""
-        name = f"AWSBatch{job.request.job_name}{attempt_id(job.job_id, number)}"
+        name = training_job_name(job.request.job_name, attempt_id(job.job_id, number))
         return {"name": "TrainingJobArn", "value": self.account.training_job(name)}
 
     def _latest_attempt(self, job: Job) -> dict[str, Any] | None:

@@ -1,0 +1,143 @@
+"""Owns SageMaker's ``DescribeTrainingJob`` for the training jobs the emulator's service jobs ran.
+
+Each attempt of a service job runs as one SageMaker training job, named as its
+``serviceResourceId`` says (``AWSBatch<job name><attempt id>``). Describing it answers from the
+job's ``serviceRequestPayload`` (the CreateTrainingJob request: every member SageMaker's model
+accepts is echoed) and the attempt's state: a dispatched attempt is ``InProgress``, a finished
+one ``Completed``, ``Failed`` (with ``FailureReason``) or ``Stopped`` (terminated, preempted or
+timed out). Unknown names get AWS's answer, ``ValidationException`` "Requested resource not
+found." (aws/aws-sdk#165). This is what the SageMaker SDK's ``TrainingQueuedJob`` reads to
+build a ``ModelTrainer`` of the latest attempt; nothing else of SageMaker is served.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from quota_constructs.local.arns import Account, training_job_name
+from quota_constructs.local.clock import EmulatorClock
+from quota_constructs.local.errors import NotFound
+from quota_constructs.local.handlers import Handler
+from quota_constructs.local.job_service import JobService
+from quota_constructs.local.protocol import service_model
+from quota_constructs.local.registry import Registry
+from quota_constructs.local.validation import problems
+from quota_constructs.scheduling import (
+    PREEMPTION_IN_PROGRESS,
+    REASON_SUCCEEDED,
+    Attempt,
+    Job,
+    JobStatus,
+    attempt_id,
+)
+
+SAGEMAKER_PREFIX = "Received status from SageMaker:"
+"""How Batch's ``statusReason`` quotes SageMaker's ``FailureReason``."""
+DEFAULT_STOPPING = {"MaxRuntimeInSeconds": 86_400}
+IN_PROGRESS = {
+    JobStatus.SCHEDULED: "Starting",
+    JobStatus.STARTING: "Downloading",
+    JobStatus.RUNNING: "Training",
+}
+"""SageMaker's ``SecondaryStatus`` of the attempt a service job in that status is running."""
+
+
+@dataclass(frozen=True)
+class AttemptState:
+    """A training job's status, secondary status, failure reason and times (emulator seconds)."""
+
+    status: str
+    secondary: str
+    created: float
+    started: float | None
+    ended: float | None
+    failure: str | None = None
+
+
+def attempt_state(job: Job, number: int, now: float) -> AttemptState:
+    """The state of attempt ``number`` of ``job`` (the current one if it is still running)."""
+    ended = next((a for a in job.attempts if a.number == number), None)
+    if ended is None:
+        secondary = IN_PROGRESS.get(job.status, "Starting")
+        status = "InProgress"
+        if (job.status_reason or "").startswith(PREEMPTION_IN_PROGRESS):
+            status, secondary = "Stopping", "Stopping"
+        created = job.scheduled_at if job.scheduled_at is not None else now
+        return AttemptState(status, secondary, created, job.started_at, None)
+    return _ended_state(job, ended)
+
+
+def _ended_state(job: Job, attempt: Attempt) -> AttemptState:
+    times = (attempt.scheduled_at, attempt.started_at, attempt.stopped_at)
+    if attempt.status_reason == REASON_SUCCEEDED:
+        return AttemptState("Completed", "Completed", *times)
+    last = attempt.number == len(job.attempts)
+    failed_by_sagemaker = attempt.status_reason.startswith(SAGEMAKER_PREFIX)
+    if attempt.preempted or (job.is_terminated and last) or not failed_by_sagemaker:
+        return AttemptState("Stopped", "Stopped", *times)
+    failure = attempt.status_reason.removeprefix(SAGEMAKER_PREFIX).strip()
+    return AttemptState("Failed", "Failed", *times, failure=failure)
+
+
+class TrainingJobHandlers:
+    """``DescribeTrainingJob`` over the jobs of every queue of a :class:`Registry`."""
+
+    def __init__(
+        self, registry: Registry, jobs: JobService, account: Account, clock: EmulatorClock
+    ) -> None:
+        self.registry = registry
+        self.jobs = jobs
+        self.account = account
+        self.clock = clock
+
+    def operations(self) -> dict[str, Handler]:
+        """Operation name -> handler, for every operation of this module."""
+        return {"DescribeTrainingJob": self.describe_training_job}
+
+    def find(self, name: str) -> tuple[Job, int, str]:
+        """The job, attempt number and exact name of training job ``name`` (any case)."""
+        wanted = name.lower()
+        for job in self.jobs.jobs_of(self.registry.job_queues()):
+            for number in range(1, job.attempt_count + 1):
+                candidate = training_job_name(job.request.job_name, attempt_id(job.job_id, number))
+                if candidate.lower() == wanted:
+                    return job, number, candidate
+        raise NotFound("Requested resource not found.")
+
+    def describe_training_job(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        job, number, name = self.find(params["TrainingJobName"])
+        payload = _echoed(job.request.payload or {})
+        state = attempt_state(job, number, self.clock.now())
+        output = payload.get("OutputDataConfig") or {}
+        s3_output = str(output.get("S3OutputPath", "")).rstrip("/")
+        epoch = self.clock.epoch
+        return {
+            **payload,
+            "TrainingJobName": name,
+            "TrainingJobArn": self.account.training_job(name),
+            "TrainingJobStatus": state.status,
+            "SecondaryStatus": state.secondary,
+            "FailureReason": state.failure,
+            "ModelArtifacts": {"S3ModelArtifacts": f"{s3_output}/{name}/output/model.tar.gz"},
+            "StoppingCondition": payload.get("StoppingCondition") or DEFAULT_STOPPING,
+            "CreationTime": epoch(state.created),
+            "TrainingStartTime": None if state.started is None else epoch(state.started),
+            "TrainingEndTime": None if state.ended is None else epoch(state.ended),
+            "LastModifiedTime": epoch(state.ended if state.ended is not None else state.created),
+            "SecondaryStatusTransitions": [
+                {"Status": state.secondary, "StartTime": epoch(state.started or state.created)}
+            ],
+        }
+
+
+def _echoed(payload: Mapping[str, Any]) -> dict[str, Any]:
+    """The payload members DescribeTrainingJob reports that keep SageMaker's model."""
+    shape = service_model("sagemaker").operation_model("DescribeTrainingJob").output_shape
+    assert shape is not None
+    return {
+        name: value
+        for name, value in payload.items()
+        if name in shape.members and not problems(value, shape.members[name], name)
+    }

@@ -1,0 +1,150 @@
+"""Owns request validation from botocore's service models: every constraint a shape declares.
+
+botocore's client checks only types, required members and ``min``; the service checks them
+all. :func:`problems` walks a value against its shape and reports, with the member's path,
+every broken declaration: required members, unknown members, types (a JSON boolean is not a
+number), ``enum``, ``min`` / ``max`` (numbers: value; strings: length; lists and maps: entries)
+and ``pattern`` (matched whole, as the services' Java regular expressions are).
+Nothing here is written per operation: the constraints are the model's.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from functools import cache
+from typing import Any
+
+from botocore.model import Shape
+
+MAX_SHOWN = 60
+"""Characters of a refused value quoted in a message."""
+
+
+def shown(value: Any) -> str:
+    """``repr`` of a value, cut to :data:`MAX_SHOWN` characters."""
+    text = repr(value)
+    return text if len(text) <= MAX_SHOWN else text[: MAX_SHOWN - 3] + "..."
+
+
+@cache
+def compiled(pattern: str) -> re.Pattern[str]:
+    """A model's ``pattern`` as a Python regular expression (Java and Python agree on them)."""
+    return re.compile(pattern)
+
+
+def problems(value: Any, shape: Shape, path: str) -> list[str]:
+    """Every constraint of ``shape`` that ``value`` (found at ``path``) breaks, as messages."""
+    kind = shape.type_name
+    check = _CHECKS.get(kind)
+    if check is None:  # document, jsonvalue: anything goes
+        return []
+    return check(value, shape, path)
+
+
+def _type_problem(value: Any, path: str, wanted: str) -> list[str]:
+    return [f"{path}: must be {wanted} (got {type(value).__name__} {shown(value)})"]
+
+
+def _length_problems(size: int, shape: Shape, path: str, unit: str) -> list[str]:
+    low, high = shape.metadata.get("min"), shape.metadata.get("max")
+    if low is not None and size < low:
+        return [f"{path}: needs at least {low} {unit} (got {size})"]
+    if high is not None and size > high:
+        return [f"{path}: allows at most {high} {unit} (got {size})"]
+    return []
+
+
+def _structure(value: Any, shape: Shape, path: str) -> list[str]:
+    if not isinstance(value, Mapping):
+        return _type_problem(value, path or "request", "a JSON object")
+    prefix = f"{path}." if path else ""
+    found: list[str] = []
+    for name in shape.required_members:
+        if value.get(name) is None:
+            found.append(f"{prefix}{name}: missing required parameter; add it")
+    for name, item in value.items():
+        member = shape.members.get(name)
+        if member is None:
+            known = ", ".join(shape.members)
+            found.append(f"{prefix}{name}: unknown member; the members are {known}")
+        elif item is not None:
+            found += problems(item, member, f"{prefix}{name}")
+    return found
+
+
+def _string(value: Any, shape: Shape, path: str) -> list[str]:
+    if not isinstance(value, str):
+        return _type_problem(value, path, "a string")
+    enum = shape.enum
+    if enum and value not in enum:
+        return [f"{path}: must be one of {', '.join(enum)} (got {shown(value)})"]
+    found = _length_problems(len(value), shape, path, "characters")
+    pattern = shape.metadata.get("pattern")
+    if not found and pattern and not compiled(pattern).fullmatch(value):
+        found.append(f"{path}: must match the pattern {pattern} (got {shown(value)})")
+    return found
+
+
+def _number(value: Any, shape: Shape, path: str) -> list[str]:
+    integral = shape.type_name in ("integer", "long")
+    allowed: tuple[type, ...] = (int,) if integral else (int, float)
+    if isinstance(value, bool) or not isinstance(value, allowed):
+        return _type_problem(value, path, "an integer" if integral else "a number")
+    low, high = shape.metadata.get("min"), shape.metadata.get("max")
+    if low is not None and value < low:
+        return [f"{path}: must be at least {low} (got {value})"]
+    if high is not None and value > high:
+        return [f"{path}: must be at most {high} (got {value})"]
+    return []
+
+
+def _boolean(value: Any, shape: Shape, path: str) -> list[str]:
+    return [] if isinstance(value, bool) else _type_problem(value, path, "true or false")
+
+
+def _timestamp(value: Any, shape: Shape, path: str) -> list[str]:
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        return _type_problem(value, path, "a timestamp (epoch seconds)")
+    return []
+
+
+def _blob(value: Any, shape: Shape, path: str) -> list[str]:
+    return [] if isinstance(value, str) else _type_problem(value, path, "base64 text")
+
+
+def _list(value: Any, shape: Shape, path: str) -> list[str]:
+    if not isinstance(value, list):
+        return _type_problem(value, path, "a JSON array")
+    found = _length_problems(len(value), shape, path, "items")
+    member: Shape = shape.member
+    for index, item in enumerate(value):
+        found += problems(item, member, f"{path}[{index}]")
+    return found
+
+
+def _map(value: Any, shape: Shape, path: str) -> list[str]:
+    if not isinstance(value, Mapping):
+        return _type_problem(value, path, "a JSON object")
+    found = _length_problems(len(value), shape, path, "entries")
+    key_shape: Shape = shape.key
+    value_shape: Shape = shape.value
+    for key, item in value.items():
+        found += [f"{m} (a key)" for m in problems(key, key_shape, f"{path}[{key!r}]")]
+        found += problems(item, value_shape, f"{path}[{key!r}]")
+    return found
+
+
+_CHECKS = {
+    "structure": _structure,
+    "string": _string,
+    "integer": _number,
+    "long": _number,
+    "double": _number,
+    "float": _number,
+    "boolean": _boolean,
+    "timestamp": _timestamp,
+    "blob": _blob,
+    "list": _list,
+    "map": _map,
+}
