@@ -33,6 +33,7 @@ MAX_TAG_KEY_LENGTH = 128
 MAX_TAG_VALUE_LENGTH = 256
 MAX_ORGANISATION_NAME_LENGTH = 64
 RETRY_ATTEMPTS_RANGE = (1, 10)
+MAX_STATUS_REASON_PATTERN = 512
 
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
 ORGANISATION_PATTERN = re.compile(r"^[A-Za-z][A-Za-z0-9-]{0,63}$")
@@ -917,6 +918,64 @@ def check_job_settings(retry_attempts: Any, preemption_retries: Any) -> list[Pro
     return problems
 
 
+class RetryAction(StrEnum):
+    """What ``retryStrategy.evaluateOnExit`` does with a failed attempt whose reason matches."""
+
+    RETRY = "RETRY"
+    EXIT = "EXIT"
+
+
+@dataclass(frozen=True)
+class ExitRule:
+    """One ``evaluateOnExit`` entry: ``action`` when the ``statusReason`` matches the glob."""
+
+    action: RetryAction
+    on_status_reason: str
+
+
+def status_reason_matches(pattern: str, reason: str) -> bool:
+    """AWS's ``onStatusReason`` glob: the whole reason, exactly; a pattern ending with ``*``
+    needs only "the start of the string" to match (every other character is literal)."""
+    if pattern.endswith("*"):
+        return reason.startswith(pattern[:-1])
+    return reason == pattern
+
+
+def exit_action(rules: Iterable[ExitRule], reason: str) -> RetryAction:
+    """What a failed attempt with ``reason`` gets: the action of the first matching rule, and
+    ``RETRY`` when none matches ("If none of the listed conditions match, then the job is
+    retried"). Whether an attempt is left to retry with is the caller's to check."""
+    for rule in rules:
+        if status_reason_matches(rule.on_status_reason, reason):
+            return rule.action
+    return RetryAction.RETRY
+
+
+def check_exit_rules(
+    rules: Iterable[ExitRule], path: str = "retryStrategy.evaluateOnExit"
+) -> list[Problem]:
+    """Each ``onStatusReason``: "up to 512 characters and can contain all printable characters"."""
+    problems: list[Problem] = []
+    for index, rule in enumerate(rules):
+        pattern, where = rule.on_status_reason, f"{path}[{index}].onStatusReason"
+        if len(pattern) > MAX_STATUS_REASON_PATTERN:
+            problems.append(
+                Problem(
+                    where, pattern[:40] + "...", "a pattern is at most 512 characters", "shorten it"
+                )
+            )
+        elif not pattern.isprintable():
+            problems.append(
+                Problem(
+                    where,
+                    pattern,
+                    "a pattern has printable characters only",
+                    "remove control characters such as newlines and tabs",
+                )
+            )
+    return problems
+
+
 def capacity_demand(payload: Mapping[str, Any]) -> dict[str, int]:
     """Instances a SageMaker ``CreateTrainingJob`` payload needs, per instance type.
 
@@ -938,10 +997,14 @@ def capacity_demand(payload: Mapping[str, Any]) -> dict[str, int]:
         )
     demand: dict[str, int] = {}
     groups = config.get("InstanceGroups") or [config]
+    if not isinstance(groups, list):
+        groups = [groups]
     for index, group in enumerate(groups):
         path = "serviceRequestPayload.ResourceConfig" + (
             f".InstanceGroups[{index}]" if "InstanceGroups" in config else ""
         )
+        if not isinstance(group, Mapping):
+            raise_if([Problem(path, group, "not an object", "give InstanceType and InstanceCount")])
         itype = group.get("InstanceType")
         count = group.get("InstanceCount", 1)
         problems = check_instance_type(itype, f"{path}.InstanceType")

@@ -1,19 +1,35 @@
-"""The wire ``SubmitServiceJob`` request read into the scheduler's :class:`JobRequest`."""
+"""The wire ``SubmitServiceJob`` request read into the scheduler's :class:`JobRequest`.
+
+Also the emulator-only job controls (tags ``quota.local/...``) and ``retryStrategy``'s
+``evaluateOnExit`` rules (matched by :func:`quota_constructs.model.exit_action`).
+"""
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from quota_constructs.model import Problem, QuotaConfigError, capacity_demand
+from quota_constructs.model import (
+    ExitRule,
+    Problem,
+    QuotaConfigError,
+    RetryAction,
+    capacity_demand,
+    check_exit_rules,
+)
 from quota_constructs.scheduling import JobRequest, Outcome, SubmitRejected
 
 DURATION_TAG = "quota.local/duration-seconds"
 """Tag giving an emulated job's run time in seconds."""
 OUTCOME_TAG = "quota.local/outcome"
 """Tag ``FAILED`` makes every attempt of an emulated job fail."""
+FAILURE_REASON_TAG = "quota.local/failure-reason"
+"""Tag giving SageMaker's ``FailureReason`` of a failing attempt (implies outcome FAILED)."""
+SAGEMAKER_STATUS_PREFIX = "Received status from SageMaker:"
+"""How Batch's ``statusReason`` quotes SageMaker's ``FailureReason`` (as the SageMaker SDK's
+default ``evaluateOnExit`` rule spells it)."""
 DEFAULT_MAX_RUNTIME_S = 86_400.0
 """Run time of a job whose payload has no StoppingCondition (SageMaker's default, 1 day)."""
 
@@ -23,8 +39,10 @@ def request_from_submit(params: Mapping[str, Any]) -> JobRequest:
 
     Demand from ``serviceRequestPayload`` via :func:`model.capacity_demand`; duration from tag
     ``quota.local/duration-seconds``, else the payload's ``StoppingCondition.MaxRuntimeInSeconds``,
-    else one day; tag ``quota.local/outcome: FAILED`` makes every attempt fail.
-    Raises :class:`SubmitRejected` naming the field for a bad payload or tag.
+    else one day; tag ``quota.local/outcome: FAILED`` makes every attempt fail, with
+    ``statusReason`` ``Received status from SageMaker:<quota.local/failure-reason>`` when that
+    tag is given (it implies FAILED). ``retryStrategy.evaluateOnExit`` becomes the request's
+    exit rules. Raises :class:`SubmitRejected` naming the field for a bad payload or tag.
     """
     raw = params.get("serviceRequestPayload", "{}")
     try:
@@ -57,8 +75,52 @@ def request_from_submit(params: Mapping[str, Any]) -> JobRequest:
         raise SubmitRejected(exc.problems) from None
     tags = dict(params.get("tags") or {})
     duration = _duration(payload, tags)
-    outcome_text = str(tags.get(OUTCOME_TAG, "SUCCEEDED")).upper()
-    if outcome_text not in Outcome.__members__:
+    outcome, failure_reason = _outcome(tags)
+    preemption = params.get("preemptionConfiguration") or {}
+    retry = params.get("retryStrategy") or {}
+    timeout = params.get("timeoutConfig") or {}
+    exit_rules = _exit_rules(retry.get("evaluateOnExit") or [])
+    return JobRequest(
+        job_name=params.get("jobName", ""),
+        share_name=params.get("quotaShareName", ""),
+        demand=demand,
+        duration_s=duration,
+        outcome=outcome,
+        priority=params.get("schedulingPriority"),
+        preemption_retries=preemption.get("preemptionRetriesBeforeTermination"),
+        retry_attempts=retry.get("attempts") or 1,
+        exit_rules=exit_rules,
+        failure_reason=failure_reason,
+        attempt_duration_s=timeout.get("attemptDurationSeconds"),
+        payload=payload,
+        tags=tags,
+    )
+
+
+def _exit_rules(entries: Sequence[Mapping[str, Any]]) -> tuple[ExitRule, ...]:
+    """``evaluateOnExit`` as rules: each needs an action (UNCONFIRMED: the model leaves it
+    optional; without one a rule means nothing); no ``onStatusReason`` matches every reason."""
+    path = "retryStrategy.evaluateOnExit"
+    missing = [
+        Problem(f"{path}[{i}].action", None, "an exit rule needs an action", "set RETRY or EXIT")
+        for i, entry in enumerate(entries)
+        if entry.get("action") is None
+    ]
+    if missing:
+        raise SubmitRejected(missing)
+    rules = tuple(ExitRule(RetryAction(e["action"]), e.get("onStatusReason", "*")) for e in entries)
+    problems = check_exit_rules(rules, path)
+    if problems:
+        raise SubmitRejected(problems)
+    return rules
+
+
+def _outcome(tags: Mapping[str, str]) -> tuple[Outcome, str | None]:
+    """Outcome of every attempt and the ``statusReason`` of a failing one, from the tags."""
+    reason = tags.get(FAILURE_REASON_TAG)
+    default = "FAILED" if reason is not None else "SUCCEEDED"
+    text = str(tags.get(OUTCOME_TAG, default)).upper()
+    if text not in Outcome.__members__:
         raise SubmitRejected(
             [
                 Problem(
@@ -69,22 +131,19 @@ def request_from_submit(params: Mapping[str, Any]) -> JobRequest:
                 )
             ]
         )
-    preemption = params.get("preemptionConfiguration") or {}
-    retry = params.get("retryStrategy") or {}
-    timeout = params.get("timeoutConfig") or {}
-    return JobRequest(
-        job_name=params.get("jobName", ""),
-        share_name=params.get("quotaShareName", ""),
-        demand=demand,
-        duration_s=duration,
-        outcome=Outcome(outcome_text),
-        priority=params.get("schedulingPriority"),
-        preemption_retries=preemption.get("preemptionRetriesBeforeTermination"),
-        retry_attempts=retry.get("attempts") or 1,
-        attempt_duration_s=timeout.get("attemptDurationSeconds"),
-        payload=payload,
-        tags=tags,
-    )
+    if reason is not None and text != "FAILED":
+        raise SubmitRejected(
+            [
+                Problem(
+                    f"tags.{FAILURE_REASON_TAG}",
+                    reason,
+                    f"a failure reason needs the outcome FAILED (got {OUTCOME_TAG}: {text})",
+                    f"drop one of the two tags, or set {OUTCOME_TAG}: FAILED",
+                )
+            ]
+        )
+    full = None if reason is None else f"{SAGEMAKER_STATUS_PREFIX}{reason}"
+    return Outcome(text), full
 
 
 def _duration(payload: Mapping[str, Any], tags: Mapping[str, str]) -> float:

@@ -6,7 +6,7 @@ import math
 from collections.abc import Callable
 from dataclasses import replace
 
-from quota_constructs.model import JobStatus
+from quota_constructs.model import JobStatus, RetryAction, exit_action
 from quota_constructs.scheduling.event_queue import EventQueue, TimedEvent
 from quota_constructs.scheduling.job import Job, SchedulerEvent, attempt_id
 from quota_constructs.scheduling.ledger import Allocation, CapacityLedger
@@ -186,10 +186,11 @@ class JobLifecycle:
             job.stopped_at = now
             self.set_status(job, JobStatus.SUCCEEDED, REASON_SUCCEEDED)
             return
-        text = reason or REASON_FAILED
+        text = reason or job.request.failure_reason or REASON_FAILED
         self._keep_checkpointed_progress(job)
         self._end_attempt(job, text, preempted=False)
-        if self._attempts_used[job.seq] < job.request.retry_attempts:
+        left = self._attempts_used[job.seq] < job.request.retry_attempts
+        if left and exit_action(job.request.exit_rules, text) is RetryAction.RETRY:
             self.make_runnable(job, text)
         else:
             job.stopped_at = now

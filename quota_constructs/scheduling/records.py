@@ -8,7 +8,7 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import Any
 
-from quota_constructs.model import QuotaConfigError
+from quota_constructs.model import ExitRule, QuotaConfigError
 from quota_constructs.scheduling.capacity import Capacity
 
 # --- constants --------------------------------------------------------------------------------
@@ -94,6 +94,9 @@ class JobRequest:
     ``priority``: ``None`` takes ``SchedulerOptions.default_priority``.
     ``preemption_retries``: ``None`` = requeue forever; ``0`` = FAILED on the first preemption.
     ``retry_attempts``: 1-10 total attempts on a FAILED outcome or a timeout.
+    ``exit_rules``: ``retryStrategy.evaluateOnExit``; a failed attempt whose reason they EXIT
+    on is not retried (:func:`~quota_constructs.model.exit_action`).
+    ``failure_reason``: ``statusReason`` of an attempt that fails (default ``REASON_FAILED``).
     ``checkpoint_interval_s``: a preempted job keeps the progress of its last checkpoint.
     """
 
@@ -105,6 +108,8 @@ class JobRequest:
     priority: int | None = None
     preemption_retries: int | None = None
     retry_attempts: int = 1
+    exit_rules: tuple[ExitRule, ...] = ()
+    failure_reason: str | None = None
     attempt_duration_s: float | None = None
     checkpoint_interval_s: float | None = None
     payload: Mapping[str, Any] | None = None

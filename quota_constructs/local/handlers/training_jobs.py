@@ -23,6 +23,7 @@ from quota_constructs.local.handlers import Handler
 from quota_constructs.local.job_service import JobService
 from quota_constructs.local.protocol import service_model
 from quota_constructs.local.registry import Registry
+from quota_constructs.local.submit_request import SAGEMAKER_STATUS_PREFIX
 from quota_constructs.local.validation import problems
 from quota_constructs.scheduling import (
     PREEMPTION_IN_PROGRESS,
@@ -33,8 +34,6 @@ from quota_constructs.scheduling import (
     attempt_id,
 )
 
-SAGEMAKER_PREFIX = "Received status from SageMaker:"
-"""How Batch's ``statusReason`` quotes SageMaker's ``FailureReason``."""
 DEFAULT_STOPPING = {"MaxRuntimeInSeconds": 86_400}
 IN_PROGRESS = {
     JobStatus.SCHEDULED: "Starting",
@@ -74,10 +73,10 @@ def _ended_state(job: Job, attempt: Attempt) -> AttemptState:
     if attempt.status_reason == REASON_SUCCEEDED:
         return AttemptState("Completed", "Completed", *times)
     last = attempt.number == len(job.attempts)
-    failed_by_sagemaker = attempt.status_reason.startswith(SAGEMAKER_PREFIX)
+    failed_by_sagemaker = attempt.status_reason.startswith(SAGEMAKER_STATUS_PREFIX)
     if attempt.preempted or (job.is_terminated and last) or not failed_by_sagemaker:
         return AttemptState("Stopped", "Stopped", *times)
-    failure = attempt.status_reason.removeprefix(SAGEMAKER_PREFIX).strip()
+    failure = attempt.status_reason.removeprefix(SAGEMAKER_STATUS_PREFIX).strip()
     return AttemptState("Failed", "Failed", *times, failure=failure)
 
 
