@@ -57,6 +57,12 @@ def serve(
         ),
     ] = None,
     fault_seed: Annotated[int, typer.Option(help="Seed of the injected faults.")] = 0,
+    seed: Annotated[
+        int | None,
+        typer.Option(
+            help="Seed of the job ids: the same seed gives the same ids (default: random)."
+        ),
+    ] = None,
     threads: Annotated[int, typer.Option(help="Worker threads of the HTTP server.")] = 8,
 ) -> None:
     """Provision organisation files and serve the Batch and SSM APIs until Ctrl-C."""
@@ -65,7 +71,7 @@ def serve(
     try:
         faults = FaultPlan.parse(fault_rate or [], seed=fault_seed) if fault_rate else None
         clock = VirtualClock() if virtual else RealTimeClock(speed=speed)
-        emulator = Emulator(clock=clock, faults=faults)
+        emulator = Emulator(clock=clock, faults=faults, seed=seed)
         provisioned = [emulator.provision_file(path) for path in org or [SEED_DEMO]]
         server = start_server(emulator, host=host, port=port, threads=threads)
     except OSError as error:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import socket
 import subprocess
@@ -16,6 +17,7 @@ from typer.testing import CliRunner
 
 from quota_constructs.cli import app
 from quota_constructs.local.testing import DUMMY_CREDENTIALS, SEED_DEMO
+from tests.emulator.helpers import payload
 
 QUOTA = Path(sys.executable).with_name("quota")
 
@@ -48,7 +50,12 @@ def start_serve(*options: str) -> subprocess.Popen:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env={"COLUMNS": "200", "PATH": str(QUOTA.parent), "NO_COLOR": "1"},
+        env={
+            "COLUMNS": "200",
+            "PATH": str(QUOTA.parent),
+            "NO_COLOR": "1",
+            "PYTHONPATH": os.environ.get("PYTHONPATH", ""),  # the code under test
+        },
     )
 
 
@@ -69,6 +76,7 @@ def test_serve_provisions_the_seed_demo_and_stops_on_ctrl_c() -> None:
     assert [q["jobQueueName"] for q in queues] == ["seed-demo-queue"]
     assert f"export AWS_ENDPOINT_URL_BATCH={endpoint}" in out
     assert f"export AWS_ENDPOINT_URL_SSM={endpoint}" in out
+    assert f"export AWS_ENDPOINT_URL_SAGEMAKER={endpoint}" in out
     assert process.returncode == 0, err
     assert "Traceback" not in err
 
@@ -106,6 +114,36 @@ def test_serve_with_a_virtual_clock_advances_by_http() -> None:
 
     assert now == 30.0
     assert "virtual clock" in "".join(printed)
+
+
+def first_job_id(*options: str) -> str:
+    """The id of the first job submitted to ``quota local serve OPTIONS...``."""
+    process = start_serve("--virtual", *options)
+    printed: list[str] = []
+    try:
+        endpoint = wait_for_endpoint(process, printed)
+        batch = boto3.client(
+            "batch", endpoint_url=endpoint, region_name="us-east-1", **DUMMY_CREDENTIALS
+        )
+        return str(
+            batch.submit_service_job(
+                jobName="j",
+                jobQueue="seed-demo-queue",
+                serviceJobType="SAGEMAKER_TRAINING",
+                quotaShareName="QS1",
+                serviceRequestPayload=payload(),
+            )["jobId"]
+        )
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.communicate(timeout=20)
+
+
+def test_serve_with_a_seed_hands_out_the_same_ids_and_without_one_new_ones() -> None:
+    seeded = first_job_id("--seed", "7")
+
+    assert first_job_id("--seed", "7") == seeded
+    assert first_job_id() != seeded
 
 
 def test_rejects_the_same_organisation_twice() -> None:
