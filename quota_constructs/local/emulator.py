@@ -89,6 +89,10 @@ class Emulator:
             "sagemaker": training_jobs.operations(),
         }
 
+    def served_operations(self) -> dict[str, tuple[str, ...]]:
+        """The operations answered, per service (``batch``, ``ssm``, ``sagemaker``)."""
+        return {service: tuple(table) for service, table in self._tables.items()}
+
     @property
     def request_counts(self) -> dict[str, int]:
         """Requests received per operation name (faulted ones included)."""
