@@ -22,6 +22,7 @@ from typing import Any, Protocol
 
 from quota_constructs.local.arns import Account
 from quota_constructs.local.errors import InvalidRequest, NotFound, refuse
+from quota_constructs.local.fair_share import fair_share_problems
 from quota_constructs.local.tags import TagStore
 from quota_constructs.model import (
     QUEUE_PRIORITY_RANGE,
@@ -240,6 +241,7 @@ class Registry:
             raise InvalidRequest(
                 "a scheduling policy has either quotaSharePolicy or fairsharePolicy, not both"
             )
+        refuse(fair_share_problems(fairshare_policy or {}), context="CreateSchedulingPolicy")
         self._check_new_tags(tags or {})
         policy = SchedulingPolicy(
             name, self.account.scheduling_policy(name), quota_share_policy, fairshare_policy
@@ -267,6 +269,7 @@ class Registry:
                 f"scheduling policy {policy.name!r} is a fair-share policy; its type cannot be "
                 "switched to quota share (create a new policy instead)"
             )
+        refuse(fair_share_problems(fairshare_policy or {}), context="UpdateSchedulingPolicy")
         policy.quota_share_policy = quota_share_policy or policy.quota_share_policy
         policy.fairshare_policy = fairshare_policy or policy.fairshare_policy
         return policy
@@ -369,6 +372,11 @@ class Registry:
         refuse(problems + _priority_problems(priority), context="CreateJobQueue")
         if name in self.queues:
             raise InvalidRequest(f"Object already exists: job queue {name!r}")
+        if service_environments and compute_environments:
+            raise InvalidRequest(
+                "serviceEnvironmentOrder: a job queue can't have both a serviceEnvironmentOrder "
+                "and a computeEnvironmentOrder; a quota-managed queue uses one service environment"
+            )
         if queue_type != SAGEMAKER_TRAINING or compute_environments:
             raise InvalidRequest(
                 f"jobQueueType: the emulator serves SAGEMAKER_TRAINING queues only "
@@ -436,6 +444,11 @@ class Registry:
         if priority is not None:
             refuse(_priority_problems(priority), context="UpdateJobQueue")
             queue.priority = priority
+        if scheduling_policy == "":
+            raise InvalidRequest(
+                f"schedulingPolicyArn: the scheduling policy of job queue {queue.name!r} can be "
+                "replaced but not removed; pass another quota-share policy's ARN or leave it out"
+            )
         if scheduling_policy:
             policy = self.policy(scheduling_policy)
             if not policy.quota_share_policy:

@@ -88,7 +88,7 @@ def request_from_submit(params: Mapping[str, Any]) -> JobRequest:
         outcome=outcome,
         priority=params.get("schedulingPriority"),
         preemption_retries=preemption.get("preemptionRetriesBeforeTermination"),
-        retry_attempts=retry.get("attempts") or 1,
+        retry_attempts=retry.get("attempts", 1),
         exit_rules=exit_rules,
         failure_reason=failure_reason,
         attempt_duration_s=timeout.get("attemptDurationSeconds"),

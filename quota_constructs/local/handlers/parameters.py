@@ -52,6 +52,11 @@ class ParameterHandlers:
 
     def get_parameters_by_path(self, params: Mapping[str, Any]) -> dict[str, Any]:
         path = params["Path"]
+        if params.get("ParameterFilters"):
+            raise InvalidParameter(
+                "ParameterFilters: not served by the quota emulator; filter the parameters "
+                "it returns yourself"
+            )
         if not path.startswith("/"):
             raise InvalidParameter(f"Path {path!r} must start with '/', e.g. /quota/")
         size = params.get("MaxResults") or MAX_BY_PATH_RESULTS

@@ -14,7 +14,7 @@ from quota_constructs.api_shapes import (
     capacity_limits_to_api,
     share_to_api,
 )
-from quota_constructs.local.errors import refuse
+from quota_constructs.local.errors import InvalidParameter, refuse
 from quota_constructs.local.handlers import Handler
 from quota_constructs.local.handlers.pagination import paginate
 from quota_constructs.local.registry import (
@@ -38,6 +38,17 @@ from quota_constructs.model import (
 
 QUEUE_HEALTHY = "JobQueue Healthy"
 VALID = "VALID"
+MAX_DESCRIBED = 100
+"""DescribeJobQueues ``jobQueues`` and DescribeSchedulingPolicies ``arns``: "up to 100"."""
+
+
+def check_described(refs: Sequence[str] | None, field: str) -> None:
+    """Refuse a Describe request naming more than :data:`MAX_DESCRIBED` resources."""
+    if refs is not None and len(refs) > MAX_DESCRIBED:
+        raise InvalidParameter(
+            f"{field}: a list of up to {MAX_DESCRIBED} entries (got {len(refs)}); split the request"
+        )
+
 
 # --- reading requests ---------------------------------------------------------------------------
 
@@ -203,6 +214,7 @@ class ResourceHandlers:
         return {"name": policy.name, "arn": policy.arn}
 
     def describe_scheduling_policies(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        check_described(params["arns"], "arns")
         found = self.registry.scheduling_policies(params["arns"])
         return {"schedulingPolicies": [policy_to_api(p, self.tags.of(p.arn)) for p in found]}
 
@@ -281,6 +293,7 @@ class ResourceHandlers:
         return {"jobQueueName": queue.name, "jobQueueArn": queue.arn}
 
     def describe_job_queues(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        check_described(params.get("jobQueues"), "jobQueues")
         queues = self.registry.job_queues(params.get("jobQueues"))
         page, token = paginate(queues, params.get("maxResults"), params.get("nextToken"))
         return {

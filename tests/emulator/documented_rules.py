@@ -1,0 +1,449 @@
+"""Every rule sentence found in botocore's documentation of the served operations, with the test
+showing the emulator keeps it. docs/emulator.md lists the same table (``markdown_table``).
+
+``source`` is ``Operation`` (the operation's documentation), ``Operation.member.path`` (an input
+member; ``[]`` steps into list items) or ``Shape:Name.member`` (a shape's member). The sentences
+are checked against the installed botocore; the tests against the test files.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Rule:
+    source: str
+    sentence: str
+    test: str
+    """``file.py::test_name`` (a parametrized case as ``test_name[id]``), under tests/."""
+    note: str = ""
+
+
+R = "emulator/test_rules_resources.py::"
+J = "emulator/test_rules_service_jobs.py::"
+NAME_RULE = (
+    "It can contain uppercase and lowercase letters, numbers, hyphens (-), and underscores (_)."
+)
+
+RULES: tuple[Rule, ...] = (
+    # --- names
+    Rule(
+        "CreateSchedulingPolicy.name",
+        f"It can be up to 128 letters long. {NAME_RULE}",
+        R + "test_name_rule[CreateSchedulingPolicy.name]",
+    ),
+    Rule(
+        "CreateServiceEnvironment.serviceEnvironmentName",
+        "It can be up to 128 characters long and can contain letters, numbers, hyphens (-), "
+        "and underscores (_).",
+        R + "test_name_rule[CreateServiceEnvironment.serviceEnvironmentName]",
+    ),
+    Rule(
+        "CreateJobQueue.jobQueueName",
+        f"It can be up to 128 letters long. {NAME_RULE}",
+        R + "test_name_rule[CreateJobQueue.jobQueueName]",
+    ),
+    Rule(
+        "CreateQuotaShare.quotaShareName",
+        f"It can be up to 128 characters long. {NAME_RULE}",
+        R + "test_name_rule[CreateQuotaShare.quotaShareName]",
+    ),
+    Rule(
+        "SubmitServiceJob.jobName",
+        f"It can be up to 128 characters long. {NAME_RULE}",
+        R + "test_name_rule[SubmitServiceJob.jobName]",
+    ),
+    # --- scheduling policies
+    Rule(
+        "CreateSchedulingPolicy.quotaSharePolicy",
+        "Only one of fairsharePolicy or quotaSharePolicy can be set.",
+        R + "test_rejects_a_policy_with_both_kinds",
+    ),
+    Rule(
+        "UpdateSchedulingPolicy.quotaSharePolicy",
+        "Once set during creation, a quotaSharePolicy cannot be removed or changed to a "
+        "fairsharePolicy.",
+        "emulator/test_server_resources.py::test_rejects_switching_a_quota_share_policy_to_fair_share",
+    ),
+    Rule(
+        "UpdateSchedulingPolicy.fairsharePolicy",
+        "Once set during creation, a fairsharePolicy cannot be removed or changed to a "
+        "quotaSharePolicy.",
+        R + "test_rejects_switching_a_fair_share_policy_to_quota_shares",
+    ),
+    Rule(
+        "CreateSchedulingPolicy.quotaSharePolicy.idleResourceAssignmentStrategy",
+        "Currently, only FIFO is supported.",
+        "emulator/test_model_constraints.py::test_refuses_each_constraint_just_outside"
+        "[CreateSchedulingPolicy:quotaSharePolicy.idleResourceAssignmentStrategy:enum]",
+    ),
+    Rule(
+        "CreateSchedulingPolicy.fairsharePolicy.shareDecaySeconds",
+        "The maximum supported value is 604800 (1 week).",
+        R + "test_fair_share_policy_rule[shareDecaySeconds]",
+    ),
+    Rule(
+        "CreateSchedulingPolicy.fairsharePolicy.computeReservation",
+        "The minimum value is 0 and the maximum value is 99.",
+        R + "test_fair_share_policy_rule[computeReservation]",
+    ),
+    Rule(
+        "CreateSchedulingPolicy.fairsharePolicy.shareDistribution[].shareIdentifier",
+        "The string is limited to 255 alphanumeric characters, and can be followed by an "
+        "asterisk (*).",
+        R + "test_fair_share_policy_rule[shareIdentifier]",
+    ),
+    Rule(
+        "CreateSchedulingPolicy.fairsharePolicy.shareDistribution[].shareIdentifier",
+        "The list of share identifiers in a fair-share policy can't overlap.",
+        R + "test_fair_share_policy_rule[overlap]",
+    ),
+    Rule(
+        "CreateSchedulingPolicy.fairsharePolicy.shareDistribution[].weightFactor",
+        "The smallest supported value is 0.0001, and the largest supported value is 999.9999.",
+        R + "test_fair_share_policy_rule[weightFactor]",
+    ),
+    Rule(
+        "DescribeSchedulingPolicies.arns",
+        "A list of up to 100 scheduling policy Amazon Resource Name (ARN) entries.",
+        R + "test_rejects_describing_more_than_100_policies",
+    ),
+    Rule(
+        "DeleteSchedulingPolicy",
+        "You can't delete a scheduling policy that's used in any job queues.",
+        R + "test_rejects_deleting_a_policy_a_queue_uses",
+    ),
+    # --- service environments
+    Rule(
+        "CreateServiceEnvironment.capacityLimits[].capacityUnit",
+        "For SAGEMAKER_TRAINING jobs in a quota management enabled service environment, specify "
+        "the instance type (for example, ml.m5.large).",
+        R + "test_rejects_num_instances_as_a_quota_capacity_unit",
+    ),
+    Rule(
+        "CreateServiceEnvironment.state",
+        "The default value is ENABLED.",
+        R + "test_a_new_environment_is_enabled_by_default",
+    ),
+    Rule(
+        "UpdateServiceEnvironment",
+        "You can update the state of a service environment from ENABLED to DISABLED to prevent "
+        "new service jobs from being placed in the service environment.",
+        R + "test_a_disabled_environment_takes_no_new_jobs",
+    ),
+    Rule(
+        "DeleteServiceEnvironment",
+        "Before you can delete a service environment, you must first set its state to DISABLED "
+        "with the UpdateServiceEnvironment API operation and disassociate it from any job queues "
+        "with the UpdateJobQueue API operation.",
+        R + "test_rejects_deleting_an_environment_enabled_or_in_use",
+    ),
+    # --- job queues
+    Rule(
+        "CreateJobQueue.state",
+        "If the job queue state is DISABLED, new jobs can't be added to the queue, but jobs "
+        "already in the queue can finish.",
+        R + "test_a_disabled_queue_takes_no_new_jobs_but_runs_its_own",
+    ),
+    Rule(
+        "UpdateJobQueue.schedulingPolicyArn",
+        "Once a job queue is created, the fair-share scheduling policy can be replaced but not "
+        "removed.",
+        R + "test_a_queue_policy_can_be_replaced_but_not_removed",
+        "A quota-managed queue's policy is a quota-share policy; the same holds for it.",
+    ),
+    Rule(
+        "CreateJobQueue.serviceEnvironmentOrder",
+        "A job queue can't have both a serviceEnvironmentOrder and a computeEnvironmentOrder "
+        "field.",
+        R + "test_rejects_a_queue_with_service_and_compute_environments",
+    ),
+    Rule(
+        "SubmitServiceJob.jobQueue",
+        "The job queue must have the type SAGEMAKER_TRAINING.",
+        R + "test_rejects_a_queue_that_is_not_sagemaker_training",
+        "The emulator creates SAGEMAKER_TRAINING queues only, so every queue a job can name is "
+        "one.",
+    ),
+    Rule(
+        "CreateJobQueue.jobStateTimeLimitActions",
+        "(Note: The minimum value for maxTimeSeconds is 600 (10 minutes) and its maximum value "
+        "is 86,400 (24 hours).)",
+        R + "test_time_limit_is_ten_minutes_to_a_day",
+    ),
+    Rule(
+        "CreateJobQueue.jobStateTimeLimitActions[].action",
+        "For job queues connected to a SAGEMAKER_TRAINING service environment, the only "
+        "supported value is TERMINATE, which will terminate the job.",
+        R + "test_time_limit_action_on_sagemaker_training_is_terminate",
+    ),
+    Rule(
+        "CreateJobQueue.jobStateTimeLimitActions[].state",
+        "The only supported value is RUNNABLE.",
+        "emulator/test_model_constraints.py::test_refuses_each_constraint_just_outside"
+        "[CreateJobQueue:jobStateTimeLimitActions[0].state:enum]",
+    ),
+    Rule(
+        "DescribeJobQueues.jobQueues",
+        "A list of up to 100 queue names or full queue Amazon Resource Name (ARN) entries.",
+        R + "test_rejects_describing_more_than_100_queues",
+    ),
+    Rule(
+        "DeleteJobQueue",
+        "You must first disable submissions for a queue with the UpdateJobQueue operation.",
+        "emulator/test_server_resources.py::test_rejects_deleting_an_enabled_queue",
+    ),
+    # --- quota shares
+    Rule(
+        "CreateQuotaShare.resourceSharingConfiguration.borrowLimit",
+        "borrowLimit can only be applied to quota shares with a strategy of LEND_AND_BORROW.",
+        "emulator/test_server_resources.py::test_rejects_borrow_limit_without_lend_and_borrow",
+    ),
+    Rule(
+        "CreateQuotaShare.resourceSharingConfiguration.borrowLimit",
+        "The default borrowLimit is -1, which indicates unlimited borrowing.",
+        R + "test_borrow_limit_defaults_to_unlimited",
+    ),
+    Rule(
+        "CreateQuotaShare.state",
+        "If the quota share is DISABLED, new jobs won't be accepted but jobs already submitted "
+        "can finish.",
+        R + "test_a_disabled_share_takes_no_new_jobs_but_runs_its_own",
+    ),
+    Rule(
+        "CreateQuotaShare.state",
+        "The default state is ENABLED.",
+        R + "test_a_new_share_is_enabled_by_default",
+    ),
+    Rule(
+        "DeleteQuotaShare",
+        "You must first disable submissions for the share by updating the state to DISABLED "
+        "using the UpdateQuotaShare operation.",
+        "emulator/test_server_resources.py::test_rejects_deleting_an_enabled_share",
+    ),
+    Rule(
+        "DeleteQuotaShare",
+        "All jobs in the share are eventually terminated when you delete a quota share.",
+        "emulator/test_server_jobs.py::test_deleting_a_share_terminates_its_jobs",
+    ),
+    # --- tags
+    Rule(
+        "TagResource",
+        "If existing tags on a resource aren't specified in the request parameters, they aren't "
+        "changed.",
+        R + "test_tagging_leaves_other_tags_unchanged",
+    ),
+    Rule(
+        "TagResource",
+        "When a resource is deleted, the tags that are associated with that resource are "
+        "deleted as well.",
+        R + "test_deleting_a_resource_deletes_its_tags",
+    ),
+    # --- pagination
+    *(
+        Rule(
+            f"{operation}.maxResults",
+            "This value can be between 1 and 100.",
+            R + f"test_max_results_is_1_to_100[{operation}]",
+        )
+        for operation in (
+            "ListServiceJobs",
+            "ListQuotaShares",
+            "ListSchedulingPolicies",
+            "DescribeJobQueues",
+            "DescribeServiceEnvironments",
+        )
+    ),
+    # --- submitting
+    Rule(
+        "SubmitServiceJob.jobQueue",
+        "You can specify either the name or the ARN of the queue.",
+        J + "test_submit_takes_the_queue_name_or_arn",
+    ),
+    Rule(
+        "SubmitServiceJob.retryStrategy.attempts",
+        "You can specify between 1 and 10 attempts.",
+        J + "test_retry_attempts_are_1_to_10",
+    ),
+    Rule(
+        "SubmitServiceJob.schedulingPriority",
+        "Valid values are integers between 0 and 9999.",
+        "emulator/test_server_jobs.py::test_rejects_priority_out_of_range",
+    ),
+    Rule(
+        "UpdateServiceJob.schedulingPriority",
+        "The minimum supported value is 0 and the maximum supported value is 9999.",
+        J + "test_update_priority_is_0_to_9999",
+    ),
+    Rule(
+        "SubmitServiceJob.serviceRequestPayload",
+        "The request, in JSON, for the service that the SubmitServiceJob operation is queueing.",
+        J + "test_rejects_a_payload_that_is_not_json",
+    ),
+    Rule(
+        "SubmitServiceJob.shareIdentifier",
+        "Don't specify this parameter if the job queue doesn't have a fair-share scheduling "
+        "policy.",
+        "emulator/test_server_jobs.py::test_rejects_share_identifier_on_a_quota_managed_queue",
+    ),
+    Rule(
+        "SubmitServiceJob.quotaShareName",
+        "If the job queue has a quota share scheduling policy, then this parameter must be "
+        "specified.",
+        "emulator/test_server_jobs.py::test_rejects_submit_without_quota_share_name",
+    ),
+    Rule(
+        "SubmitServiceJob.preemptionConfiguration.preemptionRetriesBeforeTermination",
+        "A job will be terminated when preemption retries have been exhausted.",
+        J + "test_preemption_retries_exhausted_terminate_the_job",
+    ),
+    Rule(
+        "SubmitServiceJob.preemptionConfiguration.preemptionRetriesBeforeTermination",
+        "If this field is unset, preempted jobs will be requeued an unlimited number of times.",
+        "emulator/test_server_tutorial.py::test_lender_job_preempts_the_borrowing_job_back_to_runnable",
+    ),
+    Rule(
+        "SubmitServiceJob.timeoutConfig.attemptDurationSeconds",
+        "After this time is reached, Batch terminates the service job attempt.",
+        J + "test_attempt_duration_ends_the_attempt",
+    ),
+    Rule(
+        "SubmitServiceJob.clientToken",
+        "If this parameter is specified and two submit requests with identical payloads and "
+        "clientTokens are received, these requests are considered the same request and the "
+        "second request is rejected.",
+        "emulator/test_server_jobs.py::test_client_token_returns_the_first_job_for_a_retried_submit",
+        "Read as: the second request creates no job. The emulator answers it with the first "
+        "job's ids, as idempotent AWS APIs do (UNCONFIRMED); the same token with another request "
+        "is refused.",
+    ),
+    # --- evaluateOnExit
+    Rule(
+        "SubmitServiceJob.retryStrategy.evaluateOnExit[].onStatusReason",
+        "The pattern can contain up to 512 characters and can contain all printable characters.",
+        J + "test_exit_pattern_is_up_to_512_printable_characters",
+    ),
+    Rule(
+        "SubmitServiceJob.retryStrategy.evaluateOnExit[].onStatusReason",
+        "It can optionally end with an asterisk (*) so that only the start of the string needs "
+        "to be an exact match.",
+        J + "test_exit_pattern_ending_with_a_star_matches_the_start",
+    ),
+    Rule(
+        "SubmitServiceJob.retryStrategy.evaluateOnExit[].onStatusReason",
+        "Contains a glob pattern to match against the StatusReason returned for a job.",
+        J + "test_exit_pattern_without_a_star_matches_the_whole_reason",
+        "Only a final * is a wildcard; other characters, * included, match themselves.",
+    ),
+    Rule(
+        "Shape:RetryStrategy.evaluateOnExit",
+        "If none of the listed conditions match, then the job is retried.",
+        J + "test_first_matching_rule_decides_and_no_match_retries",
+        "Documented for container jobs' RetryStrategy; the emulator applies it to service jobs "
+        "too (UNCONFIRMED), the first matching entry deciding.",
+    ),
+    # --- terminating
+    Rule(
+        "TerminateServiceJob.reason",
+        "This message is returned by DescribeServiceJob operations on the service job.",
+        J + "test_terminate_reason_is_what_describe_returns",
+    ),
+    Rule(
+        "TerminateServiceJobs.jobs",
+        "An array of up to 50 service job IDs of the service jobs to terminate.",
+        J + "test_rejects_terminating_more_than_50_jobs",
+    ),
+    Rule(
+        "TerminateServiceJobs",
+        "Service jobs that can't be found are treated as successfully processed.",
+        "emulator/test_server_jobs.py::test_terminate_many_counts_unknown_ids_as_successful",
+    ),
+    Rule(
+        "Shape:TerminateServiceJobsErrorDetail.code",
+        "ValidationException \u2013 A service job identifier in the request is malformed or isn't "
+        "valid.",
+        "emulator/test_server_jobs.py::"
+        "test_terminate_many_reports_a_malformed_id_as_validation_exception",
+    ),
+    # --- listing
+    Rule(
+        "ListServiceJobs.filters",
+        "Only one filter can be used at a time.",
+        J + "test_only_one_filter_at_a_time",
+    ),
+    Rule(
+        "ListServiceJobs.jobStatus",
+        "If the filters parameter is specified, the jobStatus parameter is ignored and jobs with "
+        "any status are returned.",
+        J + "test_a_name_or_time_filter_ignores_the_status",
+    ),
+    Rule(
+        "ListServiceJobs.jobStatus",
+        "The exceptions are the SHARE_IDENTIFIER filter and QUOTA_SHARE_NAME filter, which can "
+        "be used with jobStatus.",
+        "emulator/test_server_jobs.py::test_lists_by_quota_share_and_status_with_pagination",
+    ),
+    Rule(
+        "ListServiceJobs.jobStatus",
+        "If you don't specify a status, only RUNNING jobs are returned.",
+        "emulator/test_server_tutorial.py::test_jobs_finish_after_their_duration_and_list_newest_first",
+    ),
+    Rule(
+        "ListServiceJobs.filters",
+        "The results are sorted by the createdAt field, with the most recent jobs being first.",
+        "emulator/test_server_tutorial.py::test_jobs_finish_after_their_duration_and_list_newest_first",
+    ),
+    Rule(
+        "ListServiceJobs.filters",
+        "The value of the filter is a case-insensitive match for the job name.",
+        J + "test_job_name_filter_is_case_insensitive",
+    ),
+    Rule(
+        "ListServiceJobs.filters",
+        "If the value ends with an asterisk (*), the filter matches any job name that begins "
+        "with the string before the '*'.",
+        J + "test_job_name_filter_ending_with_a_star_matches_the_start",
+    ),
+    Rule(
+        "ListServiceJobs.filters",
+        "When the JOB_NAME filter is used, the results are grouped by the job name and version.",
+        J + "test_job_name_filter_groups_by_name",
+        "Service jobs have no version; groups come in the order of their newest job (UNCONFIRMED).",
+    ),
+    Rule(
+        "ListServiceJobs.filters",
+        "The value is a string representation of the number of milliseconds since 00:00:00 UTC "
+        "(midnight) on January 1, 1970.",
+        J + "test_time_filters_take_epoch_milliseconds",
+        "Anything else is a ClientException naming filters[0].values[0] "
+        "(test_no_server_errors.py::test_rejects_a_malformed_created_at_filter_naming_the_field).",
+    ),
+    Rule(
+        "ListServiceJobs.filters[].name",
+        "Filter names are case sensitive.",
+        J + "test_filter_names_are_case_sensitive",
+    ),
+    # --- snapshot
+    Rule(
+        "GetJobQueueSnapshot",
+        "The first 100 RUNNABLE jobs in the job queue are listed in order of dispatch.",
+        J + "test_snapshot_lists_the_first_100_runnable_jobs_and_each_shares_first",
+    ),
+    Rule(
+        "GetJobQueueSnapshot",
+        "For job queues with an attached quota-share policy, the first RUNNABLE job in each "
+        "quota share is also listed.",
+        J + "test_snapshot_lists_the_first_100_runnable_jobs_and_each_shares_first",
+    ),
+)
+
+
+def markdown_table() -> str:
+    """The rules as docs/emulator.md lists them."""
+    lines = ["| Where | Documented rule | Test (under `tests/`) |", "|---|---|---|"]
+    for rule in RULES:
+        note = f" *{rule.note}*" if rule.note else ""
+        sentence = rule.sentence.replace("|", "\\|")
+        lines.append(f'| `{rule.source}` | "{sentence}"{note} | `{rule.test}` |')
+    return "\n".join(lines)

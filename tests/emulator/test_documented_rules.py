@@ -1,0 +1,80 @@
+"""The list of documented rules is true: each sentence is in botocore's documentation of its
+member, each names a test that exists, and docs/emulator.md lists them all."""
+
+from __future__ import annotations
+
+import html
+import importlib
+import re
+from pathlib import Path
+
+import pytest
+from botocore.model import Shape
+
+from quota_constructs.local.protocol import service_model
+from tests.emulator.documented_rules import RULES, Rule, markdown_table
+
+TESTS = Path(__file__).resolve().parents[1]
+DOCS = TESTS.parent / "docs" / "emulator.md"
+
+
+BLOCK_TAGS = re.compile(r"</?(?:p|li|ul|ol|dl|dt|dd|note|br)\b[^>]*>")
+
+
+def plain(text: str) -> str:
+    """Documentation text without markup (block tags become spaces), whitespace collapsed."""
+    text = re.sub(r"<[^>]+>", "", BLOCK_TAGS.sub(" ", text))
+    return re.sub(r"\s+", " ", html.unescape(text)).strip()
+
+
+def documentation(source: str) -> str:
+    """The documentation ``source`` names (see :class:`Rule`)."""
+    model = service_model("batch")
+    if source.startswith("Shape:"):
+        shape_name, member = source.removeprefix("Shape:").split(".", 1)
+        return str(model.shape_for(shape_name).members[member].documentation)
+    operation, _, path = source.partition(".")
+    op = model.operation_model(operation)
+    if not path:
+        return str(op.documentation)
+    shape: Shape | None = op.input_shape
+    for step in path.split("."):
+        assert shape is not None
+        shape = shape.members[step.removesuffix("[]")]
+        if step.endswith("[]"):
+            shape = shape.member
+    assert shape is not None
+    return str(shape.documentation)
+
+
+def case_ids(test: str) -> tuple[str, str, list[str] | None]:
+    """Module, function and parametrized ids of a test named ``file.py::name[id]``."""
+    path, name = test.split("::")
+    module = importlib.import_module("tests." + path.removesuffix(".py").replace("/", "."))
+    function = getattr(module, name.split("[", 1)[0], None)
+    assert function is not None, f"{test}: no such test"
+    marks = [m for m in getattr(function, "pytestmark", []) if m.name == "parametrize"]
+    if not marks:
+        return path, name, None
+    values = marks[0].args[1]
+    ids = marks[0].kwargs.get("ids") or [str(v) for v in values]
+    return path, name, list(ids)
+
+
+@pytest.mark.parametrize("rule", RULES, ids=[f"{r.source}:{r.sentence[:30]}" for r in RULES])
+def test_sentence_is_in_the_members_documentation(rule: Rule) -> None:
+    assert plain(rule.sentence) in plain(documentation(rule.source))
+
+
+@pytest.mark.parametrize("rule", RULES, ids=[f"{r.source}:{r.sentence[:30]}" for r in RULES])
+def test_rule_names_a_test_that_exists(rule: Rule) -> None:
+    _, name, ids = case_ids(rule.test)
+
+    if "[" in name:
+        assert ids is not None and name.split("[", 1)[1][:-1] in ids
+    else:
+        assert ids is None
+
+
+def test_docs_list_every_rule() -> None:
+    assert markdown_table() in DOCS.read_text()
