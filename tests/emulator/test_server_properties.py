@@ -1,7 +1,9 @@
-"""Property: the HTTP emulator adds no scheduling of its own.
+"""Properties of the emulator over HTTP.
 
-Random workloads submitted through boto3 over HTTP end in the same statuses, priorities and
-preemption counts as the same requests given directly to a scheduler core of the same queue.
+- It adds no scheduling of its own: random workloads submitted through boto3 over HTTP end in
+  the same statuses, priorities and preemption counts as the same requests given directly to a
+  scheduler core of the same queue, whether the jobs are named by id or by ARN.
+- ListServiceJobs keeps its documented filter rules on random workloads and filters.
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ class Step:
     priority: int
     duration_s: int
     raise_job: int | None
+    by_arn: bool = False
+    """Name the raised job (and describe this one) by ARN instead of id."""
 
 
 steps = st.lists(
@@ -41,6 +45,7 @@ steps = st.lists(
         priority=st.integers(0, 5),
         duration_s=st.integers(30, 600),
         raise_job=st.none() | st.integers(0, 20),
+        by_arn=st.booleans(),
     ),
     min_size=1,
     max_size=12,
@@ -62,16 +67,18 @@ def submit_params(index: int, step: Step) -> dict[str, Any]:
 def run_over_http(workload: list[Step]) -> list[tuple[str, int, int]]:
     with EmulatorServer(org_files=[SEED_DEMO]) as emu:
         batch = emu.client("batch")
-        ids: list[str] = []
+        refs: list[tuple[str, str]] = []  # (jobId, jobArn)
         for index, step in enumerate(workload):
             emu.advance(step.wait_s)
-            if step.raise_job is not None and step.raise_job < len(ids):
-                batch.update_service_job(jobId=ids[step.raise_job], schedulingPriority=9)
-            ids.append(batch.submit_service_job(**submit_params(index, step))["jobId"])
+            if step.raise_job is not None and step.raise_job < len(refs):
+                raised = refs[step.raise_job][step.by_arn]
+                batch.update_service_job(jobId=raised, schedulingPriority=9)
+            answer = batch.submit_service_job(**submit_params(index, step))
+            refs.append((answer["jobId"], answer["jobArn"]))
         emu.advance(300)
         out = []
-        for job_id in ids:
-            job = batch.describe_service_job(jobId=job_id)
+        for step, ref in zip(workload, refs, strict=True):
+            job = batch.describe_service_job(jobId=ref[step.by_arn])
             preempted = job.get("preemptionSummary", {}).get("preemptedAttemptCount", 0)
             out.append((job["status"], job["schedulingPriority"], preempted))
         return out
@@ -104,3 +111,107 @@ def run_on_the_core(workload: list[Step]) -> list[tuple[str, int, int]]:
 @given(steps)
 def test_http_and_core_agree_on_every_job(workload: list[Step]) -> None:
     assert run_over_http(workload) == run_on_the_core(workload)
+
+
+# --- ListServiceJobs filters --------------------------------------------------------------------
+
+NAMES = ["Train-a", "train-A", "train-b", "eval", "TRAIN"]
+
+
+@dataclass(frozen=True)
+class Listed:
+    """A job as the property's oracle sees it."""
+
+    name: str
+    share: str
+    status: str
+    created_ms: int
+
+
+@dataclass(frozen=True)
+class Query:
+    """A ListServiceJobs request: an optional filter (name, value) and an optional status."""
+
+    filter_name: str | None
+    value: str
+    status: str | None
+
+
+jobs_to_list = st.lists(
+    st.tuples(st.integers(0, 90), st.sampled_from(NAMES), st.sampled_from(["QS1", "QS2", "QS3"])),
+    min_size=1,
+    max_size=10,
+)
+queries = st.builds(
+    Query,
+    filter_name=st.sampled_from(
+        [None, "JOB_NAME", "QUOTA_SHARE_NAME", "BEFORE_CREATED_AT", "AFTER_CREATED_AT"]
+    ),
+    value=st.sampled_from(["train-a", "TRAIN*", "t*", "*", "eval", "QS1", "QS3"]),
+    status=st.none() | st.sampled_from(["RUNNING", "RUNNABLE", "SUCCEEDED"]),
+)
+
+
+def expected(jobs: list[Listed], query: Query, time_ms: int) -> list[str]:
+    """The documented rules, written out: which names ListServiceJobs returns, in order."""
+    name, value = query.filter_name, query.value
+    status = query.status or "RUNNING"
+    if name in ("JOB_NAME", "BEFORE_CREATED_AT", "AFTER_CREATED_AT"):
+        status = None  # "the jobStatus parameter is ignored and jobs with any status are returned"
+
+    def keeps(job: Listed) -> bool:
+        if status is not None and job.status != status:
+            return False
+        if name == "JOB_NAME":
+            if value.endswith("*"):
+                return job.name.lower().startswith(value[:-1].lower())
+            return job.name.lower() == value.lower()
+        if name == "QUOTA_SHARE_NAME":
+            return job.share == value
+        if name == "BEFORE_CREATED_AT":
+            return job.created_ms < time_ms
+        if name == "AFTER_CREATED_AT":
+            return job.created_ms > time_ms
+        return True
+
+    newest_first = [j for j in reversed(jobs) if keeps(j)]
+    if name == "JOB_NAME":  # "grouped by the job name", groups in the order of their newest job
+        order = list(dict.fromkeys(j.name for j in newest_first))
+        newest_first.sort(key=lambda j: order.index(j.name))
+    return [j.name for j in newest_first]
+
+
+@pytest.mark.slow
+@settings(max_examples=25)
+@given(jobs_to_list, queries, st.integers(0, 100))
+def test_list_filters_keep_the_documented_rules(
+    workload: list[tuple[int, str, str]], query: Query, at_s: int
+) -> None:
+    with EmulatorServer(org_files=[SEED_DEMO]) as emu:
+        batch = emu.client("batch")
+        ids = []
+        for wait_s, name, share in workload:
+            emu.advance(wait_s)
+            step = Step(0, share, 1, 0, 600, None)
+            ids.append(
+                batch.submit_service_job(**{**submit_params(0, step), "jobName": name})["jobId"]
+            )
+        emu.advance(30)
+        described = [batch.describe_service_job(jobId=j) for j in ids]
+        jobs = [
+            Listed(d["jobName"], d["quotaShareName"], d["status"], d["createdAt"])
+            for d in described
+        ]
+        time_ms = described[0]["createdAt"] + at_s * 1000
+        params: dict[str, Any] = {"jobQueue": "seed-demo-queue"}
+        if query.filter_name is not None:
+            value = str(time_ms) if "CREATED" in query.filter_name else query.value
+            params["filters"] = [{"name": query.filter_name, "values": [value]}]
+        if query.status is not None:
+            params["jobStatus"] = query.status
+        pages = batch.get_paginator("list_service_jobs").paginate(
+            **params, PaginationConfig={"PageSize": 3}
+        )
+        listed = [j["jobName"] for page in pages for j in page["jobSummaryList"]]
+
+        assert listed == expected(jobs, query, time_ms)
