@@ -205,7 +205,7 @@ class JobService:
             ref = arn["job_id"]
         if not JOB_ID_PATTERN.match(ref):
             raise InvalidParameter(
-                f"{field}: {ref!r} is not a service job id or ARN; pass the jobId "
+                f"{field}: no service job {ref!r}: not a service job id or ARN; pass the jobId "
                 "(a UUID such as 4d3c6a2e-8a51-4b3e-9f0e-2b7c1d9e5f10) or the jobArn "
                 f"({self.account.service_job('<jobId>')}) that SubmitServiceJob returned"
             )

@@ -63,13 +63,39 @@ def test_cli_submits_and_describes_a_service_job(emulator: EmulatorServer) -> No
             "batch",
             "describe-service-job",
             "--job-id",
-            submitted["jobId"],
+            submitted["jobArn"],  # AWS takes the ARN wherever it takes a job id
             endpoint=False,
         )
     )
 
+    assert described["jobId"] == submitted["jobId"]
     assert (described["jobName"], described["status"]) == ("from-cli", "RUNNING")
     assert (described["quotaShareName"], described["schedulingPriority"]) == ("QS2", 5)
+
+
+def test_cli_terminates_a_job_named_by_arn(emulator: EmulatorServer) -> None:
+    batch = emulator.client("batch")
+    submitted = batch.submit_service_job(
+        jobName="doomed",
+        jobQueue="seed-demo-queue",
+        serviceJobType="SAGEMAKER_TRAINING",
+        quotaShareName="QS1",
+        serviceRequestPayload=payload(),
+    )
+
+    result = aws(
+        emulator,
+        "batch",
+        "terminate-service-job",
+        "--job-id",
+        submitted["jobArn"],
+        "--reason",
+        "cleanup",
+    )
+
+    assert result.returncode == 0, result.stderr
+    described = batch.describe_service_job(jobId=submitted["jobId"])
+    assert (described["status"], described["isTerminated"]) == ("FAILED", True)
 
 
 def test_cli_reports_a_client_exception(emulator: EmulatorServer) -> None:

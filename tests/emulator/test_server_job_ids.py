@@ -95,7 +95,7 @@ def test_rejects_a_malformed_job_id(batch: Any, operation: str) -> None:
 
     error = caught.value.response["Error"]
     assert error["Code"] == "ClientException"
-    assert "'job-1' is not a service job id or ARN" in error["Message"]
+    assert "no service job 'job-1': not a service job id or ARN" in error["Message"]
 
 
 def test_job_ids_are_version_4_uuids(batch: Any, queue: str) -> None:

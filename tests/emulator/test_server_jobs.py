@@ -104,7 +104,7 @@ def test_rejects_update_of_a_malformed_job_id(batch: Any) -> None:
 
     error = caught.value.response["Error"]
     assert error["Code"] == "ClientException"
-    assert "'no-such-job' is not a service job id or ARN" in error["Message"]
+    assert "no service job 'no-such-job': not a service job id or ARN" in error["Message"]
 
 
 # --- idempotency, listing, termination --------------------------------------------------------
@@ -181,7 +181,7 @@ def test_terminate_many_reports_a_malformed_id_as_validation_exception(
     assert result["successful"] == [job]
     (error,) = result["errors"]
     assert (error["job"], error["code"]) == ("not-an-id", "ValidationException")
-    assert "'not-an-id' is not a service job id or ARN" in error["message"]
+    assert "no service job 'not-an-id': not a service job id or ARN" in error["message"]
 
 
 def test_runnable_job_explains_why_it_waits(

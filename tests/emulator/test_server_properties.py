@@ -155,7 +155,7 @@ queries = st.builds(
 def expected(jobs: list[Listed], query: Query, time_ms: int) -> list[str]:
     """The documented rules, written out: which names ListServiceJobs returns, in order."""
     name, value = query.filter_name, query.value
-    status = query.status or "RUNNING"
+    status: str | None = query.status or "RUNNING"
     if name in ("JOB_NAME", "BEFORE_CREATED_AT", "AFTER_CREATED_AT"):
         status = None  # "the jobStatus parameter is ignored and jobs with any status are returned"
 

@@ -223,7 +223,7 @@ def test_rejects_explaining_an_unknown_job(emulator: EmulatorServer) -> None:
         urllib.request.urlopen(f"{emulator.endpoint_url}/_quota/jobs/nope")
 
     assert caught.value.code == 400
-    assert "'nope' is not a service job id or ARN" in json.loads(caught.value.read())["message"]
+    assert "no service job 'nope'" in json.loads(caught.value.read())["message"]
 
 
 def test_stop_works_after_the_server_loop_closed_itself() -> None:

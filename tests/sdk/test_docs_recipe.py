@@ -5,10 +5,10 @@ from __future__ import annotations
 import re
 
 import pytest
-from sagemaker.train.aws_batch import training_queued_job
 
-from quota_constructs.local.testing import SEED_DEMO, EmulatorServer
+from quota_constructs.local.testing import EmulatorServer
 from tests.emulator.test_documented_rules import DOCS
+from tests.sdk.conftest import sleep_advances
 
 
 def recipe() -> str:
@@ -21,23 +21,19 @@ def recipe() -> str:
 
 
 def test_the_documented_sdk_recipe_runs(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    sdk: EmulatorServer, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """As after ``quota local serve --speed 6000`` with its variables exported; the SDK's poll
-    interval (5 s) is shortened for the test's speed only."""
-    monkeypatch.setattr(training_queued_job, "POLL_IN_SECONDS", 0.05)
-    monkeypatch.setenv("SAGEMAKER_VALIDATE_ROLE", "unset")  # restored after the recipe sets it
-    with EmulatorServer(org_files=[SEED_DEMO], clock="wall", speed=6000) as emu:
-        for name, value in emu.env.items():
-            monkeypatch.setenv(name, value)
+    """With the emulator's variables exported, as after ``quota local serve``; the SDK's poll
+    sleeps move the virtual clock (``sleep_advances``) instead of waiting in real time."""
+    sleep_advances(sdk, monkeypatch)
 
-        exec(compile(recipe(), str(DOCS), "exec"), {})
+    exec(compile(recipe(), str(DOCS), "exec"), {})
 
-        printed = capsys.readouterr().out.splitlines()
-        assert printed[0] in ("SUBMITTED", "RUNNABLE", "SCHEDULED", "STARTING", "RUNNING")
-        assert printed[1:] == [
-            "['sdk-demo']",
-            "SUCCEEDED",
-            "123456789012.dkr.ecr.us-east-1.amazonaws.com/train:latest",
-        ]
-        assert emu.request_counts["DescribeTrainingJob"] == 1
+    printed = capsys.readouterr().out.splitlines()
+    assert printed == [
+        "SCHEDULED",
+        "['sdk-demo']",
+        "SUCCEEDED",
+        "123456789012.dkr.ecr.us-east-1.amazonaws.com/train:latest",
+    ]
+    assert sdk.request_counts["DescribeTrainingJob"] == 1

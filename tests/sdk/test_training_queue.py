@@ -8,14 +8,13 @@ attempt's training job with SageMaker's ``DescribeTrainingJob``.
 from __future__ import annotations
 
 import pytest
-from sagemaker.train.aws_batch import training_queued_job
 from sagemaker.train.aws_batch.training_queue import TrainingQueue
 from sagemaker.train.aws_batch.training_queued_job import TrainingQueuedJob
 from sagemaker.train.model_trainer import ModelTrainer
 
-from quota_constructs.local.testing import SEED_DEMO, EmulatorServer
+from quota_constructs.local.testing import EmulatorServer
 from quota_constructs.scheduling import REASON_CROSS_SHARE, REASON_IN_SHARE
-from tests.sdk.conftest import IMAGE, QUEUE, trainer
+from tests.sdk.conftest import IMAGE, QUEUE, sleep_advances, trainer
 
 RUNS_10_MIN = {"quota.local/duration-seconds": "600"}
 
@@ -119,22 +118,16 @@ def test_result_of_a_failed_job_raises_its_status_reason(sdk: EmulatorServer) ->
 
 
 def test_wait_polls_until_the_job_finishes(
-    monkeypatch: pytest.MonkeyPatch,
+    sdk: EmulatorServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """On a wall clock at 600x, a 60-second job ends after 0.1 s of polling. The SDK's poll
-    interval (5 s) is shortened for the test's speed only."""
-    monkeypatch.setattr(training_queued_job, "POLL_IN_SECONDS", 0.02)
-    monkeypatch.setenv("SAGEMAKER_VALIDATE_ROLE", "false")
-    with EmulatorServer(org_files=[SEED_DEMO], clock="wall", speed=600) as emu:
-        for name, value in emu.env.items():
-            monkeypatch.setenv(name, value)
-        tags = {"quota.local/duration-seconds": "60"}
-        job = TrainingQueue(QUEUE).submit(trainer(), None, quota_share_name="QS3", tags=tags)
+    sleep_advances(sdk, monkeypatch)  # each 5-second poll sleep is 5 emulated seconds
+    job = TrainingQueue(QUEUE).submit(trainer(), None, quota_share_name="QS3", tags=RUNS_10_MIN)
 
-        final = job.wait(timeout=60)
+    final = job.wait()
 
-        assert final["status"] == "SUCCEEDED"
-        assert emu.request_counts["DescribeServiceJob"] > 2  # it polled
+    assert final["status"] == "SUCCEEDED"
+    assert sdk.request_counts["DescribeServiceJob"] > 100  # it polled for 10 emulated minutes
+    assert 600 <= sdk.now < 700
 
 
 def test_model_trainer_of_the_latest_attempt_comes_from_describe_training_job(
