@@ -44,7 +44,7 @@ from quota_constructs.runtime.pacing import (
     WallClock,
 )
 from quota_constructs.runtime.payload import JobSubmission, TrainingJob
-from quota_constructs.runtime.waiting import Target, Transition, Until, Waiter, WaitResult
+from quota_constructs.runtime.waiting import Transition, Until, Waiter, WaitResult, WaitTarget
 
 TERMINATE_BATCH = 50
 RESUBMIT_ROUNDS = 3
@@ -113,7 +113,7 @@ class JobHandle:
         """:meth:`QueueClient.terminate` for this job."""
         self.client.terminate(self.job_id, reason)
 
-    def wait(self, until: Target = Until.TERMINAL, timeout: float | None = None) -> JobSummary:
+    def wait(self, until: WaitTarget = Until.TERMINAL, timeout: float | None = None) -> JobSummary:
         """:meth:`QueueClient.wait` for this job alone; returns its final summary."""
         return self.client.wait([self], until=until, timeout=timeout).jobs[self.job_id]
 
@@ -412,7 +412,7 @@ class QueueClient:
         self,
         jobs: Iterable[JobRef],
         *,
-        until: Target = Until.TERMINAL,
+        until: WaitTarget = Until.TERMINAL,
         timeout: float | None = None,
         backoff: Backoff | None = None,
         on_transition: Callable[[Transition], None] | None = None,
@@ -430,6 +430,7 @@ class QueueClient:
         )
         waiter = Waiter(
             self,
+            self.clock,
             [_job_id(j) for j in refs],
             until=until,
             share=share,
