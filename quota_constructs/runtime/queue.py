@@ -18,6 +18,7 @@ from botocore.exceptions import BotoCoreError, ClientError, HTTPClientError
 from botocore.exceptions import ConnectionError as BotocoreConnectionError
 
 from quota_constructs.api_shapes import share_from_api
+from quota_constructs.contracts import job_queue_arn_parameter
 from quota_constructs.model import (
     JobQueueSpec,
     Problem,
@@ -47,6 +48,7 @@ from quota_constructs.runtime.payload import JobSubmission, TrainingJob
 from quota_constructs.runtime.waiting import Transition, Until, Waiter, WaitResult, WaitTarget
 
 TERMINATE_BATCH = 50
+"""TerminateServiceJobs takes at most 50 job ids per call (reference 1.1)."""
 RESUBMIT_ROUNDS = 3
 """Extra rounds in which :meth:`QueueClient.submit_many` retries transiently refused jobs."""
 _THROTTLING_CODES = frozenset(
@@ -61,12 +63,6 @@ def is_transient(error: ClientError | BotoCoreError) -> bool:
         status = error.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0)
         return code in _THROTTLING_CODES or status >= 500 or status == 429
     return isinstance(error, (BotocoreConnectionError, HTTPClientError))
-
-
-"""TerminateServiceJobs takes at most 50 job ids per call (reference 1.1)."""
-
-SSM_QUEUE_ARN = "/quota/{organisation}/job-queue/arn"
-"""SSM parameter written by each organisation stack (cross-team contract 1)."""
 
 
 def error_text(error: Exception) -> str:
@@ -180,13 +176,13 @@ class QueueClient:
         ``kwargs`` are the constructor's; the SSM client uses the same session, region,
         endpoint and retry settings.
         """
-        client = cls(SSM_QUEUE_ARN.format(organisation=organisation), **kwargs)
+        client = cls(job_queue_arn_parameter(organisation), **kwargs)
         client.queue = client._resolve_organisation(organisation)
         return client
 
     def _resolve_organisation(self, organisation: str) -> str:
         ssm = self._client("ssm", self.retry)
-        name = SSM_QUEUE_ARN.format(organisation=organisation)
+        name = job_queue_arn_parameter(organisation)
         try:
             arn = ssm.get_parameter(Name=name)["Parameter"]["Value"]
         except ClientError as error:
