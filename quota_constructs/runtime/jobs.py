@@ -1,4 +1,4 @@
-"""Typed views of service jobs, preemption history and queue snapshots (no boto3 needed).
+"""Owns the runtime's typed results: service jobs, preemptions, queue snapshots, outcomes.
 
 Every ``from_api`` function here is the one place that turns a Batch API response shape into a
 typed object; the rest of the runtime never reads raw response dicts. Batch timestamps are epoch

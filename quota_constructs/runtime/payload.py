@@ -1,4 +1,4 @@
-"""Building and checking ``SubmitServiceJob`` requests (pure: no network, no boto3 client).
+"""Owns building and checking ``SubmitServiceJob`` requests (pure: no network, no client).
 
 :class:`TrainingJob` is a small builder for the SageMaker ``CreateTrainingJob`` payload;
 :class:`JobSubmission` is everything a submit sends. ``JobSubmission.problems`` runs every

@@ -1,4 +1,4 @@
-"""The queue client: submit, re-prioritise, list, describe, wait for and terminate service jobs.
+"""Owns the queue client: submit, re-prioritise, list, describe, wait for, terminate jobs.
 
 One :class:`QueueClient` is bound to one quota-managed job queue (by name, ARN, or organisation
 name resolved from the stack's SSM parameters). Every call goes through boto3 with botocore's
@@ -39,10 +39,10 @@ from quota_constructs.runtime.jobs import (
 from quota_constructs.runtime.pacing import (
     SUBMIT_RATE_PER_S,
     Backoff,
-    Clock,
+    MonotonicClock,
+    PacingClock,
     RateLimiter,
     RetryOptions,
-    WallClock,
 )
 from quota_constructs.runtime.payload import JobSubmission, TrainingJob
 from quota_constructs.runtime.waiting import Transition, Until, Waiter, WaitResult, WaitTarget
@@ -138,7 +138,7 @@ class QueueClient:
         retry: RetryOptions | None = None,
         submit_retry: RetryOptions | None = None,
         submit_rate: float = SUBMIT_RATE_PER_S,
-        clock: Clock | None = None,
+        clock: PacingClock | None = None,
         backoff: Backoff | None = None,
     ) -> None:
         self.queue = queue
@@ -151,14 +151,14 @@ class QueueClient:
             max_attempts=self.retry.max_attempts,
             backoff_scale=self.retry.backoff_scale,
         )
-        self.clock = clock or WallClock()
+        self.clock = clock or MonotonicClock()
         self.backoff = backoff or Backoff()
         self.batch = self._client("batch", self.retry)
         self.submit_batch = self._client("batch", self.submit_retry)
         self.limiter = RateLimiter(submit_rate, self.clock)
         self._spec: JobQueueSpec | None = None
         self._queue_detail: dict[str, Any] | None = None
-        self._seen: dict[str, JobStatus] = {}  # last status each wait saw, for the next one
+        self._earlier_statuses: dict[str, JobStatus] = {}  # last status each wait saw
 
     def _client(self, service: str, retry: RetryOptions) -> BaseClient:
         client = self.session.client(
@@ -432,14 +432,14 @@ class QueueClient:
             share=share,
             backoff=backoff or self.backoff,
             on_transition=on_transition,
-            known=self._seen,
+            earlier_statuses=self._earlier_statuses,
         )
         try:
             return waiter.run(timeout=timeout)
         finally:
             for job in waiter.tracked.values():
                 if job.status is not None:
-                    self._seen[job.job_id] = job.status
+                    self._earlier_statuses[job.job_id] = job.status
 
 
 def _job_id(job: JobRef) -> str:

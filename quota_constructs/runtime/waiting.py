@@ -1,4 +1,4 @@
-"""Waiting for many service jobs at once, on list calls instead of one describe per job.
+"""Owns waits for many service jobs at once, on list calls instead of one describe per job.
 
 Each poll lists the queue by status (``ListServiceJobs``, one call per page), looking first
 where each awaited job was heading (RUNNABLE, RUNNING), then in SUCCEEDED, then the short-lived
@@ -20,7 +20,7 @@ from quota_constructs.runtime.jobs import (
     JobStatus,
     JobSummary,
 )
-from quota_constructs.runtime.pacing import Backoff, Clock
+from quota_constructs.runtime.pacing import Backoff, PacingClock
 
 
 class JobReader(Protocol):
@@ -45,7 +45,7 @@ class TrackedJob:
     summary: JobSummary | None = None
     seen_dispatched: bool = False
     requeues: int = 0
-    known: JobStatus | None = None
+    earlier_status: JobStatus | None = None
     """Status seen by an earlier wait of the same client (before this wait's first poll)."""
 
     @property
@@ -169,13 +169,13 @@ class Waiter:
     """
 
     reader: JobReader
-    clock: Clock
+    clock: PacingClock
     job_ids: Sequence[str]
     until: WaitTarget
     share: str | None = None
     backoff: Backoff = field(default_factory=Backoff)
     on_transition: Callable[[Transition], None] | None = None
-    known: Mapping[str, JobStatus] = field(default_factory=dict)
+    earlier_statuses: Mapping[str, JobStatus] = field(default_factory=dict)
     calls: int = 0
     polls: int = 0
 
@@ -183,8 +183,8 @@ class Waiter:
         self.tracked = {
             job_id: TrackedJob(
                 job_id,
-                known=self.known.get(job_id),
-                seen_dispatched=bool(self.known.get(job_id) in DISPATCHED_STATUSES),
+                earlier_status=self.earlier_statuses.get(job_id),
+                seen_dispatched=bool(self.earlier_statuses.get(job_id) in DISPATCHED_STATUSES),
             )
             for job_id in dict.fromkeys(self.job_ids)
         }
@@ -240,7 +240,7 @@ class Waiter:
         left the active lists have mostly finished), then the short-lived states, FAILED."""
         counts: dict[JobStatus, int] = {}
         for job_id in wanted:
-            status = self.tracked[job_id].status or self.tracked[job_id].known
+            status = self.tracked[job_id].status or self.tracked[job_id].earlier_status
             if status is not None and status.is_active:
                 heading = JobStatus.RUNNING if status.is_dispatched else JobStatus.RUNNABLE
                 counts[heading] = counts.get(heading, 0) + 1
@@ -276,7 +276,7 @@ class Waiter:
         return min(times) if times else None
 
     def _observe(self, job: TrackedJob, summary: JobSummary) -> bool:
-        previous = job.status if job.summary is not None else job.known
+        previous = job.status if job.summary is not None else job.earlier_status
         job.summary = summary
         if previous == summary.status:
             return False
