@@ -96,7 +96,7 @@ class JobSummary:
 
     @classmethod
     def from_api(cls, data: Mapping[str, Any]) -> JobSummary:
-        return cls(**_common(data))
+        return cls(**_summary_fields(data))
 
 
 @dataclass(frozen=True)
@@ -116,7 +116,7 @@ class JobDetails(JobSummary):
     def from_api(cls, data: Mapping[str, Any]) -> JobDetails:
         retry = data.get("retryStrategy") or {}
         return cls(
-            **_common(data),
+            **_summary_fields(data),
             priority=data.get("schedulingPriority"),
             preemptions=PreemptionHistory.from_api(data.get("preemptionSummary")),
             preemption_retries=(data.get("preemptionConfiguration") or {}).get(
@@ -130,7 +130,7 @@ class JobDetails(JobSummary):
         )
 
 
-def _common(data: Mapping[str, Any]) -> dict[str, Any]:
+def _summary_fields(data: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "job_id": str(data["jobId"]),
         "job_name": str(data.get("jobName", "")),

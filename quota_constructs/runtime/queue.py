@@ -425,9 +425,9 @@ class QueueClient:
             else None
         )
         waiter = Waiter(
-            self,
-            self.clock,
-            [_job_id(j) for j in refs],
+            reader=self,
+            clock=self.clock,
+            job_ids=[_job_id(j) for j in refs],
             until=until,
             share=share,
             backoff=backoff or self.backoff,
