@@ -1,4 +1,4 @@
-"""``quota jobs``: submit, update, list, describe, wait for, terminate jobs; queue snapshot.
+"""Owns ``quota jobs``: submit, update, list, describe, wait for, terminate jobs; snapshot.
 
 The queue comes from ``--queue`` (name or ARN) or ``--organisation`` (resolved from the stack's
 SSM parameters), or the ``QUOTA_QUEUE`` / ``QUOTA_ORGANISATION`` environment variables.
@@ -68,8 +68,8 @@ def _fail(message: str, code: int = 1) -> None:
 
 
 @dataclasses.dataclass
-class Target:
-    """Where the commands send their calls (set by the ``quota jobs`` options)."""
+class QueueClientOptions:
+    """The ``quota jobs`` options that pick the queue and endpoint; builds the client."""
 
     queue: str | None = None
     organisation: str | None = None
@@ -109,12 +109,12 @@ def _options(
     ] = None,
     region: Annotated[str | None, typer.Option("--region", help="AWS region.")] = None,
 ) -> None:
-    ctx.obj = Target(queue, organisation, endpoint_url, region)
+    ctx.obj = QueueClientOptions(queue, organisation, endpoint_url, region)
 
 
 def _client(ctx: typer.Context) -> QueueClient:
-    target: Target = ctx.obj
-    return target.client()
+    options: QueueClientOptions = ctx.obj
+    return options.client()
 
 
 def _pairs(values: list[str] | None, what: str) -> dict[str, str]:
@@ -325,7 +325,7 @@ def wait(
 ) -> None:
     """Wait for jobs with a live progress display; exit 2 on timeout."""
     with _errors():
-        target = Until.named(until)
+        wait_target = Until.named(until)
         client = _client(ctx)
         progress = Progress(
             TextColumn(f"waiting for {until}"),
@@ -345,14 +345,14 @@ def wait(
                 f"{job.status.value} [dim]{job.status_reason}[/]",
                 highlight=False,
             )
-            if job.status.is_terminal or target(TrackedJob(job.job_id, job)):
+            if job.status.is_terminal or wait_target(TrackedJob(job.job_id, job)):
                 reached.add(job.job_id)
             progress.update(task, completed=len(reached))
 
         with progress:
             result = client.wait(
                 job_ids,
-                until=target,
+                until=wait_target,
                 timeout=timeout,
                 backoff=Backoff(initial=poll, maximum=max(poll, 60.0)),
                 on_transition=show,

@@ -1,4 +1,4 @@
-"""Building and checking ``SubmitServiceJob`` requests (pure: no network, no boto3 client).
+"""Owns building and checking ``SubmitServiceJob`` requests (pure: no network, no client).
 
 :class:`TrainingJob` is a small builder for the SageMaker ``CreateTrainingJob`` payload;
 :class:`JobSubmission` is everything a submit sends. ``JobSubmission.problems`` runs every
@@ -280,10 +280,15 @@ class JobSubmission:
 def _demand_problems(
     queue: JobQueueSpec, share_name: str, demand: Mapping[str, int]
 ) -> list[Problem]:
+    """A problem per instance type the share can never hold ``demand`` of, as the model says
+    (:meth:`JobQueueSpec.infeasibility`); the message names the most it can hold."""
     share = queue.share(share_name)
     path = "serviceRequestPayload.ResourceConfig"
     problems: list[Problem] = []
     for itype, count in demand.items():
+        reason = queue.infeasibility(share_name, {itype: count})
+        if reason is None:
+            continue
         if itype not in share.capacity:
             units = ", ".join(share.capacity) or "none"
             problems.append(
@@ -297,15 +302,13 @@ def _demand_problems(
             )
             continue
         most = queue.max_usable(share_name, itype)
-        if count > most:
-            reason = queue.infeasibility(share_name, {itype: count}) or ""
-            problems.append(
-                Problem(
-                    f"{path}.InstanceCount",
-                    count,
-                    f"quota share {share_name} can hold at most {most} x {itype} at once, so "
-                    f"the job would wait in RUNNABLE forever ({reason.split(' - ')[0]})",
-                    f"request at most {most} instances, or raise the share's capacity",
-                )
+        problems.append(
+            Problem(
+                f"{path}.InstanceCount",
+                count,
+                f"quota share {share_name} can hold at most {most} x {itype} at once, so "
+                f"the job would wait in RUNNABLE forever ({reason.split(' - ')[0]})",
+                f"request at most {most} instances, or raise the share's capacity",
             )
+        )
     return problems

@@ -1,4 +1,4 @@
-"""The queue client: submit, re-prioritise, list, describe, wait for and terminate service jobs.
+"""Owns the queue client: submit, re-prioritise, list, describe, wait for, terminate jobs.
 
 One :class:`QueueClient` is bound to one quota-managed job queue (by name, ARN, or organisation
 name resolved from the stack's SSM parameters). Every call goes through boto3 with botocore's
@@ -18,6 +18,7 @@ from botocore.exceptions import BotoCoreError, ClientError, HTTPClientError
 from botocore.exceptions import ConnectionError as BotocoreConnectionError
 
 from quota_constructs.api_shapes import share_from_api
+from quota_constructs.contracts import job_queue_arn_parameter
 from quota_constructs.model import (
     JobQueueSpec,
     Problem,
@@ -38,15 +39,16 @@ from quota_constructs.runtime.jobs import (
 from quota_constructs.runtime.pacing import (
     SUBMIT_RATE_PER_S,
     Backoff,
-    Clock,
+    MonotonicClock,
+    PacingClock,
     RateLimiter,
     RetryOptions,
-    WallClock,
 )
 from quota_constructs.runtime.payload import JobSubmission, TrainingJob
-from quota_constructs.runtime.waiting import Target, Transition, Until, Waiter, WaitResult
+from quota_constructs.runtime.waiting import Transition, Until, Waiter, WaitResult, WaitTarget
 
 TERMINATE_BATCH = 50
+"""TerminateServiceJobs takes at most 50 job ids per call (reference 1.1)."""
 RESUBMIT_ROUNDS = 3
 """Extra rounds in which :meth:`QueueClient.submit_many` retries transiently refused jobs."""
 _THROTTLING_CODES = frozenset(
@@ -61,12 +63,6 @@ def is_transient(error: ClientError | BotoCoreError) -> bool:
         status = error.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0)
         return code in _THROTTLING_CODES or status >= 500 or status == 429
     return isinstance(error, (BotocoreConnectionError, HTTPClientError))
-
-
-"""TerminateServiceJobs takes at most 50 job ids per call (reference 1.1)."""
-
-SSM_QUEUE_ARN = "/quota/{organisation}/job-queue/arn"
-"""SSM parameter written by each organisation stack (cross-team contract 1)."""
 
 
 def error_text(error: Exception) -> str:
@@ -113,7 +109,7 @@ class JobHandle:
         """:meth:`QueueClient.terminate` for this job."""
         self.client.terminate(self.job_id, reason)
 
-    def wait(self, until: Target = Until.TERMINAL, timeout: float | None = None) -> JobSummary:
+    def wait(self, until: WaitTarget = Until.TERMINAL, timeout: float | None = None) -> JobSummary:
         """:meth:`QueueClient.wait` for this job alone; returns its final summary."""
         return self.client.wait([self], until=until, timeout=timeout).jobs[self.job_id]
 
@@ -142,7 +138,7 @@ class QueueClient:
         retry: RetryOptions | None = None,
         submit_retry: RetryOptions | None = None,
         submit_rate: float = SUBMIT_RATE_PER_S,
-        clock: Clock | None = None,
+        clock: PacingClock | None = None,
         backoff: Backoff | None = None,
     ) -> None:
         self.queue = queue
@@ -155,14 +151,14 @@ class QueueClient:
             max_attempts=self.retry.max_attempts,
             backoff_scale=self.retry.backoff_scale,
         )
-        self.clock = clock or WallClock()
+        self.clock = clock or MonotonicClock()
         self.backoff = backoff or Backoff()
         self.batch = self._client("batch", self.retry)
         self.submit_batch = self._client("batch", self.submit_retry)
         self.limiter = RateLimiter(submit_rate, self.clock)
         self._spec: JobQueueSpec | None = None
         self._queue_detail: dict[str, Any] | None = None
-        self._seen: dict[str, JobStatus] = {}  # last status each wait saw, for the next one
+        self._earlier_statuses: dict[str, JobStatus] = {}  # last status each wait saw
 
     def _client(self, service: str, retry: RetryOptions) -> BaseClient:
         client = self.session.client(
@@ -180,13 +176,13 @@ class QueueClient:
         ``kwargs`` are the constructor's; the SSM client uses the same session, region,
         endpoint and retry settings.
         """
-        client = cls(SSM_QUEUE_ARN.format(organisation=organisation), **kwargs)
+        client = cls(job_queue_arn_parameter(organisation), **kwargs)
         client.queue = client._resolve_organisation(organisation)
         return client
 
     def _resolve_organisation(self, organisation: str) -> str:
         ssm = self._client("ssm", self.retry)
-        name = SSM_QUEUE_ARN.format(organisation=organisation)
+        name = job_queue_arn_parameter(organisation)
         try:
             arn = ssm.get_parameter(Name=name)["Parameter"]["Value"]
         except ClientError as error:
@@ -412,7 +408,7 @@ class QueueClient:
         self,
         jobs: Iterable[JobRef],
         *,
-        until: Target = Until.TERMINAL,
+        until: WaitTarget = Until.TERMINAL,
         timeout: float | None = None,
         backoff: Backoff | None = None,
         on_transition: Callable[[Transition], None] | None = None,
@@ -429,20 +425,21 @@ class QueueClient:
             else None
         )
         waiter = Waiter(
-            self,
-            [_job_id(j) for j in refs],
+            reader=self,
+            clock=self.clock,
+            job_ids=[_job_id(j) for j in refs],
             until=until,
             share=share,
             backoff=backoff or self.backoff,
             on_transition=on_transition,
-            known=self._seen,
+            earlier_statuses=self._earlier_statuses,
         )
         try:
             return waiter.run(timeout=timeout)
         finally:
             for job in waiter.tracked.values():
                 if job.status is not None:
-                    self._seen[job.job_id] = job.status
+                    self._earlier_statuses[job.job_id] = job.status
 
 
 def _job_id(job: JobRef) -> str:
