@@ -65,7 +65,10 @@ def module_files(root: Path, packages: tuple[str, ...]) -> dict[str, Path]:
 
 
 def imported_names(module: str, path: Path) -> Iterator[str]:
-    """Every dotted name the module imports (relative imports made absolute)."""
+    """Every dotted name the module imports, as written (relative imports made absolute).
+
+    ``from pkg import name`` gives ``pkg.name``: a submodule, or a name defined in ``pkg``.
+    """
     package = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
@@ -74,16 +77,24 @@ def imported_names(module: str, path: Path) -> Iterator[str]:
             base = node.module or ""
             if node.level:
                 base = ".".join([*package[: len(package) - node.level + 1], *filter(None, [base])])
-            yield base
             yield from (f"{base}.{alias.name}" for alias in node.names)
+
+
+def owning_module(name: str, files: Mapping[str, Path]) -> str | None:
+    """The project module a dotted name lives in (its longest known prefix), if any."""
+    parts = name.split(".")
+    while parts and ".".join(parts) not in files:
+        parts.pop()
+    return ".".join(parts) or None
 
 
 def import_graph(files: Mapping[str, Path]) -> dict[str, set[str]]:
     """Module -> the project modules it imports."""
-    return {
-        module: {name for name in imported_names(module, path) if name in files} - {module}
-        for module, path in files.items()
-    }
+    graph: dict[str, set[str]] = {}
+    for module, path in files.items():
+        owners = {owning_module(name, files) for name in imported_names(module, path)}
+        graph[module] = {owner for owner in owners if owner is not None} - {module}
+    return graph
 
 
 def find_cycles(graph: Mapping[str, set[str]]) -> list[list[str]]:
