@@ -24,6 +24,10 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
         "aws_cdk",
         "boto3",
         "botocore",
+        "http",
+        "wsgiref",
+        "quota_constructs.api_shapes",
+        "quota_constructs.contracts",
         "quota_constructs.local",
         "quota_constructs.advisor",
         "quota_constructs.runtime",
@@ -49,6 +53,21 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
         "quota_constructs.advisor",
         "quota_constructs.constructs",
     ),
+}
+
+
+LAYERS: dict[str, tuple[str, ...]] = {
+    # package -> its modules in order; each may import only the modules before it
+    "quota_constructs.constructs": (
+        "_base",
+        "grants",
+        "scheduling_policy",
+        "service_environment",
+        "quota_share",
+        "job_queue",
+        "training_queue",
+    ),
+    "quota_constructs.runtime": ("pacing", "jobs", "payload", "waiting", "queue", "cli"),
 }
 
 
@@ -155,3 +174,36 @@ def test_layer_imports_only_what_it_may(layer: str) -> None:
         and any(name == prefix or name.startswith(prefix + ".") for prefix in FORBIDDEN[layer])
     )
     assert bad == []
+
+
+@pytest.mark.parametrize("package", sorted(LAYERS))
+def test_every_module_of_a_layered_package_has_a_layer(package: str) -> None:
+    files = module_files(ROOT, PACKAGES)
+    modules = {m.removeprefix(package + ".") for m in files if m.startswith(package + ".")}
+    assert modules == set(LAYERS[package])
+
+
+@pytest.mark.parametrize("package", sorted(LAYERS))
+def test_layered_package_modules_import_only_earlier_layers(package: str) -> None:
+    files = module_files(ROOT, PACKAGES)
+    graph = import_graph(files)
+    order = [f"{package}.{name}" for name in LAYERS[package]]
+    wrong = {
+        module: sorted(later)
+        for index, module in enumerate(order)
+        if (later := (graph[module] & set(order)) - set(order[:index]))
+    }
+    assert wrong == {}
+
+
+def test_no_module_imports_another_modules_private_names() -> None:
+    files = module_files(ROOT, PACKAGES)
+    offenders = sorted(
+        f"{module} imports {name}"
+        for module, path in files.items()
+        for name in imported_names(module, path)
+        if name.rsplit(".", 1)[-1].startswith("_")
+        and name not in files  # a private module (``_base``) is imported by name, not a name
+        and owning_module(name, files) not in (None, module)
+    )
+    assert offenders == []
