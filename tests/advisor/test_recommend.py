@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 import yaml
 from typer.testing import CliRunner
 
@@ -12,7 +13,7 @@ from quota_constructs.advisor.profiles import load_teams, parse_teams
 from quota_constructs.advisor.recommend import Advice, recommend
 from quota_constructs.cli import app
 from quota_constructs.config import load_organisation, parse_organisation
-from quota_constructs.model import SharingStrategy
+from quota_constructs.model import QuotaConfigError, SharingStrategy
 from tests.advisor.conftest import ORG_FILE, TEAMS_FILE
 
 GPU = "ml.g5.xlarge"
@@ -198,3 +199,73 @@ def test_canonical_research_teams_each_get_their_access_block() -> None:
         "generative": 50,
         "data-analysis": None,
     }
+
+
+ML_PLATFORM = TEAMS_FILE.parent / "ml-platform.yaml"
+P4D, G5 = "ml.p4d.24xlarge", "ml.g5.12xlarge"
+
+
+def test_issue_user_case_cv_keeps_its_wish_not_to_lend() -> None:
+    cv = by_name(recommend(load_teams(ML_PLATFORM)))["cv"]
+    assert cv.share.strategy is SharingStrategy.RESERVE and cv.share.borrow_limit is None
+    assert cv.max_usable == {G5: 4} and cv.borrow_instances == {G5: 0}
+    assert cv.warnings[0].startswith("needs_burst: true but lends_when_idle: false")
+
+
+def test_issue_user_case_research_llm_is_not_sized_on_capacity_nobody_lends() -> None:
+    advice = recommend(load_teams(ML_PLATFORM))
+    llm = by_name(advice)["research-llm"]
+    queue = advice.organisation.queue
+    # nlp-prod lends 2 p4d (200 % of research-llm's 1); cv lends nothing
+    assert llm.share.borrow_limit == 200
+    assert llm.max_usable == {P4D: 3, G5: 2} and llm.borrow_instances == {P4D: 2, G5: 0}
+    assert llm.share.borrow_cap(P4D) == queue.lendable(P4D, excluding="research-llm") == 2
+    assert any(w.startswith(f"no other share lends {G5}") for w in llm.warnings)
+    assert not any("can never be reached" in w for w in llm.warnings)
+
+
+def test_issue_user_case_daily_schedule_lends_its_idle_hours() -> None:
+    nlp = by_name(recommend(load_teams(ML_PLATFORM)))["nlp-prod"]
+    assert nlp.share.strategy is SharingStrategy.LEND and not nlp.share.in_share_preemption
+    # one 4-hour run a day on 2 p4d: idle about 20 of 24 hours
+    assert "Expected idle about 83% of the week" in nlp.share.description
+
+
+def test_warns_when_scheduled_runs_last_longer_than_the_gap_between_them() -> None:
+    hourly = team("s", workload="scheduled", schedule="hourly", job_minutes={"p50": 90, "max": 90})
+    [warning] = by_name(advise(hourly))["s"].warnings
+    assert warning.startswith("scheduled runs last about 90 minutes (job_minutes.p50) but start")
+    assert "every 60 minutes" in warning
+
+
+def test_rejects_a_price_for_an_instance_type_no_team_uses() -> None:
+    with pytest.raises(QuotaConfigError) as info:
+        advise(team("a"), prices={"ml.p5.48xlarge": 98.3})
+    [problem] = info.value.problems
+    assert str(problem).startswith(
+        "prices: unknown instance type 'ml.p5.48xlarge': no team uses it (the teams use "
+        f"{GPU}) (got 'ml.p5.48xlarge')"
+    )
+
+
+def test_rejects_negative_prices() -> None:
+    with pytest.raises(QuotaConfigError, match="a price is 0 or more USD per hour"):
+        advise(team("a"), prices={GPU: -1.0})
+
+
+def test_cli_rejects_an_unknown_price_type_naming_the_known_ones() -> None:
+    result = CliRunner().invoke(
+        app, ["recommend", str(ML_PLATFORM), "--price", "ml.g5.xlarge=1.41"]
+    )
+    assert result.exit_code == 2
+    assert "--price: unknown instance type 'ml.g5.xlarge': no team uses it" in result.output
+    assert f"(the teams use {G5}, {P4D})" in result.output
+
+
+def test_cli_prices_idle_reserved_capacity() -> None:
+    result = CliRunner(env={"COLUMNS": "300"}).invoke(
+        app, ["recommend", str(ML_PLATFORM), "--price", f"{G5}=7.09"]
+    )
+    assert result.exit_code == 0, result.output
+    assert "reserved capacity idle about 73% of the week (493 instance-hours" in result.output
+    assert "a week)" in result.output
