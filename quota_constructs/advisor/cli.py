@@ -273,7 +273,7 @@ def _optimize(
             search = optimize(teams, options=options, executor=pool, prices=prices)
     except QuotaConfigError as exc:
         raise _fail(exc) from None
-    info = err if as_json else console
+    info = err  # warnings and progress: stderr (data only on stdout)
     if as_json:
         typer.echo(search_json(search))
     else:

@@ -161,8 +161,14 @@ def search_summary(search: SearchResult) -> str:
     )
 
 
+def _finite(value: float) -> float | None:
+    """JSON has no infinity: a wait of a job that never started is ``null``."""
+    return value if math.isfinite(value) else None
+
+
 def search_json(search: SearchResult) -> str:
-    """The rule-based and optimised configurations, settings and target figures, as JSON."""
+    """The rule-based and optimised configurations, settings and target figures, as JSON
+    (``null`` for a figure that is infinite because a job never started)."""
 
     def config(e: Evaluation) -> dict[str, Any]:
         teams = {}
@@ -174,7 +180,7 @@ def search_json(search: SearchResult) -> str:
                 "borrow_limit": limit,
                 "in_share_preemption": preempt,
                 "targets": [
-                    {"target": c.target, "limit": c.limit, "value": c.value, "met": c.met}
+                    {"target": c.target, "limit": c.limit, "value": _finite(c.value), "met": c.met}
                     for c in e.checks
                     if c.team == share.name
                 ],
@@ -183,7 +189,7 @@ def search_json(search: SearchResult) -> str:
                 "borrowed_instance_hours": fig.borrowed_instance_hours,
                 "lost_instance_hours": fig.lost_instance_hours,
             }
-        return {"utilisation": e.utilisation, "mean_wait_s": e.mean_wait_s, "teams": teams}
+        return {"utilisation": e.utilisation, "mean_wait_s": _finite(e.mean_wait_s), "teams": teams}
 
     return json.dumps(
         {

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
@@ -10,6 +11,7 @@ import pytest
 
 from quota_constructs.advisor.optimize import SearchOptions, SearchResult, optimize
 from quota_constructs.advisor.profiles import TeamsFile, load_teams, parse_teams
+from quota_constructs.advisor.report import search_json
 from quota_constructs.advisor.workload import WorkloadJob
 from quota_constructs.model import QuotaConfigError, SharingStrategy
 from tests.advisor.conftest import TEAMS_FILE
@@ -177,3 +179,18 @@ def test_rejects_unusable_search_options(options: dict, message: str) -> None:
     with pytest.raises(QuotaConfigError) as info:
         optimize(SMALL, options=SearchOptions(**options), executor=ThreadPoolExecutor(1))
     assert str(info.value.problems[0]).startswith(message)
+
+
+def test_a_job_that_never_starts_is_an_infinite_wait_and_null_in_json() -> None:
+    never = WorkloadJob(0, "b", GPU, 6, 60, 1)  # 6 GPUs: more than b can ever hold
+    with ThreadPoolExecutor(max_workers=1) as executor:
+        result = optimize(SMALL, workloads=[[*SMALL_JOBS, never]], executor=executor)
+    assert result.best.team("b").waits_s[-1] == float("inf")
+    assert ("b", "p90_wait_minutes") in {(c.team, c.target) for c in result.best.missed}
+    b = json.loads(search_json(result))["optimised"]["teams"]["b"]
+    assert b["targets"][0] == {
+        "target": "p90_wait_minutes",
+        "limit": 0.0,
+        "value": None,
+        "met": False,
+    }
