@@ -67,7 +67,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "job_queue",
         "training_queue",
     ),
-    "quota_constructs.runtime": ("pacing", "jobs", "payload", "waiting", "queue", "cli"),
+    "quota_constructs.runtime": ("pacing", "jobs", "payload", "waiting", "team", "queue", "cli"),
 }
 
 

@@ -4,12 +4,13 @@ Domain errors are :mod:`.errors` and the model's ``QuotaConfigError``; nothing e
 emulator picks an AWS error code for them.
 
 Batch answers every refusal as ``ClientException`` (HTTP 400); SSM answers an unknown
-parameter as ``ParameterNotFound`` and a malformed parameter as ``ValidationException``.
+parameter as ``ParameterNotFound`` and a malformed parameter as ``ValidationException``; STS
+answers ``AccessDenied`` (HTTP 403) and ``ValidationError``.
 """
 
 from __future__ import annotations
 
-from quota_constructs.local.errors import EmulatorError, InvalidParameter, NotFound
+from quota_constructs.local.errors import AccessDenied, EmulatorError, InvalidParameter, NotFound
 from quota_constructs.model import QuotaConfigError
 
 CLIENT_EXCEPTION = "ClientException"
@@ -23,7 +24,9 @@ _CODES: dict[str, tuple[tuple[type[Exception], str], ...]] = {
         (InvalidParameter, "ValidationException"),
         (Exception, CLIENT_EXCEPTION),
     ),
+    "sts": ((AccessDenied, "AccessDenied"), (Exception, "ValidationError")),
 }
+_STATUS = {"AccessDenied": 403}
 
 
 class ApiError(Exception):
@@ -47,10 +50,11 @@ def server_error(message: str) -> ApiError:
 
 
 def api_error(service: str, error: Exception) -> ApiError:
-    """What ``service`` (``batch`` or ``ssm``) answers for a refused request.
+    """What ``service`` (``batch``, ``ssm`` or ``sts``) answers for a refused request.
 
-    HTTP 400 with the code of the error's kind (a :data:`DOMAIN_ERRORS` member, or any other
-    refusal a batch response reports per item) and the error's message.
+    The code of the error's kind (a :data:`DOMAIN_ERRORS` member, or any other refusal a batch
+    response reports per item), its HTTP status (400; 403 for ``AccessDenied``) and the error's
+    message.
     """
     code = next(code for kind, code in _CODES[service] if isinstance(error, kind))
-    return ApiError(code, str(error), 400)
+    return ApiError(code, str(error), _STATUS.get(code, 400))

@@ -3,7 +3,7 @@
 Register it with ``pytest_plugins = ["quota_constructs.local.pytest_plugin"]`` in a
 ``conftest.py``. Each test gets a fresh :class:`~quota_constructs.local.testing.EmulatorServer`
 with a virtual clock (``emulator.advance(seconds)``) on its own free port, and
-``AWS_ENDPOINT_URL_BATCH`` / ``AWS_ENDPOINT_URL_SSM`` plus dummy credentials set for the test,
+``AWS_ENDPOINT_URL_BATCH`` / ``_SSM`` / ``_STS`` plus dummy credentials set for the test,
 so code that builds its own boto3 clients reaches the emulator too.
 """
 

@@ -2,8 +2,10 @@
 
 The queue comes from ``--queue`` (name or ARN) or ``--organisation`` (resolved from the stack's
 SSM parameters), or the ``QUOTA_QUEUE`` / ``QUOTA_ORGANISATION`` environment variables.
-``--endpoint-url`` (or ``AWS_ENDPOINT_URL_BATCH``) points at the local emulator; otherwise
-boto3's default credentials and region reach AWS. Errors print one line and exit non-zero.
+``--as-team SHARE`` (with ``--organisation``) acts as that share's team: every Batch call is
+made as the team's submitter role, assumed with STS. ``--endpoint-url`` (or
+``AWS_ENDPOINT_URL_BATCH``) points at the local emulator (SSM and STS too); otherwise boto3's
+default credentials and region reach AWS. Errors print one line and exit non-zero.
 """
 
 from __future__ import annotations
@@ -75,9 +77,17 @@ class QueueClientOptions:
     organisation: str | None = None
     endpoint_url: str | None = None
     region: str | None = None
+    as_team: str | None = None
 
     def client(self) -> QueueClient:
         options: dict[str, Any] = {"endpoint_url": self.endpoint_url, "region": self.region}
+        if self.as_team:
+            if not self.organisation or self.queue:
+                raise CliError(
+                    f"--as-team {self.as_team} finds the team's role by organisation: pass "
+                    "--organisation NAME instead of --queue (or unset QUOTA_QUEUE)"
+                )
+            return QueueClient.for_team(self.organisation, self.as_team, **options)
         if self.queue:
             return QueueClient(self.queue, **options)
         if self.organisation:
@@ -108,8 +118,16 @@ def _options(
         ),
     ] = None,
     region: Annotated[str | None, typer.Option("--region", help="AWS region.")] = None,
+    as_team: Annotated[
+        str | None,
+        typer.Option(
+            "--as-team",
+            envvar="QUOTA_AS_TEAM",
+            help="Act as this share's team: assume its submitter role (needs --organisation).",
+        ),
+    ] = None,
 ) -> None:
-    ctx.obj = QueueClientOptions(queue, organisation, endpoint_url, region)
+    ctx.obj = QueueClientOptions(queue, organisation, endpoint_url, region, as_team)
 
 
 def _client(ctx: typer.Context) -> QueueClient:
@@ -175,7 +193,10 @@ def _jobs_table(jobs: list[JobSummary], title: str) -> Table:
 def submit(
     ctx: typer.Context,
     name: Annotated[str, typer.Argument(help="Job name.")],
-    share: Annotated[str, typer.Option("--share", "-s", help="Quota share to submit into.")],
+    share: Annotated[
+        str | None,
+        typer.Option("--share", "-s", help="Quota share to submit into (default: --as-team's)."),
+    ] = None,
     payload: Annotated[
         Path | None, typer.Option(help="CreateTrainingJob request as a JSON file.")
     ] = None,
@@ -203,6 +224,10 @@ def submit(
 ) -> None:
     """Check a job against the live queue and submit it (or print it with --dry-run)."""
     with _errors():
+        options: QueueClientOptions = ctx.obj
+        share = share or options.as_team
+        if share is None:
+            raise CliError("no quota share: pass --share SHARE (or --as-team SHARE)")
         body: dict[str, Any] | TrainingJob
         if payload is not None:
             body = json.loads(payload.read_text())

@@ -1,9 +1,11 @@
 """Owns the queue client: submit, re-prioritise, list, describe, wait for, terminate jobs.
 
 One :class:`QueueClient` is bound to one quota-managed job queue (by name, ARN, or organisation
-name resolved from the stack's SSM parameters). Every call goes through boto3 with botocore's
-retry modes and paginators; pre-submit checks read the live queue once, convert it to the
-domain model (:func:`queue_spec_from_api`) and reuse the model's answers.
+name resolved from the stack's SSM parameters), optionally acting as a team
+(:meth:`QueueClient.for_team`). Every call goes through boto3 with botocore's retry modes and
+paginators; pre-submit checks read the live queue once, convert it to the domain model
+(:func:`queue_spec_from_api`) and reuse the model's answers. Every submit into a share that
+carries a team tag carries that tag too.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from botocore.exceptions import BotoCoreError, ClientError, HTTPClientError
 from botocore.exceptions import ConnectionError as BotocoreConnectionError
 
 from quota_constructs.api_shapes import share_from_api
-from quota_constructs.contracts import job_queue_arn_parameter
+from quota_constructs.contracts import TEAM_TAG_KEY, job_queue_arn_parameter
 from quota_constructs.model import (
     JobQueueSpec,
     Problem,
@@ -44,7 +46,12 @@ from quota_constructs.runtime.pacing import (
     RateLimiter,
     RetryOptions,
 )
-from quota_constructs.runtime.payload import JobSubmission, TrainingJob
+from quota_constructs.runtime.payload import JobSubmission, TrainingJob, team_tag_problems
+from quota_constructs.runtime.team import (
+    assumed_role_session,
+    default_session_name,
+    read_team_parameters,
+)
 from quota_constructs.runtime.waiting import Transition, Until, Waiter, WaitResult, WaitTarget
 
 TERMINATE_BATCH = 50
@@ -156,8 +163,10 @@ class QueueClient:
         self.batch = self._client("batch", self.retry)
         self.submit_batch = self._client("batch", self.submit_retry)
         self.limiter = RateLimiter(submit_rate, self.clock)
+        self.team: str | None = None  # the share whose team role this client acts as
         self._spec: JobQueueSpec | None = None
         self._queue_detail: dict[str, Any] | None = None
+        self._team_tags: dict[str, str | None] = {}  # share -> its team tag's value
         self._earlier_statuses: dict[str, JobStatus] = {}  # last status each wait saw
 
     def _client(self, service: str, retry: RetryOptions) -> BaseClient:
@@ -180,21 +189,72 @@ class QueueClient:
         client.queue = client._resolve_organisation(organisation)
         return client
 
+    @classmethod
+    def for_team(
+        cls,
+        organisation: str,
+        share: str,
+        *,
+        session_name: str | None = None,
+        **kwargs: Any,
+    ) -> QueueClient:
+        """The client of ``share``'s team: every Batch call made as its submitter role.
+
+        Reads ``/quota/<organisation>/job-queue/arn`` and
+        ``/quota/<organisation>/quota-shares/<share>/submitter-role-arn`` from SSM, then calls
+        STS ``AssumeRole`` (session ``session_name``, default ``quota-<login name>``) with the
+        caller's own credentials (``session``, or boto3's defaults). The client submits only
+        into ``share``. ``kwargs`` are the constructor's; SSM and STS use the same endpoint,
+        region and retry settings. Raises :class:`QuotaConfigError` naming the organisation or
+        share and the fix when the organisation, the share or its team access is missing, or
+        when the role cannot be assumed.
+        """
+        base = cls(job_queue_arn_parameter(organisation), **kwargs)
+        try:
+            found = read_team_parameters(base._client("ssm", base.retry), organisation, share)
+        except ClientError as error:
+            raise _ssm_problem(
+                organisation,
+                error,
+                "the team's SSM parameters",
+                f"allow ssm:GetParameters on /quota/{organisation}/* to your identity",
+            ) from error
+        try:
+            session = assumed_role_session(
+                base._client("sts", base.retry),
+                found.submitter_role_arn,
+                session_name or default_session_name(),
+                region=base.session.region_name,
+                profile=_explicit_profile(base.session),
+            )
+        except ClientError as error:
+            raise QuotaConfigError(
+                [
+                    Problem(
+                        "share",
+                        share,
+                        f"cannot assume the team's submitter role {found.submitter_role_arn} "
+                        f"({error_text(error)})",
+                        "act from an identity listed in the share's access.principals, or ask "
+                        "for yours to be added there and the stack deployed",
+                    )
+                ]
+            ) from error
+        client = cls(found.job_queue_arn, **{**kwargs, "session": session})
+        client.team = share
+        return client
+
     def _resolve_organisation(self, organisation: str) -> str:
         ssm = self._client("ssm", self.retry)
         name = job_queue_arn_parameter(organisation)
         try:
             arn = ssm.get_parameter(Name=name)["Parameter"]["Value"]
         except ClientError as error:
-            raise QuotaConfigError(
-                [
-                    Problem(
-                        "organisation",
-                        organisation,
-                        f"cannot read SSM parameter {name} ({error_text(error)})",
-                        "deploy the organisation's stack, or pass the job queue name or ARN",
-                    )
-                ]
+            raise _ssm_problem(
+                organisation,
+                error,
+                f"SSM parameter {name}",
+                "deploy the organisation's stack, or pass the job queue name or ARN",
             ) from error
         return str(arn)
 
@@ -227,6 +287,7 @@ class QueueClient:
             )
             shares = [s for page in pages for s in page.get("quotaShares", [])]
             self._spec = queue_spec_from_api(detail, shares)
+            self._team_tags.clear()
         return self._spec
 
     def refresh(self) -> JobQueueSpec:
@@ -235,22 +296,71 @@ class QueueClient:
 
     def describe_share(self, share: str) -> QuotaShareSpec:
         """One share, read live with ``DescribeQuotaShare`` (bypasses the cache)."""
-        arn = f"{self.queue_detail()['jobQueueArn']}/quota-share/{share}"
-        return share_from_api(self.batch.describe_quota_share(quotaShareArn=arn))
+        return share_from_api(self.batch.describe_quota_share(quotaShareArn=self._share_arn(share)))
+
+    def _share_arn(self, share: str) -> str:
+        return f"{self.queue_detail()['jobQueueArn']}/quota-share/{share}"
+
+    def team_tag(self, share: str) -> str | None:
+        """The value of ``share``'s team tag (``quota-team``), ``None`` for a share without one.
+
+        Read from the share's tags with ``DescribeQuotaShare`` once per share, and again after
+        :meth:`refresh`. Raises ``ClientError`` when the share cannot be described.
+        """
+        if share not in self._team_tags:
+            detail = self.batch.describe_quota_share(quotaShareArn=self._share_arn(share))
+            self._team_tags[share] = (detail.get("tags") or {}).get(TEAM_TAG_KEY)
+        return self._team_tags[share]
 
     # --- submit ---------------------------------------------------------------------------
 
     def check(self, submission: JobSubmission) -> list[Problem]:
         """Every pre-submit problem of ``submission`` against the live queue."""
+        return self.prepare(submission)[1]
+
+    def prepare(self, submission: JobSubmission) -> tuple[JobSubmission, list[Problem]]:
+        """The submission as it will be sent, and every pre-submit problem of it.
+
+        As sent: with the share's team tag added (:meth:`team_tag`), so its derived
+        ``clientToken`` covers the tag. Problems: the team's share (for a team's client), a
+        conflicting team tag, then :meth:`JobSubmission.problems` against the live queue.
+        """
         spec = self.spec()
         if submission.share not in {s.name for s in spec.shares}:
             spec = self.refresh()  # a share created since the cache was filled
-        return submission.problems(spec)
+        problems = self._team_share_problems(submission)
+        if problems or submission.share not in {s.name for s in spec.shares}:
+            return submission, problems + submission.problems(spec)
+        try:
+            tag = self.team_tag(submission.share)
+        except ClientError as error:
+            problems.append(_describe_problem(submission.share, error))
+            return submission, problems + submission.problems(spec)
+        if tag is not None:
+            problems += team_tag_problems(submission.tags, submission.share, TEAM_TAG_KEY, tag)
+            if not problems:
+                submission = submission.with_tag(TEAM_TAG_KEY, tag)
+        return submission, problems + submission.problems(spec)
+
+    def _team_share_problems(self, submission: JobSubmission) -> list[Problem]:
+        if self.team is None or submission.share == self.team:
+            return []
+        return [
+            Problem(
+                "quotaShareName",
+                submission.share,
+                f"this client acts as the team of quota share {self.team}, whose role may "
+                f"submit only into {self.team}",
+                f"submit into {self.team}, or act as the other share's team",
+            )
+        ]
 
     def render(self, submission: JobSubmission) -> dict[str, Any]:
-        """The exact ``SubmitServiceJob`` request (dry run); raises if a check fails."""
-        raise_if(self.check(submission), context=f"job {submission.job_name}")
-        return submission.request(self.queue)
+        """The exact ``SubmitServiceJob`` request (dry run), team tag included; raises
+        :class:`QuotaConfigError` if a check fails."""
+        sent, problems = self.prepare(submission)
+        raise_if(problems, context=f"job {submission.job_name}")
+        return sent.request(self.queue)
 
     def submit(
         self,
@@ -444,3 +554,24 @@ class QueueClient:
 
 def _job_id(job: JobRef) -> str:
     return job.job_id if isinstance(job, JobHandle) else job
+
+
+def _explicit_profile(session: boto3.Session) -> str | None:
+    """The session's profile when it names one from the config files, else ``None``."""
+    name = session.profile_name
+    return name if name in session.available_profiles else None
+
+
+def _ssm_problem(organisation: str, error: ClientError, what: str, fix: str) -> QuotaConfigError:
+    message = f"cannot read {what} ({error_text(error)})"
+    return QuotaConfigError([Problem("organisation", organisation, message, fix)])
+
+
+def _describe_problem(share: str, error: ClientError) -> Problem:
+    return Problem(
+        "quotaShareName",
+        share,
+        f"cannot read the quota share's tags with DescribeQuotaShare ({error_text(error)}), so "
+        "its team tag is unknown",
+        "allow batch:DescribeQuotaShare on the share (a team's role has it), or retry",
+    )
