@@ -16,6 +16,7 @@ LAYERS = (
     "quota_share",
     "job_queue",
     "training_queue",
+    "team_access",
 )
 """Each module may import only the modules before it."""
 
