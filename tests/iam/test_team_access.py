@@ -12,6 +12,7 @@ is not empty.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -28,6 +29,7 @@ from tests.constructs.helpers import fleet_organisation, make_app
 from tests.iam.simulator import (
     ACCOUNT,
     REGION,
+    ROOT,
     Batch,
     Decision,
     Principal,
@@ -216,6 +218,11 @@ def priority(value: int, context: Context | None = None) -> Context:
     return {**(context or {}), PRIORITY: value}
 
 
+def parameter(organisation: str, name: str) -> str:
+    """The ARN of ``/quota/<organisation>/<name>``."""
+    return f"arn:aws:ssm:{REGION}:{ACCOUNT}:parameter/quota/{organisation}/{name}"
+
+
 def pass_role(role_arn: str, service: str = SAGEMAKER) -> Request:
     return Request(PASS_ROLE, role_arn, {"iam:PassedToService": service})
 
@@ -305,12 +312,26 @@ def read_own(team: Team, others: list[Team]) -> Iterator[Case]:
     yield Case("list shares", Request("batch:ListQuotaShares", team.queue), ALLOWED)
 
 
+def read_any(team: Team, others: list[Team]) -> Iterator[Case]:
+    for action in ("batch:DescribeServiceJob", "batch:ListServiceJobs", "batch:DescribeJobQueues"):
+        yield Case(action, Request(action, "*"), ALLOWED)
+    organisation = team.tag.split("/")[0]
+    for name in ("job-queue/arn", f"quota-shares/{team.tag.split('/')[1]}/submitter-role-arn"):
+        yield Case(name, Request("ssm:GetParameter", parameter(organisation, name)), ALLOWED)
+
+
 def read_other(team: Team, others: list[Team]) -> Iterator[Case]:
     for share in team.other_shares:
         yield Case(share, Request("batch:DescribeQuotaShare", share), DENIED)
     for other in others:
         if other.queue != team.queue:
             yield Case(other.queue, Request("batch:GetJobQueueSnapshot", other.queue), DENIED)
+            other_organisation = other.tag.split("/")[0]
+            contract = parameter(other_organisation, "job-queue/arn")
+            yield Case(contract, Request("ssm:GetParameter", contract), DENIED)
+    for secret in ("/quota-secrets/x", "/quota/research-eu/job-queue/arn", "/prod/db/password"):
+        arn = f"arn:aws:ssm:{REGION}:{ACCOUNT}:parameter{secret}"
+        yield Case(secret, Request("ssm:GetParameter", arn), DENIED)
 
 
 # --- the execution role's families ------------------------------------------------------------
@@ -380,6 +401,7 @@ SUBMITTER_FAMILIES: dict[str, Family] = {
     "pass-own-elsewhere": pass_own_elsewhere,
     "pass-other": pass_other,
     "read-own": read_own,
+    "read-any": read_any,
     "read-other": read_other,
 }
 EXECUTION_FAMILIES: dict[str, Family] = {
@@ -464,7 +486,13 @@ def test_each_team_may_watch_its_own_share_and_queue(world: World) -> None:
     assert world.wrong("read-own") == []
 
 
-def test_each_team_is_denied_describing_other_shares_and_queues(world: World) -> None:
+def test_each_team_may_read_every_job_the_queues_and_its_organisations_contract(
+    world: World,
+) -> None:
+    assert world.wrong("read-any") == []
+
+
+def test_each_team_is_denied_other_shares_queues_and_other_parameters(world: World) -> None:
     assert world.wrong("read-other") == []
 
 
@@ -489,3 +517,19 @@ def test_each_execution_role_may_pull_images_and_write_training_logs_and_metrics
 
 def test_each_execution_role_logs_and_metrics_are_limited(world: World) -> None:
     assert world.wrong("runtime-limits") == []
+
+
+# --- the README's security table names real tests ---------------------------------------------
+
+
+def test_every_test_named_in_the_readme_security_review_exists() -> None:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text.split("## Security review", 1)[1].split("\n## ", 1)[0]
+    named = set(re.findall(r"(tests/[\w/]+\.py)::(\w+)", section))
+    assert len(named) >= 20
+    missing = [
+        f"{path}::{name}"
+        for path, name in sorted(named)
+        if not re.search(rf"^def {name}\(", (ROOT / path).read_text(), re.MULTILINE)
+    ]
+    assert missing == []
