@@ -66,6 +66,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "quota_share",
         "job_queue",
         "training_queue",
+        "team_access",
     ),
     "quota_constructs.runtime": ("pacing", "jobs", "payload", "waiting", "team", "queue", "cli"),
 }

@@ -11,7 +11,7 @@ carries a team tag carries that tag too.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import boto3
@@ -54,6 +54,10 @@ from quota_constructs.runtime.team import (
 )
 from quota_constructs.runtime.waiting import Transition, Until, Waiter, WaitResult, WaitTarget
 
+TEAM_DEFAULT_PRIORITY = 0
+"""``schedulingPriority`` sent for a team's share when none is given: the submitter policy's
+priority cap is a condition on ``batch:SchedulingPriority``, which a request without the key
+fails (docs/security.md)."""
 TERMINATE_BATCH = 50
 """TerminateServiceJobs takes at most 50 job ids per call (reference 1.1)."""
 RESUBMIT_ROUNDS = 3
@@ -340,6 +344,8 @@ class QueueClient:
             problems += team_tag_problems(submission.tags, submission.share, TEAM_TAG_KEY, tag)
             if not problems:
                 submission = submission.with_tag(TEAM_TAG_KEY, tag)
+            if submission.priority is None:  # a capped team's policy needs the condition key
+                submission = replace(submission, priority=TEAM_DEFAULT_PRIORITY)
         return submission, problems + submission.problems(spec)
 
     def _team_share_problems(self, submission: JobSubmission) -> list[Problem]:

@@ -311,3 +311,19 @@ def test_cli_as_team_for_a_share_without_access_is_one_line(tmp_path: Path) -> N
     assert code == 1
     assert out.count("\n") == 1 and out.startswith("error: share: quota share open of")
     assert "has no team access" in out and "add an access block to the share" in out
+
+
+def test_submit_into_a_team_share_sends_priority_zero_when_none_is_given(
+    admin: QueueClient,
+) -> None:
+    request = admin.render(JobSubmission("capped", "generative", training_job()))
+
+    assert request["schedulingPriority"] == 0
+    job = admin.submit("capped", "generative", training_job())
+    assert job.describe().priority == 0
+
+
+def test_submit_into_a_team_share_keeps_the_given_priority(admin: QueueClient) -> None:
+    request = admin.render(JobSubmission("urgent", "generative", training_job(), priority=40))
+
+    assert request["schedulingPriority"] == 40
