@@ -29,6 +29,7 @@ _LAZY: dict[str, str] = {
     "QuotaManagedTrainingQueue": "quota_constructs.constructs",
     "QuotaShare": "quota_constructs.constructs",
     "QuotaShareSchedulingPolicy": "quota_constructs.constructs",
+    "QuotaShareTeamAccess": "quota_constructs.constructs",
     "SageMakerTrainingServiceEnvironment": "quota_constructs.constructs",
 }
 

@@ -42,7 +42,7 @@ JOB_SECONDS = 3600
 
 
 class EmulatedTimeClock:
-    """The runtime's :class:`~quota_constructs.runtime.Clock` in the emulator's time.
+    """The runtime's :class:`~quota_constructs.runtime.PacingClock` in the emulator's time.
 
     On a virtual clock (``speed=None``) sleeping advances emulated time instead of waiting; on
     a wall clock running ``speed`` times faster than real time it sleeps ``seconds / speed``.

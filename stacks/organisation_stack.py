@@ -3,7 +3,9 @@
 It publishes the contract of ``quota_constructs.contracts`` (the runtime finds a deployed queue
 by organisation name): SSM String parameters ``/quota/<organisation>/job-queue/name``,
 ``.../job-queue/arn`` and ``.../quota-shares/<share name>/arn``, and the same values as stack
-outputs (``JobQueueName``, ``JobQueueArn``, one ``QuotaShareArns<share>`` per share).
+outputs (``JobQueueName``, ``JobQueueArn``, one ``QuotaShareArns<share>`` per share). A share
+with ``access`` gets a ``QuotaShareTeamAccess`` (``TeamAccess/<share>``) and publishes its
+``submitter-role-arn``, ``execution-role-arn`` and ``bucket`` the same way.
 """
 
 from __future__ import annotations
@@ -15,11 +17,19 @@ from aws_cdk import aws_ssm as ssm
 from constructs import Construct
 
 from quota_constructs import contracts
-from quota_constructs.constructs import QuotaManagedTrainingQueue
+from quota_constructs.constructs import (
+    QuotaManagedTrainingQueue,
+    QuotaShareTeamAccess,
+    access_log_bucket,
+)
 from quota_constructs.model import Organisation
 
 STACK_NAME_PREFIX = "Quota-"
 MAX_DESCRIPTION = 1024
+TEAM_ACCESS_SCOPE = "TeamAccess"
+"""Construct scope of the teams' access (one ``QuotaShareTeamAccess`` per share, by name)."""
+ACCESS_LOGS_ID = "AccessLogs"
+"""Construct id of the bucket receiving the team buckets' server access logs."""
 
 
 def stack_name_for(organisation: Organisation) -> str:
@@ -52,9 +62,33 @@ class OrganisationStack(cdk.Stack):
         super().__init__(scope, construct_id, **stack_props)
         self.organisation = organisation
         self.queue = QuotaManagedTrainingQueue(self, "TrainingQueue", spec=organisation.queue)
+        self.team_access = self._team_access()
         self._publish()
         for key, value in organisation.tags.items():
             cdk.Tags.of(self).add(key, value)
+
+    def _team_access(self) -> dict[str, QuotaShareTeamAccess]:
+        """One ``QuotaShareTeamAccess`` per share with ``access``; the access-log bucket once."""
+        org = self.organisation.name
+        specs = [spec for spec in self.organisation.queue.shares if spec.access is not None]
+        if not specs:
+            return {}
+        scope = Construct(self, TEAM_ACCESS_SCOPE)
+        creates_bucket = any(spec.access and spec.access.creates_bucket for spec in specs)
+        logs = access_log_bucket(self, ACCESS_LOGS_ID) if creates_bucket else None
+        return {
+            spec.name: QuotaShareTeamAccess(
+                scope,
+                spec.name,
+                quota_share=self.queue.share(spec.name),
+                team=contracts.team_tag_value(org, spec.name),
+                access=spec.access,
+                parameter_path=contracts.organisation_prefix(org),
+                server_access_logs_bucket=logs,
+            )
+            for spec in specs
+            if spec.access is not None
+        }
 
     def _publish(self) -> None:
         org = self.organisation.name
@@ -82,6 +116,31 @@ class OrganisationStack(cdk.Stack):
                 share.quota_share_arn,
                 f"ARN of quota share {name}",
             )
+        if self.team_access:
+            self._publish_team_access()
+
+    def _publish_team_access(self) -> None:
+        org = self.organisation.name
+        what = {
+            contracts.SUBMITTER_ROLE_ARNS_SCOPE: "submitter role ARN",
+            contracts.EXECUTION_ROLE_ARNS_SCOPE: "SageMaker execution role ARN",
+            contracts.TEAM_BUCKETS_SCOPE: "bucket (name or name/prefix)",
+        }
+        scopes = {scope_id: Construct(self, scope_id) for scope_id in what}
+        for name, access in self.team_access.items():
+            values = {
+                contracts.SUBMITTER_ROLE_ARNS_SCOPE: access.submitter_role_arn,
+                contracts.EXECUTION_ROLE_ARNS_SCOPE: access.execution_role_arn,
+                contracts.TEAM_BUCKETS_SCOPE: access.bucket_location,
+            }
+            for scope_id, parameter in contracts.share_access_parameters(org, name).items():
+                self._parameter_and_output(
+                    scopes[scope_id],
+                    contracts.share_output_id(name),
+                    parameter,
+                    values[scope_id],
+                    f"Team {name}: {what[scope_id]}",
+                )
 
     @staticmethod
     def _parameter_and_output(

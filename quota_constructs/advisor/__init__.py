@@ -1,14 +1,32 @@
-"""Strategy advisor and what-if simulator.
+"""Strategy advisor, configuration search and what-if simulator.
 
 ``recommend`` turns team profiles (``stacks/teams/*.yaml``) into a valid organisation with the
-reasons in share descriptions; the workload module loads CSV workloads or generates them from
-team profiles; ``simulate`` runs a workload through the scheduler core (``scheduling``) in virtual
-time and measures waits, preemptions, lost work, borrowing and utilisation per share.
+reasons in share descriptions; ``optimize`` searches the configurations the profiles allow by
+simulation against each team's targets; the workload module loads CSV workloads or generates
+them from team profiles; ``simulate`` runs a workload through the scheduler core
+(``scheduling``) in virtual time and measures waits, preemptions, lost work, borrowing and
+utilisation per share; ``report`` draws the figures.
 """
 
 from __future__ import annotations
 
-from quota_constructs.advisor.profiles import TeamProfile, TeamsFile, load_teams, parse_teams
+from quota_constructs.advisor.optimize import (
+    Evaluation,
+    SearchOptions,
+    SearchResult,
+    TargetCheck,
+    TeamFigures,
+    optimize,
+)
+from quota_constructs.advisor.profiles import (
+    DEFAULT_JOB_MINUTES,
+    JobMinutes,
+    Targets,
+    TeamProfile,
+    TeamsFile,
+    load_teams,
+    parse_teams,
+)
 from quota_constructs.advisor.recommend import Advice, TeamAdvice, recommend
 from quota_constructs.advisor.simulate import (
     ShareMetrics,
@@ -26,12 +44,20 @@ from quota_constructs.advisor.workload import (
 )
 
 __all__ = [
+    "DEFAULT_JOB_MINUTES",
     "Advice",
+    "Evaluation",
     "GeneratorOptions",
+    "JobMinutes",
+    "SearchOptions",
+    "SearchResult",
     "ShareMetrics",
     "SimulationOptions",
     "SimulationResult",
+    "TargetCheck",
+    "Targets",
     "TeamAdvice",
+    "TeamFigures",
     "TeamProfile",
     "TeamsFile",
     "WorkloadJob",
@@ -39,6 +65,7 @@ __all__ = [
     "generate_workload",
     "load_teams",
     "load_workload_csv",
+    "optimize",
     "parse_teams",
     "parse_workload_csv",
     "recommend",

@@ -2,15 +2,28 @@
 
 from __future__ import annotations
 
+import json
+import os
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
+from quota_constructs.advisor.optimize import SearchOptions, optimize
 from quota_constructs.advisor.profiles import TeamsFile, load_teams
-from quota_constructs.advisor.recommend import Advice, recommend
-from quota_constructs.advisor.report import plot_results, results_json, results_table
+from quota_constructs.advisor.recommend import Advice, price_problems, recommend
+from quota_constructs.advisor.report import (
+    plot_comparison,
+    plot_results,
+    results_json,
+    results_table,
+    search_json,
+    search_summary,
+    search_table,
+)
 from quota_constructs.advisor.simulate import (
     SimulationOptions,
     SimulationResult,
@@ -43,7 +56,8 @@ def _fail(exc: QuotaConfigError) -> typer.Exit:
     return typer.Exit(EXIT_INVALID)
 
 
-def _parse_prices(values: list[str]) -> dict[str, float]:
+def _parse_prices(values: list[str], teams: TeamsFile) -> dict[str, float]:
+    """``TYPE=USD`` values; a type no team uses is an error naming the teams' types."""
     prices: dict[str, float] = {}
     for value in values:
         itype, _, amount = value.partition("=")
@@ -53,7 +67,31 @@ def _parse_prices(values: list[str]) -> dict[str, float]:
             raise QuotaConfigError(
                 [Problem("--price", value, "expected TYPE=USD_PER_HOUR", "e.g. ml.g5.xlarge=1.41")]
             ) from None
+    problems = price_problems(teams, prices, path="--price")
+    if problems:
+        raise QuotaConfigError(problems)
     return prices
+
+
+def advice_json(advice: Advice) -> str:
+    """Per team: strategy, borrow limit, in-share preemption, max usable, reasons, warnings."""
+    return json.dumps(
+        {
+            "organisation": advice.organisation.name,
+            "teams": {
+                t.share.name: {
+                    "strategy": t.share.strategy.value,
+                    "borrow_limit": t.share.borrow_limit,
+                    "in_share_preemption": t.share.in_share_preemption,
+                    "max_usable": dict(t.max_usable),
+                    "rationale": list(t.rationale),
+                    "warnings": list(t.warnings),
+                }
+                for t in advice.teams
+            },
+        },
+        indent=2,
+    )
 
 
 def advice_table(advice: Advice) -> Table:
@@ -93,7 +131,10 @@ def print_advice(advice: Advice, console: Console) -> None:
 def recommend_command(
     teams_file: Path = typer.Argument(..., help="Team-profile YAML file."),
     output: Path | None = typer.Option(
-        None, "--output", "-o", help="Write the organisation file here."
+        None,
+        "--output",
+        "-o",
+        help="Write the organisation file here (with --optimize: the optimised one).",
     ),
     price: list[str] = typer.Option(
         [], "--price", help="USD per instance-hour, TYPE=PRICE (repeatable), to cost idle capacity."
@@ -101,44 +142,151 @@ def recommend_command(
     simulate: bool = typer.Option(
         False, "--simulate", help="Check the recommendation against a generated workload."
     ),
-    days: int = typer.Option(7, "--days", help="With --simulate: days of generated workload."),
-    seed: int = typer.Option(0, "--seed", help="With --simulate: generator seed."),
+    optimize_: bool = typer.Option(
+        False, "--optimize", help="Search the allowed configurations by simulation (targets)."
+    ),
+    days: int = typer.Option(7, "--days", help="Days of each generated workload."),
+    seed: int = typer.Option(0, "--seed", help="Generator seed (the first one with --optimize)."),
+    workloads: int = typer.Option(
+        3, "--workloads", help="With --optimize: seeded workloads (seeds SEED, SEED+1, ...)."
+    ),
+    max_candidates: int = typer.Option(
+        64, "--max-candidates", help="With --optimize: most configurations simulated."
+    ),
+    workers: int = typer.Option(
+        0, "--workers", help="With --optimize: worker processes (0: one per core)."
+    ),
     startup_s: float = typer.Option(0.0, "--startup-s", help="Dispatch-to-running delay (s)."),
     preemption_s: float = typer.Option(
         20.0, "--preemption-s", help="Preemption started-to-completed time (s)."
     ),
-    plot: Path | None = typer.Option(None, "--plot", help="With --simulate: write a PNG plot."),
+    as_json: bool = typer.Option(False, "--json", help="Print the advice (or search) as JSON."),
+    plot: Path | None = typer.Option(
+        None, "--plot", help="Write a PNG: usage (--simulate) or comparison (--optimize)."
+    ),
 ) -> None:
     """Recommend each team's strategy, in-share preemption and borrow limit, with reasons."""
     console = Console(highlight=False, soft_wrap=True)
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
     try:
+        _check_modes(simulate, optimize_, plot)
         teams = load_teams(teams_file)
-        advice = recommend(teams, prices=_parse_prices(price))
+        prices = _parse_prices(price, teams)
+        advice = recommend(teams, prices=prices)
     except QuotaConfigError as exc:
         raise _fail(exc) from None
-    print_advice(advice, console)
+    if optimize_:
+        sim = SimulationOptions(startup_s=startup_s, preemption_s=preemption_s)
+        options = SearchOptions(
+            seeds=tuple(range(seed, seed + workloads)),
+            days=days,
+            max_candidates=max_candidates,
+            simulation=replace(sim, window_s=days * DAY_S),
+        )
+        _optimize(teams, prices, options, workers, output, plot, as_json, console, err)
+        return
+    if as_json:
+        typer.echo(advice_json(advice))
+    else:
+        print_advice(advice, console)
     if output is not None:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(advice.to_yaml(), encoding="utf-8")
-        console.print(f"\nwrote {output}")
+        _write(output, advice.to_yaml(), err if as_json else console)
     if simulate:
-        try:
-            jobs = generate_workload(teams, days=days, seed=seed)
-            options = SimulationOptions(
-                startup_s=startup_s, preemption_s=preemption_s, window_s=days * DAY_S
+        _simulate_advice(teams, advice, days, seed, startup_s, preemption_s, plot, console)
+
+
+def _check_modes(simulate: bool, optimize_: bool, plot: Path | None) -> None:
+    if simulate and optimize_:
+        raise QuotaConfigError(
+            [
+                Problem(
+                    "--simulate/--optimize",
+                    None,
+                    "choose one: --simulate checks the rule-based advice, --optimize searches",
+                    "run the command once with each",
+                )
+            ]
+        )
+    if plot is not None and not (simulate or optimize_):
+        raise QuotaConfigError(
+            [Problem("--plot", str(plot), "needs --simulate or --optimize", "add one of them")]
+        )
+
+
+def _write(path: Path, text: str, console: Console) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    console.print(f"wrote {path}")
+
+
+def _simulate_advice(
+    teams: TeamsFile,
+    advice: Advice,
+    days: int,
+    seed: int,
+    startup_s: float,
+    preemption_s: float,
+    plot: Path | None,
+    console: Console,
+) -> None:
+    try:
+        jobs = generate_workload(teams, days=days, seed=seed)
+        options = SimulationOptions(
+            startup_s=startup_s, preemption_s=preemption_s, window_s=days * DAY_S
+        )
+        configs = alternatives(advice.organisation)
+        results = compare(list(configs.values()), jobs, options=options)
+    except QuotaConfigError as exc:
+        raise _fail(exc) from None
+    console.print(f"\n{len(jobs)} generated jobs over {days} days (seed {seed})")
+    console.print(results_table(results, list(configs)))
+    marks = {True: "[green]ok[/]", False: "[red]FAILED[/]", None: "[blue]info[/]"}
+    for finding in verify(advice, dict(zip(configs, results, strict=True))):
+        console.print(f"  {marks[finding.ok]} {finding.text}")
+    if plot is not None:
+        plot_results(results, list(configs), plot)
+        console.print(f"wrote {plot}")
+
+
+def _optimize(
+    teams: TeamsFile,
+    prices: dict[str, float],
+    options: SearchOptions,
+    workers: int,
+    output: Path | None,
+    plot: Path | None,
+    as_json: bool,
+    console: Console,
+    err: Console,
+) -> None:
+    """Run the search on a process pool and print it (JSON on stdout with ``--json``)."""
+    try:
+        if workers < 0:
+            raise QuotaConfigError(
+                [Problem("--workers", workers, "must be 0 (one per core) or more", "e.g. 2")]
             )
-            configs = alternatives(advice.organisation)
-            results = compare(list(configs.values()), jobs, options=options)
-        except QuotaConfigError as exc:
-            raise _fail(exc) from None
-        console.print(f"\n{len(jobs)} generated jobs over {days} days (seed {seed})")
-        console.print(results_table(results, list(configs)))
-        marks = {True: "[green]ok[/]", False: "[red]FAILED[/]", None: "[blue]info[/]"}
-        for finding in verify(advice, dict(zip(configs, results, strict=True))):
-            console.print(f"  {marks[finding.ok]} {finding.text}")
-        if plot is not None:
-            plot_results(results, list(configs), plot)
-            console.print(f"wrote {plot}")
+        flags = {"seeds": "--workloads", "days": "--days", "max_candidates": "--max-candidates"}
+        problems = [replace(p, path=flags.get(p.path, p.path)) for p in options.problems()]
+        if problems:
+            raise QuotaConfigError(problems)
+        with ProcessPoolExecutor(max_workers=workers or os.cpu_count() or 1) as pool:
+            search = optimize(teams, options=options, executor=pool, prices=prices)
+    except QuotaConfigError as exc:
+        raise _fail(exc) from None
+    info = err  # warnings and progress: stderr (data only on stdout)
+    if as_json:
+        typer.echo(search_json(search))
+    else:
+        console.print(search_summary(search))
+        console.print(search_table(search))
+    advice = [f"{t.share.name}: {w}" for t in search.advice.teams for w in t.warnings]
+    for warning in (*advice, *search.warnings):
+        info.print(f"[yellow]warning[/] {warning}")
+    if output is not None:
+        _write(output, search.to_yaml(), info)
+    if plot is not None:
+        plot_comparison(search, plot)
+        info.print(f"wrote {plot}")
 
 
 def _workload(

@@ -8,6 +8,7 @@ names the file, field, value and fix, like organisation files.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from enum import StrEnum
@@ -124,6 +125,93 @@ def _cron_field(field: str, size: int) -> tuple[int, ...]:
     raise ValueError(f"cron field '{field}' must be *, */N or numbers below {size}")
 
 
+class JobMinutes(StrictModel):
+    """How long a team's jobs run: median and longest, in minutes."""
+
+    p50: float = Field(description="Median job duration (minutes).")
+    max: float = Field(description="Longest job (minutes); draws above it are cut to it.")
+
+    def problems(self, path: str) -> list[Problem]:
+        problems = [
+            Problem(f"{path}.{name}", value, "must be a positive number of minutes", "e.g. 45")
+            for name, value in (("p50", self.p50), ("max", self.max))
+            if not (math.isfinite(value) and value > 0)
+        ]
+        if not problems and self.max < self.p50:
+            problems.append(
+                Problem(
+                    f"{path}.max",
+                    self.max,
+                    f"the longest job must be at least the median (p50 {self.p50:g})",
+                    f"raise max to {self.p50:g} or more, or lower p50",
+                )
+            )
+        return problems
+
+
+DEFAULT_JOB_MINUTES = {
+    WorkloadKind.SCHEDULED: JobMinutes(p50=30, max=60),
+    WorkloadKind.EXPERIMENTAL: JobMinutes(p50=90, max=480),
+    WorkloadKind.AD_HOC: JobMinutes(p50=150, max=240),
+}
+"""``job_minutes`` when a profile omits it, per workload kind (docs/advisor.md)."""
+
+
+class InstanceRange(StrictModel):
+    """Instances per job drawn uniformly from ``min`` to ``max``."""
+
+    min: StrictInt
+    max: StrictInt
+
+
+class Targets(StrictModel):
+    """What a team needs from the sharing configuration; ``quota recommend --optimize`` checks.
+
+    Waits are pooled over the simulated workloads; a job that never starts counts as an
+    infinite wait. ``max_preempted_share``: the fraction of the team's jobs preempted at least
+    once (a team that does not tolerate preemption has an implicit 0).
+    """
+
+    p50_wait_minutes: float | None = Field(default=None, description="Median wait to start.")
+    p90_wait_minutes: float | None = Field(default=None, description="90th percentile wait.")
+    p99_wait_minutes: float | None = Field(default=None, description="99th percentile wait.")
+    max_preempted_share: float | None = Field(
+        default=None, description="Most of the team's jobs (fraction 0..1) preempted at least once."
+    )
+
+    def waits(self) -> dict[int, float]:
+        """Wait targets in seconds by percentile (50, 90, 99), only those set."""
+        values = {50: self.p50_wait_minutes, 90: self.p90_wait_minutes, 99: self.p99_wait_minutes}
+        return {q: 60.0 * v for q, v in values.items() if v is not None}
+
+    def problems(self, path: str, *, tolerant: bool) -> list[Problem]:
+        problems = [
+            Problem(f"{path}.p{q}_wait_minutes", v / 60, "must be 0 or more minutes", "e.g. 30")
+            for q, v in self.waits().items()
+            if not (math.isfinite(v) and v >= 0)
+        ]
+        share = self.max_preempted_share
+        if share is not None and not 0 <= share <= 1:
+            problems.append(
+                Problem(
+                    f"{path}.max_preempted_share",
+                    share,
+                    "a share of jobs is between 0 and 1",
+                    "e.g. 0.1 for at most one job in ten preempted",
+                )
+            )
+        elif share and not tolerant:
+            problems.append(
+                Problem(
+                    f"{path}.max_preempted_share",
+                    share,
+                    "contradicts preemption_tolerant: false (the team accepts no preemption)",
+                    "remove max_preempted_share, or set preemption_tolerant: true",
+                )
+            )
+        return problems
+
+
 class TeamProfile(StrictModel):
     """One team: its guaranteed capacity, its workload and what it tolerates."""
 
@@ -150,6 +238,16 @@ class TeamProfile(StrictModel):
     active_days: list[Day] = Field(
         default_factory=lambda: list(ALL_DAYS), description="Days the team submits jobs."
     )
+    job_minutes: JobMinutes | None = Field(
+        default=None, description="Median and longest job in minutes (default per workload)."
+    )
+    instances_per_job: StrictInt | InstanceRange | None = Field(
+        default=None,
+        description="Instances per job, or {min, max} (default per workload, see docs).",
+    )
+    targets: Targets = Field(
+        default_factory=Targets, description="What the team needs (quota recommend --optimize)."
+    )
     description: str = Field(default="", description="Free text.")
     access: AccessConfig | None = Field(
         default=None,
@@ -161,6 +259,30 @@ class TeamProfile(StrictModel):
     def checkpoints(self) -> bool:
         """True when the team's jobs checkpoint (``true`` or an S3 URI)."""
         return self.checkpointing is not False
+
+    @property
+    def durations(self) -> JobMinutes:
+        """``job_minutes``, or the default of the team's workload kind."""
+        return self.job_minutes or DEFAULT_JOB_MINUTES[self.workload]
+
+    def instance_range(self, instance_type: str) -> tuple[int, int]:
+        """Fewest and most instances of a job on ``instance_type``.
+
+        Default: the type's whole capacity for scheduled and ad-hoc teams, 1 to all of it for
+        experimental teams.
+        """
+        size = self.instances_per_job
+        if isinstance(size, int):
+            return size, size
+        if size is not None:
+            return size.min, size.max
+        cap = self.capacity[instance_type]
+        return (1, cap) if self.workload is WorkloadKind.EXPERIMENTAL else (cap, cap)
+
+    @property
+    def preemption_target(self) -> float | None:
+        """Most of the team's jobs that may be preempted: 0 without tolerance."""
+        return self.targets.max_preempted_share if self.preemption_tolerant else 0.0
 
     @property
     def parsed_schedule(self) -> Schedule:
@@ -195,7 +317,37 @@ class TeamProfile(StrictModel):
             )
         if self.access is not None:
             problems += self.access.to_spec().problems(f"{path}.access")
+        if self.job_minutes is not None:
+            problems += self.job_minutes.problems(f"{path}.job_minutes")
+        problems += self._size_problems(f"{path}.instances_per_job")
+        problems += self.targets.problems(f"{path}.targets", tolerant=self.preemption_tolerant)
         return problems
+
+    def _size_problems(self, path: str) -> list[Problem]:
+        """``instances_per_job``: 1 or more, min <= max, within every type's own capacity."""
+        size = self.instances_per_job
+        if size is None or not self.capacity:
+            return []
+        low, high = (size, size) if isinstance(size, int) else (size.min, size.max)
+        room = min(self.capacity.values())
+        value = size if isinstance(size, int) else size.model_dump()
+        if low < 1 or high < low:
+            return [
+                Problem(
+                    path, value, "needs 1 <= min <= max instances", "e.g. 1 or {min: 1, max: 4}"
+                )
+            ]
+        if high > room:
+            return [
+                Problem(
+                    path,
+                    value,
+                    f"a job of {high} instances does not fit the team's own capacity of "
+                    f"{room} on every instance type",
+                    f"lower it to {room} or raise the capacity",
+                )
+            ]
+        return []
 
 
 class TeamsFile(StrictModel):

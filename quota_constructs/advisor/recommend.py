@@ -1,18 +1,24 @@
 """The strategy advisor: team profiles in, a valid organisation with reasons out.
 
-Every decision is derived from the domain model's semantics, never restated:
+Every decision is derived from the domain model's semantics, never restated, and a profile's
+stated wish is a constraint: when the advisor disagrees it says so in a warning and keeps it.
 
 * strategy: the :class:`~quota_constructs.model.SharingStrategy` whose ``borrows`` matches
-  ``needs_burst`` and whose ``lends`` matches ``lends_when_idle``; when no strategy matches
-  (borrowing without lending), the one that borrows, with a note that it lends too;
+  ``needs_burst`` and whose ``lends`` matches ``lends_when_idle``; a team that wants to borrow
+  but not to lend keeps a strategy that does not lend (``RESERVE``), with a warning that no
+  strategy borrows without lending;
 * in-share preemption: on exactly when the team tolerates preemption;
-* borrow limit (borrowing shares only): the smallest percent of the team's own capacity that
-  reaches everything the other shares can lend (``JobQueueSpec.lendable``); capped at 100 %
-  when the team does not checkpoint, because a reclaimed borrowed job loses all its work.
+* borrow limit (borrowing shares only): the largest percent of the team's own capacity that
+  stays within what the other shares can lend (``JobQueueSpec.lendable``) for every instance
+  type they lend, i.e. it reaches all of it for the scarcest type; capped at 100 % when the
+  team does not checkpoint, because a reclaimed borrowed job loses all its work; 0 with a
+  warning when there is nothing to borrow.
 
-Warnings: borrowing without checkpointing, borrow caps above what the others can lend
-(``QuotaShareSpec.borrow_cap`` vs ``JobQueueSpec.lendable``), reserved capacity idle most of
-the week (estimated from the workload model, priced when hourly prices are given).
+Warnings: a wish that keeps the team from borrowing, borrowing without checkpointing, types
+nobody lends, lendable capacity one percent cannot reach on every type, scheduled runs longer
+than the gap between them, reserved capacity idle most of the week (estimated from the
+workload model, priced when hourly prices are given; prices for types no team uses are
+errors).
 """
 
 from __future__ import annotations
@@ -24,7 +30,14 @@ from dataclasses import dataclass, replace
 from quota_constructs.advisor.profiles import TeamProfile, TeamsFile, WorkloadKind
 from quota_constructs.advisor.workload import GeneratorOptions, expected_busy_fraction
 from quota_constructs.config import OrganisationFile
-from quota_constructs.model import JobQueueSpec, Organisation, QuotaShareSpec, SharingStrategy
+from quota_constructs.model import (
+    JobQueueSpec,
+    Organisation,
+    Problem,
+    QuotaConfigError,
+    QuotaShareSpec,
+    SharingStrategy,
+)
 
 FULL_CHECKPOINTLESS_BORROW = 100
 """Borrow limit cap (percent) for teams that do not checkpoint."""
@@ -64,37 +77,40 @@ class Advice:
 
 
 def choose_strategy(team: TeamProfile) -> tuple[SharingStrategy, str]:
-    """The strategy matching the team's borrow / lend wishes, and the reason in words."""
+    """The strategy matching the team's borrow / lend wishes, and the reason in words.
+
+    Lending is a wish that is never overridden: a team that wants to borrow but does not lend
+    stays ``RESERVE`` (no strategy borrows without lending; :func:`recommend` warns).
+    """
     exact = [
         s
         for s in SharingStrategy
         if s.borrows == team.needs_burst and s.lends == team.lends_when_idle
     ]
-    if exact:
-        strategy = exact[0]
-        if strategy is SharingStrategy.RESERVE:
-            why = (
-                "RESERVE: the team neither borrows nor lends; reserved capacity is never lent, "
-                "so no other team's job can hold it and its jobs never wait for a reclaim"
-            )
-            if team.workload is WorkloadKind.SCHEDULED and not team.preemption_tolerant:
-                why += " - scheduled training that needs certainty"
-        elif strategy is SharingStrategy.LEND:
-            why = (
-                "LEND: the team accepts lending its idle capacity and does not borrow; "
-                "its own jobs reclaim lent capacity by cross-share preemption of borrowers"
-            )
-        else:
-            why = (
-                "LEND_AND_BORROW: the team wants to borrow idle capacity and accepts lending "
-                "its own; borrowed capacity is reclaimed by cross-share preemption"
-            )
-        return strategy, why
-    strategy = next(s for s in SharingStrategy if s.borrows == team.needs_burst)
-    why = (
-        f"{strategy.value}: the team wants to borrow, and only {strategy.value} borrows; "
-        "it also lends the team's idle capacity (reclaimed by cross-share preemption)"
-    )
+    if not exact:
+        return SharingStrategy.RESERVE, (
+            "RESERVE: the team wants to borrow but not to lend, and the only strategy that "
+            "borrows (LEND_AND_BORROW) also lends; lends_when_idle: false is kept, so the team "
+            "neither lends nor borrows"
+        )
+    strategy = exact[0]
+    if strategy is SharingStrategy.RESERVE:
+        why = (
+            "RESERVE: the team neither borrows nor lends; reserved capacity is never lent, "
+            "so no other team's job can hold it and its jobs never wait for a reclaim"
+        )
+        if team.workload is WorkloadKind.SCHEDULED and not team.preemption_tolerant:
+            why += " - scheduled training that needs certainty"
+    elif strategy is SharingStrategy.LEND:
+        why = (
+            "LEND: the team accepts lending its idle capacity and does not borrow; "
+            "its own jobs reclaim lent capacity by cross-share preemption of borrowers"
+        )
+    else:
+        why = (
+            "LEND_AND_BORROW: the team wants to borrow idle capacity and accepts lending "
+            "its own; borrowed capacity is reclaimed by cross-share preemption"
+        )
     return strategy, why
 
 
@@ -111,16 +127,32 @@ def _in_share(team: TeamProfile) -> tuple[bool, str]:
     )
 
 
+def reachable_percent(team: TeamProfile, queue: JobQueueSpec) -> int:
+    """Largest borrow limit (percent) within what the others lend of every type they lend.
+
+    ``ceil(100 x lendable / own)`` reaches all of a type; the smallest of those over the types
+    that others lend keeps every type's cap within its lendable capacity. 0: nothing to borrow.
+    """
+    percents = [
+        math.ceil(100 * lendable / own)
+        for itype, own in team.capacity.items()
+        if (lendable := queue.lendable(itype, excluding=team.name)) > 0
+    ]
+    return min(percents, default=0)
+
+
 def _borrow_limit(team: TeamProfile, queue: JobQueueSpec) -> tuple[int, str]:
-    """Smallest percent reaching all lendable capacity; capped without checkpointing."""
-    needed = 0
-    for itype, own in team.capacity.items():
-        lendable = queue.lendable(itype, excluding=team.name)
-        needed = max(needed, math.ceil(100 * lendable / own))
+    """Reachable percent (:func:`reachable_percent`); capped without checkpointing."""
+    needed = reachable_percent(team, queue)
+    if needed == 0:
+        return 0, (
+            "borrow limit 0: no other share lends any of the team's instance types, so there "
+            "is nothing to borrow"
+        )
     if team.checkpoints or needed <= FULL_CHECKPOINTLESS_BORROW:
         return needed, (
-            "borrow limit: the smallest percent of own capacity that reaches all capacity the "
-            "other shares can lend"
+            "borrow limit: the largest percent of own capacity that stays within what the "
+            "other shares can lend of every instance type"
         )
     return FULL_CHECKPOINTLESS_BORROW, (
         f"borrow limit capped at {FULL_CHECKPOINTLESS_BORROW}% (others could lend {needed}%): "
@@ -134,26 +166,79 @@ def _warnings(
 ) -> list[str]:
     share = queue.share(team.name)
     warnings: list[str] = []
-    if share.strategy.borrows and not team.checkpoints:
+    if team.needs_burst and not share.strategy.borrows:
+        warnings.append(
+            "needs_burst: true but lends_when_idle: false: no strategy borrows without lending, "
+            "so the team stays RESERVE as its profile asks and cannot borrow; set "
+            "lends_when_idle: true to let it borrow (and lend its idle capacity)"
+        )
+    if share.strategy.borrows:
+        warnings += _borrow_warnings(team, share, queue)
+    warnings += _overlap_warning(team)
+    if not share.strategy.lends:
+        warnings += _idle_warning(team, prices, options)
+    return warnings
+
+
+def _borrow_warnings(team: TeamProfile, share: QuotaShareSpec, queue: JobQueueSpec) -> list[str]:
+    warnings = []
+    if not team.checkpoints:
         warnings.append(
             "borrowing without checkpointing: a borrowed job reclaimed by cross-share "
             "preemption loses all its work; checkpoint to S3 or lower the borrow limit"
         )
     for itype in share.capacity:
         cap, lendable = share.borrow_cap(itype), queue.lendable(itype, excluding=share.name)
-        if share.strategy.borrows and lendable == 0:
+        if lendable == 0:
             warnings.append(
                 f"no other share lends {itype}: the team cannot borrow it; a team with idle "
                 f"{itype} capacity would have to set lends_when_idle"
             )
-        elif cap > lendable:
+        elif cap < lendable and share.borrow_limit == reachable_percent(team, queue):
             warnings.append(
-                f"borrow limit {share.effective_borrow_limit}% allows {cap} x {itype} but the "
-                f"other shares can lend at most {lendable}: that part can never be reached"
+                f"borrow limit {share.borrow_limit}% reaches {cap:g} of the {lendable} x {itype} "
+                "the other shares can lend: one percent applies to every instance type, and a "
+                "larger one would exceed what they lend of another type"
             )
-    if not share.strategy.lends:
-        warnings += _idle_warning(team, prices, options)
     return warnings
+
+
+def _overlap_warning(team: TeamProfile) -> list[str]:
+    if team.workload is not WorkloadKind.SCHEDULED:
+        return []
+    times = team.parsed_schedule.times_of_day()
+    gaps = [b - a for a, b in zip(times, [*times[1:], times[0] + 86400.0], strict=True)]
+    gap_min = min(gaps) / 60
+    if team.durations.p50 <= gap_min:
+        return []
+    return [
+        f"scheduled runs last about {team.durations.p50:g} minutes (job_minutes.p50) but start "
+        f"every {gap_min:g} minutes: runs overlap and queue behind each other"
+    ]
+
+
+def price_problems(
+    teams: TeamsFile, prices: Mapping[str, float], path: str = "prices"
+) -> list[Problem]:
+    """Prices must be for instance types the teams use, and finite and non-negative."""
+    known = sorted({t for team in teams.teams for t in team.capacity})
+    problems = []
+    for itype, price in prices.items():
+        if itype not in known:
+            problems.append(
+                Problem(
+                    path,
+                    itype,
+                    f"unknown instance type {itype!r}: no team uses it "
+                    f"(the teams use {', '.join(known)})",
+                    "price one of the teams' instance types, spelled as in the profiles",
+                )
+            )
+        elif not (math.isfinite(price) and price >= 0):
+            problems.append(
+                Problem(path, f"{itype}={price}", "a price is 0 or more USD per hour", "e.g. 1.41")
+            )
+    return problems
 
 
 def _idle_warning(
@@ -183,10 +268,14 @@ def recommend(
 
     ``prices``: optional USD per instance-hour by instance type, to price idle reserved
     capacity; ``options``: the workload model used to estimate how busy each team is.
-    Raises :class:`~quota_constructs.model.QuotaConfigError` if the result breaks a rule (it
-    should not: team profiles are validated with the same rules).
+    Raises :class:`~quota_constructs.model.QuotaConfigError` for prices of instance types no
+    team uses, or if the result breaks a rule (it should not: team profiles are validated with
+    the same rules).
     """
     prices = prices or {}
+    problems = price_problems(teams, prices)
+    if problems:
+        raise QuotaConfigError(problems, context=f"recommendation for {teams.organisation}")
     options = options or GeneratorOptions()
     drafts = [_draft(team) for team in teams.teams]
     first = JobQueueSpec(shares=tuple(spec for spec, _ in drafts))
@@ -233,10 +322,12 @@ def _advise(
     usable = {t: queue.max_usable(spec.name, t) for t in spec.capacity}
     why = list(why)
     if spec.strategy.borrows:
+        allows = ", ".join(
+            f"{spec.borrow_cap(t):g} x {t} (others lend {queue.lendable(t, excluding=spec.name)})"
+            for t in spec.capacity
+        )
         why.append(
-            f"borrow limit {spec.borrow_limit}% = "
-            + ", ".join(f"{spec.borrow_cap(t):g} x {t}" for t in spec.capacity)
-            + "; max usable with borrowing "
+            f"borrow limit {spec.borrow_limit}% allows {allows}; max usable with borrowing "
             + ", ".join(f"{n} x {t}" for t, n in usable.items())
         )
     why.append(_idle_fact(team, spec, options))

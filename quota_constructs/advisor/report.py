@@ -1,16 +1,28 @@
-"""Reports of simulation results: a side-by-side table, JSON, and a matplotlib plot (Agg)."""
+"""Reports: simulation and search tables, JSON, and matplotlib figures (Agg canvas)."""
 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.table import Table
 
+from quota_constructs.advisor.optimize import (
+    Evaluation,
+    SearchResult,
+    TargetCheck,
+    TeamFigures,
+    setting_text,
+)
 from quota_constructs.advisor.simulate import HOUR_S, ShareMetrics, SimulationResult
+from quota_constructs.advisor.workload import DAY_S
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 
 def duration_text(seconds: float) -> str:
@@ -88,31 +100,176 @@ def results_json(results: Sequence[SimulationResult], labels: Sequence[str]) -> 
     return json.dumps(out, indent=2)
 
 
+# --- search ---------------------------------------------------------------------------------
+
+
+def _check_cell(check: TargetCheck) -> str:
+    mark = "[green]ok[/]" if check.met else "[red]missed[/]"
+    if check.target == "max_preempted_share":
+        return f"{check.value:.0%} {mark}"
+    return f"{check.value:.1f} min {mark}"
+
+
+def _target_label(check: TargetCheck) -> str:
+    if check.target == "max_preempted_share":
+        return f"jobs preempted (target <= {check.limit:.0%})"
+    return f"{check.target.removesuffix('_wait_minutes')} wait (target <= {check.limit:g} min)"
+
+
+def search_table(search: SearchResult) -> Table:
+    """Rule-based and optimised side by side: settings, each target, borrowing, lost work."""
+    rule, best = search.rule_based, search.best
+    table = Table(title=f"Optimised configuration for {search.organisation.name}")
+    for column in ("team", "", "rule-based", "optimised"):
+        table.add_column(column)
+    for index, share in enumerate(search.organisation.queue.shares):
+        name = share.name
+        table.add_row(
+            f"[bold]{name}[/]",
+            "settings",
+            setting_text(rule.settings[index]),
+            setting_text(best.settings[index]),
+        )
+        best_checks = {c.target: c for c in best.checks if c.team == name}
+        for check in (c for c in rule.checks if c.team == name):
+            other = best_checks[check.target]
+            table.add_row("", _target_label(check), _check_cell(check), _check_cell(other))
+        a, b = rule.team(name), best.team(name)
+        table.add_row(
+            "",
+            "borrowed / lost instance-hours",
+            f"{a.borrowed_instance_hours:.1f} / {a.lost_instance_hours:.1f}",
+            f"{b.borrowed_instance_hours:.1f} / {b.lost_instance_hours:.1f}",
+            end_section=True,
+        )
+    table.add_row("all", "utilisation", f"{rule.utilisation:.1%}", f"{best.utilisation:.1%}")
+    table.add_row(
+        "", "mean wait, all jobs", duration_text(rule.mean_wait_s), duration_text(best.mean_wait_s)
+    )
+    table.add_row("", "targets missed", str(len(rule.missed)), str(len(best.missed)))
+    return table
+
+
+def search_summary(search: SearchResult) -> str:
+    """One line: how many configurations ran, on what, and how they were chosen."""
+    how = "every allowed one" if search.exhaustive else "coordinate search from the rules"
+    days = search.options.days
+    return (
+        f"simulated {search.evaluated} configurations ({how}; the profiles allow "
+        f"{search.space}) on {search.workloads} seeded workloads of {days} days "
+        f"({search.jobs} jobs in all)"
+    )
+
+
+def _finite(value: float) -> float | None:
+    """JSON has no infinity: a wait of a job that never started is ``null``."""
+    return value if math.isfinite(value) else None
+
+
+def search_json(search: SearchResult) -> str:
+    """The rule-based and optimised configurations, settings and target figures, as JSON
+    (``null`` for a figure that is infinite because a job never started)."""
+
+    def config(e: Evaluation) -> dict[str, Any]:
+        teams = {}
+        for index, share in enumerate(e.organisation.queue.shares):
+            strategy, limit, preempt = e.settings[index]
+            fig = e.team(share.name)
+            teams[share.name] = {
+                "strategy": strategy.value,
+                "borrow_limit": limit,
+                "in_share_preemption": preempt,
+                "targets": [
+                    {"target": c.target, "limit": c.limit, "value": _finite(c.value), "met": c.met}
+                    for c in e.checks
+                    if c.team == share.name
+                ],
+                "jobs": fig.jobs,
+                "preempted_jobs": fig.preempted_jobs,
+                "borrowed_instance_hours": fig.borrowed_instance_hours,
+                "lost_instance_hours": fig.lost_instance_hours,
+            }
+        return {"utilisation": e.utilisation, "mean_wait_s": _finite(e.mean_wait_s), "teams": teams}
+
+    return json.dumps(
+        {
+            "rule_based": config(search.rule_based),
+            "optimised": config(search.best),
+            "evaluated": search.evaluated,
+            "space": search.space,
+            "exhaustive": search.exhaustive,
+            "workloads": search.workloads,
+            "jobs": search.jobs,
+            "warnings": list(search.warnings),
+        },
+        indent=2,
+    )
+
+
+# --- plots (matplotlib's Agg canvas, no pyplot state) ------------------------------------------
+
+DAY_NAMES = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
+WAIT_LINTHRESH_MIN = 1.0
+"""Waits below one minute are drawn on a linear scale (symlog), so a zero wait sits at 0."""
+LEGEND_OUTSIDE = {"loc": "upper left", "bbox_to_anchor": (1.01, 1.0), "fontsize": "x-small"}
+
+
 def plot_results(results: Sequence[SimulationResult], labels: Sequence[str], path: Path) -> None:
-    """Per configuration: stacked usage per share over time (borrowed hatched, preemptions
-    marked); then the wait distribution of every share (empirical CDF). Written with Agg."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    rows = len(results) + 1
-    fig, axes = plt.subplots(rows, 1, figsize=(11, 3.2 * rows), squeeze=False)
-    for ax, result, label in zip(axes[:, 0], results, labels, strict=False):
-        _usage_axes(ax, result, label)
-    _wait_axes(axes[-1, 0], results, labels)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    """Write :func:`usage_figure` as a PNG."""
+    usage_figure(results, labels).savefig(path, dpi=110, bbox_inches="tight")
 
 
-def _usage_axes(ax: Any, result: SimulationResult, label: str) -> None:
+def usage_figure(results: Sequence[SimulationResult], labels: Sequence[str]) -> Figure:
+    """One row per configuration, one panel per instance type, then the wait distributions.
+
+    Usage panels: instances in use per share, stacked (borrowed hatched), the service
+    environment's capacity (solid black), each borrowing share's most usable instances (dashed),
+    preemptions marked by rule, days on the time axis. Legends sit right of the panels.
+    """
+    types = sorted({t for r in results for t in r.timeline.capacity})
+    fig = _agg_figure((6.5 * len(types) + 3, 3.2 * (len(results) + 1)))
+    grid = fig.add_gridspec(len(results) + 1, len(types))
+    for row, (result, label) in enumerate(zip(results, labels, strict=True)):
+        for col, itype in enumerate(types):
+            _usage_axes(fig.add_subplot(grid[row, col]), result, label, itype)
+    _wait_axes(fig.add_subplot(grid[-1, :]), results, labels)
+    fig.set_layout_engine("constrained")
+    return fig
+
+
+def _agg_figure(size: tuple[float, float]) -> Figure:
+    """A figure on matplotlib's Agg canvas (no pyplot, no display, no global state)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=size)
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def _day_axis(ax: Any, end_s: float) -> None:
+    """Ticks at midnights labelled with the weekday (day 0 is a Monday), every week if long."""
+    days = max(1, math.ceil(end_s / DAY_S))
+    step = 1 if days <= 14 else 7
+    ticks = list(range(0, days + 1, step))
+    ax.set_xticks([d * 24.0 for d in ticks])
+    ax.set_xticklabels(
+        [f"{DAY_NAMES[d % 7]}" + (f" {d // 7 + 1}" if days > 7 else "") for d in ticks]
+    )
+    ax.set_xlim(0, days * 24.0)
+    ax.set_xlabel("day (midnight ticks; simulated time starts on a Monday)")
+
+
+def _usage_axes(ax: Any, result: SimulationResult, label: str, itype: str) -> None:
     tl = result.timeline
     hours = [t / HOUR_S for t in tl.times]
+    own_by, borrowed_by = tl.own_by_type.get(itype, {}), tl.borrowed_by_type.get(itype, {})
+    colours = _colours(list(tl.own_by_type.get(itype, {})) or list(tl.waits))
     base = [0.0] * len(hours)
-    colours = _colours(list(tl.own))
-    for share in tl.own:
-        own = [b + v for b, v in zip(base, tl.own[share], strict=True)]
+    for share, own_counts in own_by.items():
+        if not any(own_counts) and not any(borrowed_by[share]):
+            continue
+        own = [b + v for b, v in zip(base, own_counts, strict=True)]
         ax.fill_between(
             hours,
             base,
@@ -123,8 +280,8 @@ def _usage_axes(ax: Any, result: SimulationResult, label: str) -> None:
             linewidth=0,
             label=f"{share} own",
         )
-        top = [b + v for b, v in zip(own, tl.borrowed[share], strict=True)]
-        if any(tl.borrowed[share]):
+        top = [b + v for b, v in zip(own, borrowed_by[share], strict=True)]
+        if any(borrowed_by[share]):
             ax.fill_between(
                 hours,
                 own,
@@ -136,32 +293,78 @@ def _usage_axes(ax: Any, result: SimulationResult, label: str) -> None:
                 label=f"{share} borrowed",
             )
         base = top
-    marks_at = max(base, default=1) * 1.05 or 1
+    capacity = tl.capacity.get(itype, 0)
+    ax.axhline(capacity, color="black", linewidth=1.2, label=f"capacity {capacity}")
+    for share, usable in tl.max_usable.get(itype, {}).items():
+        if share in tl.borrowing and usable > 0:
+            ax.axhline(
+                usable,
+                color=colours[share],
+                linestyle="--",
+                linewidth=1,
+                label=f"{share} max with borrowing {usable}",
+            )
+    _preemption_marks(ax, result, itype, capacity * 1.06, colours)
+    _day_axis(ax, max(result.window_s, result.end_s))
+    ax.set_ylim(0, capacity * 1.15 + 0.5)
+    ax.set_ylabel(f"{itype} instances")
+    ax.set_title(
+        f"{label}: {itype} (utilisation of all types {result.utilisation:.0%})", fontsize="small"
+    )
+    ax.legend(**LEGEND_OUTSIDE)
+
+
+def _preemption_marks(
+    ax: Any, result: SimulationResult, itype: str, height: float, colours: dict[str, Any]
+) -> None:
     markers = {"CROSS_SHARE": "v", "IN_SHARE": "^", "LIMIT_LOWERED": "x"}
-    for share in tl.own:
+    usable = result.timeline.max_usable.get(itype, {})
+    for share, colour in colours.items():
+        if not usable.get(share):
+            continue
         for rule, marker in markers.items():
-            times = [t / HOUR_S for t, s, r in tl.preemptions if s == share and r == rule]
+            times = [
+                t / HOUR_S for t, s, r in result.timeline.preemptions if s == share and r == rule
+            ]
             if times:
                 ax.scatter(
                     times,
-                    [marks_at] * len(times),
+                    [height] * len(times),
                     marker=marker,
-                    color=colours[share],
+                    color=colour,
                     s=16,
                     label=f"{share} preempted ({rule.lower().replace('_', '-')})",
                 )
-    ax.set_title(f"{label}: instances in use per share (utilisation {result.utilisation:.0%})")
-    ax.set_xlabel("hours")
-    ax.set_ylabel("instances")
-    ax.legend(loc="upper left", fontsize="x-small", ncol=3)
 
 
 def _colours(shares: list[str]) -> dict[str, Any]:
     """The same colour for a share in every panel (matplotlib's default cycle, by position)."""
-    import matplotlib.pyplot as plt
+    from matplotlib import rcParams
 
-    cycle = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    cycle = rcParams["axes.prop_cycle"].by_key()["color"]
     return {share: cycle[i % len(cycle)] for i, share in enumerate(shares)}
+
+
+def _wait_scale(ax: Any, axis: str = "x") -> None:
+    """Symlog with a linear part below one minute: zero waits drawn at 0, not at a floor."""
+    if axis == "x":
+        ax.set_xscale("symlog", linthresh=WAIT_LINTHRESH_MIN)
+        ax.set_xlim(left=-0.1)  # a zero wait sits just right of the spine, visibly
+    else:
+        ax.set_yscale("symlog", linthresh=WAIT_LINTHRESH_MIN)
+        ax.set_ylim(bottom=0)
+
+
+def _cdf(ax: Any, waits_s: Sequence[float], **style: Any) -> None:
+    """Empirical CDF of first-start waits in minutes (never-started jobs stay below 1)."""
+    if not waits_s:
+        return
+    xs = [w / 60 for w in sorted(waits_s) if math.isfinite(w)]
+    ys = [(i + 1) / len(waits_s) for i in range(len(xs))]
+    ax.step([0.0, *xs], [0.0, *ys], where="post", **style)
+    zero = sum(1 for x in xs if x == 0) / len(waits_s)
+    if zero:
+        ax.plot([0.0], [zero], marker="o", markersize=4, color=style.get("color"))
 
 
 def _wait_axes(ax: Any, results: Sequence[SimulationResult], labels: Sequence[str]) -> None:
@@ -169,20 +372,138 @@ def _wait_axes(ax: Any, results: Sequence[SimulationResult], labels: Sequence[st
     for index, (result, label) in enumerate(zip(results, labels, strict=True)):
         colours = _colours(list(result.timeline.waits))
         for share, waits in result.timeline.waits.items():
-            if not waits:
-                continue
-            xs = [max(w / 60, 0.01) for w in waits]
-            ys = [(i + 1) / len(xs) for i in range(len(xs))]
-            ax.step(
-                xs,
-                ys,
-                where="post",
+            _cdf(
+                ax,
+                waits,
                 color=colours[share],
                 linestyle=styles[index % 4],
                 label=f"{label}: {share}",
             )
-    ax.set_xscale("log")
-    ax.set_xlabel("wait before first start (minutes, log)")
+    _wait_scale(ax)
+    ax.set_xlabel("wait before first start (minutes; linear below 1, log above)")
     ax.set_ylabel("share of jobs")
-    ax.set_title("Wait distribution")
-    ax.legend(loc="lower right", fontsize="x-small", ncol=2)
+    ax.set_ylim(0, 1.02)
+    ax.set_title("Wait distribution", fontsize="small")
+    ax.legend(**LEGEND_OUTSIDE)
+
+
+def plot_comparison(search: SearchResult, path: Path) -> None:
+    """Write :func:`comparison_figure` of the rule-based and the best configuration as a PNG."""
+    comparison_figure((search.rule_based, search.best), ("rule-based", "optimised")).savefig(
+        path, dpi=110, bbox_inches="tight"
+    )
+
+
+def comparison_figure(evaluations: Sequence[Evaluation], labels: Sequence[str]) -> Figure:
+    """Two configurations side by side, one row per team: wait distributions, wait
+    percentiles and the share of jobs preempted, each with the team's targets marked."""
+    teams = [t.team for t in evaluations[0].teams]
+    fig = _agg_figure((15, 2.8 * len(teams)))
+    axes = fig.subplots(len(teams), 3, squeeze=False)
+    colours = _colours(list(labels))
+    for row, team in enumerate(teams):
+        checks = {c.target: c for c in evaluations[0].checks if c.team == team}
+        figures = [e.team(team) for e in evaluations]
+        _compare_waits(axes[row][0], team, figures, labels, colours, checks)
+        _compare_percentiles(axes[row][1], team, figures, labels, colours, checks)
+        _compare_preempted(axes[row][2], team, figures, labels, colours, checks)
+    fig.set_layout_engine("constrained")
+    return fig
+
+
+def _compare_waits(
+    ax: Any,
+    team: str,
+    figures: Sequence[TeamFigures],
+    labels: Sequence[str],
+    colours: dict[str, Any],
+    checks: dict[str, TargetCheck],
+) -> None:
+    for fig_, label in zip(figures, labels, strict=True):
+        _cdf(ax, fig_.waits_s, color=colours[label], label=label)
+    for name, check in checks.items():
+        if name != "max_preempted_share":
+            q = int(name[1:3])
+            ax.plot(
+                [check.limit],
+                [q / 100],
+                marker="*",
+                color="black",
+                linestyle="none",
+                label=f"target {name.removesuffix('_wait_minutes')} {check.limit:g} min",
+            )
+    _wait_scale(ax)
+    ax.set_ylim(0, 1.02)
+    ax.set_xlabel("wait (minutes)")
+    ax.set_ylabel("share of jobs")
+    ax.set_title(f"{team}: waits", fontsize="small")
+    ax.legend(**LEGEND_OUTSIDE)
+
+
+def _compare_percentiles(
+    ax: Any,
+    team: str,
+    figures: Sequence[TeamFigures],
+    labels: Sequence[str],
+    colours: dict[str, Any],
+    checks: dict[str, TargetCheck],
+) -> None:
+    percentiles = (50, 90, 99)
+    width = 0.8 / len(figures)
+    for k, (fig_, label) in enumerate(zip(figures, labels, strict=True)):
+        values = [min(fig_.wait(q) / 60, 1e9) for q in percentiles]
+        bars = ax.bar(
+            [i + k * width for i in range(3)], values, width, color=colours[label], label=label
+        )
+        ax.bar_label(bars, fmt=_minutes_label, fontsize="x-small")
+    for i, q in enumerate(percentiles):
+        check = checks.get(f"p{q}_wait_minutes")
+        if check is not None:
+            ax.hlines(
+                check.limit,
+                i - width / 2,
+                i + width * (len(figures) - 0.5),
+                colors="black",
+                linestyles="--",
+                label=f"target p{q} {check.limit:g} min",
+            )
+    ax.set_xticks([i + width * (len(figures) - 1) / 2 for i in range(3)])
+    ax.set_xticklabels([f"p{q}" for q in percentiles])
+    _wait_scale(ax, "y")
+    ax.set_ylabel("wait (minutes)")
+    ax.set_title(f"{team}: wait percentiles", fontsize="small")
+    ax.legend(**LEGEND_OUTSIDE)
+
+
+def _minutes_label(value: float) -> str:
+    """0 for a zero wait, two significant digits below 10 minutes, whole minutes above."""
+    if value == 0:
+        return "0"
+    return f"{value:.2g}" if value < 10 else f"{value:.0f}"
+
+
+def _compare_preempted(
+    ax: Any,
+    team: str,
+    figures: Sequence[TeamFigures],
+    labels: Sequence[str],
+    colours: dict[str, Any],
+    checks: dict[str, TargetCheck],
+) -> None:
+    for k, (fig_, label) in enumerate(zip(figures, labels, strict=True)):
+        bars = ax.bar([k], [100 * fig_.preempted_share], 0.6, color=colours[label], label=label)
+        ax.bar_label(bars, fmt="%.0f%%", fontsize="x-small")
+    check = checks.get("max_preempted_share")
+    if check is not None:
+        ax.axhline(
+            100 * check.limit,
+            color="black",
+            linestyle="--",
+            label=f"target at most {check.limit:.0%}",
+        )
+    ax.set_xticks(range(len(figures)))
+    ax.set_xticklabels(list(labels))
+    ax.set_ylim(0, max(10.0, *(100 * f.preempted_share * 1.2 for f in figures)))
+    ax.set_ylabel("jobs preempted (%)")
+    ax.set_title(f"{team}: preempted", fontsize="small")
+    ax.legend(**LEGEND_OUTSIDE)

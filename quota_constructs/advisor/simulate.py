@@ -91,6 +91,8 @@ class ShareMetrics:
     completion_mean_s: float
     completion_p95_s: float
     preemptions: Mapping[str, int]
+    preempted_jobs: int
+    """Jobs preempted at least once (any rule)."""
     lost_instance_hours: float
     own_use: float
     borrowed_instance_hours: float
@@ -99,14 +101,45 @@ class ShareMetrics:
 
 @dataclass(frozen=True)
 class Timeline:
-    """Piecewise-constant usage per share: from ``times[i]`` to ``times[i+1]``."""
+    """Piecewise-constant usage per instance type and share: from ``times[i]`` to ``times[i+1]``.
+
+    ``own_by_type[type][share]``: instances of the share's own capacity it runs;
+    ``borrowed_by_type[type][share]``: instances it runs on other shares' capacity. ``own`` and
+    ``borrowed`` sum them over types. ``capacity`` (service environment per type) and
+    ``max_usable[type][share]`` (own + what the borrow limit and the lenders allow) are the
+    limits the plots draw.
+    """
 
     times: list[float] = field(default_factory=list)
-    own: dict[str, list[int]] = field(default_factory=dict)
-    borrowed: dict[str, list[int]] = field(default_factory=dict)
+    own_by_type: dict[str, dict[str, list[int]]] = field(default_factory=dict)
+    borrowed_by_type: dict[str, dict[str, list[int]]] = field(default_factory=dict)
     preemptions: list[tuple[float, str, str]] = field(default_factory=list)
     """(time, victim share, rule) of each preemption started."""
     waits: dict[str, list[float]] = field(default_factory=dict)
+    capacity: dict[str, int] = field(default_factory=dict)
+    max_usable: dict[str, dict[str, int]] = field(default_factory=dict)
+    borrowing: list[str] = field(default_factory=list)
+    """Shares whose strategy borrows."""
+
+    @property
+    def own(self) -> dict[str, list[int]]:
+        """Instances each share runs on its own capacity, summed over instance types."""
+        return _sum_types(self.own_by_type, len(self.times))
+
+    @property
+    def borrowed(self) -> dict[str, list[int]]:
+        """Instances each share runs on borrowed capacity, summed over instance types."""
+        return _sum_types(self.borrowed_by_type, len(self.times))
+
+
+def _sum_types(by_type: dict[str, dict[str, list[int]]], length: int) -> dict[str, list[int]]:
+    out: dict[str, list[int]] = {}
+    for shares in by_type.values():
+        for share, values in shares.items():
+            total = out.setdefault(share, [0] * length)
+            for i, v in enumerate(values):
+                total[i] += v
+    return out
 
 
 @dataclass(frozen=True)
@@ -171,24 +204,34 @@ def default_window(jobs: Iterable[WorkloadJob]) -> float:
 
 
 class _Recorder:
-    """Keeps usage per share from the core's events and integrates it between steps.
+    """Keeps usage per share and instance type from the core's events; integrates it per step.
 
-    A job's allocation (``Job.alloc``: lender share -> instances) is added when it starts
-    holding capacity (SCHEDULED) and removed when it stops (end or preemption), so each step
-    costs O(shares); ``Scheduler.ledger()`` gives the same numbers (a test checks it).
+    A job's allocation (``Job.alloc``: lender share -> type -> instances) is added when it
+    starts holding capacity (SCHEDULED) and removed when it stops (end or preemption), so each
+    step costs O(shares x types); ``Scheduler.ledger()`` gives the same numbers (a test checks).
     """
 
     def __init__(self, sched: Scheduler, window_s: float) -> None:
         self.window_s = window_s
-        self.names = [s.name for s in sched.queue.shares]
+        queue = sched.queue
+        self.names = [s.name for s in queue.shares]
+        self.types = list(queue.service_environment_capacity())
         self.timeline = Timeline(
-            own={n: [] for n in self.names}, borrowed={n: [] for n in self.names}
+            own_by_type={t: {n: [] for n in self.names} for t in self.types},
+            borrowed_by_type={t: {n: [] for n in self.names} for t in self.types},
+            capacity=queue.service_environment_capacity(),
+            max_usable={t: {n: queue.max_usable(n, t) for n in self.names} for t in self.types},
+            borrowing=[s.name for s in queue.shares if s.strategy.borrows],
         )
         self.totals: dict[str, list[float]] = {n: [0.0, 0.0, 0.0, 0.0] for n in self.names}
         """Instance-seconds per share: own, borrowed, lent (whole run), own within the window."""
         self.current: dict[str, list[int]] = {n: [0, 0, 0] for n in self.names}
         """Instances per share now: own, borrowed, lent."""
-        self.held: dict[str, dict[str, int]] = {}
+        self.by_type: dict[tuple[str, str], list[int]] = {
+            (t, n): [0, 0] for t in self.types for n in self.names
+        }
+        """Instances per (type, share) now: own, borrowed."""
+        self.held: dict[str, dict[str, dict[str, int]]] = {}
         self.used_in_window = 0.0
         self.last_time = 0.0
         self.last: dict[str, tuple[int, int, int]] = {n: (0, 0, 0) for n in self.names}
@@ -207,20 +250,24 @@ class _Recorder:
         job = event.job
         was = event.previous_status is not None and event.previous_status.is_dispatched
         if event.status.is_dispatched and not was:
-            alloc = {lender: sum(n.values()) for lender, n in job.alloc.items()}
+            alloc = {lender: dict(amounts) for lender, amounts in job.alloc.items()}
             self.held[job.job_id] = alloc
             self._apply(job.share_name, alloc, 1)
         elif was and not event.status.is_dispatched:
             self._apply(job.share_name, self.held.pop(job.job_id), -1)
 
-    def _apply(self, share: str, alloc: dict[str, int], sign: int) -> None:
+    def _apply(self, share: str, alloc: dict[str, dict[str, int]], sign: int) -> None:
         self.dirty = True
-        for lender, count in alloc.items():
-            if lender == share:
-                self.current[share][0] += sign * count
+        for lender, amounts in alloc.items():
+            count = sign * sum(amounts.values())
+            slot = 0 if lender == share else 1
+            if slot:
+                self.current[share][1] += count
+                self.current[lender][2] += count
             else:
-                self.current[share][1] += sign * count
-                self.current[lender][2] += sign * count
+                self.current[share][0] += count
+            for itype, n in amounts.items():
+                self.by_type[itype, share][slot] += sign * n
 
     def record(self, now: float) -> None:
         """Account the usage held since the last record, then sample the new usage."""
@@ -243,8 +290,9 @@ class _Recorder:
         for name in self.names:
             own, borrowed, lent = self.current[name]
             self.last[name] = (own, borrowed, lent)
-            tl.own[name].append(own)
-            tl.borrowed[name].append(borrowed)
+        for (itype, name), (own, borrowed) in self.by_type.items():
+            tl.own_by_type[itype][name].append(own)
+            tl.borrowed_by_type[itype][name].append(borrowed)
 
 
 def _request(index: int, job: WorkloadJob) -> JobRequest:
@@ -328,7 +376,7 @@ def _share_metrics(
     waits, completions, stretch = [], [], []
     preemptions = {rule.value: 0 for rule in PreemptionRule}
     not_started: dict[str, int] = {}
-    lost, failed = 0.0, 0
+    lost, failed, preempted = 0.0, 0, 0
     for job in jobs:
         first = job.attempts[0].scheduled_at if job.attempts else job.scheduled_at
         if first is not None:
@@ -345,6 +393,7 @@ def _share_metrics(
             failed += 1
         for record in job.preemptions:
             preemptions[record.rule.value] += 1
+        preempted += bool(job.preemptions)
         lost += _lost_instance_hours(job)
     waits.sort()
     completions.sort()
@@ -363,6 +412,7 @@ def _share_metrics(
         completion_mean_s=statistics.fmean(completions) if completions else 0.0,
         completion_p95_s=_percentile(completions, 95),
         preemptions=preemptions,
+        preempted_jobs=preempted,
         lost_instance_hours=lost,
         own_use=totals[3] / capacity_s if capacity_s else 0.0,
         borrowed_instance_hours=totals[1] / HOUR_S,

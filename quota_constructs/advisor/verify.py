@@ -1,7 +1,8 @@
 """``quota recommend --simulate``: check a recommendation against simulated alternatives.
 
 Each team's profile states an expectation the simulation can confirm or refute:
-a team that does not tolerate preemption sees none, and a team that needs burst borrows.
+a team that does not tolerate preemption sees none, and a team that needs burst borrows (unless
+its profile also refuses to lend, which keeps it from borrowing: reported for information).
 What a lending team lends, what that costs its waits, and the utilisation of the three
 configurations are reported for information (when the whole workload fits in the window, the
 work done, hence the utilisation, hardly changes: sharing shortens waits instead).
@@ -51,7 +52,15 @@ def verify(advice: Advice, results: Mapping[str, SimulationResult]) -> list[Find
                     f"{_p95(mine)} (all-LEND_AND_BORROW: {_p95(shared)})",
                 )
             )
-        if team.needs_burst:
+        if team.needs_burst and not team_advice.share.strategy.borrows:
+            findings.append(
+                Finding(
+                    None,
+                    f"{name}: wants to borrow but stays {team_advice.share.strategy.value} "
+                    f"(lends_when_idle: false); wait p95 {_p95(mine)}",
+                )
+            )
+        elif team.needs_burst:
             findings.append(
                 Finding(
                     mine.borrowed_instance_hours > 0,

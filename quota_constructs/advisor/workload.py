@@ -14,6 +14,7 @@ import random
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from statistics import NormalDist
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -188,24 +189,26 @@ def workload_csv(jobs: Iterable[WorkloadJob]) -> str:
 class GeneratorOptions:
     """Parameters of the synthetic workload; every default is documented in docs/advisor.md.
 
+    Job durations and sizes come from the team profiles (``job_minutes``, ``instances_per_job``
+    and their defaults per workload kind); these options shape arrivals and spreads.
     ``intensity`` multiplies every arrival rate and divides every duration by the same factor:
     the offered load stays the same while the number of jobs grows (used by the benchmark).
     """
 
     intensity: float = 1.0
-    scheduled_duty: float = 0.6
-    """A scheduled run lasts this fraction of the schedule period (jitter +-20 %)."""
+    scheduled_jitter: float = 0.2
+    """A scheduled run lasts ``p50`` x uniform(1 - jitter, 1 + jitter), cut at ``max``."""
     scheduled_priority: int = 500
     experiment_bursts_per_day: float = 3.0
     experiment_burst_size: float = 6.0
     """Mean jobs per burst (1 + Poisson)."""
-    experiment_median_s: float = 5400.0
     experiment_sigma: float = 0.8
-    """Log-normal spread of experiment durations."""
+    """Log-normal spread of experiment durations around ``p50`` (cut at ``max``)."""
     experiment_priorities: tuple[int, int] = (100, 300)
     working_hours: tuple[int, int] = (8, 20)
     ad_hoc_jobs_per_day: float = 3.0
-    ad_hoc_duration_s: tuple[float, float] = (3600.0, 4 * 3600.0)
+    ad_hoc_sigma: float = 0.4
+    """Log-normal spread of ad-hoc durations around ``p50`` (cut at ``max``)."""
     ad_hoc_priority: int = 200
     checkpoint_interval_s: float = 900.0
     """Checkpoint interval of jobs of teams that checkpoint."""
@@ -215,6 +218,10 @@ class GeneratorOptions:
             raise WorkloadError(
                 [Problem("intensity", self.intensity, "must be positive", "use e.g. 1 or 40")]
             )
+
+    def sigma(self, kind: WorkloadKind) -> float:
+        """Log-normal spread of a kind's durations (scheduled runs use the jitter instead)."""
+        return self.experiment_sigma if kind is WorkloadKind.EXPERIMENTAL else self.ad_hoc_sigma
 
 
 def _active(team: TeamProfile, day: int) -> bool:
@@ -241,7 +248,32 @@ def _checkpoint(team: TeamProfile, options: GeneratorOptions) -> float | None:
     return options.checkpoint_interval_s / options.intensity
 
 
+def _duration(team: TeamProfile, rng: random.Random, o: GeneratorOptions) -> float:
+    """One job's duration in seconds from the profile's ``job_minutes`` (cut at ``max``)."""
+    minutes = team.durations
+    if team.workload is WorkloadKind.SCHEDULED:
+        drawn = minutes.p50 * rng.uniform(1 - o.scheduled_jitter, 1 + o.scheduled_jitter)
+    else:
+        drawn = rng.lognormvariate(math.log(minutes.p50), o.sigma(team.workload))
+    return 60.0 * min(drawn, minutes.max) / o.intensity
+
+
+def _job(
+    team: TeamProfile, at: float, itype: str, priority: int, rng: random.Random, o: GeneratorOptions
+) -> WorkloadJob:
+    return WorkloadJob(
+        at,
+        team.name,
+        itype,
+        rng.randint(*team.instance_range(itype)),
+        _duration(team, rng, o),
+        priority,
+        _checkpoint(team, o),
+    )
+
+
 def _scheduled(team: TeamProfile, days: int, rng: random.Random, o: GeneratorOptions) -> list:
+    """One job per schedule slot and instance type on active days (``split`` with intensity)."""
     schedule = team.parsed_schedule
     split = max(1, round(o.intensity))  # each slot split into `split` runs (intensity rounded)
     period = schedule.period_s / split
@@ -252,17 +284,8 @@ def _scheduled(team: TeamProfile, days: int, rng: random.Random, o: GeneratorOpt
         for run in schedule.times_of_day():
             for k in range(split):
                 for itype in sorted(team.capacity):
-                    jobs.append(
-                        WorkloadJob(
-                            day * DAY_S + run + k * period,
-                            team.name,
-                            itype,
-                            team.capacity[itype],
-                            period * o.scheduled_duty * rng.uniform(0.8, 1.2),
-                            o.scheduled_priority,
-                            _checkpoint(team, o),
-                        )
-                    )
+                    at = day * DAY_S + run + k * period
+                    jobs.append(_job(team, at, itype, o.scheduled_priority, rng, o))
     return jobs
 
 
@@ -279,19 +302,7 @@ def _experimental(team: TeamProfile, days: int, rng: random.Random, o: Generator
             submit = day * DAY_S + t
             for _ in range(1 + _poisson(rng, o.experiment_burst_size - 1)):
                 itype = _pick_type(rng, team)
-                median = o.experiment_median_s / o.intensity
-                duration = rng.lognormvariate(math.log(median), o.experiment_sigma)
-                jobs.append(
-                    WorkloadJob(
-                        submit,
-                        team.name,
-                        itype,
-                        rng.randint(1, team.capacity[itype]),
-                        duration,
-                        rng.randint(low, high),
-                        _checkpoint(team, o),
-                    )
-                )
+                jobs.append(_job(team, submit, itype, rng.randint(low, high), rng, o))
                 submit += rng.expovariate(1 / 60.0) / o.intensity
             t += rng.expovariate(rate)
     return jobs
@@ -305,17 +316,8 @@ def _ad_hoc(team: TeamProfile, days: int, rng: random.Random, o: GeneratorOption
             continue
         for _ in range(_poisson(rng, o.ad_hoc_jobs_per_day * o.intensity)):
             itype = _pick_type(rng, team)
-            jobs.append(
-                WorkloadJob(
-                    day * DAY_S + rng.uniform(begin, end),
-                    team.name,
-                    itype,
-                    team.capacity[itype],
-                    rng.uniform(*o.ad_hoc_duration_s) / o.intensity,
-                    o.ad_hoc_priority,
-                    _checkpoint(team, o),
-                )
-            )
+            at = day * DAY_S + rng.uniform(begin, end)
+            jobs.append(_job(team, at, itype, o.ad_hoc_priority, rng, o))
     return jobs
 
 
@@ -331,9 +333,11 @@ def generate_workload(
 ) -> list[WorkloadJob]:
     """A deterministic synthetic workload for ``days`` days (day 0 is a Monday).
 
-    Scheduled teams run one job per schedule slot and instance type using their whole capacity;
-    experimental teams submit bursts of 1..capacity-instance jobs in working hours; ad-hoc teams
-    submit a few whole-capacity jobs per active day. Same ``seed`` -> same jobs.
+    Scheduled teams submit one job per schedule slot and instance type (a daily schedule is
+    one job a day); experimental teams submit bursts of jobs in working hours; ad-hoc teams a
+    few jobs per active day. Durations follow ``job_minutes`` and sizes ``instances_per_job``
+    (defaults per workload kind in :data:`~quota_constructs.advisor.profiles.DEFAULT_JOB_MINUTES`
+    and :meth:`TeamProfile.instance_range`). Same ``seed`` -> same jobs.
     """
     if days < 1:
         raise WorkloadError([Problem("days", days, "must be at least 1", "use e.g. --days 7")])
@@ -345,6 +349,24 @@ def generate_workload(
     return sorted(jobs, key=lambda j: (j.submit_time_s, j.share))
 
 
+def mean_job_s(team: TeamProfile, options: GeneratorOptions | None = None) -> float:
+    """Expected duration of one of the team's jobs (seconds, at intensity 1)."""
+    o = options or GeneratorOptions()
+    p50, top = team.durations.p50 * 60.0, team.durations.max * 60.0
+    if team.workload is WorkloadKind.SCHEDULED:
+        low, high = p50 * (1 - o.scheduled_jitter), p50 * (1 + o.scheduled_jitter)
+        if top >= high:
+            return (low + high) / 2
+        if top <= low:
+            return top
+        return ((top * top - low * low) / 2 + top * (high - top)) / (high - low)
+    # E[min(X, top)] for X log-normal with median p50 and spread sigma
+    mu, sigma = math.log(p50), o.sigma(team.workload)
+    normal = NormalDist()
+    below = math.exp(mu + sigma**2 / 2) * normal.cdf((math.log(top) - mu - sigma**2) / sigma)
+    return below + top * (1 - normal.cdf((math.log(top) - mu) / sigma))
+
+
 def expected_busy_fraction(team: TeamProfile, options: GeneratorOptions | None = None) -> float:
     """Expected share of the team's own capacity its workload keeps busy over a week (0..1+).
 
@@ -354,15 +376,16 @@ def expected_busy_fraction(team: TeamProfile, options: GeneratorOptions | None =
     o = options or GeneratorOptions()
     total = sum(team.capacity.values())
     days = len(team.active_days)
-    weights = {t: c / total for t, c in team.capacity.items()}
+    sizes = {t: sum(team.instance_range(t)) / 2 for t in team.capacity}
     if team.workload is WorkloadKind.SCHEDULED:
-        busy = o.scheduled_duty * DAY_S * total * days
-    elif team.workload is WorkloadKind.EXPERIMENTAL:
-        mean_count = sum(w * (1 + team.capacity[t]) / 2 for t, w in weights.items())
-        mean_s = o.experiment_median_s * math.exp(o.experiment_sigma**2 / 2)
-        jobs = o.experiment_bursts_per_day * o.experiment_burst_size
-        busy = jobs * mean_s * mean_count * days
+        instances_per_run = sum(sizes.values())
+        runs = float(team.parsed_schedule.runs_per_day)
     else:
-        mean_count = sum(w * team.capacity[t] for t, w in weights.items())
-        busy = o.ad_hoc_jobs_per_day * sum(o.ad_hoc_duration_s) / 2 * mean_count * days
+        instances_per_run = sum(team.capacity[t] / total * n for t, n in sizes.items())
+        runs = (
+            o.experiment_bursts_per_day * o.experiment_burst_size
+            if team.workload is WorkloadKind.EXPERIMENTAL
+            else o.ad_hoc_jobs_per_day
+        )
+    busy = runs * days * instances_per_run * mean_job_s(team, o)
     return busy / (total * 7 * DAY_S)

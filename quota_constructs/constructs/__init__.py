@@ -8,6 +8,7 @@ from quota_constructs.constructs.scheduling_policy import (
     QuotaShareSchedulingPolicy,
 )
 from quota_constructs.constructs.service_environment import SageMakerTrainingServiceEnvironment
+from quota_constructs.constructs.team_access import QuotaShareTeamAccess, access_log_bucket
 from quota_constructs.constructs.training_queue import QuotaManagedTrainingQueue
 
 __all__ = [
@@ -19,6 +20,8 @@ __all__ = [
     "QuotaManagedTrainingQueue",
     "QuotaShare",
     "QuotaShareSchedulingPolicy",
+    "QuotaShareTeamAccess",
     "SageMakerTrainingServiceEnvironment",
+    "access_log_bucket",
     "grants",
 ]

@@ -95,3 +95,43 @@ def check_arn(
             [Problem(prop, arn, f"not an AWS Batch {what} ARN", f"pass an ARN like {example}")],
             context=scope.node.path,
         )
+
+
+def nag_resource_label(scope: Construct, value: str) -> str:
+    """How cdk-nag names ``value`` (an ARN, maybe with tokens) in an ``AwsSolutions-IAM5`` id.
+
+    ``Ref`` becomes ``<Name>``, ``Fn::GetAtt`` ``<LogicalId.Attribute>``, ``Fn::Join`` the
+    joined parts: ``arn:<AWS::Partition>:batch:<AWS::Region>:<AWS::AccountId>:service-job/*``.
+    """
+    return _nag_render(cdk.Stack.of(scope).resolve(value))
+
+
+def _nag_render(node: Any) -> str:
+    if isinstance(node, str):
+        return node
+    if isinstance(node, Mapping) and len(node) == 1:
+        ((key, arg),) = node.items()
+        if key == "Ref":
+            return f"<{arg}>"
+        if key == "Fn::GetAtt":
+            return f"<{arg[0]}.{arg[1]}>"
+        if key == "Fn::Join":
+            return str(arg[0]).join(_nag_render(part) for part in arg[1])
+    raise ValueError(f"no cdk-nag label for {node!r}")
+
+
+def acknowledge_wildcards(policy: Construct, reasons: Mapping[str, str]) -> None:
+    """Acknowledge cdk-nag's ``AwsSolutions-IAM5`` for each wildcard resource, with its reason.
+
+    ``reasons``: resource (as granted, tokens allowed) -> why no narrower resource exists.
+    ``policy`` is the policy's L1 (the narrowest construct the finding names).
+    """
+    cdk.Validations.of(policy).acknowledge(
+        *(
+            cdk.Acknowledgment(
+                id=f"AwsSolutions::AwsSolutions-IAM5[Resource::{nag_resource_label(policy, arn)}]",
+                reason=reason,
+            )
+            for arn, reason in reasons.items()
+        )
+    )

@@ -1,8 +1,9 @@
-"""Owns the constructs' IAM: the Batch action lists and the functions that build their grants.
+"""Owns the constructs' IAM: the action lists and the functions that build every grant.
 
-Every grant of a queue, a share or the composite is built here, so the exact actions and
-resources of each intent are written once. Each function adds statements to ``grantee``'s
-principal policy and returns the combined ``iam.Grant``.
+Every grant of a queue, a share, the composite or a team's access is built here, so the exact
+actions, resources and conditions of each intent are written once. Each function adds
+statements to ``grantee``'s principal policy and returns the combined ``iam.Grant``
+(:func:`policy_grantee` makes a customer managed policy a grantee).
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from typing import Any
 
 import aws_cdk as cdk
 from aws_cdk import aws_iam as iam
+
+from quota_constructs.contracts import TEAM_TAG_KEY
 
 SUBMIT_ACTIONS = ("batch:SubmitServiceJob",)
 """Submit actions, authorised on the job-queue ARN, the quota-share ARN and ``service-job/*``."""
@@ -24,9 +27,56 @@ READ_ACTIONS_SHARE = ("batch:DescribeQuotaShare",)
 QUOTA_SHARE_ARN_SEPARATOR = "/quota-share/"
 """A quota-share ARN is ``<job-queue ARN>/quota-share/<share name>``."""
 
+TAG_ON_CREATE_ACTIONS = ("batch:TagResource",)
+"""The dependent action of a submit that carries tags, authorised on ``service-job/*``."""
+UPDATE_ACTIONS = ("batch:UpdateServiceJob",)
+"""Change a job's ``schedulingPriority``; authorised only on ``service-job/*``."""
+TERMINATE_ACTIONS = ("batch:TerminateServiceJob",)
+"""Terminate a job (also ``TerminateServiceJobs``); authorised only on ``service-job/*``."""
+DESCRIBE_QUEUES_ACTIONS = ("batch:DescribeJobQueues",)
+"""Read queue settings (the runtime checks a submit against them); no resource type (``*``)."""
+PARAMETER_READ_ACTIONS = ("ssm:GetParameter", "ssm:GetParameters")
+"""Read an organisation's contract parameters (``/quota/<organisation>/...``)."""
+PASS_ROLE_ACTIONS = ("iam:PassRole",)
+SAGEMAKER_SERVICE = "sagemaker.amazonaws.com"
+"""``iam:PassedToService`` of a SageMaker execution role (the service job's ``RoleArn``)."""
 
-def service_job_arn(resource: cdk.Resource) -> str:
+LIST_ACTIONS = ("s3:ListBucket",)
+"""On the bucket ARN, limited by ``s3:prefix`` when the team has a prefix."""
+BUCKET_ACTIONS = ("s3:GetBucketLocation",)
+"""On the bucket ARN."""
+OBJECT_ACTIONS = (
+    "s3:GetObject",
+    "s3:PutObject",
+    "s3:DeleteObject",
+    "s3:AbortMultipartUpload",
+    "s3:ListMultipartUploadParts",
+)
+"""On ``<bucket ARN>/*`` or ``<bucket ARN>/<prefix>/*``: input, output and checkpoints."""
+KEY_ACTIONS = ("kms:Decrypt", "kms:GenerateDataKey")
+"""On the bucket's KMS key, only through S3 (``kms:ViaService``)."""
+IMAGE_TOKEN_ACTIONS = ("ecr:GetAuthorizationToken",)
+"""ECR's registry login; supports no resource type (``*``)."""
+IMAGE_PULL_ACTIONS = (
+    "ecr:BatchCheckLayerAvailability",
+    "ecr:GetDownloadUrlForLayer",
+    "ecr:BatchGetImage",
+)
+"""Pull an image, on repository ARNs."""
+LOG_GROUP_ACTIONS = ("logs:CreateLogGroup", "logs:DescribeLogStreams")
+LOG_STREAM_ACTIONS = ("logs:CreateLogStream", "logs:PutLogEvents")
+METRIC_ACTIONS = ("cloudwatch:PutMetricData",)
+"""Training metrics; resource ``*``, limited by ``cloudwatch:namespace``."""
+TRAINING_LOG_GROUP = "/aws/sagemaker/TrainingJobs"
+"""The log group SageMaker training jobs write to (one per account and region)."""
+TRAINING_METRIC_NAMESPACE = "/aws/sagemaker/TrainingJobs"
+"""The CloudWatch namespace of training-job metrics."""
+
+
+def service_job_arn(resource: cdk.Resource | cdk.Stack) -> str:
     """``arn:<partition>:batch:<region>:<account>:service-job/*`` in ``resource``'s environment."""
+    if isinstance(resource, cdk.Stack):
+        return resource.format_arn(service="batch", resource="service-job", resource_name="*")
     env = resource.env  # each read is a jsii round-trip
     return resource.stack.format_arn(
         service="batch",
@@ -35,6 +85,11 @@ def service_job_arn(resource: cdk.Resource) -> str:
         account=env.account,
         region=env.region,
     )
+
+
+def bucket_objects_arn(bucket_arn: str, prefix: str = "") -> str:
+    """``<bucket ARN>/*``, or ``<bucket ARN>/<prefix>/*`` for a prefix."""
+    return f"{bucket_arn}/{prefix}/*" if prefix else f"{bucket_arn}/*"
 
 
 def grant_submit(
@@ -76,6 +131,168 @@ def grant_read_quota_share(
         _grant(grantee, READ_ACTIONS_QUEUE, [job_queue_arn]),
         _grant(grantee, READ_ACTIONS_ANY, ["*"]),
     )
+
+
+def grant_team_submit(
+    grantee: iam.IGrantable,
+    *,
+    job_queue_arn: str,
+    quota_share_arn: str,
+    service_job_arn: str,
+    team: str,
+    max_priority: int | None = None,
+) -> iam.Grant:
+    """Submit into one share only, with the team tag, at most ``max_priority``:
+
+    ``batch:SubmitServiceJob`` on exactly the queue, the share and ``service_job_arn``, when
+    ``StringEquals aws:RequestTag/quota-team = team`` (and, with a cap,
+    ``NumericLessThanEquals batch:SchedulingPriority = max_priority``: a submit that omits
+    ``schedulingPriority`` is then denied, since the service's default is undocumented);
+    ``batch:TagResource`` (tag on create) on ``service_job_arn`` when
+    ``StringEquals aws:RequestTag/quota-team = team`` and
+    ``StringEqualsIfExists aws:ResourceTag/quota-team = team`` (a team cannot re-tag another
+    team's job as its own). Other tag keys are not limited (``quota jobs submit --tag``).
+    """
+    submit = {"StringEquals": {f"aws:RequestTag/{TEAM_TAG_KEY}": team}}
+    if max_priority is not None:
+        submit["NumericLessThanEquals"] = {"batch:SchedulingPriority": str(max_priority)}
+    tag = {
+        "StringEquals": {f"aws:RequestTag/{TEAM_TAG_KEY}": team},
+        "StringEqualsIfExists": {f"aws:ResourceTag/{TEAM_TAG_KEY}": team},
+    }
+    return _all(
+        _grant(grantee, SUBMIT_ACTIONS, [job_queue_arn, quota_share_arn, service_job_arn], submit),
+        _grant(grantee, TAG_ON_CREATE_ACTIONS, [service_job_arn], tag),
+    )
+
+
+def grant_team_jobs(
+    grantee: iam.IGrantable, *, service_job_arn: str, team: str, max_priority: int | None = None
+) -> iam.Grant:
+    """Update and terminate only the jobs that carry the team tag:
+
+    ``batch:UpdateServiceJob`` on ``service_job_arn`` when
+    ``StringEquals aws:ResourceTag/quota-team = team`` (and, with a cap,
+    ``NumericLessThanEquals batch:SchedulingPriority = max_priority``);
+    ``batch:TerminateServiceJob`` on ``service_job_arn`` with the same tag condition.
+    """
+    own = {"StringEquals": {f"aws:ResourceTag/{TEAM_TAG_KEY}": team}}
+    update: dict[str, Mapping[str, Any]] = dict(own)
+    if max_priority is not None:
+        update["NumericLessThanEquals"] = {"batch:SchedulingPriority": str(max_priority)}
+    return _all(
+        _grant(grantee, UPDATE_ACTIONS, [service_job_arn], update),
+        _grant(grantee, TERMINATE_ACTIONS, [service_job_arn], own),
+    )
+
+
+def grant_describe_job_queues(grantee: iam.IGrantable) -> iam.Grant:
+    """``batch:DescribeJobQueues`` on ``*`` (the action supports no resource type)."""
+    return _grant(grantee, DESCRIBE_QUEUES_ACTIONS, ["*"])
+
+
+def grant_read_parameters(grantee: iam.IGrantable, *, parameter_arn: str) -> iam.Grant:
+    """``ssm:GetParameter`` and ``ssm:GetParameters`` on ``parameter_arn`` (a path pattern)."""
+    return _grant(grantee, PARAMETER_READ_ACTIONS, [parameter_arn])
+
+
+def grant_pass_role_to_sagemaker(grantee: iam.IGrantable, *, role_arn: str) -> iam.Grant:
+    """``iam:PassRole`` on exactly ``role_arn``, only to SageMaker:
+
+    ``StringEquals iam:PassedToService = sagemaker.amazonaws.com``. Use this rather than
+    ``role.grant_pass_role``, which sets no ``iam:PassedToService``.
+    """
+    to_sagemaker = {"StringEquals": {"iam:PassedToService": SAGEMAKER_SERVICE}}
+    return _grant(grantee, PASS_ROLE_ACTIONS, [role_arn], to_sagemaker)
+
+
+def grant_bucket_read_write(
+    grantee: iam.IGrantable,
+    *,
+    bucket_arn: str,
+    prefix: str = "",
+    key_arn: str | None = None,
+    s3_endpoint: str | None = None,
+) -> iam.Grant:
+    """Read and write one bucket, or one prefix of it, and nothing else there:
+
+    ``s3:ListBucket`` on ``bucket_arn`` (with a prefix, when ``StringLike s3:prefix =
+    <prefix>/*``: only keys under it are listed); ``s3:GetBucketLocation`` on ``bucket_arn``;
+    ``s3:GetObject``, ``s3:PutObject``, ``s3:DeleteObject``, ``s3:AbortMultipartUpload`` and
+    ``s3:ListMultipartUploadParts`` on ``<bucket_arn>/*`` or ``<bucket_arn>/<prefix>/*``; with
+    ``key_arn``, ``kms:Decrypt`` and ``kms:GenerateDataKey`` on that key when
+    ``StringEquals kms:ViaService = s3_endpoint`` (``s3.<region>.amazonaws.com``).
+    """
+    objects = bucket_objects_arn(bucket_arn, prefix)
+    listing = {"StringLike": {"s3:prefix": f"{prefix}/*"}} if prefix else None
+    grant = _all(
+        _grant(grantee, LIST_ACTIONS, [bucket_arn], listing),
+        _grant(grantee, BUCKET_ACTIONS, [bucket_arn]),
+        _grant(grantee, OBJECT_ACTIONS, [objects]),
+    )
+    if key_arn is not None:
+        if s3_endpoint is None:
+            raise ValueError("grant_bucket_read_write: key_arn needs s3_endpoint")
+        via_s3 = {"StringEquals": {"kms:ViaService": s3_endpoint}}
+        grant = _all(grant, _grant(grantee, KEY_ACTIONS, [key_arn], via_s3))
+    return grant
+
+
+def grant_pull_images(grantee: iam.IGrantable, *, repository_arns: Sequence[str]) -> iam.Grant:
+    """``ecr:GetAuthorizationToken`` on ``*`` (ECR's login has no resource type);
+    ``ecr:BatchCheckLayerAvailability``, ``ecr:GetDownloadUrlForLayer`` and
+    ``ecr:BatchGetImage`` on ``repository_arns``.
+    """
+    return _all(
+        _grant(grantee, IMAGE_TOKEN_ACTIONS, ["*"]),
+        _grant(grantee, IMAGE_PULL_ACTIONS, repository_arns),
+    )
+
+
+def grant_training_logs_and_metrics(grantee: iam.IGrantable, *, log_group_arn: str) -> iam.Grant:
+    """What a SageMaker training job writes with its execution role:
+
+    ``logs:CreateLogGroup`` and ``logs:DescribeLogStreams`` on ``log_group_arn`` (the
+    ``/aws/sagemaker/TrainingJobs`` group); ``logs:CreateLogStream`` and ``logs:PutLogEvents``
+    on ``<log_group_arn>:log-stream:*``; ``cloudwatch:PutMetricData`` on ``*`` when
+    ``StringEquals cloudwatch:namespace = /aws/sagemaker/TrainingJobs``.
+    """
+    namespace = {"StringEquals": {"cloudwatch:namespace": TRAINING_METRIC_NAMESPACE}}
+    return _all(
+        _grant(grantee, LOG_GROUP_ACTIONS, [log_group_arn]),
+        _grant(grantee, LOG_STREAM_ACTIONS, [f"{log_group_arn}:log-stream:*"]),
+        _grant(grantee, METRIC_ACTIONS, ["*"], namespace),
+    )
+
+
+def policy_grantee(policy: iam.ManagedPolicy) -> iam.IGrantable:
+    """A grantee whose principal policy is ``policy``: grants add their statements to it.
+
+    A customer managed policy is no principal; this lets the same grant functions fill it
+    (for roles that attach it, e.g. an organisation's own roles).
+    """
+    return _ManagedPolicyPrincipal(policy)
+
+
+class _ManagedPolicyPrincipal(iam.PrincipalBase):
+    """The principal side of :func:`policy_grantee`; never used in a trust policy."""
+
+    def __init__(self, policy: iam.ManagedPolicy) -> None:
+        super().__init__()
+        self._policy = policy
+
+    @property
+    def policy_fragment(self) -> iam.PrincipalPolicyFragment:
+        raise TypeError("a managed policy is not a principal of a trust or resource policy")
+
+    def dedupe_string(self) -> str | None:
+        return None
+
+    def add_to_principal_policy(
+        self, statement: iam.PolicyStatement
+    ) -> iam.AddToPrincipalPolicyResult:
+        self._policy.add_statements(statement)
+        return iam.AddToPrincipalPolicyResult(statement_added=True, policy_dependable=self._policy)
 
 
 def _grant(

@@ -41,6 +41,18 @@ class IQuotaShare(IQuotaShareRef, Protocol):
         """Let ``grantee`` watch this share and its jobs (see ``QuotaShare.grant_read``)."""
         ...
 
+    def grant_team_submit(
+        self, grantee: iam.IGrantable, *, team: str, max_priority: int | None = None
+    ) -> iam.Grant:
+        """Submit here only with the team tag (see ``QuotaShare.grant_team_submit``)."""
+        ...
+
+    def grant_team_jobs(
+        self, grantee: iam.IGrantable, *, team: str, max_priority: int | None = None
+    ) -> iam.Grant:
+        """Update and terminate the team's tagged jobs (see ``QuotaShare.grant_team_jobs``)."""
+        ...
+
 
 @runtime_checkable
 class IQuotaShareRegistry(Protocol):
@@ -78,8 +90,8 @@ class _QuotaShareBase(cdk.Resource):
         ``arn:<partition>:batch:<region>:<account>:service-job/*``. Never ``job-queue/*``: that
         wildcard also matches every share (``job-queue/Q/quota-share/X``). The caller also
         needs ``iam:PassRole`` on the SageMaker execution role named in the payload (grant it
-        with ``role.grant_pass_role``). Restricting by share ARN is documented by AWS but
-        untested (UNCONFIRMED).
+        with ``grants.grant_pass_role_to_sagemaker``, which sets ``iam:PassedToService``).
+        Restricting by share ARN is documented by AWS but untested (UNCONFIRMED).
         """
         return grants.grant_submit(
             grantee,
@@ -97,6 +109,43 @@ class _QuotaShareBase(cdk.Resource):
         """
         return grants.grant_read_quota_share(
             grantee, job_queue_arn=self.job_queue_arn, quota_share_arn=self.quota_share_arn
+        )
+
+    def grant_team_submit(
+        self, grantee: iam.IGrantable, *, team: str, max_priority: int | None = None
+    ) -> iam.Grant:
+        """Let ``grantee`` submit into this share only, tagging each job as ``team``'s.
+
+        ``batch:SubmitServiceJob`` on exactly the job-queue ARN, this share's ARN and
+        ``service-job/*`` when the request carries ``quota-team = team`` (and, with
+        ``max_priority``, ``schedulingPriority <= max_priority``; omitting it is then denied);
+        ``batch:TagResource`` on ``service-job/*`` for that tag, never over another team's tag
+        (``grants.grant_team_submit``). ``team`` is ``contracts.team_tag_value(org, share)``.
+        """
+        return grants.grant_team_submit(
+            grantee,
+            job_queue_arn=self.job_queue_arn,
+            quota_share_arn=self.quota_share_arn,
+            service_job_arn=grants.service_job_arn(self),
+            team=team,
+            max_priority=max_priority,
+        )
+
+    def grant_team_jobs(
+        self, grantee: iam.IGrantable, *, team: str, max_priority: int | None = None
+    ) -> iam.Grant:
+        """Let ``grantee`` update and terminate the jobs tagged ``quota-team = team``.
+
+        ``batch:UpdateServiceJob`` (with ``max_priority``: only to ``schedulingPriority <=
+        max_priority``) and ``batch:TerminateServiceJob`` on ``service-job/*`` when
+        ``aws:ResourceTag/quota-team = team`` (``grants.grant_team_jobs``). Job ARNs name no
+        queue or share, so the tag is what tells the team's jobs apart.
+        """
+        return grants.grant_team_jobs(
+            grantee,
+            service_job_arn=grants.service_job_arn(self),
+            team=team,
+            max_priority=max_priority,
         )
 
 

@@ -6,12 +6,13 @@ emulator picks an AWS error code for them.
 Batch answers every refusal as ``ClientException`` (HTTP 400), and reports a malformed job id
 inside a bulk answer (``TerminateServiceJobs`` ``errors``, the ``batch-item`` context) as
 ``ValidationException``, as its model documents; SSM and SageMaker answer an unknown name as
-``ParameterNotFound`` / ``ValidationException`` and a malformed one as ``ValidationException``.
+``ParameterNotFound`` / ``ValidationException`` and a malformed one as ``ValidationException``;
+STS answers ``AccessDenied`` (HTTP 403) and ``ValidationError``.
 """
 
 from __future__ import annotations
 
-from quota_constructs.local.errors import EmulatorError, InvalidParameter, NotFound
+from quota_constructs.local.errors import AccessDenied, EmulatorError, InvalidParameter, NotFound
 from quota_constructs.model import QuotaConfigError
 
 CLIENT_EXCEPTION = "ClientException"
@@ -27,7 +28,9 @@ _CODES: dict[str, tuple[tuple[type[Exception], str], ...]] = {
         (Exception, CLIENT_EXCEPTION),
     ),
     "sagemaker": ((Exception, "ValidationException"),),
+    "sts": ((AccessDenied, "AccessDenied"), (Exception, "ValidationError")),
 }
+_STATUS = {"AccessDenied": 403}
 
 
 class ApiError(Exception):
@@ -46,10 +49,10 @@ def client_error(message: str) -> ApiError:
 
 
 def validation_error(service: str, message: str) -> ApiError:
-    """A request breaking its input shape: Batch ``ClientException``, SSM and SageMaker
-    ``ValidationException`` (HTTP 400)."""
-    code = CLIENT_EXCEPTION if service == "batch" else "ValidationException"
-    return ApiError(code, message, 400)
+    """A request breaking its input shape: Batch ``ClientException``, STS ``ValidationError``,
+    SSM and SageMaker ``ValidationException`` (HTTP 400)."""
+    codes = {"batch": CLIENT_EXCEPTION, "sts": "ValidationError"}
+    return ApiError(codes.get(service, "ValidationException"), message, 400)
 
 
 def server_error(message: str) -> ApiError:
@@ -58,10 +61,12 @@ def server_error(message: str) -> ApiError:
 
 
 def api_error(service: str, error: Exception) -> ApiError:
-    """What ``service`` (``batch``, ``batch-item``, ``ssm``, ``sagemaker``) answers for a refusal.
+    """What ``service`` (``batch``, ``batch-item``, ``ssm``, ``sagemaker``, ``sts``) answers for
+    a refused request.
 
-    HTTP 400 with the code of the error's kind (a :data:`DOMAIN_ERRORS` member, or any other
-    refusal a batch response reports per item) and the error's message.
+    The code of the error's kind (a :data:`DOMAIN_ERRORS` member, or any other refusal a batch
+    response reports per item), its HTTP status (400; 403 for ``AccessDenied``) and the error's
+    message.
     """
     code = next(code for kind, code in _CODES[service] if isinstance(error, kind))
-    return ApiError(code, str(error), 400)
+    return ApiError(code, str(error), _STATUS.get(code, 400))

@@ -27,7 +27,9 @@ from quota_constructs.local.handlers import Handler
 from quota_constructs.local.handlers.parameters import ParameterHandlers
 from quota_constructs.local.handlers.resources import ResourceHandlers
 from quota_constructs.local.handlers.service_jobs import ServiceJobHandlers
+from quota_constructs.local.handlers.sts import StsHandlers
 from quota_constructs.local.handlers.training_jobs import TrainingJobHandlers
+from quota_constructs.local.identities import Identities
 from quota_constructs.local.job_service import JobService
 from quota_constructs.local.parameter_store import ParameterStore
 from quota_constructs.local.provision import ProvisionedOrganisation, provision
@@ -67,6 +69,7 @@ class Emulator:
         self.jobs = JobService(self.account, self.clock, self.tags, options=options, seed=seed)
         self.registry = Registry(self.account, self.tags, listener=self.jobs)
         self.parameters = ParameterStore(self.account)
+        self.identities = Identities(self.account)
         self.faults = FaultInjector(faults) if faults else None
         self.organisations: dict[str, ProvisionedOrganisation] = {}
         self._counts: Counter[str] = Counter()
@@ -87,10 +90,11 @@ class Emulator:
             "batch": self._batch,
             "ssm": ParameterHandlers(self.parameters).operations(),
             "sagemaker": training_jobs.operations(),
+            "sts": StsHandlers(self.identities).operations(),
         }
 
     def served_operations(self) -> dict[str, tuple[str, ...]]:
-        """The operations answered, per service (``batch``, ``ssm``, ``sagemaker``)."""
+        """The operations answered, per service (``batch``, ``ssm``, ``sagemaker``, ``sts``)."""
         return {service: tuple(table) for service, table in self._tables.items()}
 
     @property
@@ -105,10 +109,11 @@ class Emulator:
         return self.faults.injected if self.faults is not None else {}
 
     def call(self, service: str, operation: str, params: Mapping[str, Any]) -> dict[str, Any]:
-        """Run one validated request of ``service`` (``batch``, ``ssm`` or ``sagemaker``).
+        """Run one validated request of ``service`` (``batch``, ``ssm``, ``sagemaker`` or ``sts``).
 
         Raises an injected fault's :class:`~.api_errors.ApiError`, or a domain error
-        (:data:`DOMAIN_ERRORS`) for the wire layer to answer.
+        (:data:`DOMAIN_ERRORS`) for the wire layer to answer. A handled request is attributed
+        to its caller (:meth:`~.identities.Identities.record`).
         """
         table = self._tables[service]
         with self.lock:
@@ -122,6 +127,7 @@ class Emulator:
             if fault is not None:  # a lost response: the error never reaches the client either
                 raise fault.error from None
             raise
+        self.identities.record(operation, result)
         if fault is not None:  # a lost response: the request took effect, the client sees a 500
             raise fault.error
         return result
@@ -140,10 +146,14 @@ class Emulator:
 
     def explain(self, job_id: str) -> dict[str, Any]:
         """Typed pending reason and preemption history of a job (see
-        :meth:`~.handlers.service_jobs.ServiceJobHandlers.explain`); ``NotFound`` if unknown."""
+        :meth:`~.handlers.service_jobs.ServiceJobHandlers.explain`) and ``submittedBy``, the ARN
+        of the caller that submitted it (an assumed role's session, or the account's root user);
+        ``NotFound`` if unknown."""
         with self.lock:
             self.jobs.advance(self.clock.now())
-            return self._service_jobs.explain(job_id)
+            explanation = self._service_jobs.explain(job_id)
+        explanation["submittedBy"] = self.identities.submitter(explanation["jobId"])
+        return explanation
 
     def advance(self, seconds: float) -> float:
         """Virtual clock only: let ``seconds`` pass and process what falls due; returns now."""
@@ -177,7 +187,7 @@ class Emulator:
                 )
                 raise QuotaConfigError([problem])
             try:
-                done = provision(org, self._call_unfaulted)
+                done = provision(org, self._call_unfaulted, account=self.account)
             except EmulatorError as exc:
                 problem = Problem(
                     "organisation", org.name, exc.message, "fix the organisation file"
@@ -186,6 +196,7 @@ class Emulator:
             epoch = self.clock.epoch(self.clock.now())
             for name, value in done.parameters().items():
                 self.parameters.put(name, value, epoch=epoch)
+            self.identities.add_roles(t.submitter_role_arn for t in done.teams.values())
             self.organisations[org.name] = done
             return done
 

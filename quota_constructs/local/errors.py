@@ -36,3 +36,7 @@ def refuse(problems: Sequence[Problem], *, context: str) -> None:
     """Raise :class:`InvalidRequest` listing every problem after ``context``, when there are any."""
     if problems:
         raise InvalidRequest(f"{context}: " + "; ".join(str(p) for p in problems))
+
+
+class AccessDenied(EmulatorError):
+    """The caller may not do this (STS: a role the emulator cannot assume)."""

@@ -3,13 +3,18 @@
 Same model, same order (scheduling policy -> service environment sized from the shares -> job
 queue -> quota shares -> SSM parameters), through the same Batch operations a client calls, with
 the deterministic names of contract 1: job queue ``<org>-queue``, service environment
-``<org>-training``, scheduling policy ``<org>-quota-policy``, shares by their names.
+``<org>-training``, scheduling policy ``<org>-quota-policy``, shares by their names. A share
+with ``access`` carries the team tag and publishes its team's resources (:class:`TeamResources`):
+roles the stack would create are named ``<org>-<share>-submitter`` / ``-execution`` in the
+emulator's account, a bucket it would create ``<org>-<share>-<account>`` (lowercase); existing
+roles and buckets named in the file are published as given.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from quota_constructs.api_shapes import (
@@ -18,13 +23,65 @@ from quota_constructs.api_shapes import (
     time_limit_actions_to_api,
 )
 from quota_constructs.contracts import (
+    TEAM_TAG_KEY,
+    bucket_parameter,
+    execution_role_arn_parameter,
     job_queue_arn_parameter,
     job_queue_name_parameter,
     share_arn_parameter,
+    submitter_role_arn_parameter,
+    team_tag_value,
 )
-from quota_constructs.model import Organisation
+from quota_constructs.local.arns import Account
+from quota_constructs.model import Organisation, QuotaShareSpec
+
+MAX_ROLE_NAME = 64
+MAX_BUCKET_NAME = 63
 
 BatchCall = Callable[[str, Mapping[str, Any]], dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class TeamResources:
+    """What the stack publishes for a share with ``access``: team tag, roles and bucket."""
+
+    share: str
+    team_tag: str
+    """The share's ``quota-team`` tag value, ``<organisation>/<share>``."""
+    submitter_role_arn: str
+    execution_role_arn: str
+    bucket: str
+    """``name`` or ``name/prefix``, as the stack's bucket parameter holds it."""
+
+
+def _bounded(name: str, limit: int) -> str:
+    """``name`` cut to ``limit`` characters, ending in a digest of the whole when cut."""
+    if len(name) <= limit:
+        return name
+    digest = hashlib.sha256(name.encode()).hexdigest()[:8]
+    return f"{name[: limit - 9].rstrip('-.')}-{digest}"
+
+
+def team_resources(org: str, share: QuotaShareSpec, account: Account) -> TeamResources | None:
+    """The team resources of ``share`` in the emulator (``None`` without ``access``)."""
+    access = share.access
+    if access is None:
+        return None
+    iam = f"arn:{account.partition}:iam::{account.account_id}:role/"
+    created_bucket = f"{org}-{share.name}-{account.account_id}".lower().replace("_", "-")
+    return TeamResources(
+        share=share.name,
+        team_tag=team_tag_value(org, share.name),
+        submitter_role_arn=iam + _bounded(f"{org}-{share.name}-submitter", MAX_ROLE_NAME),
+        execution_role_arn=(
+            iam + _bounded(f"{org}-{share.name}-execution", MAX_ROLE_NAME)
+            if access.creates_execution_role
+            else access.execution_role
+        ),
+        bucket=(
+            _bounded(created_bucket, MAX_BUCKET_NAME) if access.creates_bucket else access.bucket
+        ),
+    )
 
 
 @dataclass(frozen=True)
@@ -37,6 +94,8 @@ class ProvisionedOrganisation:
     service_environment_arn: str
     scheduling_policy_arn: str
     quota_share_arns: Mapping[str, str]
+    teams: Mapping[str, TeamResources] = field(default_factory=dict)
+    """Per share with ``access``: its team's tag, roles and bucket."""
 
     def parameters(self) -> dict[str, str]:
         """The SSM parameters the organisation's stack writes (contract 1)."""
@@ -46,6 +105,10 @@ class ProvisionedOrganisation:
         }
         for share, arn in self.quota_share_arns.items():
             params[share_arn_parameter(self.name, share)] = arn
+        for share, team in self.teams.items():
+            params[submitter_role_arn_parameter(self.name, share)] = team.submitter_role_arn
+            params[execution_role_arn_parameter(self.name, share)] = team.execution_role_arn
+            params[bucket_parameter(self.name, share)] = team.bucket
         return params
 
 
@@ -63,10 +126,11 @@ def _runnable_timeout_s(org: Organisation) -> int | None:
     return None if minutes is None else minutes * 60
 
 
-def provision(org: Organisation, call: BatchCall) -> ProvisionedOrganisation:
+def provision(org: Organisation, call: BatchCall, *, account: Account) -> ProvisionedOrganisation:
     """Create ``org``'s resources through ``call(operation, params)``; returns their ARNs.
 
     ``org`` must be valid (``Organisation.validate``); errors from ``call`` propagate.
+    ``account`` names the team roles of shares with ``access``.
     """
     names = resource_names(org.name)
     tags = dict(org.tags)
@@ -104,12 +168,17 @@ def provision(org: Organisation, call: BatchCall) -> ProvisionedOrganisation:
         },
     )
     shares: dict[str, str] = {}
+    teams: dict[str, TeamResources] = {}
     for share in org.queue.shares:
+        team = team_resources(org.name, share, account)
+        share_tags = tags if team is None else {**tags, TEAM_TAG_KEY: team.team_tag}
         created = call(
             "CreateQuotaShare",
-            {**share_to_api(share), "jobQueue": queue["jobQueueArn"], "tags": tags},
+            {**share_to_api(share), "jobQueue": queue["jobQueueArn"], "tags": share_tags},
         )
         shares[share.name] = created["quotaShareArn"]
+        if team is not None:
+            teams[share.name] = team
     return ProvisionedOrganisation(
         name=org.name,
         job_queue_name=queue["jobQueueName"],
@@ -117,4 +186,5 @@ def provision(org: Organisation, call: BatchCall) -> ProvisionedOrganisation:
         service_environment_arn=env["serviceEnvironmentArn"],
         scheduling_policy_arn=policy["arn"],
         quota_share_arns=shares,
+        teams=teams,
     )

@@ -3,8 +3,8 @@
 Register it with ``pytest_plugins = ["quota_constructs.local.pytest_plugin"]`` in a
 ``conftest.py``. Each test gets a fresh :class:`~quota_constructs.local.testing.EmulatorServer`
 with a virtual clock (``emulator.advance(seconds)``) on its own free port, and
-``AWS_ENDPOINT_URL_BATCH`` / ``_SSM`` / ``_SAGEMAKER`` plus dummy credentials set for the test,
-so code that builds its own boto3 clients reaches the emulator too.
+``AWS_ENDPOINT_URL_BATCH`` / ``_SSM`` / ``_SAGEMAKER`` / ``_STS`` plus dummy credentials set
+for the test, so code that builds its own boto3 clients reaches the emulator too.
 """
 
 from __future__ import annotations

@@ -1,13 +1,15 @@
 """Owns the emulator's HTTP front: Batch REST-JSON, SSM and SageMaker JSON 1.1 on one endpoint.
 
 Requests carrying ``X-Amz-Target: AmazonSSM.<Operation>`` are SSM, ``SageMaker.<Operation>``
-SageMaker; everything else is routed by method and path with botocore's Batch model. Every
-request is validated against the operation's input shape, answered with its output shape, and
-errors use the AWS JSON error format (``x-amzn-ErrorType`` header and ``__type`` / ``message``
-body) that botocore parses into ``ClientError`` with the right code: a refused request's domain
-error becomes its API error here (:func:`~.api_errors.api_error`), and nowhere else. A request
-the emulator fails on (a bug) is answered ``ServerException`` (HTTP 500) and logged with its
-traceback on the ``quota_constructs.local.server`` logger. Authentication is not checked.
+SageMaker; form-encoded POSTs are STS's query protocol (:mod:`.query_protocol`); everything
+else is routed by method and path with botocore's Batch model. Every request is validated
+against the operation's input shape, answered with its output shape, and errors use the AWS
+JSON error format (``x-amzn-ErrorType`` header and ``__type`` / ``message`` body) that botocore
+parses into ``ClientError`` with the right code: a refused request's domain error becomes its
+API error here (:func:`~.api_errors.api_error`), and nowhere else. A request the emulator fails
+on (a bug) is answered ``ServerException`` (HTTP 500) and logged with its traceback on the
+``quota_constructs.local.server`` logger. Authentication is not checked; the request's access
+key (SigV4 ``Authorization``) only tells :mod:`.identities` who is calling.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from quota_constructs.local.api_errors import (
     server_error,
 )
 from quota_constructs.local.emulator import Emulator
+from quota_constructs.local.identities import REQUEST_ACCESS_KEY, access_key_id
 from quota_constructs.local.protocol import (
     error_body,
     json_body,
@@ -38,6 +41,7 @@ from quota_constructs.local.protocol import (
     service_model,
     validate,
 )
+from quota_constructs.local.query_protocol import QueryFront, is_query_request
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIEnvironment
@@ -55,16 +59,23 @@ class EmulatorApp:
 
     def __init__(self, emulator: Emulator) -> None:
         self.emulator = emulator
+        self.query = QueryFront(emulator.call)
 
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
         request = Request(environ)
-        response = self.respond(request)
+        caller = REQUEST_ACCESS_KEY.set(access_key_id(request.headers.get("Authorization", "")))
+        try:
+            response = self.respond(request)
+        finally:
+            REQUEST_ACCESS_KEY.reset(caller)
         return response(environ, start_response)
 
     def respond(self, request: Request) -> Response:
         prefix, _, operation = request.headers.get("X-Amz-Target", "").partition(".")
         service = JSON_TARGETS.get(prefix, "batch")
         try:
+            if is_query_request(request):
+                return self.query.respond(request)
             if service != "batch":
                 return self._json(request, service, operation)
             if request.path.startswith("/_quota/"):

@@ -111,7 +111,7 @@ class EmulatorServer:
     @property
     def endpoint_url(self) -> str:
         """``http://host:port`` for ``endpoint_url`` / ``AWS_ENDPOINT_URL_BATCH`` / ``_SSM`` /
-        ``_SAGEMAKER``."""
+        ``_SAGEMAKER`` / ``_STS``."""
         if self._server is None:
             raise RuntimeError("the emulator is not running; use it inside 'with EmulatorServer()'")
         return f"http://{self.host}:{self._server.port}"
@@ -123,6 +123,7 @@ class EmulatorServer:
             "AWS_ENDPOINT_URL_BATCH": self.endpoint_url,
             "AWS_ENDPOINT_URL_SSM": self.endpoint_url,
             "AWS_ENDPOINT_URL_SAGEMAKER": self.endpoint_url,
+            "AWS_ENDPOINT_URL_STS": self.endpoint_url,
             "AWS_ACCESS_KEY_ID": DUMMY_CREDENTIALS["aws_access_key_id"],
             "AWS_SECRET_ACCESS_KEY": DUMMY_CREDENTIALS["aws_secret_access_key"],
             "AWS_DEFAULT_REGION": self.emulator.account.region,
@@ -155,9 +156,15 @@ class EmulatorServer:
         """Faults injected since start: operation -> kind (throttle, 5xx, lost) -> count."""
         return self.emulator.fault_counts
 
+    @property
+    def callers(self) -> dict[str, dict[str, int]]:
+        """Requests answered per caller ARN (an assumed role's session, or the account's root
+        user for keys the emulator did not issue) and operation."""
+        return self.emulator.identities.calls()
+
     def client(self, service: str = "batch", **config: Any) -> Any:
-        """A boto3 client for ``service`` (``batch``, ``ssm`` or ``sagemaker``) pointed at this
-        emulator.
+        """A boto3 client for ``service`` (``batch``, ``ssm``, ``sagemaker`` or ``sts``) pointed at
+        this emulator.
 
         ``config`` goes to :class:`botocore.config.Config` (e.g. ``retries={"mode": "standard"}``).
         """

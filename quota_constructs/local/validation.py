@@ -1,20 +1,21 @@
-"""Owns request validation from botocore's service models: every constraint a shape declares.
+r"""Owns request validation from botocore's service models: every constraint a shape declares.
 
 botocore's client checks only types, required members and ``min``; the service checks them
 all. :func:`problems` walks a value against its shape and reports, with the member's path,
 every broken declaration: required members, unknown members, types (a JSON boolean is not a
 number), ``enum``, ``min`` / ``max`` (numbers: value; strings: length; lists and maps: entries)
-and ``pattern`` (matched whole, as the services' Java regular expressions are).
+and ``pattern`` (matched whole, as the services' Java regular expressions are; the ``regex``
+module reads Java's ``\p{L}`` classes).
 Nothing here is written per operation: the constraints are the model's.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from functools import cache
 from typing import Any
 
+import regex
 from botocore.model import Shape
 
 MAX_SHOWN = 60
@@ -27,10 +28,36 @@ def shown(value: Any) -> str:
     return text if len(text) <= MAX_SHOWN else text[: MAX_SHOWN - 3] + "..."
 
 
+JAVA_ASCII_CLASSES = {r"\w": "a-zA-Z0-9_", r"\d": "0-9"}
+r"""Java's ``\w`` and ``\d`` are ASCII; the ``regex`` module's are Unicode."""
+
+
+def java_pattern(pattern: str) -> str:
+    r"""A model's Java regular expression for the ``regex`` module (which has Java's ``\p{L}``
+    classes): ``\w`` and ``\d`` spelled out as the ASCII sets Java means."""
+    out: list[str] = []
+    in_class, index = False, 0
+    while index < len(pattern):
+        pair = pattern[index : index + 2]
+        if pair in JAVA_ASCII_CLASSES:
+            body = JAVA_ASCII_CLASSES[pair]
+            out.append(body if in_class else f"[{body}]")
+            index += 2
+            continue
+        if pair.startswith("\\"):
+            out.append(pair)
+            index += 2
+            continue
+        in_class = (in_class or pair[0] == "[") and pair[0] != "]"
+        out.append(pair[0])
+        index += 1
+    return "".join(out)
+
+
 @cache
-def compiled(pattern: str) -> re.Pattern[str]:
-    """A model's ``pattern`` as a Python regular expression (Java and Python agree on them)."""
-    return re.compile(pattern)
+def compiled(pattern: str) -> regex.Pattern[str]:
+    """A model's ``pattern``, compiled as Java reads it."""
+    return regex.compile(java_pattern(pattern))
 
 
 def problems(value: Any, shape: Shape, path: str) -> list[str]:

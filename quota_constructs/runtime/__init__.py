@@ -1,6 +1,9 @@
-"""Runtime module: submit, re-prioritise, watch and clean up training jobs in a quota share.
+"""Owns the runtime's public API: submit, re-prioritise, watch and clean up jobs in a quota share.
 
-boto3 only; importing this package never imports ``aws_cdk``. Start with :class:`QueueClient`.
+boto3 only; importing this package never imports ``aws_cdk`` or the emulator. Start with
+:class:`QueueClient`. Modules, each importing only those before it: ``pacing`` (clocks, backoff,
+retries), ``jobs`` (typed API results), ``payload`` (building and checking submissions),
+``waiting`` (waits over list calls), ``queue`` (the client), ``cli`` (``quota jobs``).
 """
 
 from __future__ import annotations
@@ -19,7 +22,13 @@ from quota_constructs.runtime.jobs import (
     SubmitOutcome,
     TerminateOutcome,
 )
-from quota_constructs.runtime.pacing import Backoff, Clock, RateLimiter, RetryOptions, WallClock
+from quota_constructs.runtime.pacing import (
+    Backoff,
+    MonotonicClock,
+    PacingClock,
+    RateLimiter,
+    RetryOptions,
+)
 from quota_constructs.runtime.payload import (
     JobSubmission,
     TrainingJob,
@@ -38,6 +47,7 @@ from quota_constructs.runtime.waiting import (
     TransitionKind,
     Until,
     WaitResult,
+    WaitTarget,
     WaitTimeout,
 )
 
@@ -46,12 +56,13 @@ __all__ = [
     "DISPATCHED_STATUSES",
     "TERMINAL_STATUSES",
     "Backoff",
-    "Clock",
     "JobDetails",
     "JobHandle",
     "JobStatus",
     "JobSubmission",
     "JobSummary",
+    "MonotonicClock",
+    "PacingClock",
     "PreemptedAttempt",
     "PreemptionHistory",
     "QueueClient",
@@ -67,8 +78,8 @@ __all__ = [
     "TransitionKind",
     "Until",
     "WaitResult",
+    "WaitTarget",
     "WaitTimeout",
-    "WallClock",
     "attempt_timeout",
     "client_token",
     "error_text",

@@ -1,9 +1,11 @@
-"""``quota jobs``: submit, update, list, describe, wait for, terminate jobs; queue snapshot.
+"""Owns ``quota jobs``: submit, update, list, describe, wait for, terminate jobs; snapshot.
 
 The queue comes from ``--queue`` (name or ARN) or ``--organisation`` (resolved from the stack's
 SSM parameters), or the ``QUOTA_QUEUE`` / ``QUOTA_ORGANISATION`` environment variables.
-``--endpoint-url`` (or ``AWS_ENDPOINT_URL_BATCH``) points at the local emulator; otherwise
-boto3's default credentials and region reach AWS. Errors print one line and exit non-zero.
+``--as-team SHARE`` (with ``--organisation``) acts as that share's team: every Batch call is
+made as the team's submitter role, assumed with STS. ``--endpoint-url`` (or
+``AWS_ENDPOINT_URL_BATCH``) points at the local emulator (SSM and STS too); otherwise boto3's
+default credentials and region reach AWS. Errors print one line and exit non-zero.
 """
 
 from __future__ import annotations
@@ -68,16 +70,24 @@ def _fail(message: str, code: int = 1) -> None:
 
 
 @dataclasses.dataclass
-class Target:
-    """Where the commands send their calls (set by the ``quota jobs`` options)."""
+class QueueClientOptions:
+    """The ``quota jobs`` options that pick the queue and endpoint; builds the client."""
 
     queue: str | None = None
     organisation: str | None = None
     endpoint_url: str | None = None
     region: str | None = None
+    as_team: str | None = None
 
     def client(self) -> QueueClient:
         options: dict[str, Any] = {"endpoint_url": self.endpoint_url, "region": self.region}
+        if self.as_team:
+            if not self.organisation or self.queue:
+                raise CliError(
+                    f"--as-team {self.as_team} finds the team's role by organisation: pass "
+                    "--organisation NAME instead of --queue (or unset QUOTA_QUEUE)"
+                )
+            return QueueClient.for_team(self.organisation, self.as_team, **options)
         if self.queue:
             return QueueClient(self.queue, **options)
         if self.organisation:
@@ -108,13 +118,21 @@ def _options(
         ),
     ] = None,
     region: Annotated[str | None, typer.Option("--region", help="AWS region.")] = None,
+    as_team: Annotated[
+        str | None,
+        typer.Option(
+            "--as-team",
+            envvar="QUOTA_AS_TEAM",
+            help="Act as this share's team: assume its submitter role (needs --organisation).",
+        ),
+    ] = None,
 ) -> None:
-    ctx.obj = Target(queue, organisation, endpoint_url, region)
+    ctx.obj = QueueClientOptions(queue, organisation, endpoint_url, region, as_team)
 
 
 def _client(ctx: typer.Context) -> QueueClient:
-    target: Target = ctx.obj
-    return target.client()
+    options: QueueClientOptions = ctx.obj
+    return options.client()
 
 
 def _pairs(values: list[str] | None, what: str) -> dict[str, str]:
@@ -175,7 +193,10 @@ def _jobs_table(jobs: list[JobSummary], title: str) -> Table:
 def submit(
     ctx: typer.Context,
     name: Annotated[str, typer.Argument(help="Job name.")],
-    share: Annotated[str, typer.Option("--share", "-s", help="Quota share to submit into.")],
+    share: Annotated[
+        str | None,
+        typer.Option("--share", "-s", help="Quota share to submit into (default: --as-team's)."),
+    ] = None,
     payload: Annotated[
         Path | None, typer.Option(help="CreateTrainingJob request as a JSON file.")
     ] = None,
@@ -203,6 +224,10 @@ def submit(
 ) -> None:
     """Check a job against the live queue and submit it (or print it with --dry-run)."""
     with _errors():
+        options: QueueClientOptions = ctx.obj
+        share = share or options.as_team
+        if share is None:
+            raise CliError("no quota share: pass --share SHARE (or --as-team SHARE)")
         body: dict[str, Any] | TrainingJob
         if payload is not None:
             body = json.loads(payload.read_text())
@@ -325,7 +350,7 @@ def wait(
 ) -> None:
     """Wait for jobs with a live progress display; exit 2 on timeout."""
     with _errors():
-        target = Until.named(until)
+        wait_target = Until.named(until)
         client = _client(ctx)
         progress = Progress(
             TextColumn(f"waiting for {until}"),
@@ -345,14 +370,14 @@ def wait(
                 f"{job.status.value} [dim]{job.status_reason}[/]",
                 highlight=False,
             )
-            if job.status.is_terminal or target(TrackedJob(job.job_id, job)):
+            if job.status.is_terminal or wait_target(TrackedJob(job.job_id, job)):
                 reached.add(job.job_id)
             progress.update(task, completed=len(reached))
 
         with progress:
             result = client.wait(
                 job_ids,
-                until=target,
+                until=wait_target,
                 timeout=timeout,
                 backoff=Backoff(initial=poll, maximum=max(poll, 60.0)),
                 on_transition=show,

@@ -1,4 +1,4 @@
-"""Typed views of service jobs, preemption history and queue snapshots (no boto3 needed).
+"""Owns the runtime's typed results: service jobs, preemptions, queue snapshots, outcomes.
 
 Every ``from_api`` function here is the one place that turns a Batch API response shape into a
 typed object; the rest of the runtime never reads raw response dicts. Batch timestamps are epoch
@@ -7,12 +7,13 @@ milliseconds and become timezone-aware :class:`datetime` objects.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 # Job states live in the domain model; re-exported here as part of the runtime's typed results.
+from quota_constructs.api_shapes import capacity_usage_from_api
 from quota_constructs.model import ACTIVE_STATUSES as ACTIVE_STATUSES
 from quota_constructs.model import DISPATCHED_STATUSES as DISPATCHED_STATUSES
 from quota_constructs.model import TERMINAL_STATUSES as TERMINAL_STATUSES
@@ -31,15 +32,6 @@ def timestamp(value: Any) -> datetime | None:
 def job_id_from_arn(arn: str) -> str:
     """``arn:...:service-job/<id>`` -> ``<id>`` (a bare id is returned unchanged)."""
     return arn.rsplit("/", 1)[-1]
-
-
-def capacity(entries: Sequence[Mapping[str, Any]] | None) -> dict[str, int]:
-    """``[{capacityUnit, quantity}]`` -> ``{instance type: instances}``."""
-    out: dict[str, int] = {}
-    for entry in entries or ():
-        unit = str(entry.get("capacityUnit", ""))
-        out[unit] = out.get(unit, 0) + round(float(entry.get("quantity", 0)))
-    return out
 
 
 @dataclass(frozen=True)
@@ -104,7 +96,7 @@ class JobSummary:
 
     @classmethod
     def from_api(cls, data: Mapping[str, Any]) -> JobSummary:
-        return cls(**_common(data))
+        return cls(**_summary_fields(data))
 
 
 @dataclass(frozen=True)
@@ -124,7 +116,7 @@ class JobDetails(JobSummary):
     def from_api(cls, data: Mapping[str, Any]) -> JobDetails:
         retry = data.get("retryStrategy") or {}
         return cls(
-            **_common(data),
+            **_summary_fields(data),
             priority=data.get("schedulingPriority"),
             preemptions=PreemptionHistory.from_api(data.get("preemptionSummary")),
             preemption_retries=(data.get("preemptionConfiguration") or {}).get(
@@ -138,7 +130,7 @@ class JobDetails(JobSummary):
         )
 
 
-def _common(data: Mapping[str, Any]) -> dict[str, Any]:
+def _summary_fields(data: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "job_id": str(data["jobId"]),
         "job_name": str(data.get("jobName", "")),
@@ -150,7 +142,7 @@ def _common(data: Mapping[str, Any]) -> dict[str, Any]:
         "scheduled_at": timestamp(data.get("scheduledAt")),
         "started_at": timestamp(data.get("startedAt")),
         "stopped_at": timestamp(data.get("stoppedAt")),
-        "capacity_usage": capacity(data.get("capacityUsage")),
+        "capacity_usage": capacity_usage_from_api(data.get("capacityUsage")),
         "is_terminated": bool(data.get("isTerminated", False)),
     }
 
@@ -188,9 +180,10 @@ class QueueSnapshot:
             front=front,
             share_heads={name: tuple(_position(j) for j in jobs) for name, jobs in shares.items()},
             usage={
-                str(u.get("quotaShareName")): capacity(u.get("capacityUsage")) for u in per_share
+                str(use.get("quotaShareName")): capacity_usage_from_api(use.get("capacityUsage"))
+                for use in per_share
             },
-            total_usage=capacity(util.get("totalCapacityUsage")),
+            total_usage=capacity_usage_from_api(util.get("totalCapacityUsage")),
         )
 
     def position(self, job_id: str) -> int | None:

@@ -1,7 +1,8 @@
-"""Clocks, request pacing, polling backoff and botocore retry configuration.
+"""Owns the runtime's time and pacing: clocks, submit rate, polling backoff, botocore retries.
 
-Waiting and pacing take a :class:`Clock`, so the same code runs on the wall clock against AWS
-and on an emulator's virtual clock in tests and the demo (sleeping advances virtual time).
+Waiting and pacing take a :class:`PacingClock`, so the same code runs on the wall clock
+against AWS and on an emulator's virtual clock in tests and the demo (sleeping advances
+virtual time).
 Retries are botocore's own retry modes; :class:`RetryOptions` only picks the mode and attempts
 and can scale botocore's exponential backoff (tests use a small scale to stay fast).
 """
@@ -24,7 +25,7 @@ SUBMIT_RATE_PER_S = 5.0
 """SubmitServiceJob requests per second per account (reference 1.1)."""
 
 
-class Clock(Protocol):
+class PacingClock(Protocol):
     """A source of time in seconds and a way to let time pass."""
 
     def now(self) -> float: ...
@@ -32,7 +33,7 @@ class Clock(Protocol):
     def sleep(self, seconds: float) -> None: ...
 
 
-class WallClock:
+class MonotonicClock:
     """Real time: ``time.monotonic`` and ``time.sleep``."""
 
     def now(self) -> float:
@@ -103,11 +104,11 @@ def _install_scaled_backoff(client: BaseClient, max_attempts: int, scale: float)
 class RateLimiter:
     """At most ``rate`` acquisitions per second on ``clock`` (evenly spaced, thread-safe)."""
 
-    def __init__(self, rate: float, clock: Clock | None = None) -> None:
+    def __init__(self, rate: float, clock: PacingClock | None = None) -> None:
         if rate <= 0:
             raise ValueError(f"rate must be positive requests per second, got {rate!r}")
         self.interval = 1.0 / rate
-        self.clock = clock or WallClock()
+        self.clock = clock or MonotonicClock()
         self._next: float | None = None
         self._lock = threading.Lock()
 
@@ -138,16 +139,16 @@ class Backoff:
 class BackoffState:
     """Iterator state of a :class:`Backoff`: ``next()`` delay, ``reset()`` after progress."""
 
-    def __init__(self, spec: Backoff, rng: random.Random) -> None:
-        self.spec = spec
+    def __init__(self, backoff: Backoff, rng: random.Random) -> None:
+        self.backoff = backoff
         self.rng = rng
-        self.current = spec.initial
+        self.current = backoff.initial
 
     def next(self) -> float:
         base = self.current
-        self.current = min(self.spec.maximum, self.current * self.spec.factor)
-        spread = base * self.spec.jitter
+        self.current = min(self.backoff.maximum, self.current * self.backoff.factor)
+        spread = base * self.backoff.jitter
         return max(0.0, base + self.rng.uniform(-spread, spread))
 
     def reset(self) -> None:
-        self.current = self.spec.initial
+        self.current = self.backoff.initial

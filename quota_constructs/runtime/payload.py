@@ -1,4 +1,4 @@
-"""Building and checking ``SubmitServiceJob`` requests (pure: no network, no boto3 client).
+"""Owns building and checking ``SubmitServiceJob`` requests (pure: no network, no client).
 
 :class:`TrainingJob` is a small builder for the SageMaker ``CreateTrainingJob`` payload;
 :class:`JobSubmission` is everything a submit sends. ``JobSubmission.problems`` runs every
@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import Any
 
@@ -97,16 +97,41 @@ def attempt_timeout(payload: Mapping[str, Any]) -> int | None:
     return max(values) if values else None
 
 
-def client_token(job_name: str, payload: Mapping[str, Any]) -> str:
-    """Idempotency token: SHA-256 of the job name and canonical payload (64 hex characters).
+def client_token(
+    job_name: str, payload: Mapping[str, Any], tags: Mapping[str, str] | None = None
+) -> str:
+    """Idempotency token: SHA-256 of the job name, canonical payload and tags (64 hex characters).
 
-    The same job name and payload always give the same token, so a retried submit (by botocore
-    or by the caller) is recognised by Batch instead of creating a duplicate job.
+    The same job name, payload and tags always give the same token, so a retried submit (by
+    botocore or by the caller) is recognised by Batch instead of creating a duplicate job.
+    ``tags`` are the tags as sent, the share's team tag included; without tags the token is
+    that of name and payload alone (as before tags counted).
     """
-    canonical = json.dumps(
-        {"jobName": job_name, "payload": payload}, sort_keys=True, separators=(",", ":")
-    )
+    content: dict[str, Any] = {"jobName": job_name, "payload": payload}
+    if tags:
+        content["tags"] = dict(tags)
+    canonical = json.dumps(content, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def team_tag_problems(tags: Mapping[str, str], share: str, key: str, value: str) -> list[Problem]:
+    """A problem per tag in ``tags`` whose key is the team tag's ``key`` in any letter case but
+    which is not exactly ``key=value``, the team tag of quota share ``share``.
+
+    The runtime adds the team tag itself; a team's role may submit only with it, and IAM
+    compares tag keys in conditions without letter case.
+    """
+    return [
+        Problem(
+            f"tags.{given}",
+            given_value,
+            f"quota share {share} carries the team tag {key}={value}, and its jobs must carry "
+            f"that exact tag (a team's role may submit only with it), not {given}={given_value}",
+            f"drop the {given} tag: the runtime adds {key}={value} to every submit itself",
+        )
+        for given, given_value in tags.items()
+        if given.lower() == key.lower() and (given, given_value) != (key, value)
+    ]
 
 
 @cache
@@ -143,7 +168,7 @@ class JobSubmission:
     ``TrainingJobName`` defaults to ``job_name``). ``priority`` 0 is sent as 0; ``None`` leaves
     it to Batch. ``timeout_s=None`` derives the attempt timeout from the payload
     (:func:`attempt_timeout`). ``retry_attempts=None`` sends no retry strategy (one attempt).
-    ``client_token=None`` derives one from job name and payload (:func:`client_token`).
+    ``client_token=None`` derives one from job name, payload and tags (:func:`client_token`).
     """
 
     job_name: str
@@ -166,6 +191,10 @@ class JobSubmission:
         payload.setdefault("TrainingJobName", self.job_name)
         return payload
 
+    def with_tag(self, key: str, value: str) -> JobSubmission:
+        """This submission with tag ``key=value`` added (the derived token follows the tags)."""
+        return replace(self, tags={**self.tags, key: value})
+
     @property
     def payload_json(self) -> str:
         """The payload exactly as sent (compact JSON)."""
@@ -174,7 +203,7 @@ class JobSubmission:
     @property
     def token(self) -> str:
         """The ``clientToken`` sent: the given one, else derived from job name and payload."""
-        return self.client_token or client_token(self.job_name, self.payload_dict)
+        return self.client_token or client_token(self.job_name, self.payload_dict, self.tags)
 
     @property
     def timeout(self) -> int | None:
@@ -280,10 +309,15 @@ class JobSubmission:
 def _demand_problems(
     queue: JobQueueSpec, share_name: str, demand: Mapping[str, int]
 ) -> list[Problem]:
+    """A problem per instance type the share can never hold ``demand`` of, as the model says
+    (:meth:`JobQueueSpec.infeasibility`); the message names the most it can hold."""
     share = queue.share(share_name)
     path = "serviceRequestPayload.ResourceConfig"
     problems: list[Problem] = []
     for itype, count in demand.items():
+        reason = queue.infeasibility(share_name, {itype: count})
+        if reason is None:
+            continue
         if itype not in share.capacity:
             units = ", ".join(share.capacity) or "none"
             problems.append(
@@ -297,15 +331,13 @@ def _demand_problems(
             )
             continue
         most = queue.max_usable(share_name, itype)
-        if count > most:
-            reason = queue.infeasibility(share_name, {itype: count}) or ""
-            problems.append(
-                Problem(
-                    f"{path}.InstanceCount",
-                    count,
-                    f"quota share {share_name} can hold at most {most} x {itype} at once, so "
-                    f"the job would wait in RUNNABLE forever ({reason.split(' - ')[0]})",
-                    f"request at most {most} instances, or raise the share's capacity",
-                )
+        problems.append(
+            Problem(
+                f"{path}.InstanceCount",
+                count,
+                f"quota share {share_name} can hold at most {most} x {itype} at once, so "
+                f"the job would wait in RUNNABLE forever ({reason.split(' - ')[0]})",
+                f"request at most {most} instances, or raise the share's capacity",
             )
+        )
     return problems

@@ -1,15 +1,17 @@
-"""The queue client: submit, re-prioritise, list, describe, wait for and terminate service jobs.
+"""Owns the queue client: submit, re-prioritise, list, describe, wait for, terminate jobs.
 
 One :class:`QueueClient` is bound to one quota-managed job queue (by name, ARN, or organisation
-name resolved from the stack's SSM parameters). Every call goes through boto3 with botocore's
-retry modes and paginators; pre-submit checks read the live queue once, convert it to the
-domain model (:func:`queue_spec_from_api`) and reuse the model's answers.
+name resolved from the stack's SSM parameters), optionally acting as a team
+(:meth:`QueueClient.for_team`). Every call goes through boto3 with botocore's retry modes and
+paginators; pre-submit checks read the live queue once, convert it to the domain model
+(:func:`queue_spec_from_api`) and reuse the model's answers. Every submit into a share that
+carries a team tag carries that tag too.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import boto3
@@ -18,6 +20,7 @@ from botocore.exceptions import BotoCoreError, ClientError, HTTPClientError
 from botocore.exceptions import ConnectionError as BotocoreConnectionError
 
 from quota_constructs.api_shapes import share_from_api
+from quota_constructs.contracts import TEAM_TAG_KEY, job_queue_arn_parameter
 from quota_constructs.model import (
     JobQueueSpec,
     Problem,
@@ -38,15 +41,25 @@ from quota_constructs.runtime.jobs import (
 from quota_constructs.runtime.pacing import (
     SUBMIT_RATE_PER_S,
     Backoff,
-    Clock,
+    MonotonicClock,
+    PacingClock,
     RateLimiter,
     RetryOptions,
-    WallClock,
 )
-from quota_constructs.runtime.payload import JobSubmission, TrainingJob
-from quota_constructs.runtime.waiting import Target, Transition, Until, Waiter, WaitResult
+from quota_constructs.runtime.payload import JobSubmission, TrainingJob, team_tag_problems
+from quota_constructs.runtime.team import (
+    assumed_role_session,
+    default_session_name,
+    read_team_parameters,
+)
+from quota_constructs.runtime.waiting import Transition, Until, Waiter, WaitResult, WaitTarget
 
+TEAM_DEFAULT_PRIORITY = 0
+"""``schedulingPriority`` sent for a team's share when none is given: the submitter policy's
+priority cap is a condition on ``batch:SchedulingPriority``, which a request without the key
+fails (docs/security.md)."""
 TERMINATE_BATCH = 50
+"""TerminateServiceJobs takes at most 50 job ids per call (reference 1.1)."""
 RESUBMIT_ROUNDS = 3
 """Extra rounds in which :meth:`QueueClient.submit_many` retries transiently refused jobs."""
 _THROTTLING_CODES = frozenset(
@@ -61,12 +74,6 @@ def is_transient(error: ClientError | BotoCoreError) -> bool:
         status = error.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0)
         return code in _THROTTLING_CODES or status >= 500 or status == 429
     return isinstance(error, (BotocoreConnectionError, HTTPClientError))
-
-
-"""TerminateServiceJobs takes at most 50 job ids per call (reference 1.1)."""
-
-SSM_QUEUE_ARN = "/quota/{organisation}/job-queue/arn"
-"""SSM parameter written by each organisation stack (cross-team contract 1)."""
 
 
 def error_text(error: Exception) -> str:
@@ -113,7 +120,7 @@ class JobHandle:
         """:meth:`QueueClient.terminate` for this job."""
         self.client.terminate(self.job_id, reason)
 
-    def wait(self, until: Target = Until.TERMINAL, timeout: float | None = None) -> JobSummary:
+    def wait(self, until: WaitTarget = Until.TERMINAL, timeout: float | None = None) -> JobSummary:
         """:meth:`QueueClient.wait` for this job alone; returns its final summary."""
         return self.client.wait([self], until=until, timeout=timeout).jobs[self.job_id]
 
@@ -142,7 +149,7 @@ class QueueClient:
         retry: RetryOptions | None = None,
         submit_retry: RetryOptions | None = None,
         submit_rate: float = SUBMIT_RATE_PER_S,
-        clock: Clock | None = None,
+        clock: PacingClock | None = None,
         backoff: Backoff | None = None,
     ) -> None:
         self.queue = queue
@@ -155,14 +162,16 @@ class QueueClient:
             max_attempts=self.retry.max_attempts,
             backoff_scale=self.retry.backoff_scale,
         )
-        self.clock = clock or WallClock()
+        self.clock = clock or MonotonicClock()
         self.backoff = backoff or Backoff()
         self.batch = self._client("batch", self.retry)
         self.submit_batch = self._client("batch", self.submit_retry)
         self.limiter = RateLimiter(submit_rate, self.clock)
+        self.team: str | None = None  # the share whose team role this client acts as
         self._spec: JobQueueSpec | None = None
         self._queue_detail: dict[str, Any] | None = None
-        self._seen: dict[str, JobStatus] = {}  # last status each wait saw, for the next one
+        self._team_tags: dict[str, str | None] = {}  # share -> its team tag's value
+        self._earlier_statuses: dict[str, JobStatus] = {}  # last status each wait saw
 
     def _client(self, service: str, retry: RetryOptions) -> BaseClient:
         client = self.session.client(
@@ -180,25 +189,76 @@ class QueueClient:
         ``kwargs`` are the constructor's; the SSM client uses the same session, region,
         endpoint and retry settings.
         """
-        client = cls(SSM_QUEUE_ARN.format(organisation=organisation), **kwargs)
+        client = cls(job_queue_arn_parameter(organisation), **kwargs)
         client.queue = client._resolve_organisation(organisation)
         return client
 
-    def _resolve_organisation(self, organisation: str) -> str:
-        ssm = self._client("ssm", self.retry)
-        name = SSM_QUEUE_ARN.format(organisation=organisation)
+    @classmethod
+    def for_team(
+        cls,
+        organisation: str,
+        share: str,
+        *,
+        session_name: str | None = None,
+        **kwargs: Any,
+    ) -> QueueClient:
+        """The client of ``share``'s team: every Batch call made as its submitter role.
+
+        Reads ``/quota/<organisation>/job-queue/arn`` and
+        ``/quota/<organisation>/quota-shares/<share>/submitter-role-arn`` from SSM, then calls
+        STS ``AssumeRole`` (session ``session_name``, default ``quota-<login name>``) with the
+        caller's own credentials (``session``, or boto3's defaults). The client submits only
+        into ``share``. ``kwargs`` are the constructor's; SSM and STS use the same endpoint,
+        region and retry settings. Raises :class:`QuotaConfigError` naming the organisation or
+        share and the fix when the organisation, the share or its team access is missing, or
+        when the role cannot be assumed.
+        """
+        base = cls(job_queue_arn_parameter(organisation), **kwargs)
         try:
-            arn = ssm.get_parameter(Name=name)["Parameter"]["Value"]
+            found = read_team_parameters(base._client("ssm", base.retry), organisation, share)
+        except ClientError as error:
+            raise _ssm_problem(
+                organisation,
+                error,
+                "the team's SSM parameters",
+                f"allow ssm:GetParameters on /quota/{organisation}/* to your identity",
+            ) from error
+        try:
+            session = assumed_role_session(
+                base._client("sts", base.retry),
+                found.submitter_role_arn,
+                session_name or default_session_name(),
+                region=base.session.region_name,
+                profile=_explicit_profile(base.session),
+            )
         except ClientError as error:
             raise QuotaConfigError(
                 [
                     Problem(
-                        "organisation",
-                        organisation,
-                        f"cannot read SSM parameter {name} ({error_text(error)})",
-                        "deploy the organisation's stack, or pass the job queue name or ARN",
+                        "share",
+                        share,
+                        f"cannot assume the team's submitter role {found.submitter_role_arn} "
+                        f"({error_text(error)})",
+                        "act from an identity listed in the share's access.principals, or ask "
+                        "for yours to be added there and the stack deployed",
                     )
                 ]
+            ) from error
+        client = cls(found.job_queue_arn, **{**kwargs, "session": session})
+        client.team = share
+        return client
+
+    def _resolve_organisation(self, organisation: str) -> str:
+        ssm = self._client("ssm", self.retry)
+        name = job_queue_arn_parameter(organisation)
+        try:
+            arn = ssm.get_parameter(Name=name)["Parameter"]["Value"]
+        except ClientError as error:
+            raise _ssm_problem(
+                organisation,
+                error,
+                f"SSM parameter {name}",
+                "deploy the organisation's stack, or pass the job queue name or ARN",
             ) from error
         return str(arn)
 
@@ -231,6 +291,7 @@ class QueueClient:
             )
             shares = [s for page in pages for s in page.get("quotaShares", [])]
             self._spec = queue_spec_from_api(detail, shares)
+            self._team_tags.clear()
         return self._spec
 
     def refresh(self) -> JobQueueSpec:
@@ -239,22 +300,73 @@ class QueueClient:
 
     def describe_share(self, share: str) -> QuotaShareSpec:
         """One share, read live with ``DescribeQuotaShare`` (bypasses the cache)."""
-        arn = f"{self.queue_detail()['jobQueueArn']}/quota-share/{share}"
-        return share_from_api(self.batch.describe_quota_share(quotaShareArn=arn))
+        return share_from_api(self.batch.describe_quota_share(quotaShareArn=self._share_arn(share)))
+
+    def _share_arn(self, share: str) -> str:
+        return f"{self.queue_detail()['jobQueueArn']}/quota-share/{share}"
+
+    def team_tag(self, share: str) -> str | None:
+        """The value of ``share``'s team tag (``quota-team``), ``None`` for a share without one.
+
+        Read from the share's tags with ``DescribeQuotaShare`` once per share, and again after
+        :meth:`refresh`. Raises ``ClientError`` when the share cannot be described.
+        """
+        if share not in self._team_tags:
+            detail = self.batch.describe_quota_share(quotaShareArn=self._share_arn(share))
+            self._team_tags[share] = (detail.get("tags") or {}).get(TEAM_TAG_KEY)
+        return self._team_tags[share]
 
     # --- submit ---------------------------------------------------------------------------
 
     def check(self, submission: JobSubmission) -> list[Problem]:
         """Every pre-submit problem of ``submission`` against the live queue."""
+        return self.prepare(submission)[1]
+
+    def prepare(self, submission: JobSubmission) -> tuple[JobSubmission, list[Problem]]:
+        """The submission as it will be sent, and every pre-submit problem of it.
+
+        As sent: with the share's team tag added (:meth:`team_tag`), so its derived
+        ``clientToken`` covers the tag. Problems: the team's share (for a team's client), a
+        conflicting team tag, then :meth:`JobSubmission.problems` against the live queue.
+        """
         spec = self.spec()
         if submission.share not in {s.name for s in spec.shares}:
             spec = self.refresh()  # a share created since the cache was filled
-        return submission.problems(spec)
+        problems = self._team_share_problems(submission)
+        if problems or submission.share not in {s.name for s in spec.shares}:
+            return submission, problems + submission.problems(spec)
+        try:
+            tag = self.team_tag(submission.share)
+        except ClientError as error:
+            problems.append(_describe_problem(submission.share, error))
+            return submission, problems + submission.problems(spec)
+        if tag is not None:
+            problems += team_tag_problems(submission.tags, submission.share, TEAM_TAG_KEY, tag)
+            if not problems:
+                submission = submission.with_tag(TEAM_TAG_KEY, tag)
+            if submission.priority is None:  # a capped team's policy needs the condition key
+                submission = replace(submission, priority=TEAM_DEFAULT_PRIORITY)
+        return submission, problems + submission.problems(spec)
+
+    def _team_share_problems(self, submission: JobSubmission) -> list[Problem]:
+        if self.team is None or submission.share == self.team:
+            return []
+        return [
+            Problem(
+                "quotaShareName",
+                submission.share,
+                f"this client acts as the team of quota share {self.team}, whose role may "
+                f"submit only into {self.team}",
+                f"submit into {self.team}, or act as the other share's team",
+            )
+        ]
 
     def render(self, submission: JobSubmission) -> dict[str, Any]:
-        """The exact ``SubmitServiceJob`` request (dry run); raises if a check fails."""
-        raise_if(self.check(submission), context=f"job {submission.job_name}")
-        return submission.request(self.queue)
+        """The exact ``SubmitServiceJob`` request (dry run), team tag included; raises
+        :class:`QuotaConfigError` if a check fails."""
+        sent, problems = self.prepare(submission)
+        raise_if(problems, context=f"job {submission.job_name}")
+        return sent.request(self.queue)
 
     def submit(
         self,
@@ -412,7 +524,7 @@ class QueueClient:
         self,
         jobs: Iterable[JobRef],
         *,
-        until: Target = Until.TERMINAL,
+        until: WaitTarget = Until.TERMINAL,
         timeout: float | None = None,
         backoff: Backoff | None = None,
         on_transition: Callable[[Transition], None] | None = None,
@@ -429,21 +541,43 @@ class QueueClient:
             else None
         )
         waiter = Waiter(
-            self,
-            [_job_id(j) for j in refs],
+            reader=self,
+            clock=self.clock,
+            job_ids=[_job_id(j) for j in refs],
             until=until,
             share=share,
             backoff=backoff or self.backoff,
             on_transition=on_transition,
-            known=self._seen,
+            earlier_statuses=self._earlier_statuses,
         )
         try:
             return waiter.run(timeout=timeout)
         finally:
             for job in waiter.tracked.values():
                 if job.status is not None:
-                    self._seen[job.job_id] = job.status
+                    self._earlier_statuses[job.job_id] = job.status
 
 
 def _job_id(job: JobRef) -> str:
     return job.job_id if isinstance(job, JobHandle) else job
+
+
+def _explicit_profile(session: boto3.Session) -> str | None:
+    """The session's profile when it names one from the config files, else ``None``."""
+    name = session.profile_name
+    return name if name in session.available_profiles else None
+
+
+def _ssm_problem(organisation: str, error: ClientError, what: str, fix: str) -> QuotaConfigError:
+    message = f"cannot read {what} ({error_text(error)})"
+    return QuotaConfigError([Problem("organisation", organisation, message, fix)])
+
+
+def _describe_problem(share: str, error: ClientError) -> Problem:
+    return Problem(
+        "quotaShareName",
+        share,
+        f"cannot read the quota share's tags with DescribeQuotaShare ({error_text(error)}), so "
+        "its team tag is unknown",
+        "allow batch:DescribeQuotaShare on the share (a team's role has it), or retry",
+    )

@@ -1,4 +1,4 @@
-"""Waiting for many service jobs at once, on list calls instead of one describe per job.
+"""Owns waits for many service jobs at once, on list calls instead of one describe per job.
 
 Each poll lists the queue by status (``ListServiceJobs``, one call per page), looking first
 where each awaited job was heading (RUNNABLE, RUNNING), then in SUCCEEDED, then the short-lived
@@ -9,21 +9,32 @@ described. Polls are spaced by a jittered backoff that restarts whenever a job m
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from quota_constructs.runtime.jobs import (
     DISPATCHED_STATUSES,
     JobStatus,
     JobSummary,
 )
-from quota_constructs.runtime.pacing import Backoff
+from quota_constructs.runtime.pacing import Backoff, PacingClock
 
-if TYPE_CHECKING:
-    from quota_constructs.runtime.queue import QueueClient
+
+class JobReader(Protocol):
+    """What a wait reads jobs through (a :class:`QueueClient` is one)."""
+
+    def list_pages(
+        self, status: JobStatus, *, share: str | None = None
+    ) -> Iterable[list[JobSummary]]:
+        """Pages of the jobs in ``status`` (of ``share`` only, if given): one API call each."""
+        ...
+
+    def describe(self, job_id: str, /) -> JobSummary:
+        """One job, read by its id."""
+        ...
 
 
 @dataclass
@@ -34,7 +45,7 @@ class TrackedJob:
     summary: JobSummary | None = None
     seen_dispatched: bool = False
     requeues: int = 0
-    known: JobStatus | None = None
+    earlier_status: JobStatus | None = None
     """Status seen by an earlier wait of the same client (before this wait's first poll)."""
 
     @property
@@ -42,7 +53,7 @@ class TrackedJob:
         return self.summary.status if self.summary else None
 
 
-Target = Callable[[TrackedJob], bool]
+WaitTarget = Callable[[TrackedJob], bool]
 """A wait target: true once the job is where the caller wants it."""
 
 
@@ -80,23 +91,23 @@ _LOOKUP_ORDER = (
 class Until:
     """Ready-made wait targets; any ``Callable[[TrackedJob], bool]`` works too."""
 
-    TERMINAL: Target = staticmethod(_terminal)
+    TERMINAL: WaitTarget = staticmethod(_terminal)
     """SUCCEEDED or FAILED."""
-    DISPATCHED: Target = staticmethod(_dispatched)
+    DISPATCHED: WaitTarget = staticmethod(_dispatched)
     """SCHEDULED, STARTING, RUNNING, or already finished."""
-    RUNNING: Target = staticmethod(_running)
+    RUNNING: WaitTarget = staticmethod(_running)
     """RUNNING, or already finished."""
-    REQUEUED: Target = staticmethod(_requeued)
+    REQUEUED: WaitTarget = staticmethod(_requeued)
     """RUNNABLE again after having been dispatched (e.g. preempted)."""
 
     @staticmethod
-    def status(*statuses: JobStatus | str) -> Target:
+    def status(*statuses: JobStatus | str) -> WaitTarget:
         """In one of ``statuses``."""
         wanted = {JobStatus(s) for s in statuses}
         return lambda job: job.status in wanted
 
     @staticmethod
-    def named(name: str) -> Target:
+    def named(name: str) -> WaitTarget:
         """A target by CLI name: terminal, dispatched, running, requeued, or a status."""
         targets = {
             "terminal": Until.TERMINAL,
@@ -152,15 +163,19 @@ class WaitTimeout(TimeoutError):
 
 @dataclass
 class Waiter:
-    """One wait over ``job_ids``; :meth:`run` polls until every job is done."""
+    """One wait over ``job_ids``; :meth:`run` polls until every job is done.
 
-    client: QueueClient
+    Jobs are read through ``reader``; polls are spaced on ``clock``.
+    """
+
+    reader: JobReader
+    clock: PacingClock
     job_ids: Sequence[str]
-    until: Target
+    until: WaitTarget
     share: str | None = None
     backoff: Backoff = field(default_factory=Backoff)
     on_transition: Callable[[Transition], None] | None = None
-    known: Mapping[str, JobStatus] = field(default_factory=dict)
+    earlier_statuses: Mapping[str, JobStatus] = field(default_factory=dict)
     calls: int = 0
     polls: int = 0
 
@@ -168,8 +183,8 @@ class Waiter:
         self.tracked = {
             job_id: TrackedJob(
                 job_id,
-                known=self.known.get(job_id),
-                seen_dispatched=bool(self.known.get(job_id) in DISPATCHED_STATUSES),
+                earlier_status=self.earlier_statuses.get(job_id),
+                seen_dispatched=bool(self.earlier_statuses.get(job_id) in DISPATCHED_STATUSES),
             )
             for job_id in dict.fromkeys(self.job_ids)
         }
@@ -180,7 +195,7 @@ class Waiter:
 
     def run(self, *, timeout: float | None = None) -> WaitResult:
         """Poll until every job is done; :class:`WaitTimeout` after ``timeout`` seconds."""
-        clock = self.client.clock
+        clock = self.clock
         deadline = None if timeout is None else clock.now() + timeout
         delays = self.backoff.delays()
         while True:
@@ -212,7 +227,7 @@ class Waiter:
             self._scan(status, wanted, found)
         for job_id in wanted - found.keys():  # left every list (e.g. aged out): describe it
             self.calls += 1
-            found[job_id] = self.client.describe(job_id)
+            found[job_id] = self.reader.describe(job_id)
         changed = False
         for job_id, job in self.tracked.items():  # transitions in the caller's job order
             if job_id in found:
@@ -225,7 +240,7 @@ class Waiter:
         left the active lists have mostly finished), then the short-lived states, FAILED."""
         counts: dict[JobStatus, int] = {}
         for job_id in wanted:
-            status = self.tracked[job_id].status or self.tracked[job_id].known
+            status = self.tracked[job_id].status or self.tracked[job_id].earlier_status
             if status is not None and status.is_active:
                 heading = JobStatus.RUNNING if status.is_dispatched else JobStatus.RUNNABLE
                 counts[heading] = counts.get(heading, 0) + 1
@@ -239,7 +254,7 @@ class Waiter:
         """Page through one status list until every awaited job is located. Finished lists are
         newest first by creation time, so paging stops at jobs older than any still missing."""
         oldest = self._oldest_missing(wanted, found) if status.is_terminal else None
-        for page in self.client.list_pages(status, share=self.share):
+        for page in self.reader.list_pages(status, share=self.share):
             self.calls += 1
             for summary in page:
                 if summary.job_id in wanted and summary.job_id not in found:
@@ -261,7 +276,7 @@ class Waiter:
         return min(times) if times else None
 
     def _observe(self, job: TrackedJob, summary: JobSummary) -> bool:
-        previous = job.status if job.summary is not None else job.known
+        previous = job.status if job.summary is not None else job.earlier_status
         job.summary = summary
         if previous == summary.status:
             return False

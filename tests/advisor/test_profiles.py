@@ -135,3 +135,92 @@ def test_rejects_bad_team_access_naming_the_team_field(write_teams: Callable[...
         write_teams([{"name": "a", "capacity": GPU, "workload": "ad_hoc", "access": access}])
     )
     assert message.startswith("teams[0].access.max_priority:") and "10000" in message
+
+
+def team_with(**facts: object) -> dict:
+    return {"name": "a", "capacity": GPU, "workload": "experimental", **facts}
+
+
+def test_job_minutes_instances_and_targets_load(write_teams: Callable[..., Path]) -> None:
+    path = write_teams(
+        [
+            team_with(
+                job_minutes={"p50": 45, "max": 240},
+                instances_per_job={"min": 1, "max": 2},
+                preemption_tolerant=True,
+                targets={"p90_wait_minutes": 30, "max_preempted_share": 0.1},
+            )
+        ]
+    )
+    team = load_teams(path).teams[0]
+    assert (team.durations.p50, team.durations.max) == (45, 240)
+    assert team.instance_range("ml.g5.xlarge") == (1, 2)
+    assert team.targets.waits() == {90: 1800.0} and team.preemption_target == 0.1
+
+
+@pytest.mark.parametrize(
+    ("kind", "p50", "top", "sizes"),
+    [
+        ("scheduled", 30, 60, (2, 2)),
+        ("experimental", 90, 480, (1, 2)),
+        ("ad_hoc", 150, 240, (2, 2)),
+    ],
+)
+def test_documented_defaults_per_workload_kind(
+    write_teams: Callable[..., Path], kind: str, p50: int, top: int, sizes: tuple[int, int]
+) -> None:
+    team = load_teams(write_teams([team_with(workload=kind)])).teams[0]
+    assert (team.durations.p50, team.durations.max) == (p50, top)
+    assert team.instance_range("ml.g5.xlarge") == sizes
+    assert team.targets.waits() == {} and team.preemption_target == 0.0
+
+
+def test_rejects_job_minutes_whose_longest_is_below_the_median(
+    write_teams: Callable[..., Path],
+) -> None:
+    [message] = errors(write_teams([team_with(job_minutes={"p50": 60, "max": 30})]))
+    assert message.startswith("teams[0].job_minutes.max: the longest job must be at least")
+    assert "(got 30" in message and "raise max to 60 or more" in message
+
+
+def test_rejects_non_positive_job_minutes(write_teams: Callable[..., Path]) -> None:
+    [message] = errors(write_teams([team_with(job_minutes={"p50": 0, "max": 30})]))
+    assert message.startswith("teams[0].job_minutes.p50: must be a positive number of minutes")
+
+
+def test_rejects_job_minutes_without_its_median(write_teams: Callable[..., Path]) -> None:
+    [message] = errors(write_teams([team_with(job_minutes={"max": 30})]))
+    assert message.startswith("teams[0].job_minutes.p50: Field required")
+
+
+def test_rejects_jobs_larger_than_the_teams_capacity(write_teams: Callable[..., Path]) -> None:
+    [message] = errors(write_teams([team_with(instances_per_job=3)]))
+    assert message.startswith("teams[0].instances_per_job: a job of 3 instances does not fit")
+    assert "lower it to 2" in message
+
+
+def test_rejects_an_empty_instance_range(write_teams: Callable[..., Path]) -> None:
+    [message] = errors(write_teams([team_with(instances_per_job={"min": 2, "max": 1})]))
+    assert message.startswith("teams[0].instances_per_job: needs 1 <= min <= max instances")
+
+
+def test_rejects_unknown_target_names(write_teams: Callable[..., Path]) -> None:
+    [message] = errors(write_teams([team_with(targets={"p95_wait_minutes": 10})]))
+    assert message.startswith("teams[0].targets.p95_wait_minutes: Extra inputs are not permitted")
+
+
+def test_rejects_negative_waits_and_shares_outside_0_1(write_teams: Callable[..., Path]) -> None:
+    targets = {"p50_wait_minutes": -1, "max_preempted_share": 1.5}
+    messages = errors(write_teams([team_with(preemption_tolerant=True, targets=targets)]))
+    assert messages[0].startswith("teams[0].targets.p50_wait_minutes: must be 0 or more minutes")
+    assert messages[1].startswith("teams[0].targets.max_preempted_share: a share of jobs is")
+
+
+def test_rejects_a_preemption_target_of_a_team_that_tolerates_none(
+    write_teams: Callable[..., Path],
+) -> None:
+    [message] = errors(write_teams([team_with(targets={"max_preempted_share": 0.1})]))
+    assert message.startswith(
+        "teams[0].targets.max_preempted_share: contradicts preemption_tolerant: false"
+    )
+    assert "set preemption_tolerant: true" in message

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 import yaml
 from typer.testing import CliRunner
 
@@ -12,7 +13,7 @@ from quota_constructs.advisor.profiles import load_teams, parse_teams
 from quota_constructs.advisor.recommend import Advice, recommend
 from quota_constructs.cli import app
 from quota_constructs.config import load_organisation, parse_organisation
-from quota_constructs.model import SharingStrategy
+from quota_constructs.model import QuotaConfigError, SharingStrategy
 from tests.advisor.conftest import ORG_FILE, TEAMS_FILE
 
 GPU = "ml.g5.xlarge"
@@ -70,12 +71,14 @@ def test_generated_org_file_passes_the_loader_with_rationale_in_descriptions() -
     assert load_organisation(ORG_FILE).name == "research"
 
 
-def test_borrowing_without_lending_still_lends_because_no_strategy_only_borrows() -> None:
+def test_a_team_that_wants_to_borrow_but_not_to_lend_stays_reserve_with_a_warning() -> None:
+    # Changed by issue 14: the wish not to lend is kept (it used to become LEND_AND_BORROW).
     t = by_name(
         advise(team("a", needs_burst=True, checkpointing=True), team("b", lends_when_idle=True))
     )["a"]
-    assert t.share.strategy is SharingStrategy.LEND_AND_BORROW
-    assert "only LEND_AND_BORROW borrows" in t.rationale[0]
+    assert t.share.strategy is SharingStrategy.RESERVE and t.share.borrow_limit is None
+    assert "lends_when_idle: false is kept" in t.rationale[0]
+    assert t.warnings[0].startswith("needs_burst: true but lends_when_idle: false")
 
 
 def test_borrowing_without_checkpointing_is_capped_at_own_size_and_warned() -> None:
@@ -102,13 +105,18 @@ def test_checkpointing_borrower_may_reach_everything_lendable() -> None:
     assert t.warnings == ()
 
 
-def test_warns_when_nobody_lends_to_a_borrower() -> None:
-    t = by_name(advise(team("a", needs_burst=True, checkpointing=True), team("b")))["a"]
-    assert t.share.borrow_limit == 0
+def test_borrow_limit_is_zero_and_said_when_there_is_nothing_to_borrow() -> None:
+    lender = team("a", needs_burst=True, lends_when_idle=True, checkpointing=True)
+    t = by_name(advise(lender, team("b")))["a"]
+    assert t.share.borrow_limit == 0 and t.max_usable == {GPU: 2}
+    assert "borrow limit 0: no other share lends any of the team's instance types" in " ".join(
+        t.rationale
+    )
     assert any(w.startswith(f"no other share lends {GPU}") for w in t.warnings)
 
 
-def test_warns_about_the_part_of_a_uniform_borrow_limit_that_can_never_be_reached() -> None:
+def test_borrow_limit_never_exceeds_what_the_others_lend_of_any_type() -> None:
+    # Changed by issue 14: the limit used to reach the most generous type (400 %) and overshoot.
     p4 = "ml.p4d.24xlarge"
     t = by_name(
         advise(
@@ -116,18 +124,33 @@ def test_warns_about_the_part_of_a_uniform_borrow_limit_that_can_never_be_reache
             team("b", {GPU: 4, p4: 1}, lends_when_idle=True),
         )
     )["a"]
-    # Reaching b's 4 GPUs needs 400 % of 1; the same percent allows 8 p4d, b lends only 1.
-    assert t.share.borrow_limit == 400
-    assert t.max_usable == {GPU: 5, p4: 3}
-    assert f"allows 8 x {p4} but the other shares can lend at most 1" in " ".join(t.warnings)
+    # b lends 1 p4d of a's 2 (50 %) and 4 GPUs of a's 1 (400 %): the scarcer type decides.
+    assert t.share.borrow_limit == 50
+    assert t.share.borrow_cap(p4) == 1 and t.share.borrow_cap(GPU) == 0
+    assert t.max_usable == {GPU: 1, p4: 3}
+    assert f"reaches 0 of the 4 x {GPU} the other shares can lend" in " ".join(t.warnings)
+
+
+def test_a_type_nobody_lends_does_not_hold_back_the_others() -> None:
+    p4 = "ml.p4d.24xlarge"
+    t = by_name(
+        advise(
+            team("a", {GPU: 2, p4: 1}, needs_burst=True, lends_when_idle=True, checkpointing=True),
+            team("b", {p4: 2}, lends_when_idle=True),
+            team("c", {GPU: 4}),
+        )
+    )["a"]
+    assert t.share.borrow_limit == 200 and t.max_usable == {GPU: 2, p4: 3}
+    assert any(w.startswith(f"no other share lends {GPU}") for w in t.warnings)
 
 
 def test_warns_and_prices_reserved_capacity_idle_most_of_the_week() -> None:
     weekend = team("w", 2, workload="ad_hoc", active_days=["sat", "sun"])
     [warning] = by_name(advise(weekend, prices={GPU: 1.5}))["w"].warnings
-    # ad hoc: 3 jobs/day x 2.5 h x 2 instances x 2 days = 30 of 336 instance-hours busy.
-    assert warning.startswith("reserved capacity idle about 91% of the week (306 instance-hours")
-    assert "about $459 a week" in warning
+    # ad hoc: 3 jobs/day x 2.5 h (log-normal median 150 min, sigma 0.4, cut at 240 min: mean
+    # 156 min) x 2 instances x 2 days = 31 of 336 instance-hours busy.
+    assert warning.startswith("reserved capacity idle about 91% of the week (305 instance-hours")
+    assert "about $457 a week" in warning
 
 
 def test_busy_reserved_team_gets_no_idle_warning() -> None:
@@ -176,3 +199,73 @@ def test_canonical_research_teams_each_get_their_access_block() -> None:
         "generative": 50,
         "data-analysis": None,
     }
+
+
+ML_PLATFORM = TEAMS_FILE.parent / "ml-platform.yaml"
+P4D, G5 = "ml.p4d.24xlarge", "ml.g5.12xlarge"
+
+
+def test_issue_user_case_cv_keeps_its_wish_not_to_lend() -> None:
+    cv = by_name(recommend(load_teams(ML_PLATFORM)))["cv"]
+    assert cv.share.strategy is SharingStrategy.RESERVE and cv.share.borrow_limit is None
+    assert cv.max_usable == {G5: 4} and cv.borrow_instances == {G5: 0}
+    assert cv.warnings[0].startswith("needs_burst: true but lends_when_idle: false")
+
+
+def test_issue_user_case_research_llm_is_not_sized_on_capacity_nobody_lends() -> None:
+    advice = recommend(load_teams(ML_PLATFORM))
+    llm = by_name(advice)["research-llm"]
+    queue = advice.organisation.queue
+    # nlp-prod lends 2 p4d (200 % of research-llm's 1); cv lends nothing
+    assert llm.share.borrow_limit == 200
+    assert llm.max_usable == {P4D: 3, G5: 2} and llm.borrow_instances == {P4D: 2, G5: 0}
+    assert llm.share.borrow_cap(P4D) == queue.lendable(P4D, excluding="research-llm") == 2
+    assert any(w.startswith(f"no other share lends {G5}") for w in llm.warnings)
+    assert not any("can never be reached" in w for w in llm.warnings)
+
+
+def test_issue_user_case_daily_schedule_lends_its_idle_hours() -> None:
+    nlp = by_name(recommend(load_teams(ML_PLATFORM)))["nlp-prod"]
+    assert nlp.share.strategy is SharingStrategy.LEND and not nlp.share.in_share_preemption
+    # one 4-hour run a day on 2 p4d: idle about 20 of 24 hours
+    assert "Expected idle about 83% of the week" in nlp.share.description
+
+
+def test_warns_when_scheduled_runs_last_longer_than_the_gap_between_them() -> None:
+    hourly = team("s", workload="scheduled", schedule="hourly", job_minutes={"p50": 90, "max": 90})
+    [warning] = by_name(advise(hourly))["s"].warnings
+    assert warning.startswith("scheduled runs last about 90 minutes (job_minutes.p50) but start")
+    assert "every 60 minutes" in warning
+
+
+def test_rejects_a_price_for_an_instance_type_no_team_uses() -> None:
+    with pytest.raises(QuotaConfigError) as info:
+        advise(team("a"), prices={"ml.p5.48xlarge": 98.3})
+    [problem] = info.value.problems
+    assert str(problem).startswith(
+        "prices: unknown instance type 'ml.p5.48xlarge': no team uses it (the teams use "
+        f"{GPU}) (got 'ml.p5.48xlarge')"
+    )
+
+
+def test_rejects_negative_prices() -> None:
+    with pytest.raises(QuotaConfigError, match="a price is 0 or more USD per hour"):
+        advise(team("a"), prices={GPU: -1.0})
+
+
+def test_cli_rejects_an_unknown_price_type_naming_the_known_ones() -> None:
+    result = CliRunner().invoke(
+        app, ["recommend", str(ML_PLATFORM), "--price", "ml.g5.xlarge=1.41"]
+    )
+    assert result.exit_code == 2
+    assert "--price: unknown instance type 'ml.g5.xlarge': no team uses it" in result.output
+    assert f"(the teams use {G5}, {P4D})" in result.output
+
+
+def test_cli_prices_idle_reserved_capacity() -> None:
+    result = CliRunner(env={"COLUMNS": "300"}).invoke(
+        app, ["recommend", str(ML_PLATFORM), "--price", f"{G5}=7.09"]
+    )
+    assert result.exit_code == 0, result.output
+    assert "reserved capacity idle about 73% of the week (493 instance-hours" in result.output
+    assert "a week)" in result.output

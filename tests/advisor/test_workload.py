@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from quota_constructs.advisor.profiles import load_teams
+from quota_constructs.advisor.profiles import TeamsFile, load_teams, parse_teams
 from quota_constructs.advisor.workload import (
     DAY_S,
     GeneratorOptions,
@@ -150,3 +150,31 @@ def test_rejects_non_positive_intensity_and_days() -> None:
         GeneratorOptions(intensity=0)
     with pytest.raises(WorkloadError, match="days: must be at least 1"):
         generate_workload(load_teams(TEAMS_FILE), days=0)
+
+
+def one_team(**facts: object) -> TeamsFile:
+    team = {"name": "t", "capacity": {"ml.g5.xlarge": 4}, **facts}
+    return parse_teams({"organisation": "lab", "teams": [team]})
+
+
+def test_a_daily_schedule_is_one_job_a_day_of_the_stated_duration() -> None:
+    teams = one_team(workload="scheduled", schedule="daily", job_minutes={"p50": 240, "max": 250})
+    jobs = generate_workload(teams, days=7, seed=3)
+    assert [j.submit_time_s for j in jobs] == [d * DAY_S for d in range(7)]
+    # p50 +- 20 %, cut at max: 192 to 250 minutes, never 14.4 hours
+    assert all(192 * 60 <= j.duration_s <= 250 * 60 for j in jobs)
+    assert {j.instance_count for j in jobs} == {4}
+
+
+def test_durations_are_cut_at_job_minutes_max() -> None:
+    teams = one_team(workload="experimental", job_minutes={"p50": 60, "max": 90})
+    jobs = generate_workload(teams, days=7, seed=1)
+    durations = [j.duration_s for j in jobs]
+    assert max(durations) == 90 * 60 and min(durations) < 60 * 60
+
+
+def test_instances_per_job_sets_the_size_of_every_job() -> None:
+    fixed = generate_workload(one_team(workload="ad_hoc", instances_per_job=1), days=7)
+    assert {j.instance_count for j in fixed} == {1}
+    ranged = one_team(workload="experimental", instances_per_job={"min": 2, "max": 3})
+    assert {j.instance_count for j in generate_workload(ranged, days=7)} == {2, 3}

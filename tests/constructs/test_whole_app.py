@@ -8,12 +8,13 @@ from pathlib import Path
 import aws_cdk as cdk
 import pytest
 from aws_cdk import aws_iam as iam
+from aws_cdk import cx_api
 from cfnlint.api import lint
 
 from quota_constructs.config import ORGS_DIR, discover_org_files, load_organisation
 from stacks.organisation_app import add_checks, build_app
 from stacks.organisation_stack import OrganisationStack, stack_name_for
-from tests.constructs.helpers import make_app
+from tests.constructs.helpers import fleet_organisation, make_app
 
 SEED = load_organisation(ORGS_DIR / "seed-demo.yaml")
 
@@ -29,8 +30,22 @@ def test_every_organisation_synthesizes_clean_with_validation_nag_and_cfn_lint(
 
     expected = {stack_name_for(load_organisation(path)) for path in files}
     assert {s.stack_name for s in assembly.stacks} == expected
+    assert_clean(tmp_path, assembly)
 
-    report = json.loads((tmp_path / "validation-report.json").read_text())
+
+@pytest.mark.slow
+def test_an_organisation_with_every_team_access_form_synthesizes_clean(tmp_path: Path) -> None:
+    """20 teams: created and existing execution roles, created buckets, prefixes of a shared
+    bucket, a whole existing bucket."""
+    app = make_app(validation=True, outdir=str(tmp_path))
+    add_checks(app)
+    OrganisationStack(app, "Quota-fleet", organisation=fleet_organisation())
+    assert_clean(tmp_path, app.synth())
+
+
+def assert_clean(outdir: Path, assembly: cx_api.CloudAssembly) -> None:
+    """No failing validation plugin, no cdk-nag finding, no cfn-lint error or warning."""
+    report = json.loads((outdir / "validation-report.json").read_text())
     failing = [p for p in report["pluginReports"] if p["conclusion"] != "success"]
     assert failing == []
     nag = [

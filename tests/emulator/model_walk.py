@@ -17,9 +17,21 @@ KEY, VALUE = "<key>", "<value>"
 OMIT = object()
 """A leaf that leaves its member out of the request."""
 
+ARN_CHARACTERS = (
+    "[\\u0009\\u000A\\u000D\\u0020-\\u007E\\u0085\\u00A0-\\uD7FF\\uE000-\\uFFFD\\u10000-\\u10FFFF]+"
+)
+TAG_CHARACTERS = "[\\p{L}\\p{Z}\\p{N}_.:/=+\\-@]"
 PATTERN_SAMPLES = {
     "[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}": ("AWSBatch-job-1", "AWSBatch_job_1"),
     "^(tag:.+|Name|Type|KeyId|Path|Label|Tier|DataType)$": ("Name", "Nam"),
+    ARN_CHARACTERS: ("arn:aws:iam::123456789012:role/r", "arn:aws:iam::123456789012:role/\x01"),
+    "[\\w+=,.@-]*": ("session-1", "session 1"),
+    "[\\u0009\\u000A\\u000D\\u0020-\\u00FF]+": ("{}", "{\u0100}"),
+    TAG_CHARACTERS + "+": ("team \u00e91", "team#"),
+    TAG_CHARACTERS + "*": ("a", "a#"),
+    "[\\w+=,.@:\\/-]*": ("ext-1", "ext 1"),
+    "[\\w+=/:,.@-]*": ("arn:aws:iam::123456789012:mfa/u", "serial number"),
+    "[\\d]*": ("123456", "12345a"),
 }
 """A string each declared pattern accepts and a near miss it refuses."""
 
@@ -143,11 +155,21 @@ def minimal(shape: Shape) -> Any:
     return {"boolean": True, "timestamp": 0, "blob": ""}.get(kind)
 
 
+def item(shape: Shape) -> Any:
+    """A list item: the minimal value, with one member when a structure needs none (an empty
+    structure is no item at all in the query protocol)."""
+    value = minimal(shape)
+    if shape.type_name == "structure" and not value:
+        name, member = next(iter(shape.members.items()))
+        value[name] = minimal(member)
+    return value
+
+
 def sized(shape: Shape, size: int) -> Any:
     """A value of ``shape`` with ``size`` characters, items or entries."""
     kind = shape.type_name
     if kind == "list":
-        return [minimal(shape.member) for _ in range(size)]
+        return [item(shape.member) for _ in range(size)]
     if kind == "map":
         return {f"k{i}": minimal(shape.value) for i in range(size)}
     return "a" * size

@@ -13,6 +13,7 @@ import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 from typing import Any
+from xml.etree import ElementTree
 
 import pytest
 from botocore.serialize import create_serializer
@@ -103,15 +104,27 @@ def send(server: EmulatorServer, op: Any, request: dict[str, Any]) -> tuple[int,
     params = wire["query_string"] or {}
     query = urllib.parse.urlencode(params, doseq=True)
     url = server.endpoint_url + wire["url_path"] + (f"?{query}" if query else "")
-    body = wire["body"] if isinstance(wire["body"], bytes) else wire["body"].encode()
+    body = wire["body"]
+    if isinstance(body, dict):  # the query protocol's form, encoded by botocore when sent
+        body = urllib.parse.urlencode(body)
+    body = body if isinstance(body, bytes) else body.encode()
     http = urllib.request.Request(url, data=body or None, method=wire["method"])
     for name, value in wire["headers"].items():
         http.add_header(name, value)
     try:
         with urllib.request.urlopen(http) as answer:
-            return answer.status, json.loads(answer.read() or b"{}")
+            return answer.status, {}
     except urllib.error.HTTPError as error:
-        return error.code, json.loads(error.read())
+        return error.code, parsed_error(error.read())
+
+
+def parsed_error(body: bytes) -> dict[str, Any]:
+    """``__type`` and ``message`` of a JSON error, or of a query protocol's XML ErrorResponse."""
+    if body.lstrip().startswith(b"<"):
+        root = ElementTree.fromstring(body)
+        code = root.findtext(".//{*}Code") or ""
+        return {"__type": code, "message": root.findtext(".//{*}Message") or ""}
+    return dict(json.loads(body))
 
 
 def expressible(constraint: Constraint) -> bool:
@@ -137,6 +150,6 @@ def test_server_answers_400_naming_the_member_just_outside(
     code, error = send(server, constraint.operation, request_with(constraint, leaf))
 
     assert code == 400
-    assert error["__type"] in ("ClientException", "ValidationException")
+    assert error["__type"] in ("ClientException", "ValidationException", "ValidationError")
     assert f"{expected_path(constraint, leaf)}: " in error["message"]
     assert PHRASES[constraint.kind] in error["message"]

@@ -128,9 +128,37 @@ def values(shape: Any, depth: int = 0, name: str = "") -> st.SearchStrategy[Any]
     return rarely_wrong(right)
 
 
+def flattened(shape: Any, value: Any, prefix: str = "") -> dict[str, str]:
+    """``value`` as a query-protocol form (``Tags.member.1.Key``); a value of the wrong type is
+    sent as its text, as a careless client would."""
+    kind = shape.type_name
+    if kind == "structure" and isinstance(value, dict):
+        form: dict[str, str] = {}
+        for name, item in value.items():
+            member = shape.members.get(name)
+            key = f"{prefix}.{name}" if prefix else name
+            form.update(flattened(member, item, key) if member is not None else {key: str(item)})
+        return form
+    if kind == "list" and isinstance(value, list):
+        form = {}
+        for index, item in enumerate(value, 1):
+            form.update(flattened(shape.member, item, f"{prefix}.member.{index}"))
+        return form or {prefix: ""}
+    if isinstance(value, bool):
+        return {prefix or "Value": "true" if value else "false"}
+    return {prefix or "Value": "" if value is None else str(value)}
+
+
 def http_request(op: Any, params: Any) -> dict[str, Any]:
     """Method, path, query, headers and body as a client would put ``params`` on the wire."""
     service = op.service_model.service_name
+    if op.service_model.metadata["protocol"] == "query":
+        form = {"Action": op.name, "Version": op.service_model.api_version}
+        return {
+            "method": "POST",
+            "path": "/",
+            "data": {**flattened(op.input_shape, params), **form},
+        }
     if service != "batch":
         prefix = op.service_model.metadata["targetPrefix"]
         return {

@@ -6,6 +6,7 @@
 //          "requests": [{"action", "resource", "accountId", "context": {key: str | [str]}}]}
 // stdout: [{"decision": "Allowed" | "ImplicitlyDenied" | "ExplicitlyDenied",
 //           "ignoredContextKeys": [...]} | {"error": message, "details": {...}}], one per request.
+// Several principals in one process: stdin {"batches": [batch, ...]}, stdout [[result...], ...].
 import { runSimulation } from '@cloud-copilot/iam-simulate'
 
 async function readStdin() {
@@ -43,9 +44,20 @@ async function evaluate(batch, request) {
   return { decision: response.overallResult, ignoredContextKeys: ignoredKeys(response) }
 }
 
-const batch = await readStdin()
-const results = []
-for (const request of batch.requests) {
-  results.push(await evaluate(batch, request))
+async function run(batch) {
+  const results = []
+  for (const request of batch.requests) {
+    results.push(await evaluate(batch, request))
+  }
+  return results
 }
-process.stdout.write(JSON.stringify(results))
+
+const input = await readStdin()
+let output
+if (Array.isArray(input.batches)) {
+  output = []
+  for (const batch of input.batches) output.push(await run(batch))
+} else {
+  output = await run(input)
+}
+process.stdout.write(JSON.stringify(output))

@@ -18,13 +18,16 @@ from tests.iam.simulator import (
     ACCOUNT,
     REGION,
     ROOT,
+    Batch,
     Decision,
     NamedPolicy,
+    Principal,
     Request,
     SimulatorError,
     TemplateError,
     TemplateResolver,
     evaluate,
+    evaluate_many,
     role_principal,
 )
 
@@ -184,6 +187,34 @@ def test_rejects_an_invalid_policy() -> None:
     bad = NamedPolicy("bad", {"Version": "2012-10-17", "Statement": [{"Effect": "Maybe"}]})
     with pytest.raises(SimulatorError, match=r"policy\.errors"):
         decide(bad, Request(SUBMIT, QUEUE))
+
+
+def test_evaluate_many_decides_several_principals_in_one_process() -> None:
+    jobs = f"{BATCH}:service-job/*"
+    team_a = Principal(PRINCIPAL, (policy(statement(SUBMIT, [QUEUE, SHARE_A, jobs])),))
+    team_b = Principal(
+        f"arn:aws:iam::{ACCOUNT}:role/TeamB", (policy(statement(SUBMIT, [QUEUE, SHARE_B, jobs])),)
+    )
+    to_a, to_b = Request(SUBMIT, [QUEUE, SHARE_A, JOB]), Request(SUBMIT, [QUEUE, SHARE_B, JOB])
+    assert evaluate_many([Batch(team_a, [to_a, to_b]), Batch(team_b, [to_a, to_b])]) == [
+        [ALLOWED, IMPLICIT],
+        [IMPLICIT, ALLOWED],
+    ]
+
+
+def test_a_kms_key_needs_its_key_policy_besides_the_identity_policy() -> None:
+    key = f"arn:aws:kms:{REGION}:{ACCOUNT}:key/1234abcd-12ab-34cd-56ef-1234567890ab"
+    root = {"AWS": f"arn:aws:iam::{ACCOUNT}:root"}
+    key_policy = {
+        "Version": "2012-10-17",
+        "Statement": [{"Effect": "Allow", "Principal": root, "Action": "kms:*", "Resource": "*"}],
+    }
+    user = Principal(PRINCIPAL, (policy(statement("kms:Decrypt", key)),))
+    decrypt = Request("kms:Decrypt", key)
+    assert evaluate_many([Batch(user, [decrypt], key_policy), Batch(user, [decrypt])]) == [
+        [ALLOWED],
+        [IMPLICIT],
+    ]
 
 
 # --- the policies attached to a role ----------------------------------------------------------
@@ -347,6 +378,13 @@ def test_bucket_key_and_managed_policy_have_their_arn_shapes(resolver: TemplateR
     assert resolver.get_att("Bucket", "Arn") == f"arn:aws:s3:::{bucket}"
     assert resolver.get_att("Key", "Arn").startswith("arn:aws:kms:eu-west-1:123456789012:key/")
     assert resolver.resolve({"Ref": "Policy"}).startswith("arn:aws:iam::123456789012:policy/")
+
+
+def test_kms_key_ids_differ_between_stacks_with_the_same_logical_id() -> None:
+    template = batch_template()
+    one = TemplateResolver(template, stack_name="Quota-a").get_att("Key", "Arn")
+    other = TemplateResolver(template, stack_name="Quota-b").get_att("Key", "Arn")
+    assert one != other
 
 
 def test_sub_replaces_pseudo_parameters_refs_attributes_and_variables(

@@ -1,0 +1,663 @@
+"""``quota recommend --optimize``: choose sharing settings by simulation against team targets.
+
+The search space is what each profile allows (its wishes are constraints, never overridden):
+
+* strategy: ``RESERVE`` always; ``LEND`` only with ``lends_when_idle``; ``LEND_AND_BORROW`` only
+  with ``needs_burst`` and ``lends_when_idle`` (and then it is the only one: the team asked to
+  borrow);
+* in-share preemption: off, or on too when the team tolerates preemption;
+* borrow limit: ``borrow_levels`` (default 25, 50, 75, 100 %) of the reachable percent
+  (:func:`~quota_constructs.advisor.recommend.reachable_percent`, capped at 100 % without
+  checkpointing) for the lenders of that candidate, so no limit exceeds what the others lend;
+  limits that allow the same instances are one candidate, and one that allows none is dropped
+  unless there is nothing to borrow.
+
+Every candidate runs on the same seeded workloads; waits are pooled over them. A candidate is
+*eligible* when it meets every target the rule-based recommendation meets; the best eligible one
+has the fewest missed targets, then the smallest relative excess over missed targets, then the
+shortest mean wait of all jobs, then the least lost work, then the fewest changes from the
+rule-based settings. When the allowed space has at most ``max_candidates`` configurations all are
+run; otherwise a coordinate search from the rule-based one runs rounds of single-team changes
+until none improves or ``max_candidates`` have run.
+
+Candidates run through a :class:`concurrent.futures.Executor` (default: a process pool with one
+worker per core); pass your own, e.g. a Dask ``Client.get_executor()`` to use a cluster.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import Executor, ProcessPoolExecutor
+from dataclasses import dataclass, field, replace
+
+from quota_constructs.advisor.profiles import TeamProfile, TeamsFile
+from quota_constructs.advisor.recommend import (
+    FULL_CHECKPOINTLESS_BORROW,
+    Advice,
+    reachable_percent,
+    recommend,
+)
+from quota_constructs.advisor.simulate import SimulationOptions, simulate
+from quota_constructs.advisor.workload import (
+    GeneratorOptions,
+    WorkloadJob,
+    generate_workload,
+)
+from quota_constructs.config import OrganisationFile
+from quota_constructs.model import (
+    JobQueueSpec,
+    Organisation,
+    Problem,
+    QuotaConfigError,
+    QuotaShareSpec,
+    SharingStrategy,
+)
+
+Setting = tuple[SharingStrategy, int | None, bool]
+"""One share's searched settings: strategy, borrow limit (percent), in-share preemption."""
+
+
+@dataclass(frozen=True)
+class SearchOptions:
+    """How the search runs. Defaults: 3 seeded workloads of 7 days, at most 64 candidates."""
+
+    seeds: tuple[int, ...] = (0, 1, 2)
+    days: int = 7
+    borrow_levels: tuple[float, ...] = (0.25, 0.5, 0.75, 1.0)
+    """Fractions of the reachable borrow limit tried for each borrowing team."""
+    max_candidates: int = 64
+    """Most configurations simulated (each on every workload)."""
+    simulation: SimulationOptions = field(default_factory=SimulationOptions)
+    generator: GeneratorOptions = field(default_factory=GeneratorOptions)
+
+    def problems(self) -> list[Problem]:
+        """Field, value and fix for each unusable option."""
+        problems = []
+        if not self.seeds:
+            problems.append(Problem("seeds", self.seeds, "needs at least one seed", "e.g. 0 1 2"))
+        if self.days < 1:
+            problems.append(Problem("days", self.days, "must be at least 1", "e.g. 7"))
+        if self.max_candidates < 1:
+            problems.append(
+                Problem("max_candidates", self.max_candidates, "must be at least 1", "e.g. 64")
+            )
+        if not self.borrow_levels or not all(0 < x <= 1 for x in self.borrow_levels):
+            problems.append(
+                Problem(
+                    "borrow_levels",
+                    self.borrow_levels,
+                    "fractions of the reachable limit, each in (0, 1]",
+                    "e.g. 0.25 0.5 0.75 1",
+                )
+            )
+        return problems
+
+
+@dataclass(frozen=True)
+class TeamFigures:
+    """What one team experienced under one configuration, pooled over the workloads."""
+
+    team: str
+    waits_s: tuple[float, ...]
+    """Sorted first-start waits of every job; ``inf`` for jobs that never started."""
+    preempted_jobs: int
+    lost_instance_hours: float
+    borrowed_instance_hours: float
+    lent_instance_hours: float
+
+    @property
+    def jobs(self) -> int:
+        return len(self.waits_s)
+
+    def wait(self, percentile: int) -> float:
+        """Nearest-rank percentile of the waits (0 without jobs)."""
+        if not self.waits_s:
+            return 0.0
+        rank = max(1, math.ceil(percentile / 100 * len(self.waits_s)))
+        return self.waits_s[rank - 1]
+
+    @property
+    def preempted_share(self) -> float:
+        return self.preempted_jobs / self.jobs if self.jobs else 0.0
+
+
+@dataclass(frozen=True)
+class TargetCheck:
+    """One team target against the figure a configuration achieved."""
+
+    team: str
+    target: str
+    """``p90_wait_minutes``, ``max_preempted_share``, ..."""
+    limit: float
+    value: float
+    """Minutes for waits, a fraction for the preempted share."""
+
+    @property
+    def met(self) -> bool:
+        return self.value <= self.limit + 1e-9
+
+    @property
+    def excess(self) -> float:
+        """How far over the target, relative to it (a floor of 1 minute or 1 % of jobs)."""
+        floor = 0.01 if self.target == "max_preempted_share" else 1.0
+        return max(0.0, self.value - self.limit) / max(self.limit, floor)
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """One configuration's figures over every workload, and its targets checked."""
+
+    settings: tuple[Setting, ...]
+    organisation: Organisation
+    teams: tuple[TeamFigures, ...]
+    utilisation: float
+    """Mean over the workloads."""
+    checks: tuple[TargetCheck, ...]
+
+    def team(self, name: str) -> TeamFigures:
+        return next(t for t in self.teams if t.team == name)
+
+    @property
+    def missed(self) -> tuple[TargetCheck, ...]:
+        return tuple(c for c in self.checks if not c.met)
+
+    @property
+    def mean_wait_s(self) -> float:
+        waits = [w for t in self.teams for w in t.waits_s]
+        return math.fsum(waits) / len(waits) if waits else 0.0
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """The best configuration found, next to the rule-based recommendation."""
+
+    advice: Advice
+    rule_based: Evaluation
+    best: Evaluation
+    evaluations: tuple[Evaluation, ...]
+    """Every configuration the search simulated (all allowed by the profiles)."""
+    what_ifs: Mapping[str, Evaluation]
+    """Per team that refuses to lend: the best configuration with that team lending, run to
+    tell whether the wish costs targets (never chosen)."""
+    evaluated: int
+    """Configurations the search simulated (each on every workload), what-ifs apart."""
+    space: int
+    """Configurations the profiles allow (before equal ones are merged)."""
+    exhaustive: bool
+    workloads: int
+    jobs: int
+    """Jobs over all workloads."""
+    options: SearchOptions
+    warnings: tuple[str, ...]
+
+    @property
+    def organisation(self) -> Organisation:
+        return self.best.organisation
+
+    def to_yaml(self) -> str:
+        """The best organisation as an organisation file, the evidence in descriptions."""
+        header = (
+            f"# Generated by `quota recommend --optimize` from the team profiles of "
+            f"{self.organisation.name}.\n"
+            "# Edit the team profiles and regenerate rather than editing this file.\n"
+        )
+        return header + OrganisationFile.from_organisation(self.organisation).to_yaml()
+
+
+# --- the space ------------------------------------------------------------------------------
+
+
+def team_settings(team: TeamProfile) -> list[tuple[SharingStrategy, bool]]:
+    """Strategies and in-share preemption the profile allows (the borrow limit comes later)."""
+    if team.needs_burst and team.lends_when_idle:
+        strategies = [SharingStrategy.LEND_AND_BORROW]
+    elif team.lends_when_idle:
+        strategies = [SharingStrategy.LEND, SharingStrategy.RESERVE]
+    else:
+        strategies = [SharingStrategy.RESERVE]
+    preemption = [True, False] if team.preemption_tolerant else [False]
+    return [(s, p) for s in strategies for p in preemption]
+
+
+def _borrow_limits(team: TeamProfile, queue: JobQueueSpec, levels: Sequence[float]) -> list[int]:
+    """Borrow limits to try: levels of the reachable percent, one per distinct set of caps."""
+    reach = reachable_percent(team, queue)
+    if not team.checkpoints:
+        reach = min(reach, FULL_CHECKPOINTLESS_BORROW)
+    if reach == 0:
+        return [0]
+    limits: dict[tuple[int, ...], int] = {}
+    for level in sorted(levels):
+        percent = math.ceil(level * reach)
+        caps = tuple(own * percent // 100 for own in team.capacity.values())
+        if any(caps):
+            limits.setdefault(caps, percent)
+    return sorted(limits.values()) or [reach]
+
+
+def _shares(
+    teams: TeamsFile, choice: Sequence[tuple[SharingStrategy, bool]], rule: Organisation
+) -> list[QuotaShareSpec]:
+    """Shares with the chosen strategy and preemption (borrow limit still unset)."""
+    return [
+        replace(
+            rule.queue.share(team.name), strategy=strategy, borrow_limit=None, in_share_preemption=p
+        )
+        for team, (strategy, p) in zip(teams.teams, choice, strict=True)
+    ]
+
+
+def expand(
+    teams: TeamsFile,
+    choice: Sequence[tuple[SharingStrategy, bool]],
+    rule: Organisation,
+    levels: Sequence[float],
+) -> list[tuple[Setting, ...]]:
+    """Every borrow-limit combination for one choice of strategies and preemption."""
+    shares = _shares(teams, choice, rule)
+    queue = JobQueueSpec(shares=tuple(shares))
+    options: list[list[int | None]] = [
+        list(_borrow_limits(team, queue, levels)) if spec.strategy.borrows else [None]
+        for team, spec in zip(teams.teams, shares, strict=True)
+    ]
+    return [
+        tuple(
+            (spec.strategy, limit, spec.in_share_preemption)
+            for spec, limit in zip(shares, limits, strict=True)
+        )
+        for limits in itertools.product(*options)
+    ]
+
+
+def settings_of(org: Organisation) -> tuple[Setting, ...]:
+    return tuple(
+        (s.strategy, s.borrow_limit if s.strategy.borrows else None, s.in_share_preemption)
+        for s in org.queue.shares
+    )
+
+
+def organisation_for(rule: Organisation, settings: Sequence[Setting]) -> Organisation:
+    """``rule`` with each share's strategy, borrow limit and in-share preemption replaced."""
+    shares = tuple(
+        replace(share, strategy=strategy, borrow_limit=limit, in_share_preemption=preempt)
+        for share, (strategy, limit, preempt) in zip(rule.queue.shares, settings, strict=True)
+    )
+    return replace(rule, queue=replace(rule.queue, shares=shares))
+
+
+# --- evaluation ------------------------------------------------------------------------------
+
+
+PlainQueue = tuple[int, int | None, tuple[tuple[str, tuple[tuple[str, int], ...], Setting], ...]]
+"""A queue as plain values (the model's mapping proxies do not pickle): priority, runnable
+timeout, and per share its name, capacity items and settings."""
+
+
+def plain_queue(queue: JobQueueSpec) -> PlainQueue:
+    """``queue`` as plain values that process pools and Dask can ship."""
+    shares = tuple(
+        (s.name, tuple(s.capacity.items()), (s.strategy, s.borrow_limit, s.in_share_preemption))
+        for s in queue.shares
+    )
+    return queue.priority, queue.runnable_timeout_minutes, shares
+
+
+def _organisation(queue: PlainQueue) -> Organisation:
+    priority, timeout, shares = queue
+    specs = tuple(
+        QuotaShareSpec(
+            name=name,
+            capacity=dict(capacity),
+            strategy=strategy,
+            borrow_limit=limit,
+            in_share_preemption=preempt,
+        )
+        for name, capacity, (strategy, limit, preempt) in shares
+    )
+    return Organisation(
+        name="candidate",
+        queue=JobQueueSpec(shares=specs, priority=priority, runnable_timeout_minutes=timeout),
+    )
+
+
+def evaluate(
+    queue: PlainQueue, workloads: Sequence[Sequence[WorkloadJob]], options: SimulationOptions
+) -> tuple[tuple[TeamFigures, ...], float]:
+    """Simulate ``queue`` on every workload; per-team figures pooled, mean utilisation.
+
+    A module-level function of plain arguments, so that process pools and Dask can ship it.
+    """
+    org = _organisation(queue)
+    waits: dict[str, list[float]] = {s.name: [] for s in org.queue.shares}
+    sums: dict[str, list[float]] = {s.name: [0.0, 0.0, 0.0, 0.0] for s in org.queue.shares}
+    utilisation = 0.0
+    for jobs in workloads:
+        # the all-RESERVE baseline is not reported by the search: skip its second run
+        result = simulate(org, jobs, options=options, baseline=math.nan)
+        utilisation += result.utilisation / len(workloads)
+        for m in result.shares:
+            waits[m.share] += result.timeline.waits[m.share] + [math.inf] * m.never_started
+            acc = sums[m.share]
+            acc[0] += m.preempted_jobs
+            acc[1] += m.lost_instance_hours
+            acc[2] += m.borrowed_instance_hours
+            acc[3] += m.lent_instance_hours
+    figures = tuple(
+        TeamFigures(name, tuple(sorted(waits[name])), int(acc[0]), acc[1], acc[2], acc[3])
+        for name, acc in sums.items()
+    )
+    return figures, utilisation
+
+
+def check_targets(teams: TeamsFile, figures: Iterable[TeamFigures]) -> tuple[TargetCheck, ...]:
+    """Each team's targets (and the implicit 0 preempted for intolerant teams) checked."""
+    by_name = {f.team: f for f in figures}
+    checks = []
+    for team in teams.teams:
+        mine = by_name[team.name]
+        for q, limit_s in team.targets.waits().items():
+            checks.append(
+                TargetCheck(team.name, f"p{q}_wait_minutes", limit_s / 60, mine.wait(q) / 60)
+            )
+        if team.preemption_target is not None:
+            checks.append(
+                TargetCheck(
+                    team.name, "max_preempted_share", team.preemption_target, mine.preempted_share
+                )
+            )
+    return tuple(checks)
+
+
+def _rank(e: Evaluation, rule: tuple[Setting, ...]) -> tuple[float, ...]:
+    changes = sum(a != b for a, b in zip(e.settings, rule, strict=True))
+    lost = sum(t.lost_instance_hours for t in e.teams)
+    excess = sum(c.excess for c in e.missed)
+    return (len(e.missed), excess, round(e.mean_wait_s, 6), round(lost, 6), changes)
+
+
+def _eligible(e: Evaluation, rule: Evaluation) -> bool:
+    """Meets every target the rule-based configuration meets."""
+    met = {(c.team, c.target) for c in e.checks if c.met}
+    return all((c.team, c.target) in met for c in rule.checks if c.met)
+
+
+class _Runner:
+    """Evaluates configurations through the executor, each once."""
+
+    def __init__(
+        self,
+        teams: TeamsFile,
+        rule: Organisation,
+        workloads: Sequence[Sequence[WorkloadJob]],
+        options: SearchOptions,
+        executor: Executor,
+    ) -> None:
+        self.teams, self.rule, self.workloads = teams, rule, workloads
+        self.options, self.executor = options, executor
+        self.done: dict[tuple[Setting, ...], Evaluation] = {}
+
+    def run(self, batch: Iterable[tuple[Setting, ...]], *, budget: bool = True) -> list[Evaluation]:
+        """Evaluate the new configurations of ``batch`` (within the budget unless ``budget`` is
+        false); the evaluations of every configuration of ``batch`` that has run."""
+        wanted = list(dict.fromkeys(batch))
+        room = self.options.max_candidates - len(self.done) if budget else len(wanted)
+        todo = [s for s in wanted if s not in self.done][: max(0, room)]
+        orgs = [organisation_for(self.rule, s) for s in todo]
+        futures = [
+            self.executor.submit(
+                evaluate, plain_queue(org.queue), self.workloads, self.options.simulation
+            )
+            for org in orgs
+        ]
+        for settings, org, future in zip(todo, orgs, futures, strict=True):
+            figures, utilisation = future.result()
+            checks = check_targets(self.teams, figures)
+            self.done[settings] = Evaluation(settings, org, figures, utilisation, checks)
+        return [self.done[s] for s in wanted if s in self.done]
+
+
+def _space(teams: TeamsFile, levels: Sequence[float]) -> int:
+    """Configurations the profiles allow, counting each borrower's levels (upper bound)."""
+    size = 1
+    for team in teams.teams:
+        per = len(team_settings(team))
+        if team.needs_burst and team.lends_when_idle:
+            per *= len(levels)
+        size *= per
+    return size
+
+
+def _exhaustive(runner: _Runner, teams: TeamsFile, levels: Sequence[float]) -> None:
+    choices = itertools.product(*(team_settings(t) for t in teams.teams))
+    runner.run(s for choice in choices for s in expand(teams, choice, runner.rule, levels))
+
+
+def _with_limits(
+    teams: TeamsFile,
+    choice: Sequence[tuple[SharingStrategy, bool]],
+    rule: Organisation,
+    levels: Sequence[float],
+    keep: Sequence[int | None],
+) -> tuple[Setting, ...]:
+    """``choice`` with each borrower's limit kept when still allowed, else its largest."""
+    shares = _shares(teams, choice, rule)
+    queue = JobQueueSpec(shares=tuple(shares))
+    out = []
+    for team, spec, old in zip(teams.teams, shares, keep, strict=True):
+        limit = None
+        if spec.strategy.borrows:
+            allowed = _borrow_limits(team, queue, levels)
+            limit = old if old in allowed else allowed[-1]
+        out.append((spec.strategy, limit, spec.in_share_preemption))
+    return tuple(out)
+
+
+def _neighbours(
+    teams: TeamsFile, current: tuple[Setting, ...], rule: Organisation, levels: Sequence[float]
+) -> list[tuple[Setting, ...]]:
+    """Configurations differing from ``current`` in one team's setting: its strategy and
+    preemption (the others' limits kept where still allowed), or its borrow limit."""
+    base = [(s, p) for s, _, p in current]
+    keep = [limit for _, limit, _ in current]
+    out = []
+    for index, team in enumerate(teams.teams):
+        for option in team_settings(team):
+            if option != base[index]:
+                choice = [*base[:index], option, *base[index + 1 :]]
+                out.append(_with_limits(teams, choice, rule, levels, keep))
+        if current[index][1] is not None:
+            queue = JobQueueSpec(shares=tuple(_shares(teams, base, rule)))
+            for limit in _borrow_limits(team, queue, levels):
+                strategy, _, preempt = current[index]
+                out.append((*current[:index], (strategy, limit, preempt), *current[index + 1 :]))
+    return [s for s in out if s != current]
+
+
+def _coordinate(runner: _Runner, teams: TeamsFile, start: Evaluation, rule: Evaluation) -> None:
+    current = start
+    levels = runner.options.borrow_levels
+    while len(runner.done) < runner.options.max_candidates:
+        batch = runner.run(_neighbours(teams, current.settings, runner.rule, levels))
+        better = _best([current, *batch], rule)
+        if better is current:
+            return
+        current = better
+
+
+def _best(evaluations: Sequence[Evaluation], rule: Evaluation) -> Evaluation:
+    eligible = [e for e in evaluations if _eligible(e, rule)]
+    return min(eligible, key=lambda e: _rank(e, rule.settings))
+
+
+def search_workloads(teams: TeamsFile, options: SearchOptions) -> list[list[WorkloadJob]]:
+    """One generated workload per seed."""
+    return [
+        generate_workload(teams, days=options.days, seed=seed, options=options.generator)
+        for seed in options.seeds
+    ]
+
+
+def optimize(
+    teams: TeamsFile,
+    *,
+    options: SearchOptions | None = None,
+    workloads: Sequence[Sequence[WorkloadJob]] | None = None,
+    executor: Executor | None = None,
+    prices: Mapping[str, float] | None = None,
+) -> SearchResult:
+    """Search the configurations the profiles allow; the best next to the rule-based one.
+
+    ``workloads``: default one generated workload per seed of ``options``; ``executor``:
+    default a :class:`~concurrent.futures.ProcessPoolExecutor` with ``os.cpu_count()``
+    workers, shut down on return (one you pass is left running). Raises
+    :class:`~quota_constructs.model.QuotaConfigError` for unusable options or prices.
+    """
+    options = options or SearchOptions()
+    problems = options.problems()
+    if problems:
+        raise QuotaConfigError(problems, context="quota recommend --optimize")
+    advice = recommend(teams, prices=prices, options=options.generator)
+    if workloads is None:
+        workloads = search_workloads(teams, options)
+    if executor is None:
+        with ProcessPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+            return _search(teams, advice, workloads, options, pool)
+    return _search(teams, advice, workloads, options, executor)
+
+
+def _search(
+    teams: TeamsFile,
+    advice: Advice,
+    workloads: Sequence[Sequence[WorkloadJob]],
+    options: SearchOptions,
+    executor: Executor,
+) -> SearchResult:
+    rule_org = advice.organisation
+    runner = _Runner(teams, rule_org, workloads, options, executor)
+    [rule] = runner.run([settings_of(rule_org)])
+    space = _space(teams, options.borrow_levels)
+    exhaustive = space <= options.max_candidates
+    if exhaustive:
+        _exhaustive(runner, teams, options.borrow_levels)
+    else:
+        _coordinate(runner, teams, rule, rule)
+    evaluations = tuple(runner.done.values())
+    best = _best(evaluations, rule)
+    what_ifs = _what_ifs(runner, teams, best)
+    best = replace(best, organisation=_described(best, rule, teams, len(workloads), options))
+    return SearchResult(
+        advice=advice,
+        rule_based=rule,
+        best=best,
+        evaluations=evaluations,
+        what_ifs=what_ifs,
+        evaluated=len(evaluations),
+        space=space,
+        exhaustive=exhaustive,
+        workloads=len(workloads),
+        jobs=sum(len(w) for w in workloads),
+        options=options,
+        warnings=tuple(_missed_warnings(best, rule) + _wish_warnings(teams, best, what_ifs)),
+    )
+
+
+def setting_text(setting: Setting) -> str:
+    """``LEND_AND_BORROW 50%, in-share on``."""
+    strategy, limit, preempt = setting
+    borrow = f" {limit}%" if limit is not None else ""
+    return f"{strategy.value}{borrow}, in-share {'on' if preempt else 'off'}"
+
+
+def check_text(check: TargetCheck) -> str:
+    """``p90 wait 12.0 min (target 30)`` or ``preempted 5% of jobs (target 10%)``."""
+    if check.target == "max_preempted_share":
+        return f"preempted {check.value:.0%} of jobs (target {check.limit:.0%})"
+    name = check.target.removesuffix("_wait_minutes")
+    return f"{name} wait {check.value:.1f} min (target {check.limit:g})"
+
+
+def _described(
+    best: Evaluation, rule: Evaluation, teams: TeamsFile, workloads: int, options: SearchOptions
+) -> Organisation:
+    """The best organisation, each share's description saying why, with its figures."""
+    shares = []
+    for index, share in enumerate(best.organisation.queue.shares):
+        checks = [c for c in best.checks if c.team == share.name]
+        figures = "; ".join(check_text(c) for c in checks) or "no targets"
+        was = setting_text(rule.settings[index])
+        now = setting_text(best.settings[index])
+        change = "same as the rules" if was == now else f"the rules gave {was}"
+        text = (
+            f"{teams.team(share.name).description.strip()} Chosen by simulation over {workloads} "
+            f"seeded workloads of {options.days} days: {now} ({change}); {figures}."
+        )
+        shares.append(replace(share, description=text.strip()))
+    queue = replace(best.organisation.queue, shares=tuple(shares))
+    return replace(best.organisation, queue=queue)
+
+
+def _what_ifs(runner: _Runner, teams: TeamsFile, best: Evaluation) -> dict[str, Evaluation]:
+    """When ``best`` misses targets: for each team with ``lends_when_idle: false``, ``best``
+    with that one team lending (LEND, or LEND_AND_BORROW when it wants to borrow) and borrow
+    limits re-derived. Run outside the candidate budget, never chosen."""
+    if not best.missed:
+        return {}
+    levels = runner.options.borrow_levels
+    base = [(s, p) for s, _, p in best.settings]
+    keep = [limit for _, limit, _ in best.settings]
+    out = {}
+    for index, team in enumerate(teams.teams):
+        if team.lends_when_idle:
+            continue
+        strategy = SharingStrategy.LEND_AND_BORROW if team.needs_burst else SharingStrategy.LEND
+        choice = [*base[:index], (strategy, base[index][1]), *base[index + 1 :]]
+        settings = _with_limits(teams, choice, runner.rule, levels, keep)
+        [out[team.name]] = runner.run([settings], budget=False)
+    return out
+
+
+def _wish_warnings(
+    teams: TeamsFile, best: Evaluation, what_ifs: Mapping[str, Evaluation]
+) -> list[str]:
+    """Where the advisor disagrees with a wish: lending would meet targets ``best`` misses
+    without missing any it meets. The wish is kept; the warning gives the figures."""
+    missed = {(c.team, c.target) for c in best.missed}
+    warnings = []
+    for name, relaxed in what_ifs.items():
+        gained = [c for c in relaxed.checks if c.met and (c.team, c.target) in missed]
+        lost = [c for c in relaxed.missed if (c.team, c.target) not in missed]
+        if not gained or lost:
+            continue
+        index = [t.name for t in teams.teams].index(name)
+        met = "; ".join(f"{c.team} {check_text(c)}" for c in gained)
+        warnings.append(
+            f"{name}: the advisor disagrees with lends_when_idle: false: with it true "
+            f"({setting_text(relaxed.settings[index])}) the simulation meets {met}, missed "
+            "otherwise; the wish is kept: change the profile if those targets matter more"
+        )
+    return warnings
+
+
+def _target_words(check: TargetCheck) -> tuple[str, str]:
+    """(``its p90 wait target of 30 min``, ``45.0 min``) for a warning."""
+    if check.target == "max_preempted_share":
+        return f"its target of at most {check.limit:.0%} of jobs preempted", f"{check.value:.0%}"
+    name = check.target.removesuffix("_wait_minutes")
+    return f"its {name} wait target of {check.limit:g} min", f"{check.value:.1f} min"
+
+
+def _missed_warnings(best: Evaluation, rule: Evaluation) -> list[str]:
+    warnings = []
+    rule_checks = {(c.team, c.target): c for c in rule.checks}
+    for check in best.missed:
+        target, value = _target_words(check)
+        _, before = _target_words(rule_checks[check.team, check.target])
+        warnings.append(
+            f"{check.team}: no configuration the profiles allow meets {target} (best {value}, "
+            f"rule-based {before}); the wishes are kept: relax the target, add capacity, or let "
+            "more teams lend"
+        )
+    return warnings

@@ -1,0 +1,300 @@
+"""Owns a team's access to one quota share: submitter role and policy, execution role, bucket."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import aws_cdk as cdk
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_s3 as s3
+from constructs import Construct, IConstruct
+
+from quota_constructs.constructs import grants
+from quota_constructs.constructs._base import acknowledge_wildcards, raise_construct_error, warn
+from quota_constructs.constructs.quota_share import IQuotaShare
+from quota_constructs.contracts import TEAM_TAG_KEY
+from quota_constructs.model import MAX_TAG_VALUE_LENGTH, Problem, TeamAccess
+
+CHECKPOINT_PREFIX = "checkpoints/"
+"""Key prefix of a created bucket whose old object versions expire (training checkpoints)."""
+CHECKPOINT_NONCURRENT_DAYS = 7
+"""Days a replaced or deleted checkpoint version is kept before it expires."""
+INCOMPLETE_UPLOAD_DAYS = 7
+"""Days before an unfinished multipart upload is aborted (its parts cost storage)."""
+TEAM_TAG_PRIORITY = 1000
+"""Priority of the team tag on the quota share: above the organisation's tags (100)."""
+
+
+class QuotaShareTeamAccess(Construct):
+    """Everything one team needs to use its quota share, and nothing more.
+
+    Creates, for the share's team (the organisation file's ``access`` block):
+
+    - ``SubmitterRole``, trusted by ``access.principals`` (account ids as ``AccountPrincipal``,
+      role and user ARNs as ``ArnPrincipal``), whose only policy is ``SubmitterPolicy``: a
+      customer managed policy that other roles (an organisation's own) may attach too. It
+      allows: submit into this share only, with ``quota-team = team`` and at most
+      ``access.max_priority`` (``IQuotaShare.grant_team_submit``); update and terminate the
+      jobs tagged with ``team`` (``grant_team_jobs``); watch the share (``grant_read``) and the
+      queues' settings (``batch:DescribeJobQueues``); read the parameters under
+      ``parameter_path``; pass the execution role, to SageMaker only.
+    - ``ExecutionRole`` (``access.execution_role == "create"``): trusted by
+      ``sagemaker.amazonaws.com`` from this account (``aws:SourceAccount``); reads and writes
+      the team's bucket or prefix only, pulls images from ``image_repository_arns``, writes
+      the ``/aws/sagemaker/TrainingJobs`` logs and training metrics. An existing role ARN is
+      imported immutable: the stack cannot change its policies, so its owner grants it access.
+    - ``Bucket`` (``access.bucket == "create"``): SSE-KMS with its own ``BucketKey`` (rotation
+      on, S3 bucket key on), SSL only, versioned, public access blocked, owner-enforced
+      objects, server access logs to ``server_access_logs_bucket`` under ``<team>/``, old
+      versions under ``checkpoints/`` expire after 7 days, unfinished multipart uploads are
+      aborted after 7 days; bucket and key are retained on delete. An existing
+      ``name[/prefix]`` is imported, and the execution role gets that bucket or prefix only.
+
+    The share itself (when built here) is tagged ``quota-team = team``, and so is every
+    resource created here.
+
+    :param quota_share: the team's share (a ``QuotaShare`` or an import).
+    :param team: the team tag's value, ``contracts.team_tag_value(organisation, share)``.
+    :param access: the model's ``TeamAccess`` (validated here; errors name this construct).
+    :param parameter_path: default none; an SSM path (``/quota/<organisation>``) whose
+        parameters the submitter may read, so the project's tools work with the role.
+    :param server_access_logs_bucket: default none (a created bucket then has no access logs,
+        with warning ``quota-constructs:teamBucketWithoutAccessLogs``).
+    :param image_repository_arns: default every ECR repository of the stack's account and
+        region (``repository/*``); the repositories the execution role may pull from.
+    :raises QuotaConfigError: every problem of ``access`` and ``team`` at once.
+    """
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        quota_share: IQuotaShare,
+        team: str,
+        access: TeamAccess,
+        parameter_path: str | None = None,
+        server_access_logs_bucket: s3.IBucket | None = None,
+        image_repository_arns: Sequence[str] | None = None,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        raise_construct_error(self, access.problems("access") + _team_problems(team))
+        self.team = team
+        self.access = access
+        stack = cdk.Stack.of(self)
+        self.submitter_policy = iam.ManagedPolicy(
+            self,
+            "SubmitterPolicy",
+            description=f"Team {team}: submit into its quota share only, manage its own jobs",
+        )
+        self.submitter_role = iam.Role(
+            self,
+            "SubmitterRole",
+            assumed_by=iam.CompositePrincipal(*map(_principal, access.principal_arns)),
+            description=f"Team {team}: submits service jobs into its quota share",
+            managed_policies=[self.submitter_policy],
+        )
+        self.execution_role = self._execution_role(stack)
+        self.key: kms.Key | None = None
+        self.bucket, self.bucket_prefix = self._bucket(server_access_logs_bucket)
+        self._grant_submitter(quota_share, stack, parameter_path)
+        if access.creates_execution_role:
+            self._grant_execution(stack, image_repository_arns)
+        if isinstance(quota_share, Construct):
+            cdk.Tags.of(quota_share).add(TEAM_TAG_KEY, team, priority=TEAM_TAG_PRIORITY)
+        cdk.Tags.of(self).add(TEAM_TAG_KEY, team)
+
+    @property
+    def submitter_role_arn(self) -> str:
+        return self.submitter_role.role_arn
+
+    @property
+    def execution_role_arn(self) -> str:
+        return self.execution_role.role_arn
+
+    @property
+    def bucket_location(self) -> str:
+        """``name`` or ``name/prefix``: the value of the bucket parameter and output."""
+        name = self.bucket.bucket_name
+        return f"{name}/{self.bucket_prefix}" if self.bucket_prefix else name
+
+    def _execution_role(self, stack: cdk.Stack) -> iam.IRole:
+        if not self.access.creates_execution_role:
+            return iam.Role.from_role_arn(
+                self, "ExecutionRole", self.access.execution_role, mutable=False
+            )
+        return iam.Role(
+            self,
+            "ExecutionRole",
+            assumed_by=iam.ServicePrincipal(
+                grants.SAGEMAKER_SERVICE,
+                conditions={"StringEquals": {"aws:SourceAccount": stack.account}},
+            ),
+            description=f"Team {self.team}: SageMaker execution role of its training jobs",
+        )
+
+    def _bucket(self, logs: s3.IBucket | None) -> tuple[s3.IBucket, str]:
+        location = self.access.existing_bucket
+        if location is not None:
+            return s3.Bucket.from_bucket_name(self, "Bucket", location.bucket), location.prefix
+        self.key = kms.Key(
+            self,
+            "BucketKey",
+            description=f"Team {self.team}: encrypts its training bucket",
+            enable_key_rotation=True,
+            removal_policy=cdk.RemovalPolicy.RETAIN,
+        )
+        if logs is None:
+            warn(
+                self,
+                "teamBucketWithoutAccessLogs",
+                "the team bucket has no server access logs; pass server_access_logs_bucket",
+            )
+        bucket = s3.Bucket(
+            self,
+            "Bucket",
+            encryption=s3.BucketEncryption.KMS,
+            encryption_key=self.key,
+            bucket_key_enabled=True,
+            enforce_ssl=True,
+            versioned=True,
+            block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
+            object_ownership=s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
+            server_access_logs_bucket=logs,
+            server_access_logs_prefix=f"{self.team}/" if logs is not None else None,
+            lifecycle_rules=[
+                s3.LifecycleRule(
+                    id="AbortIncompleteMultipartUploads",
+                    abort_incomplete_multipart_upload_after=cdk.Duration.days(
+                        INCOMPLETE_UPLOAD_DAYS
+                    ),
+                ),
+                s3.LifecycleRule(
+                    id="ExpireOldCheckpointVersions",
+                    prefix=CHECKPOINT_PREFIX,
+                    noncurrent_version_expiration=cdk.Duration.days(CHECKPOINT_NONCURRENT_DAYS),
+                ),
+            ],
+            removal_policy=cdk.RemovalPolicy.RETAIN,
+        )
+        return bucket, ""
+
+    def _grant_submitter(
+        self, share: IQuotaShare, stack: cdk.Stack, parameter_path: str | None
+    ) -> None:
+        grantee = grants.policy_grantee(self.submitter_policy)
+        cap = self.access.max_priority
+        share.grant_team_submit(grantee, team=self.team, max_priority=cap)
+        share.grant_team_jobs(grantee, team=self.team, max_priority=cap)
+        share.grant_read(grantee)
+        grants.grant_describe_job_queues(grantee)
+        reasons = {
+            "*": "DescribeServiceJob, ListServiceJobs and DescribeJobQueues support no resource "
+            "type",
+            grants.service_job_arn(stack): "service-job ids do not exist before SubmitServiceJob "
+            "creates them; update, terminate and tagging are limited by the team tag",
+        }
+        if parameter_path is not None:
+            parameters = stack.format_arn(
+                service="ssm", resource="parameter", resource_name=f"{parameter_path.strip('/')}/*"
+            )
+            grants.grant_read_parameters(grantee, parameter_arn=parameters)
+            reasons[parameters] = (
+                "the organisation's published contract (queue, share, role and bucket names; "
+                "no secrets), read by the project's tools"
+            )
+        grants.grant_pass_role_to_sagemaker(grantee, role_arn=self.execution_role.role_arn)
+        acknowledge_wildcards(_l1(self.submitter_policy), reasons)
+
+    def _grant_execution(self, stack: cdk.Stack, repositories: Sequence[str] | None) -> None:
+        role = self.execution_role
+        grants.grant_bucket_read_write(
+            role,
+            bucket_arn=self.bucket.bucket_arn,
+            prefix=self.bucket_prefix,
+            key_arn=self.key.key_arn if self.key is not None else None,
+            s3_endpoint=f"s3.{stack.region}.{stack.url_suffix}",
+        )
+        default_repositories = [
+            stack.format_arn(service="ecr", resource="repository", resource_name="*")
+        ]
+        images = list(repositories or default_repositories)
+        grants.grant_pull_images(role, repository_arns=images)
+        log_group = stack.format_arn(
+            service="logs",
+            resource="log-group",
+            resource_name=grants.TRAINING_LOG_GROUP,
+            arn_format=cdk.ArnFormat.COLON_RESOURCE_NAME,
+        )
+        grants.grant_training_logs_and_metrics(role, log_group_arn=log_group)
+        reasons = {
+            "*": "ecr:GetAuthorizationToken supports no resource type; cloudwatch:PutMetricData "
+            "only in the /aws/sagemaker/TrainingJobs namespace",
+            grants.bucket_objects_arn(self.bucket.bucket_arn, self.bucket_prefix): (
+                "the team's own bucket or prefix: training jobs choose their input, output and "
+                "checkpoint keys"
+            ),
+            f"{log_group}:log-stream:*": "SageMaker names a training job's log streams after "
+            "the job, inside the training-jobs log group",
+        }
+        wide_images = "training images may be in any repository matching it; pass "
+        wide_images += "image_repository_arns to narrow"
+        reasons.update((arn, wide_images) for arn in images if "*" in arn)
+        acknowledge_wildcards(_l1(role.node.find_child("DefaultPolicy")), reasons)
+
+
+def _l1(construct: IConstruct) -> Construct:
+    """The L1 inside ``construct`` (the narrowest construct a cdk-nag finding names)."""
+    child = construct.node.default_child
+    if child is None:
+        raise ValueError(f"{construct.node.path} has no L1 child")
+    return child  # type: ignore[return-value]
+
+
+def _principal(arn: str) -> iam.IPrincipal:
+    """An account's root ARN as ``AccountPrincipal``; a role or user ARN as ``ArnPrincipal``."""
+    if arn.endswith(":root"):
+        return iam.AccountPrincipal(arn.split(":")[4])
+    return iam.ArnPrincipal(arn)
+
+
+def _team_problems(team: str) -> list[Problem]:
+    if isinstance(team, str) and 1 <= len(team) <= MAX_TAG_VALUE_LENGTH:
+        return []
+    return [
+        Problem(
+            "team",
+            team,
+            f"the team tag's value must be 1-{MAX_TAG_VALUE_LENGTH} characters",
+            "pass contracts.team_tag_value(organisation, share)",
+        )
+    ]
+
+
+def access_log_bucket(scope: Construct, construct_id: str) -> s3.Bucket:
+    """The bucket that receives the team buckets' server access logs (one per stack).
+
+    SSE-S3 (server access logging cannot deliver to an SSE-KMS bucket), SSL only, versioned,
+    public access blocked, owner-enforced objects, retained on delete. Its own access is not
+    logged (cdk-nag ``AwsSolutions-S1`` acknowledged on it): logging it into itself would
+    loop, and another log bucket would need one in turn.
+    """
+    bucket = s3.Bucket(
+        scope,
+        construct_id,
+        encryption=s3.BucketEncryption.S3_MANAGED,
+        enforce_ssl=True,
+        versioned=True,
+        block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
+        object_ownership=s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
+        removal_policy=cdk.RemovalPolicy.RETAIN,
+    )
+    cdk.Validations.of(bucket).acknowledge(
+        cdk.Acknowledgment(
+            id="AwsSolutions::AwsSolutions-S1",
+            reason="the access-log bucket is the target of the team buckets' server access "
+            "logs; logging it into itself would loop",
+        )
+    )
+    return bucket

@@ -1,0 +1,210 @@
+"""The package's import arrows: no cycles, and each layer imports only what it may.
+
+Every import counts: at module level, inside functions and under ``TYPE_CHECKING``.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("quota_constructs", "stacks")
+
+FORBIDDEN: dict[str, tuple[str, ...]] = {
+    # layer -> import prefixes it must never use (the arrows of docs/architecture.md)
+    "quota_constructs.model": ("aws_cdk", "boto3", "botocore", "quota_constructs"),
+    "quota_constructs.contracts": ("aws_cdk", "boto3", "botocore", "quota_constructs"),
+    "quota_constructs.api_shapes": ("aws_cdk", "boto3", "botocore", "quota_constructs.local"),
+    "quota_constructs.config": ("aws_cdk", "boto3", "quota_constructs.local"),
+    "quota_constructs.scheduling": (
+        "aws_cdk",
+        "boto3",
+        "botocore",
+        "http",
+        "wsgiref",
+        "quota_constructs.api_shapes",
+        "quota_constructs.contracts",
+        "quota_constructs.local",
+        "quota_constructs.advisor",
+        "quota_constructs.runtime",
+        "quota_constructs.config",
+    ),
+    "quota_constructs.advisor": ("aws_cdk", "boto3", "quota_constructs.local"),
+    "quota_constructs.runtime": (
+        "aws_cdk",
+        "quota_constructs.local",
+        "quota_constructs.scheduling",
+        "quota_constructs.constructs",
+    ),
+    "quota_constructs.constructs": (
+        "boto3",
+        "quota_constructs.local",
+        "quota_constructs.runtime",
+        "quota_constructs.scheduling",
+        "stacks",
+    ),
+    "quota_constructs.local": (
+        "aws_cdk",
+        "quota_constructs.runtime",
+        "quota_constructs.advisor",
+        "quota_constructs.constructs",
+    ),
+}
+
+
+LAYERS: dict[str, tuple[str, ...]] = {
+    # package -> its modules in order; each may import only the modules before it
+    "quota_constructs.constructs": (
+        "_base",
+        "grants",
+        "scheduling_policy",
+        "service_environment",
+        "quota_share",
+        "job_queue",
+        "training_queue",
+        "team_access",
+    ),
+    "quota_constructs.runtime": ("pacing", "jobs", "payload", "waiting", "team", "queue", "cli"),
+}
+
+
+def module_files(root: Path, packages: tuple[str, ...]) -> dict[str, Path]:
+    """Dotted module name -> file, for every module of ``packages`` under ``root``."""
+    found: dict[str, Path] = {}
+    for package in packages:
+        for path in sorted((root / package).rglob("*.py")):
+            parts = list(path.relative_to(root).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts.pop()
+            found[".".join(parts)] = path
+    return found
+
+
+def imported_names(module: str, path: Path) -> Iterator[str]:
+    """Every dotted name the module imports, as written (relative imports made absolute).
+
+    ``from pkg import name`` gives ``pkg.name``: a submodule, or a name defined in ``pkg``.
+    """
+    package = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = ".".join([*package[: len(package) - node.level + 1], *filter(None, [base])])
+            yield from (f"{base}.{alias.name}" for alias in node.names)
+
+
+def owning_module(name: str, files: Mapping[str, Path]) -> str | None:
+    """The project module a dotted name lives in (its longest known prefix), if any."""
+    parts = name.split(".")
+    while parts and ".".join(parts) not in files:
+        parts.pop()
+    return ".".join(parts) or None
+
+
+def import_graph(files: Mapping[str, Path]) -> dict[str, set[str]]:
+    """Module -> the project modules it imports."""
+    graph: dict[str, set[str]] = {}
+    for module, path in files.items():
+        owners = {owning_module(name, files) for name in imported_names(module, path)}
+        graph[module] = {owner for owner in owners if owner is not None} - {module}
+    return graph
+
+
+def find_cycles(graph: Mapping[str, set[str]]) -> list[list[str]]:
+    """Every group of modules that import each other, directly or around a loop (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for child in sorted(graph[node]):
+            if child not in index:
+                visit(child)
+                low[node] = min(low[node], low[child])
+            elif child in stack:
+                low[node] = min(low[node], index[child])
+        if low[node] == index[node]:
+            group = stack[stack.index(node) :]
+            del stack[stack.index(node) :]
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_no_import_cycles() -> None:
+    assert find_cycles(import_graph(module_files(ROOT, PACKAGES))) == []
+
+
+def test_cycles_through_function_level_and_type_checking_imports_are_found(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "a.py").write_text("def f():\n    from pkg.b import x\n")
+    (tmp_path / "pkg" / "b.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from . import a\n"
+    )
+    graph = import_graph(module_files(tmp_path, ("pkg",)))
+    assert find_cycles(graph) == [["pkg.a", "pkg.b"]]
+
+
+@pytest.mark.parametrize("layer", sorted(FORBIDDEN))
+def test_layer_imports_only_what_it_may(layer: str) -> None:
+    files = module_files(ROOT, PACKAGES)
+    members = {m: p for m, p in files.items() if m == layer or m.startswith(layer + ".")}
+    assert members, f"no module {layer}"
+    bad = sorted(
+        f"{module} imports {name}"
+        for module, path in members.items()
+        for name in imported_names(module, path)
+        if not (name == layer or name.startswith(layer + "."))
+        and any(name == prefix or name.startswith(prefix + ".") for prefix in FORBIDDEN[layer])
+    )
+    assert bad == []
+
+
+@pytest.mark.parametrize("package", sorted(LAYERS))
+def test_every_module_of_a_layered_package_has_a_layer(package: str) -> None:
+    files = module_files(ROOT, PACKAGES)
+    modules = {m.removeprefix(package + ".") for m in files if m.startswith(package + ".")}
+    assert modules == set(LAYERS[package])
+
+
+@pytest.mark.parametrize("package", sorted(LAYERS))
+def test_layered_package_modules_import_only_earlier_layers(package: str) -> None:
+    files = module_files(ROOT, PACKAGES)
+    graph = import_graph(files)
+    order = [f"{package}.{name}" for name in LAYERS[package]]
+    wrong = {
+        module: sorted(later)
+        for index, module in enumerate(order)
+        if (later := (graph[module] & set(order)) - set(order[:index]))
+    }
+    assert wrong == {}
+
+
+def test_no_module_imports_another_modules_private_names() -> None:
+    files = module_files(ROOT, PACKAGES)
+    offenders = sorted(
+        f"{module} imports {name}"
+        for module, path in files.items()
+        for name in imported_names(module, path)
+        if name.rsplit(".", 1)[-1].startswith("_")
+        and name not in files  # a private module (``_base``) is imported by name, not a name
+        and owning_module(name, files) not in (None, module)
+    )
+    assert offenders == []
