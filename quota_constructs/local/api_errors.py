@@ -12,7 +12,13 @@ STS answers ``AccessDenied`` (HTTP 403) and ``ValidationError``.
 
 from __future__ import annotations
 
-from quota_constructs.local.errors import AccessDenied, EmulatorError, InvalidParameter, NotFound
+from quota_constructs.local.errors import (
+    AccessDenied,
+    EmulatorError,
+    InvalidParameter,
+    NotFound,
+    VersionNotFound,
+)
 from quota_constructs.model import QuotaConfigError
 
 CLIENT_EXCEPTION = "ClientException"
@@ -23,6 +29,7 @@ _CODES: dict[str, tuple[tuple[type[Exception], str], ...]] = {
     "batch": ((Exception, CLIENT_EXCEPTION),),
     "batch-item": ((InvalidParameter, "ValidationException"), (Exception, CLIENT_EXCEPTION)),
     "ssm": (
+        (VersionNotFound, "ParameterVersionNotFound"),
         (NotFound, "ParameterNotFound"),
         (InvalidParameter, "ValidationException"),
         (Exception, CLIENT_EXCEPTION),

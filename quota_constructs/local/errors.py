@@ -24,6 +24,10 @@ class NotFound(EmulatorError):
     """The request names a resource, job or parameter that does not exist."""
 
 
+class VersionNotFound(NotFound):
+    """An SSM ``name:version`` selector names a version the parameter does not have."""
+
+
 class InvalidRequest(EmulatorError):
     """The request breaks a rule or conflicts with the current state."""
 

@@ -3,9 +3,10 @@
 A query request is a form-encoded ``POST /`` with ``Action=<Operation>&Version=...`` and the
 operation's parameters flattened as botocore's ``QuerySerializer`` writes them
 (``Tags.member.1.Key``, ``PolicyArns.member.1.arn``). :func:`query_params` rebuilds the nested
-parameters from the operation's input shape (unknown parameters are refused), botocore's
-validator checks them, and the answer is the ``<Operation>Response`` XML document botocore's
-query parser reads; errors are ``<ErrorResponse>`` documents with the code botocore raises.
+parameters from the operation's input shape (unknown parameters are refused), every constraint
+of the shape is checked (:func:`~.protocol.validate`), and the answer is the
+``<Operation>Response`` XML document botocore's query parser reads; errors are
+``<ErrorResponse>`` documents with the code botocore raises.
 """
 
 from __future__ import annotations

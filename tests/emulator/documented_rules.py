@@ -2,8 +2,9 @@
 showing the emulator keeps it. docs/emulator.md lists the same table (``markdown_table``).
 
 ``source`` is ``Operation`` (the operation's documentation), ``Operation.member.path`` (an input
-member; ``[]`` steps into list items) or ``Shape:Name.member`` (a shape's member). The sentences
-are checked against the installed botocore; the tests against the test files.
+member; ``[]`` steps into list items) or ``Shape:Name.member`` (a shape's member), of the
+``service`` (Batch unless said). The sentences are checked against the installed botocore; the
+tests against the test files.
 """
 
 from __future__ import annotations
@@ -18,10 +19,16 @@ class Rule:
     test: str
     """``file.py::test_name`` (a parametrized case as ``test_name[id]``), under tests/."""
     note: str = ""
+    service: str = "batch"
+
+    @property
+    def where(self) -> str:
+        return self.source if self.service == "batch" else f"{self.service}:{self.source}"
 
 
 R = "emulator/test_rules_resources.py::"
 J = "emulator/test_rules_service_jobs.py::"
+S = "emulator/test_rules_ssm.py::"
 NAME_RULE = (
     "It can contain uppercase and lowercase letters, numbers, hyphens (-), and underscores (_)."
 )
@@ -436,6 +443,73 @@ RULES: tuple[Rule, ...] = (
         "quota share is also listed.",
         J + "test_snapshot_lists_the_first_100_runnable_jobs_and_each_shares_first",
     ),
+    # --- SSM parameter reads
+    *(
+        Rule(
+            operation,
+            "The service removes any spaces specified for the beginning or end of a parameter "
+            "name.",
+            S + "test_spaces_around_a_name_are_removed",
+            service="ssm",
+        )
+        for operation in ("GetParameter", "GetParameters", "GetParametersByPath")
+    ),
+    *(
+        Rule(
+            operation,
+            "If the specified name for a parameter contains spaces between characters, the "
+            "request fails with a ValidationException error.",
+            S + "test_rejects_spaces_inside_a_name",
+            service="ssm",
+        )
+        for operation in ("GetParameter", "GetParameters", "GetParametersByPath")
+    ),
+    Rule(
+        "GetParameter.Name",
+        "The name or Amazon Resource Name (ARN) of the parameter that you want to query.",
+        S + "test_a_parameter_is_found_by_its_arn",
+        service="ssm",
+    ),
+    Rule(
+        "GetParameter.Name",
+        'To query by parameter version, use "Name": "name:version".',
+        S + "test_a_version_selector_picks_the_version",
+        "Every parameter is version 1 and has no label: another version is "
+        "ParameterVersionNotFound, a label ParameterNotFound (UNCONFIRMED).",
+        service="ssm",
+    ),
+    Rule(
+        "GetParameters.Names",
+        "The results for GetParameters requests are listed in alphabetical order in query "
+        "responses.",
+        S + "test_get_parameters_lists_alphabetically",
+        service="ssm",
+    ),
+    Rule(
+        "GetParametersByPath.Path",
+        "Hierarchies start with a forward slash (/).",
+        S + "test_rejects_a_path_that_is_not_a_hierarchy[quota/seed-demo]",
+        service="ssm",
+    ),
+    Rule(
+        "GetParametersByPath.Path",
+        "A parameter name hierarchy can have a maximum of 15 levels.",
+        S + "test_rejects_a_path_that_is_not_a_hierarchy[/l/l/l/l/l/l/l/l/l/l/l/l/l/l/l/l]",
+        service="ssm",
+    ),
+    Rule(
+        "GetParametersByPath.ParameterFilters",
+        "The following Key values are supported for GetParametersByPath: Type, KeyId, and Label.",
+        S + "test_path_filters_by_type_key_id_and_label",
+        service="ssm",
+    ),
+    Rule(
+        "GetParametersByPath.ParameterFilters",
+        "The following Key values aren't supported for GetParametersByPath: tag, DataType, "
+        "Name, Path, and Tier.",
+        S + "test_rejects_path_filters_it_does_not_support[Name]",
+        service="ssm",
+    ),
 )
 
 
@@ -445,5 +519,5 @@ def markdown_table() -> str:
     for rule in RULES:
         note = f" *{rule.note}*" if rule.note else ""
         sentence = rule.sentence.replace("|", "\\|")
-        lines.append(f'| `{rule.source}` | "{sentence}"{note} | `{rule.test}` |')
+        lines.append(f'| `{rule.where}` | "{sentence}"{note} | `{rule.test}` |')
     return "\n".join(lines)

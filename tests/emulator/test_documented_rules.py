@@ -27,9 +27,9 @@ def plain(text: str) -> str:
     return re.sub(r"\s+", " ", html.unescape(text)).strip()
 
 
-def documentation(source: str) -> str:
-    """The documentation ``source`` names (see :class:`Rule`)."""
-    model = service_model("batch")
+def documentation(source: str, service: str) -> str:
+    """The documentation ``source`` of ``service`` names (see :class:`Rule`)."""
+    model = service_model(service)
     if source.startswith("Shape:"):
         shape_name, member = source.removeprefix("Shape:").split(".", 1)
         return str(model.shape_for(shape_name).members[member].documentation)
@@ -61,12 +61,12 @@ def case_ids(test: str) -> tuple[str, str, list[str] | None]:
     return path, name, list(ids)
 
 
-@pytest.mark.parametrize("rule", RULES, ids=[f"{r.source}:{r.sentence[:30]}" for r in RULES])
+@pytest.mark.parametrize("rule", RULES, ids=[f"{r.where}:{r.sentence[:30]}" for r in RULES])
 def test_sentence_is_in_the_members_documentation(rule: Rule) -> None:
-    assert plain(rule.sentence) in plain(documentation(rule.source))
+    assert plain(rule.sentence) in plain(documentation(rule.source, rule.service))
 
 
-@pytest.mark.parametrize("rule", RULES, ids=[f"{r.source}:{r.sentence[:30]}" for r in RULES])
+@pytest.mark.parametrize("rule", RULES, ids=[f"{r.where}:{r.sentence[:30]}" for r in RULES])
 def test_rule_names_a_test_that_exists(rule: Rule) -> None:
     _, name, ids = case_ids(rule.test)
 

@@ -51,17 +51,40 @@ class ParameterHandlers:
         return {"Parameters": [parameter_to_api(p) for p in found], "InvalidParameters": missing}
 
     def get_parameters_by_path(self, params: Mapping[str, Any]) -> dict[str, Any]:
-        path = params["Path"]
-        if params.get("ParameterFilters"):
-            raise InvalidParameter(
-                "ParameterFilters: not served by the quota emulator; filter the parameters "
-                "it returns yourself"
-            )
-        if not path.startswith("/"):
-            raise InvalidParameter(f"Path {path!r} must start with '/', e.g. /quota/")
         size = params.get("MaxResults") or MAX_BY_PATH_RESULTS
-        if size > MAX_BY_PATH_RESULTS:
-            raise InvalidParameter(f"MaxResults must be at most 10 (got {size})")
-        found = self.store.under(path, recursive=bool(params.get("Recursive")))
+        filters = params.get("ParameterFilters") or []
+        for parameter_filter in filters:
+            check_filter(parameter_filter)
+        found = self.store.under(params["Path"], recursive=bool(params.get("Recursive")))
+        found = [p for p in found if all(keeps(f, p) for f in filters)]
         page, token = paginate(found, size, params.get("NextToken"))
         return {"Parameters": [parameter_to_api(p) for p in page], "NextToken": token}
+
+
+BY_PATH_FILTERS = ("Type", "KeyId", "Label")
+"""SSM: "The following Key values are supported for GetParametersByPath: Type, KeyId, and
+Label. The following Key values aren't supported for GetParametersByPath: tag, DataType, Name,
+Path, and Tier."."""
+
+
+def check_filter(parameter_filter: Mapping[str, Any]) -> None:
+    """:class:`InvalidParameter` for a ``ParameterFilters`` key or option not supported here."""
+    key = parameter_filter["Key"]
+    if key not in BY_PATH_FILTERS:
+        raise InvalidParameter(
+            f"ParameterFilters: the key {key!r} isn't supported for GetParametersByPath; use "
+            + ", ".join(BY_PATH_FILTERS)
+        )
+    option = parameter_filter.get("Option", "Equals")
+    if option != "Equals":
+        raise InvalidParameter(
+            f"ParameterFilters: option {option!r} is not served by the quota emulator; use Equals"
+        )
+
+
+def keeps(parameter_filter: Mapping[str, Any], parameter: Parameter) -> bool:
+    """Whether one (checked) ``ParameterFilters`` entry keeps ``parameter``: a String parameter
+    of version 1, without KMS key or labels."""
+    if parameter_filter["Key"] == "Type":
+        return "String" in (parameter_filter.get("Values") or [])
+    return False  # no parameter has a KMS key or a label
