@@ -1,8 +1,10 @@
 """Organisation files: YAML validated by pydantic for shape, by the domain model for rules.
 
-Pydantic checks structure (types, unknown keys, required fields); every quota rule comes from
-:mod:`quota_constructs.model`, so the config loader never restates one. :func:`load_organisation`
-reports every problem of a file at once, each naming the file, field path, value and fix.
+Files are read by :mod:`quota_constructs.safe_load` (size, encoding, YAML 1.2, no aliases or
+duplicate keys). Pydantic checks structure (types, unknown keys, required fields); every quota
+rule comes from :mod:`quota_constructs.model`, so the config loader never restates one.
+:func:`load_organisation` reports every problem of a file at once, each naming the file, line,
+field path, value and fix.
 """
 
 from __future__ import annotations
@@ -10,10 +12,10 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, ValidationError
 
 from quota_constructs.model import (
@@ -33,6 +35,7 @@ from quota_constructs.model import (
     TeamAccess,
     shared_access_problems,
 )
+from quota_constructs.safe_load import ORGANISATION_FILE_MAX_BYTES, dump_yaml, load_yaml_document
 
 _SHARE_INDEX = re.compile(r"shares\[[0-9]+\]")
 ORGS_DIR = Path(__file__).resolve().parent.parent / "stacks" / "orgs"
@@ -196,8 +199,7 @@ class OrganisationFile(StrictModel):
         )
 
     def to_yaml(self) -> str:
-        data = self.model_dump(mode="json", exclude_defaults=True)
-        return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
+        return dump_yaml(self.model_dump(mode="json", exclude_defaults=True))
 
 
 class OrgFileError(QuotaConfigError):
@@ -316,37 +318,26 @@ def _rule_problems_of_parsable_parts(data: dict[str, Any], reported: set[str]) -
 
 
 def load_organisation(path: str | Path) -> Organisation:
-    """Read and validate one organisation file; :class:`OrgFileError` names file, field, fix."""
-    path = Path(path)
+    """Read and validate one organisation file; :class:`OrgFileError` names file, line, field.
+
+    The file is read safely (:mod:`quota_constructs.safe_load`, at most
+    ``ORGANISATION_FILE_MAX_BYTES``); a file that cannot be read is an :class:`OrgFileError` too.
+    """
+    document = load_yaml_document(path, max_bytes=ORGANISATION_FILE_MAX_BYTES, error=OrgFileError)
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise OrgFileError(
-            [
-                Problem(
-                    "<file>", str(path), f"cannot read the file: {exc.strerror}", "check the path"
-                )
-            ],
-            context=str(path),
-        ) from exc
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "unknown line"
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise OrgFileError(
-            [
-                Problem(
-                    f"<yaml {where}>",
-                    None,
-                    f"not valid YAML: {problem}",
-                    "fix the indentation or quoting at that line",
-                )
-            ],
-            context=str(path),
-        ) from exc
-    return parse_organisation(data, source=str(path))
+        return parse_organisation(document.data, source=str(path))
+    except OrgFileError as exc:
+        problems = [
+            p if p.line is not None else replace(p, line=document.line_of(p.path))
+            for p in exc.problems
+        ]
+        raise OrgFileError(problems, context=exc.context) from None
+
+
+def _in_file(source: str, problem: Problem) -> Problem:
+    """``problem`` with its file (and line) in front of its path, for a list over several files."""
+    line = f"line {problem.line}: " if problem.line is not None else ""
+    return replace(problem, path=f"{source}: {line}{problem.path}", line=None)
 
 
 def discover_org_files(directory: str | Path = ORGS_DIR) -> list[Path]:
@@ -369,9 +360,7 @@ def load_organisations(paths: Iterable[str | Path]) -> list[Organisation]:
         try:
             org = load_organisation(path)
         except OrgFileError as exc:
-            problems += [
-                Problem(f"{exc.context}: {p.path}", p.value, p.message, p.fix) for p in exc.problems
-            ]
+            problems += [_in_file(exc.context, p) for p in exc.problems]
             continue
         if org.name in seen:
             problems.append(

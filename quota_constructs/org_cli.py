@@ -7,10 +7,11 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from quota_constructs.config import OrgFileError, json_schema, load_organisation
-from quota_constructs.model import SCHEDULING_PRIORITY_RANGE, Organisation
+from quota_constructs.model import MAX_LISTED_PROBLEMS, SCHEDULING_PRIORITY_RANGE, Organisation
 
 org_app = typer.Typer(help="Organisation files: validate, schema.", no_args_is_help=True)
 
@@ -80,9 +81,14 @@ def validate(files: list[Path] = typer.Argument(..., help="Organisation YAML fil
             org = load_organisation(path)
         except OrgFileError as exc:
             failed = True
-            err.print(f"[bold red]{path}[/]: {len(exc.problems)} problem(s)", highlight=False)
-            for problem in exc.problems:
-                err.print(f"  {path}: {problem}", highlight=False, soft_wrap=True)
+            err.print(
+                f"[bold red]{escape(str(path))}[/]: {len(exc.problems)} problem(s)", highlight=False
+            )
+            for problem in exc.problems[:MAX_LISTED_PROBLEMS]:
+                err.print(f"  {path}: {problem}", highlight=False, soft_wrap=True, markup=False)
+            if len(exc.problems) > MAX_LISTED_PROBLEMS:
+                more = len(exc.problems) - MAX_LISTED_PROBLEMS
+                err.print(f"  {path}: ... and {more} more problems", highlight=False, markup=False)
             continue
         out.print(organisation_table(org))
         if (access := access_table(org)) is not None:
