@@ -29,6 +29,7 @@ from quota_constructs.runtime.pacing import Backoff
 from quota_constructs.runtime.payload import JobSubmission, TrainingJob
 from quota_constructs.runtime.queue import QueueClient, error_text
 from quota_constructs.runtime.waiting import TrackedJob, Transition, Until, WaitTimeout
+from quota_constructs.safe_load import load_json
 
 jobs_app = typer.Typer(
     name="jobs",
@@ -205,7 +206,7 @@ def submit(
     with _errors():
         body: dict[str, Any] | TrainingJob
         if payload is not None:
-            body = json.loads(payload.read_text())
+            body = load_json(payload)
         elif image and instance_type and role_arn and output_s3:
             body = TrainingJob(
                 image=image,
