@@ -22,6 +22,14 @@ from quota_constructs.model import (
     BUCKET_BODY,
     CREATE,
     MAX_ACCESS_PRINCIPALS,
+    MAX_BORROW_LIMIT,
+    MAX_INSTANCES_PER_TYPE,
+    MAX_ORGANISATION_DESCRIPTION_BYTES,
+    MAX_ORGANISATION_DESCRIPTION_CHARS,
+    MAX_SHARE_DESCRIPTION_CHARS,
+    MAX_TAG_KEY_LENGTH,
+    MAX_TAG_VALUE_LENGTH,
+    MAX_TAGS,
     PRINCIPAL_BODY,
     ROLE_ARN_BODY,
     SCHEDULING_PRIORITY_RANGE,
@@ -34,6 +42,7 @@ from quota_constructs.model import (
     SharingStrategy,
     TeamAccess,
     shared_access_problems,
+    training_instance_types,
 )
 from quota_constructs.safe_load import ORGANISATION_FILE_MAX_BYTES, dump_yaml, load_yaml_document
 
@@ -107,21 +116,40 @@ class AccessConfig(StrictModel):
 class ShareConfig(StrictModel):
     """One quota share of an organisation file."""
 
-    name: str = Field(description="Quota share name, [A-Za-z0-9_-]{1,128}, unique in the queue.")
+    name: str = Field(
+        description="Quota share name, [A-Za-z0-9_-]{1,128}, unique in the queue.",
+        json_schema_extra={"pattern": "^[A-Za-z0-9_-]{1,128}$"},
+    )
     capacity: dict[str, StrictInt] = Field(
-        description="1 to 5 SageMaker training instance types mapped to instance counts (>= 1)."
+        description="1 to 5 SageMaker training instance types mapped to instance counts "
+        f"(1..{MAX_INSTANCES_PER_TYPE}).",
+        json_schema_extra={
+            "minProperties": 1,
+            "maxProperties": 5,
+            "propertyNames": {"enum": list(training_instance_types())},
+            "additionalProperties": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": MAX_INSTANCES_PER_TYPE,
+            },
+        },
     )
     strategy: SharingStrategy = Field(description="RESERVE | LEND | LEND_AND_BORROW.")
     borrow_limit: StrictInt | None = Field(
         default=None,
         description="Percent of own capacity that may be borrowed; LEND_AND_BORROW only; "
-        "omitted or -1 = unlimited; 0 = none.",
+        f"omitted or -1 = unlimited; 0 = none; at most {MAX_BORROW_LIMIT}.",
+        json_schema_extra={"minimum": -1, "maximum": MAX_BORROW_LIMIT},
     )
     in_share_preemption: StrictBool = Field(
         default=False, description="Let a higher-priority job preempt a lower one in this share."
     )
     state: ShareState = Field(default=ShareState.ENABLED, description="ENABLED | DISABLED.")
-    description: str = Field(default="", description="Free text, e.g. why this strategy.")
+    description: str = Field(
+        default="",
+        description="Free text, e.g. why this strategy.",
+        json_schema_extra={"maxLength": MAX_SHARE_DESCRIPTION_CHARS},
+    )
     access: AccessConfig | None = Field(
         default=None,
         description="Team access: a submitter role for these principals, limited to this share; "
@@ -154,10 +182,27 @@ class JobQueueConfig(StrictModel):
 class OrganisationFile(StrictModel):
     """An organisation file in ``stacks/orgs/``: one quota-managed queue and its shares."""
 
-    organisation: str = Field(description="Organisation name: letters, digits, '-'.")
-    description: str = Field(default="", description="Free text.")
+    organisation: str = Field(
+        description="Organisation name: letters, digits, '-'.",
+        json_schema_extra={"pattern": "^[A-Za-z][A-Za-z0-9-]{0,63}$"},
+    )
+    description: str = Field(
+        default="",
+        description="Free text; part of the stack description: at most "
+        f"{MAX_ORGANISATION_DESCRIPTION_CHARS} characters and "
+        f"{MAX_ORGANISATION_DESCRIPTION_BYTES} UTF-8 bytes.",
+        json_schema_extra={"maxLength": MAX_ORGANISATION_DESCRIPTION_CHARS},
+    )
     job_queue: JobQueueConfig = Field(default_factory=JobQueueConfig)
-    tags: dict[str, str] = Field(default_factory=dict, description="Tags on every resource.")
+    tags: dict[str, str] = Field(
+        default_factory=dict,
+        description="Tags on every resource (AWS tagging rules).",
+        json_schema_extra={
+            "maxProperties": MAX_TAGS,
+            "propertyNames": {"minLength": 1, "maxLength": MAX_TAG_KEY_LENGTH},
+            "additionalProperties": {"type": "string", "maxLength": MAX_TAG_VALUE_LENGTH},
+        },
+    )
     shares: list[ShareConfig] = Field(description="1 to 20 quota shares.")
 
     def to_organisation(self) -> Organisation:

@@ -135,6 +135,13 @@ _REPR.maxlevel, _REPR.maxdict, _REPR.maxlist, _REPR.maxtuple = 3, 5, 5, 5
 _REPR.maxstring, _REPR.maxother, _REPR.maxlong = 40, 40, 40
 
 
+def one_line(text: str) -> str:
+    """``text`` with line breaks and other unprintable characters escaped as in ``repr``."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
 def clip(text: str, limit: int = MAX_SHOWN_CHARS) -> str:
     """``text`` or its first ``limit`` characters, an ellipsis and the original length."""
     return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} characters)"
@@ -152,9 +159,10 @@ def bounded_repr(value: Any, limit: int = MAX_SHOWN_CHARS) -> str:
         text = _REPR.repr(value)
     else:
         text = _REPR.repr(repr(value)[: limit + 1])[1:-1]
+    text = text if len(text) <= 2 * limit else f"{text[: 2 * limit]}…"
     if isinstance(value, (dict, list, tuple, set, frozenset)) and len(value) > _REPR.maxlist:
         text += f" ({len(value)} items)"
-    return clip(text, 2 * limit)
+    return text
 
 
 @dataclass(frozen=True)
@@ -173,9 +181,9 @@ class Problem:
 
     def __str__(self) -> str:
         where = f"line {self.line}: " if self.line is not None else ""
-        return (
-            f"{where}{clip(self.path, 2 * MAX_SHOWN_CHARS)}: {clip(self.message, 400)} "
-            f"(got {bounded_repr(self.value)}); fix: {clip(self.fix, 400)}"
+        path, message = clip(self.path, 2 * MAX_SHOWN_CHARS), clip(self.message, 400)
+        return one_line(
+            f"{where}{path}: {message} (got {bounded_repr(self.value)}); fix: {clip(self.fix, 400)}"
         )
 
 
@@ -191,7 +199,7 @@ class QuotaConfigError(ValueError):
         lines = [str(p) for p in self.problems[:MAX_LISTED_PROBLEMS]]
         if len(self.problems) > MAX_LISTED_PROBLEMS:
             lines.append(f"... and {len(self.problems) - MAX_LISTED_PROBLEMS} more problems")
-        head = f"{clip(context, 4 * MAX_SHOWN_CHARS)}: " if context else ""
+        head = f"{one_line(clip(context, 4 * MAX_SHOWN_CHARS))}: " if context else ""
         if len(self.problems) == 1:
             super().__init__(head + lines[0])
         else:

@@ -286,7 +286,7 @@ def _construct_int(text: str) -> int:
 
 
 def _construct_float(text: str) -> float:
-    number = float(text.replace(".inf", "inf").replace(".Inf", "inf").replace(".INF", "inf"))
+    number = float(text.lower().replace(".inf", "inf").replace(".nan", "nan"))
     if not math.isfinite(number):
         raise ValueError("numbers must be finite (no .inf, .nan or overflowing exponents)")
     return number
@@ -522,6 +522,9 @@ def load_yaml(
     return load_yaml_document(path, max_bytes=max_bytes, max_depth=max_depth, error=error).data
 
 
+_FOLDED_BREAKS = re.compile("[\x85\u2028\u2029]")
+
+
 class _Dumper(yaml.SafeDumper):
     """PyYAML's safe dumper, quoting every text that YAML 1.1 or 1.2 would read as non-text,
     and writing a value used twice out twice (no anchors: :func:`parse_yaml` refuses them)."""
@@ -529,7 +532,13 @@ class _Dumper(yaml.SafeDumper):
     def ignore_aliases(self, data: Any) -> bool:
         return True
 
+    def represent_str(self, data: str) -> yaml.ScalarNode:
+        """Double quotes for text with a line break PyYAML would fold (NEL, U+2028, U+2029)."""
+        style = '"' if _FOLDED_BREAKS.search(data) else None
+        return self.represent_scalar(_STR, data, style=style)
 
+
+_Dumper.add_representer(str, _Dumper.represent_str)
 for _tag, _pattern in _CORE_SCALARS:
     _Dumper.add_implicit_resolver(_tag, _pattern, [*"-+0123456789.~nNtTfF", ""])
 
