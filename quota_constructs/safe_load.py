@@ -4,9 +4,10 @@ Only regular files (checked before opening, so a FIFO or ``/dev/zero`` never blo
 at most ``max_bytes`` (checked on ``stat`` and again while reading), only UTF-8 (no byte-order
 mark, no NUL byte). YAML: one document, YAML 1.2 core-schema scalars (``010`` is 10, ``1:30``
 and ``yes`` are text), no anchors or aliases, no duplicate keys, no tags beyond the core ones,
-nesting at most ``max_depth``. JSON: the same depth, duplicate-key and number rules. Every
-problem is a :class:`~quota_constructs.model.Problem` naming the line and, when known, the field;
-the error type is the caller's (``error=``), with the file as its context.
+nesting at most ``max_depth``, at most ``MAX_YAML_VALUES`` values. JSON: the same depth,
+duplicate-key and number rules. Every problem is a :class:`~quota_constructs.model.Problem`
+naming the line and, when known, the field; the error type is the caller's (``error=``), with
+the file as its context.
 """
 
 from __future__ import annotations
@@ -32,10 +33,10 @@ except ImportError:  # pragma: no cover - pure-Python PyYAML
     _Parser = None
 
 KIB = 1024
-ORGANISATION_FILE_MAX_BYTES = 256 * KIB
-"""Organisation files: the largest valid one (20 shares with every field at its limit and
-50 tags) is about 130 KiB."""
-TEAM_PROFILE_FILE_MAX_BYTES = 256 * KIB
+ORGANISATION_FILE_MAX_BYTES = KIB * KIB
+"""Organisation files: the largest valid one (20 shares and 50 tags with every text at its
+limit, in three-byte characters) is about 330 KiB."""
+TEAM_PROFILE_FILE_MAX_BYTES = KIB * KIB
 """Team-profile files (``quota recommend``): the same size as organisation files."""
 PAYLOAD_FILE_MAX_BYTES = 256 * KIB
 """``quota jobs submit --payload``: AWS takes 10 KiB of compact JSON; room for indentation."""
@@ -43,6 +44,9 @@ WORKLOAD_FILE_MAX_BYTES = 16 * KIB * KIB
 """Workload CSV files (``quota simulate --workload``): about 150,000 jobs."""
 MAX_DEPTH = 20
 """Deepest nesting of mappings and lists (organisation files need 5)."""
+MAX_YAML_VALUES = 20_000
+"""Most values (scalars, lists and mappings) in one YAML file: a maximal organisation file has
+about 1,500; the limit bounds the time to read and validate any file to well under a second."""
 MAX_INTEGER_DIGITS = 20
 """Longest integer literal read as a number (20 digits holds any 64-bit integer)."""
 
@@ -340,6 +344,7 @@ class _Builder:
         self.stack: list[_Collection] = []
         self.lines: dict[str, int] = {}
         self.root: Any = None
+        self.values = 0
 
     def path(self) -> str:
         return self.stack[-1].child_path() if self.stack else ""
@@ -353,6 +358,8 @@ class _Builder:
                 "anchors (&name) and aliases (*name) are not allowed",
                 "write each value out in full where it is used",
             )
+        if isinstance(event, (yaml.ScalarEvent, yaml.CollectionStartEvent)):
+            self._count(event)
         if isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
             done = self.stack.pop()
             self._add(done.value, event)
@@ -361,6 +368,16 @@ class _Builder:
             self._add(_scalar(event, self.stack[-1].path if key else self.path()), event)
         elif isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
             self._start(event)
+
+    def _count(self, event: yaml.Event) -> None:
+        self.values += 1
+        if self.values > MAX_YAML_VALUES:
+            raise _YamlProblem(
+                self.path(),
+                event.start_mark,
+                f"more than {MAX_YAML_VALUES} values in one file",
+                "check that this is the right file; no file this project reads needs that many",
+            )
 
     def _start(self, event: yaml.CollectionStartEvent) -> None:
         mapping = isinstance(event, yaml.MappingStartEvent)

@@ -90,7 +90,7 @@ def test_rejects_a_huge_file_from_its_size_before_reading(tmp_path: Path) -> Non
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    assert "(got '1000000000000 bytes')" in text and "larger than the limit of 262144" in text
+    assert "(got '1000000000000 bytes')" in text and "larger than the limit of 1048576" in text
     assert peak < 1_000_000
 
 
@@ -244,6 +244,12 @@ def test_refuses_with_one_line_naming_the_line(text: str, message: str) -> None:
     error = one_problem(error_of(parse_yaml, text, source="f.yaml"))
     assert message in error
     assert error.startswith(("f.yaml: line ", "f.yaml: <yaml line "))
+
+
+def test_refuses_more_values_than_any_file_needs() -> None:
+    text = "a: [" + ",".join(["1"] * (safe_load.MAX_YAML_VALUES + 10)) + "]\n"
+    error = one_problem(error_of(parse_yaml, text))
+    assert f"more than {safe_load.MAX_YAML_VALUES} values in one file" in error
 
 
 def test_merge_keys_are_plain_keys_in_yaml_12() -> None:
