@@ -203,7 +203,7 @@ def test_a_maximal_file_in_three_byte_characters_fits_the_size_limit(tmp_path: P
     assert load_organisation(path).name == "o" * 64
 
 
-VALID = {
+VALID: dict[str, Any] = {
     "organisation": "research",
     "description": "GPUs",
     "tags": {"project": "gpu"},
