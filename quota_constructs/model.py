@@ -248,6 +248,7 @@ def training_instance_types() -> tuple[str, ...]:
     return tuple(line for line in lines if line and not line.startswith("#"))
 
 
+@cache
 def _instance_type_source() -> str:
     text = resources.files(__package__ or "quota_constructs").joinpath(INSTANCE_TYPES_FILE)
     header = text.read_text(encoding="utf-8").split("\n", 3)[:2]
