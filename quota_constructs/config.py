@@ -1,8 +1,10 @@
 """Organisation files: YAML validated by pydantic for shape, by the domain model for rules.
 
-Pydantic checks structure (types, unknown keys, required fields); every quota rule comes from
-:mod:`quota_constructs.model`, so the config loader never restates one. :func:`load_organisation`
-reports every problem of a file at once, each naming the file, field path, value and fix.
+Files are read by :mod:`quota_constructs.safe_load` (size, encoding, YAML 1.2, no aliases or
+duplicate keys). Pydantic checks structure (types, unknown keys, required fields); every quota
+rule comes from :mod:`quota_constructs.model`, so the config loader never restates one.
+:func:`load_organisation` reports every problem of a file at once, each naming the file, line,
+field path, value and fix.
 """
 
 from __future__ import annotations
@@ -10,16 +12,24 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, ValidationError
 
 from quota_constructs.model import (
     BUCKET_BODY,
     CREATE,
     MAX_ACCESS_PRINCIPALS,
+    MAX_BORROW_LIMIT,
+    MAX_INSTANCES_PER_TYPE,
+    MAX_ORGANISATION_DESCRIPTION_BYTES,
+    MAX_ORGANISATION_DESCRIPTION_CHARS,
+    MAX_SHARE_DESCRIPTION_CHARS,
+    MAX_TAG_KEY_LENGTH,
+    MAX_TAG_VALUE_LENGTH,
+    MAX_TAGS,
     PRINCIPAL_BODY,
     ROLE_ARN_BODY,
     SCHEDULING_PRIORITY_RANGE,
@@ -32,7 +42,9 @@ from quota_constructs.model import (
     SharingStrategy,
     TeamAccess,
     shared_access_problems,
+    training_instance_types,
 )
+from quota_constructs.safe_load import ORGANISATION_FILE_MAX_BYTES, dump_yaml, load_yaml_document
 
 _SHARE_INDEX = re.compile(r"shares\[[0-9]+\]")
 ORGS_DIR = Path(__file__).resolve().parent.parent / "stacks" / "orgs"
@@ -104,21 +116,40 @@ class AccessConfig(StrictModel):
 class ShareConfig(StrictModel):
     """One quota share of an organisation file."""
 
-    name: str = Field(description="Quota share name, [A-Za-z0-9_-]{1,128}, unique in the queue.")
+    name: str = Field(
+        description="Quota share name, [A-Za-z0-9_-]{1,128}, unique in the queue.",
+        json_schema_extra={"pattern": "^[A-Za-z0-9_-]{1,128}$"},
+    )
     capacity: dict[str, StrictInt] = Field(
-        description="1 to 5 SageMaker training instance types mapped to instance counts (>= 1)."
+        description="1 to 5 SageMaker training instance types mapped to instance counts "
+        f"(1..{MAX_INSTANCES_PER_TYPE}).",
+        json_schema_extra={
+            "minProperties": 1,
+            "maxProperties": 5,
+            "propertyNames": {"enum": list(training_instance_types())},
+            "additionalProperties": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": MAX_INSTANCES_PER_TYPE,
+            },
+        },
     )
     strategy: SharingStrategy = Field(description="RESERVE | LEND | LEND_AND_BORROW.")
     borrow_limit: StrictInt | None = Field(
         default=None,
         description="Percent of own capacity that may be borrowed; LEND_AND_BORROW only; "
-        "omitted or -1 = unlimited; 0 = none.",
+        f"omitted or -1 = unlimited; 0 = none; at most {MAX_BORROW_LIMIT}.",
+        json_schema_extra={"minimum": -1, "maximum": MAX_BORROW_LIMIT},
     )
     in_share_preemption: StrictBool = Field(
         default=False, description="Let a higher-priority job preempt a lower one in this share."
     )
     state: ShareState = Field(default=ShareState.ENABLED, description="ENABLED | DISABLED.")
-    description: str = Field(default="", description="Free text, e.g. why this strategy.")
+    description: str = Field(
+        default="",
+        description="Free text, e.g. why this strategy.",
+        json_schema_extra={"maxLength": MAX_SHARE_DESCRIPTION_CHARS},
+    )
     access: AccessConfig | None = Field(
         default=None,
         description="Team access: a submitter role for these principals, limited to this share; "
@@ -151,10 +182,27 @@ class JobQueueConfig(StrictModel):
 class OrganisationFile(StrictModel):
     """An organisation file in ``stacks/orgs/``: one quota-managed queue and its shares."""
 
-    organisation: str = Field(description="Organisation name: letters, digits, '-'.")
-    description: str = Field(default="", description="Free text.")
+    organisation: str = Field(
+        description="Organisation name: letters, digits, '-'.",
+        json_schema_extra={"pattern": "^[A-Za-z][A-Za-z0-9-]{0,63}$"},
+    )
+    description: str = Field(
+        default="",
+        description="Free text; part of the stack description: at most "
+        f"{MAX_ORGANISATION_DESCRIPTION_CHARS} characters and "
+        f"{MAX_ORGANISATION_DESCRIPTION_BYTES} UTF-8 bytes.",
+        json_schema_extra={"maxLength": MAX_ORGANISATION_DESCRIPTION_CHARS},
+    )
     job_queue: JobQueueConfig = Field(default_factory=JobQueueConfig)
-    tags: dict[str, str] = Field(default_factory=dict, description="Tags on every resource.")
+    tags: dict[str, str] = Field(
+        default_factory=dict,
+        description="Tags on every resource (AWS tagging rules).",
+        json_schema_extra={
+            "maxProperties": MAX_TAGS,
+            "propertyNames": {"minLength": 1, "maxLength": MAX_TAG_KEY_LENGTH},
+            "additionalProperties": {"type": "string", "maxLength": MAX_TAG_VALUE_LENGTH},
+        },
+    )
     shares: list[ShareConfig] = Field(description="1 to 20 quota shares.")
 
     def to_organisation(self) -> Organisation:
@@ -196,8 +244,7 @@ class OrganisationFile(StrictModel):
         )
 
     def to_yaml(self) -> str:
-        data = self.model_dump(mode="json", exclude_defaults=True)
-        return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
+        return dump_yaml(self.model_dump(mode="json", exclude_defaults=True))
 
 
 class OrgFileError(QuotaConfigError):
@@ -316,37 +363,26 @@ def _rule_problems_of_parsable_parts(data: dict[str, Any], reported: set[str]) -
 
 
 def load_organisation(path: str | Path) -> Organisation:
-    """Read and validate one organisation file; :class:`OrgFileError` names file, field, fix."""
-    path = Path(path)
+    """Read and validate one organisation file; :class:`OrgFileError` names file, line, field.
+
+    The file is read safely (:mod:`quota_constructs.safe_load`, at most
+    ``ORGANISATION_FILE_MAX_BYTES``); a file that cannot be read is an :class:`OrgFileError` too.
+    """
+    document = load_yaml_document(path, max_bytes=ORGANISATION_FILE_MAX_BYTES, error=OrgFileError)
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise OrgFileError(
-            [
-                Problem(
-                    "<file>", str(path), f"cannot read the file: {exc.strerror}", "check the path"
-                )
-            ],
-            context=str(path),
-        ) from exc
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "unknown line"
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise OrgFileError(
-            [
-                Problem(
-                    f"<yaml {where}>",
-                    None,
-                    f"not valid YAML: {problem}",
-                    "fix the indentation or quoting at that line",
-                )
-            ],
-            context=str(path),
-        ) from exc
-    return parse_organisation(data, source=str(path))
+        return parse_organisation(document.data, source=str(path))
+    except OrgFileError as exc:
+        problems = [
+            p if p.line is not None else replace(p, line=document.line_of(p.path))
+            for p in exc.problems
+        ]
+        raise OrgFileError(problems, context=exc.context) from None
+
+
+def _in_file(source: str, problem: Problem) -> Problem:
+    """``problem`` with its file (and line) in front of its path, for a list over several files."""
+    line = f"line {problem.line}: " if problem.line is not None else ""
+    return replace(problem, path=f"{source}: {line}{problem.path}", line=None)
 
 
 def discover_org_files(directory: str | Path = ORGS_DIR) -> list[Path]:
@@ -369,9 +405,7 @@ def load_organisations(paths: Iterable[str | Path]) -> list[Organisation]:
         try:
             org = load_organisation(path)
         except OrgFileError as exc:
-            problems += [
-                Problem(f"{exc.context}: {p.path}", p.value, p.message, p.fix) for p in exc.problems
-            ]
+            problems += [_in_file(exc.context, p) for p in exc.problems]
             continue
         if org.name in seen:
             problems.append(

@@ -5,16 +5,24 @@ constructs, emulator, simulator, advisor and runtime all call these functions, s
 configuration one of them rejects is rejected by all of them with the same message.
 
 Sources for each rule: ``shared/reference/aws-batch-quota-semantics.md`` (sections 1 and 2;
-team access: section 3), IAM's and S3's naming rules for principals, roles and buckets.
+team access: section 3), IAM's and S3's naming rules for principals, roles and buckets, AWS's
+tagging rules, CloudFormation's and CDK's stack-description limits, and botocore's list of
+SageMaker training instance types (``data/sagemaker_training_instance_types.txt``). Every field
+has an upper bound: AWS's where it documents one, a stated one (``MAX_*`` docstrings) where not.
 """
 
 from __future__ import annotations
 
+import difflib
 import math
 import re
+import reprlib
+import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
+from functools import cache
+from importlib import resources
 from types import MappingProxyType
 from typing import Any
 
@@ -34,10 +42,29 @@ MAX_TAG_VALUE_LENGTH = 256
 MAX_ORGANISATION_NAME_LENGTH = 64
 RETRY_ATTEMPTS_RANGE = (1, 10)
 MAX_STATUS_REASON_PATTERN = 512
+MAX_INSTANCES_PER_TYPE = 10_000
+"""Stated limit (AWS documents no maximum for ``maxCapacity``): instances of one type in a
+share, and in the service environment (the sum of the shares' limits per type)."""
+MAX_BORROW_LIMIT = 100 * MAX_INSTANCES_PER_TYPE
+"""Stated limit (AWS documents none): a share of one instance borrowing a whole pool of
+``MAX_INSTANCES_PER_TYPE``; a larger percent borrows nothing more (write -1 for unlimited)."""
+MAX_STACK_DESCRIPTION_CHARS = 512
+"""CDK refuses a stack description longer than 512 JavaScript characters (UTF-16 units)."""
+MAX_STACK_DESCRIPTION_BYTES = 1024
+"""CloudFormation's template ``Description``: at most 1,024 bytes."""
+MAX_ORGANISATION_DESCRIPTION_CHARS = 400
+"""The stack description is ``Quota-managed SageMaker training queue of <name>: <description>``
+(at most 108 characters before the description), so 400 UTF-16 units keep it within CDK's 512."""
+MAX_ORGANISATION_DESCRIPTION_BYTES = 900
+"""... and 900 UTF-8 bytes within CloudFormation's 1,024 bytes."""
+MAX_SHARE_DESCRIPTION_CHARS = 4096
+"""Stated limit: a share's description is kept in the file only (the stack does not send it)."""
+TAG_CHARACTERS = "_.:/=+-@"
+"""Besides Unicode letters, digits and spaces, the characters AWS's tagging rules allow."""
 
-NAME_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
-ORGANISATION_PATTERN = re.compile(r"^[A-Za-z][A-Za-z0-9-]{0,63}$")
-INSTANCE_TYPE_PATTERN = re.compile(r"^ml\.[a-z][a-z0-9]*\.(?:[0-9]*x?large|medium|small)$")
+NAME_PATTERN = re.compile(r"\A[A-Za-z0-9_-]{1,128}\Z")
+ORGANISATION_PATTERN = re.compile(r"\A[A-Za-z][A-Za-z0-9-]{0,63}\Z")
+INSTANCE_TYPES_FILE = "data/sagemaker_training_instance_types.txt"
 
 # --- AWS statusReason strings for RUNNABLE jobs that can never fit (reference 2.6) -------------
 
@@ -89,31 +116,96 @@ class ShareState(StrEnum):
     DISABLED = "DISABLED"
 
 
+MAX_SHOWN_CHARS = 80
+"""Longest value, path or text a message shows; longer ones are cut with their length."""
+MAX_LISTED_PROBLEMS = 50
+"""Most problems one error message lists (``QuotaConfigError.problems`` keeps them all)."""
+
+
+class _BoundedRepr(reprlib.Repr):
+    """``reprlib`` with integers bounded too (``repr`` of a huge int is slow or refused)."""
+
+    def repr_int(self, x: int, level: int) -> str:
+        if x.bit_length() > 200:
+            return f"<an integer of {len(str(x.bit_length()))}+ digits in binary>"
+        return super().repr_int(x, level)
+
+
+_REPR = _BoundedRepr()
+_REPR.maxlevel, _REPR.maxdict, _REPR.maxlist, _REPR.maxtuple = 3, 5, 5, 5
+_REPR.maxstring, _REPR.maxother, _REPR.maxlong = 40, 40, 40
+
+
+def one_line(text: str) -> str:
+    """``text`` with line breaks and other unprintable characters escaped as in ``repr``."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+def clip(text: str, limit: int = MAX_SHOWN_CHARS) -> str:
+    """``text`` or its first ``limit`` characters, an ellipsis and the original length."""
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} characters)"
+
+
+def bounded_repr(value: Any, limit: int = MAX_SHOWN_CHARS) -> str:
+    """``repr(value)`` of bounded size, without ever building the repr of a huge value."""
+    if isinstance(value, str):
+        if len(value) <= limit:
+            return repr(value)
+        return f"{value[:limit]!r}… ({len(value)} characters)"
+    if isinstance(value, Mapping):
+        value = dict(value)
+    if isinstance(value, (dict, list, tuple, set, frozenset, int, float, bool, type(None))):
+        text = _REPR.repr(value)
+    else:
+        text = _REPR.repr(repr(value)[: limit + 1])[1:-1]
+    text = text if len(text) <= 2 * limit else f"{text[: 2 * limit]}…"
+    if isinstance(value, (dict, list, tuple, set, frozenset)) and len(value) > _REPR.maxlist:
+        text += f" ({len(value)} items)"
+    return text
+
+
 @dataclass(frozen=True)
 class Problem:
-    """One violated rule: where (field path), what value, what is wrong and how to fix it."""
+    """One violated rule: where (field path), what value, what is wrong and how to fix it.
+
+    ``line``: the line of the field in its file, when known. ``str()`` is bounded: long values,
+    paths and texts are cut (their length shown), so a hostile value cannot flood a message.
+    """
 
     path: str
     value: Any
     message: str
     fix: str
+    line: int | None = None
 
     def __str__(self) -> str:
-        return f"{self.path}: {self.message} (got {self.value!r}); fix: {self.fix}"
+        where = f"line {self.line}: " if self.line is not None else ""
+        path, message = clip(self.path, 2 * MAX_SHOWN_CHARS), clip(self.message, 400)
+        return one_line(
+            f"{where}{path}: {message} (got {bounded_repr(self.value)}); fix: {clip(self.fix, 400)}"
+        )
 
 
 class QuotaConfigError(ValueError):
-    """A quota configuration or request breaks one or more rules; ``problems`` lists them all."""
+    """A quota configuration or request breaks one or more rules; ``problems`` lists them all.
+
+    The message lists at most ``MAX_LISTED_PROBLEMS`` of them, then how many more there are.
+    """
 
     def __init__(self, problems: Iterable[Problem], *, context: str = "") -> None:
         self.problems = tuple(problems)
         self.context = context
-        lines = [str(p) for p in self.problems]
-        head = f"{context}: " if context else ""
-        if len(lines) == 1:
+        lines = [str(p) for p in self.problems[:MAX_LISTED_PROBLEMS]]
+        if len(self.problems) > MAX_LISTED_PROBLEMS:
+            lines.append(f"... and {len(self.problems) - MAX_LISTED_PROBLEMS} more problems")
+        head = f"{one_line(clip(context, 4 * MAX_SHOWN_CHARS))}: " if context else ""
+        if len(self.problems) == 1:
             super().__init__(head + lines[0])
         else:
-            super().__init__(head + f"{len(lines)} problems:\n  - " + "\n  - ".join(lines))
+            count = len(self.problems)
+            super().__init__(head + f"{count} problems:\n  - " + "\n  - ".join(lines))
 
 
 def raise_if(problems: list[Problem], *, context: str = "") -> None:
@@ -133,7 +225,7 @@ def _join(prefix: str, name: str) -> str:
 
 def check_name(value: Any, path: str, *, what: str = "name") -> list[Problem]:
     """Batch resource names: 1-128 letters, digits, hyphens and underscores."""
-    if not isinstance(value, str) or not NAME_PATTERN.match(value):
+    if not isinstance(value, str) or not NAME_PATTERN.fullmatch(value):
         return [
             Problem(
                 path,
@@ -145,18 +237,53 @@ def check_name(value: Any, path: str, *, what: str = "name") -> list[Problem]:
     return []
 
 
+@cache
+def training_instance_types() -> tuple[str, ...]:
+    """SageMaker training instance types, from botocore's ``TrainingInstanceType`` enum.
+
+    Read from the package's data file (``INSTANCE_TYPES_FILE``; its header names the botocore
+    version and date it was generated from, by ``tools/gen_instance_types.py``).
+    """
+    text = resources.files(__package__ or "quota_constructs").joinpath(INSTANCE_TYPES_FILE)
+    lines = text.read_text(encoding="utf-8").splitlines()
+    return tuple(line for line in lines if line and not line.startswith("#"))
+
+
+@cache
+def _instance_type_source() -> str:
+    text = resources.files(__package__ or "quota_constructs").joinpath(INSTANCE_TYPES_FILE)
+    header = text.read_text(encoding="utf-8").split("\n", 3)[:2]
+    match = re.search(r"botocore [0-9.]+", " ".join(header))
+    return match[0] if match else "botocore"
+
+
+def nearest_instance_types(value: str, count: int = 3) -> list[str]:
+    """The known training instance types closest to ``value`` (none for long garbage)."""
+    if len(value) > 64:
+        return []
+    known = training_instance_types()
+    return difflib.get_close_matches(value.strip().lower(), known, n=count, cutoff=0.6)
+
+
 def check_instance_type(value: Any, path: str) -> list[Problem]:
-    """SageMaker training instance types look like ``ml.<family>.<size>``."""
-    if not isinstance(value, str) or not INSTANCE_TYPE_PATTERN.match(value):
-        return [
-            Problem(
-                path,
-                value,
-                "capacity unit must be a SageMaker training instance type 'ml.<family>.<size>'",
-                "use a type such as ml.g5.xlarge or ml.p4d.24xlarge",
-            )
-        ]
-    return []
+    """A SageMaker training instance type ``ml.<family>.<size>`` of botocore's list."""
+    if isinstance(value, str) and value in _known_instance_types():
+        return []
+    nearest = nearest_instance_types(value) if isinstance(value, str) else []
+    stray_space = isinstance(value, str) and value.strip() in _known_instance_types()
+    message = (
+        "capacity unit must be a SageMaker training instance type 'ml.<family>.<size>' of the "
+        f"TrainingInstanceType list ({_instance_type_source()})"
+        + ("; this one has spaces or line breaks around it" if stray_space else "")
+    )
+    fix = f"did you mean {' or '.join(nearest)}?" if nearest else "use a type such as ml.g5.xlarge"
+    listed = f"{fix} (every type: quota_constructs/{INSTANCE_TYPES_FILE})"
+    return [Problem(path, value, message, listed)]
+
+
+@cache
+def _known_instance_types() -> frozenset[str]:
+    return frozenset(training_instance_types())
 
 
 def check_int_range(
@@ -178,13 +305,13 @@ def check_capacity_limit(
     count_path: str,
     what: str = "max capacity",
 ) -> list[Problem]:
-    """One capacity limit: an ``ml.<family>.<size>`` instance type and at least one instance.
+    """One capacity limit: a training instance type and 1 to ``MAX_INSTANCES_PER_TYPE``.
 
     The one capacity check of shares, service environments and the emulator's requests; each
     caller names the fields as its input spells them.
     """
     return check_instance_type(instance_type, type_path) + check_int_range(
-        count, count_path, 1, None, what=what
+        count, count_path, 1, MAX_INSTANCES_PER_TYPE, what=what
     )
 
 
@@ -194,32 +321,101 @@ def check_scheduling_priority(value: Any, path: str = "schedulingPriority") -> l
     return check_int_range(value, path, low, high, what="scheduling priority")
 
 
+def _is_tag_text(text: str) -> bool:
+    """AWS tagging rules: Unicode letters, digits and spaces, and ``_ . : / = + - @``."""
+    return all(c in TAG_CHARACTERS or unicodedata.category(c)[0] in "LNZ" for c in text)
+
+
+_TAG_CHARS_TEXT = "letters, digits, spaces and _ . : / = + - @"
+
+
+def _tag_key_reason(key: Any) -> str | None:
+    if not isinstance(key, str) or not 1 <= len(key) <= MAX_TAG_KEY_LENGTH:
+        return f"tag keys must be 1-{MAX_TAG_KEY_LENGTH} characters"
+    if key.lower().startswith("aws:"):
+        return "tag keys may not start with 'aws:' (reserved for AWS)"
+    if not _is_tag_text(key):
+        return f"tag keys may contain only {_TAG_CHARS_TEXT} (AWS tagging rules)"
+    return None
+
+
+def _tag_value_reason(value: Any) -> str | None:
+    if not isinstance(value, str) or len(value) > MAX_TAG_VALUE_LENGTH:
+        return f"tag values must be text of at most {MAX_TAG_VALUE_LENGTH} characters"
+    if not _is_tag_text(value):
+        return f"tag values may contain only {_TAG_CHARS_TEXT} (AWS tagging rules)"
+    return None
+
+
 def check_tags(tags: Mapping[str, str], path: str = "tags") -> list[Problem]:
-    """At most 50 tags; keys 1-128 characters, values at most 256; no ``aws:`` prefix."""
+    """AWS tagging rules: at most 50 tags; keys 1-128 characters, values at most 256, both of
+    letters, digits, spaces and ``_ . : / = + - @``; no ``aws:`` prefix; keys unique ignoring
+    case (IAM, which tags the teams' roles, treats keys so)."""
     problems: list[Problem] = []
     if len(tags) > MAX_TAGS:
         problems.append(
             Problem(path, len(tags), f"at most {MAX_TAGS} tags are allowed", "remove some tags")
         )
+    seen: dict[str, str] = {}
     for key, val in tags.items():
-        if not isinstance(key, str) or not 1 <= len(key) <= MAX_TAG_KEY_LENGTH:
-            problems.append(
-                Problem(f"{path}.{key}", key, "tag keys must be 1-128 characters", "shorten it")
-            )
-        elif key.lower().startswith("aws:"):
-            problems.append(
-                Problem(f"{path}.{key}", key, "tag keys may not start with 'aws:'", "rename it")
-            )
-        if not isinstance(val, str) or len(val) > MAX_TAG_VALUE_LENGTH:
+        item = f"{path}.{key}"
+        if (reason := _tag_key_reason(key)) is not None:
+            problems.append(Problem(item, key, reason, "rename the tag key"))
+        elif key.lower() in seen:
             problems.append(
                 Problem(
-                    f"{path}.{key}",
-                    val,
-                    "tag values must be text of at most 256 characters",
-                    "shorten it or quote it as a string",
+                    item,
+                    key,
+                    f"tag keys must differ by more than case: {seen[key.lower()]!r} is also a key",
+                    "keep one of the two keys",
                 )
             )
+        if isinstance(key, str):
+            seen.setdefault(key.lower(), key)
+        if (reason := _tag_value_reason(val)) is not None:
+            problems.append(Problem(item, val, reason, "shorten it or quote it as a string"))
     return problems
+
+
+def _utf16_length(text: str) -> int:
+    """Length as JavaScript (and so CDK) counts it: characters beyond U+FFFF count twice."""
+    return len(text) + sum(1 for c in text if ord(c) > 0xFFFF)
+
+
+def check_description(
+    value: Any, path: str, *, max_chars: int, max_bytes: int | None = None, what: str
+) -> list[Problem]:
+    """Free text: no control characters but tab and newline, at most ``max_chars`` characters
+    (UTF-16 units, as CDK counts them) and ``max_bytes`` bytes in UTF-8."""
+    if not isinstance(value, str):
+        return [Problem(path, value, f"{what} must be text", "quote it")]
+    bad = next((c for c in value if _bad_text_char(c)), None)
+    if bad is not None:
+        return [
+            Problem(
+                path,
+                value,
+                f"{what} contains the control or unpaired surrogate character U+{ord(bad):04X}",
+                "remove it; only tab and newline are allowed besides printable text",
+            )
+        ]
+    size = len(value.encode("utf-8"))
+    if _utf16_length(value) > max_chars or (max_bytes is not None and size > max_bytes):
+        limit = f"{max_chars} characters" + (f" and {max_bytes} UTF-8 bytes" if max_bytes else "")
+        return [
+            Problem(
+                path,
+                value,
+                f"{what} is {_utf16_length(value)} characters ({size} UTF-8 bytes); the most "
+                f"allowed is {limit} (emoji count twice)",
+                "shorten it",
+            )
+        ]
+    return []
+
+
+def _bad_text_char(char: str) -> bool:
+    return char not in "\t\n" and unicodedata.category(char) in ("Cc", "Cs")
 
 
 # --- team access (reference section 3) -------------------------------------------------------
@@ -667,9 +863,16 @@ class QuotaShareSpec:
                     self.borrow_limit,
                     bl_path,
                     UNLIMITED_BORROW,
-                    None,
+                    MAX_BORROW_LIMIT,
                     what="borrow limit (percent; -1 = unlimited)",
                 )
+        if self.description:
+            problems += check_description(
+                self.description,
+                _join(path, "description"),
+                max_chars=MAX_SHARE_DESCRIPTION_CHARS,
+                what="a share's description",
+            )
         if self.access is not None:
             problems += self.access.problems(_join(path, "access"))
         return problems
@@ -787,6 +990,7 @@ class JobQueueSpec:
                     else "declare at least one share",
                 )
             )
+        problems += self._pool_problems(shares_path)
         seen: dict[str, int] = {}
         for index, share in enumerate(self.shares):
             share_path = f"{shares_path}[{index}]"
@@ -808,6 +1012,25 @@ class JobQueueSpec:
             if share.access is not None
         )
         return problems
+
+    def _pool_problems(self, shares_path: str) -> list[Problem]:
+        """The service environment (the sum of the shares per type) within the stated bound."""
+        totals: dict[str, int] = {}
+        for share in self.shares:
+            for itype, count in share.capacity.items():
+                if isinstance(count, int) and 1 <= count <= MAX_INSTANCES_PER_TYPE:
+                    totals[itype] = totals.get(itype, 0) + count
+        return [
+            Problem(
+                shares_path,
+                total,
+                f"the shares' capacity limits for {clip(str(itype))} add up to {total} instances; "
+                f"the service environment allows at most {MAX_INSTANCES_PER_TYPE} of a type",
+                "lower the shares' capacity for that type",
+            )
+            for itype, total in totals.items()
+            if total > MAX_INSTANCES_PER_TYPE
+        ]
 
     def validate(self, *, context: str = "") -> JobQueueSpec:
         """Return self, or raise :class:`QuotaConfigError` listing every problem."""
@@ -832,7 +1055,7 @@ class Organisation:
 
     def problems(self) -> list[Problem]:
         problems: list[Problem] = []
-        if not isinstance(self.name, str) or not ORGANISATION_PATTERN.match(self.name):
+        if not isinstance(self.name, str) or not ORGANISATION_PATTERN.fullmatch(self.name):
             problems.append(
                 Problem(
                     "organisation",
@@ -840,6 +1063,14 @@ class Organisation:
                     "organisation names are 1-64 letters, digits and '-', starting with a letter",
                     "rename it, e.g. 'research-eu'",
                 )
+            )
+        if self.description:
+            problems += check_description(
+                self.description,
+                "description",
+                max_chars=MAX_ORGANISATION_DESCRIPTION_CHARS,
+                max_bytes=MAX_ORGANISATION_DESCRIPTION_BYTES,
+                what="the organisation's description (it goes into the stack description)",
             )
         problems += check_tags(self.tags)
         problems += self.queue.problems()

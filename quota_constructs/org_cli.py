@@ -7,10 +7,16 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from quota_constructs.config import OrgFileError, json_schema, load_organisation
-from quota_constructs.model import SCHEDULING_PRIORITY_RANGE, Organisation
+from quota_constructs.model import (
+    MAX_LISTED_PROBLEMS,
+    SCHEDULING_PRIORITY_RANGE,
+    Organisation,
+    one_line,
+)
 
 org_app = typer.Typer(help="Organisation files: validate, schema.", no_args_is_help=True)
 
@@ -75,14 +81,20 @@ def validate(files: list[Path] = typer.Argument(..., help="Organisation YAML fil
     """Validate organisation files; exit 2 listing every problem (file, field, value, fix)."""
     out, err = Console(), Console(stderr=True)
     failed = False
-    for path in files:
+    for file in files:
+        path = one_line(str(file))
         try:
-            org = load_organisation(path)
+            org = load_organisation(file)
         except OrgFileError as exc:
             failed = True
-            err.print(f"[bold red]{path}[/]: {len(exc.problems)} problem(s)", highlight=False)
-            for problem in exc.problems:
-                err.print(f"  {path}: {problem}", highlight=False, soft_wrap=True)
+            err.print(
+                f"[bold red]{escape(path)}[/]: {len(exc.problems)} problem(s)", highlight=False
+            )
+            for problem in exc.problems[:MAX_LISTED_PROBLEMS]:
+                err.print(f"  {path}: {problem}", highlight=False, soft_wrap=True, markup=False)
+            if len(exc.problems) > MAX_LISTED_PROBLEMS:
+                more = len(exc.problems) - MAX_LISTED_PROBLEMS
+                err.print(f"  {path}: ... and {more} more problems", highlight=False, markup=False)
             continue
         out.print(organisation_table(org))
         if (access := access_table(org)) is not None:

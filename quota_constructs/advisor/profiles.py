@@ -27,6 +27,7 @@ from quota_constructs.model import (
     QuotaShareSpec,
     SharingStrategy,
 )
+from quota_constructs.safe_load import load_yaml
 
 
 class TeamsFileError(QuotaConfigError):
@@ -429,4 +430,4 @@ def read_yaml(path: str | Path, error: type[QuotaConfigError]) -> Any:
 
 def load_teams(path: str | Path) -> TeamsFile:
     """Read and validate a team-profile file; :class:`TeamsFileError` names file, field, fix."""
-    return parse_teams(read_yaml(path, TeamsFileError), source=str(path))
+    return parse_teams(load_yaml(path, error=TeamsFileError), source=str(path))

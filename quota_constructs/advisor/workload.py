@@ -28,6 +28,7 @@ from quota_constructs.model import (
     check_name,
     check_scheduling_priority,
 )
+from quota_constructs.safe_load import WORKLOAD_FILE_MAX_BYTES, read_text
 
 DAY_S = 86400.0
 REQUIRED_COLUMNS = (
@@ -154,7 +155,7 @@ def load_workload_csv(path: str | Path) -> list[WorkloadJob]:
     """Read a workload CSV file (see :func:`parse_workload_csv`)."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text(path, max_bytes=WORKLOAD_FILE_MAX_BYTES, error=WorkloadError)
     except OSError as exc:
         problem = Problem("<file>", str(path), f"cannot read the file: {exc.strerror}", "check it")
         raise WorkloadError([problem], context=str(path)) from exc

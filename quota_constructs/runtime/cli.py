@@ -31,6 +31,7 @@ from quota_constructs.runtime.pacing import Backoff
 from quota_constructs.runtime.payload import JobSubmission, TrainingJob
 from quota_constructs.runtime.queue import QueueClient, error_text
 from quota_constructs.runtime.waiting import TrackedJob, Transition, Until, WaitTimeout
+from quota_constructs.safe_load import load_json
 
 jobs_app = typer.Typer(
     name="jobs",
@@ -230,7 +231,7 @@ def submit(
             raise CliError("no quota share: pass --share SHARE (or --as-team SHARE)")
         body: dict[str, Any] | TrainingJob
         if payload is not None:
-            body = json.loads(payload.read_text())
+            body = load_json(payload)
         elif image and instance_type and role_arn and output_s3:
             body = TrainingJob(
                 image=image,

@@ -6,7 +6,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-import yaml
+
+from quota_constructs.safe_load import dump_yaml
 
 TEAMS_FILE = Path(__file__).resolve().parents[2] / "stacks" / "teams" / "research.yaml"
 ORG_FILE = Path(__file__).resolve().parents[2] / "stacks" / "orgs" / "research.yaml"
@@ -18,7 +19,7 @@ def write_teams(tmp_path: Path) -> Callable[..., Path]:
 
     def write(teams: list[dict], organisation: str = "lab", name: str = "teams.yaml") -> Path:
         path = tmp_path / name
-        path.write_text(yaml.safe_dump({"organisation": organisation, "teams": teams}))
+        path.write_text(dump_yaml({"organisation": organisation, "teams": teams}))
         return path
 
     return write

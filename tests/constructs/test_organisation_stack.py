@@ -125,7 +125,9 @@ def test_rejects_an_invalid_org_file_naming_file_and_field(tmp_path: Path) -> No
         "organisation: bad\nshares:\n"
         "  - {name: A, capacity: {ml.g5.xlarge: 1}, strategy: RESERVE, borrow_limit: 10}\n"
     )
-    with pytest.raises(OrgFileError, match=r"bad.yaml: shares\[0\]\.borrow_limit: borrow_limit is"):
+    with pytest.raises(
+        OrgFileError, match=r"bad.yaml: line 3: shares\[0\]\.borrow_limit: borrow_limit is"
+    ):
         build_app(make_app(), [bad], checks=False)
 
 

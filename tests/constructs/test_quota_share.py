@@ -102,7 +102,10 @@ def test_rejects_every_broken_rule_at_once_with_prop_names(
             "Bad",
             job_queue=queue,
             quota_share_name="team a",
-            capacity_limits={f"ml.g{n}.xlarge": 1 for n in range(4, 10)},
+            capacity_limits={
+                f"ml.g5.{size}": 1
+                for size in ("xlarge", "2xlarge", "4xlarge", "8xlarge", "12xlarge", "16xlarge")
+            },
             strategy=SharingStrategy.RESERVE,
             borrow_limit=50,
         )

@@ -54,7 +54,10 @@ def test_rejects_num_instances_and_zero_counts_listing_every_problem(stack: cdk.
     message = str(error.value)
     assert message.startswith("Test/Env: 2 problems:")
     assert "capacity_limits.NUM_INSTANCES: capacity unit must be a SageMaker training" in message
-    assert "capacity_limits.ml.g5.xlarge: max capacity must be an integer at least 1" in message
+    assert (
+        "capacity_limits.ml.g5.xlarge: max capacity must be an integer between 1 and 10000"
+        in message
+    )
 
 
 def test_rejects_an_empty_capacity_mapping(stack: cdk.Stack) -> None:
@@ -72,7 +75,10 @@ def test_unresolved_counts_are_not_validated(stack: cdk.Stack) -> None:
 
 
 def test_warns_beyond_the_console_maximum_of_five_limits(stack: cdk.Stack) -> None:
-    limits = {f"ml.g{n}.xlarge": 1 for n in range(4, 10)}
+    limits = {
+        f"ml.g5.{size}": 1
+        for size in ("xlarge", "2xlarge", "4xlarge", "8xlarge", "12xlarge", "16xlarge")
+    }
     SageMakerTrainingServiceEnvironment(stack, "Env", capacity_limits=limits)
     Annotations.from_stack(stack).has_warning(
         "/Test/Env", Match.string_like_regexp("6 capacity limits: the console allows at most 5")

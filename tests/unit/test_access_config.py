@@ -215,7 +215,7 @@ def test_cli_validate_lists_each_access_problem_on_its_own_line(tmp_path: Path) 
     assert result.exit_code == 2
     lines = [line.strip() for line in result.output.splitlines() if ": shares[" in line]
     assert len(lines) == 4
-    assert f"{path}: shares[0].access.max_priority: " in result.output
+    assert f"{path}: line 8: shares[0].access.max_priority: " in result.output
     assert "(got 10000); fix: set it between 0 and 9999" in result.output
 
 

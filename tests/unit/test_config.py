@@ -187,5 +187,5 @@ def test_cli_validate_exits_2_listing_file_field_value_and_fix(tmp_path: Path) -
     )
     result = CliRunner().invoke(app, ["org", "validate", str(path)], env={"COLUMNS": "300"})
     assert result.exit_code == 2
-    assert f"{path}: shares[0].borrow_limit" in result.output
+    assert f"{path}: line 3: shares[0].borrow_limit" in result.output
     assert "(got 5)" in result.output and "fix: remove borrow_limit" in result.output

@@ -187,7 +187,8 @@ def test_rejects_queue_without_shares() -> None:
 
 
 def test_rejects_six_capacity_limits() -> None:
-    capacity = {f"ml.g{i}.xlarge": 1 for i in range(4, 10)}
+    sizes = ("xlarge", "2xlarge", "4xlarge", "8xlarge", "12xlarge", "16xlarge")
+    capacity = {f"ml.g5.{size}": 1 for size in sizes}
     problems = JobQueueSpec(shares=(share("a", capacity),)).problems()
     assert paths(problems) == ["shares[0].capacity"]
     assert "1 to 5 capacity limits" in problems[0].message
