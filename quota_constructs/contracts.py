@@ -8,6 +8,8 @@ the other half of the contract: the stack's policies require it, the runtime add
 
 from __future__ import annotations
 
+from quota_constructs.model import TEAM_TAG_KEY as TEAM_TAG_KEY  # the model reserves the key
+
 PARAMETER_ROOT = "/quota"
 
 
@@ -75,10 +77,6 @@ def share_access_parameters(organisation: str, share: str) -> dict[str, str]:
         EXECUTION_ROLE_ARNS_SCOPE: execution_role_arn_parameter(organisation, share),
         TEAM_BUCKETS_SCOPE: bucket_parameter(organisation, share),
     }
-
-
-TEAM_TAG_KEY = "quota-team"
-"""Tag every team's service job carries: required on submit, matched on update and terminate."""
 
 
 def team_tag_value(organisation: str, share: str) -> str:

@@ -37,6 +37,9 @@ SCHEDULING_PRIORITY_RANGE = (0, 9999)
 RUNNABLE_TIMEOUT_MINUTES_RANGE = (10, 1440)
 MAX_PAYLOAD_BYTES = 10 * 1024
 MAX_TAGS = 50
+TEAM_TAG_KEY = "quota-team"
+"""The tag every team's quota share and service jobs carry (value ``<organisation>/<share>``,
+built in ``contracts``): reserved, and one of the 50 tags of a share with team access."""
 MAX_TAG_KEY_LENGTH = 128
 MAX_TAG_VALUE_LENGTH = 256
 MAX_ORGANISATION_NAME_LENGTH = 64
@@ -1073,7 +1076,32 @@ class Organisation:
                 what="the organisation's description (it goes into the stack description)",
             )
         problems += check_tags(self.tags)
+        problems += self._team_tag_problems()
         problems += self.queue.problems()
+        return problems
+
+    def _team_tag_problems(self) -> list[Problem]:
+        """The team tag is reserved, and it is one more tag on every share with team access."""
+        problems = [
+            Problem(
+                f"tags.{key}",
+                key,
+                f"tag key {TEAM_TAG_KEY!r} is reserved: the stack sets it on each team's share",
+                "rename the tag",
+            )
+            for key in self.tags
+            if isinstance(key, str) and key.lower() == TEAM_TAG_KEY
+        ]
+        if any(s.access is not None for s in self.queue.shares) and len(self.tags) >= MAX_TAGS:
+            problems.append(
+                Problem(
+                    "tags",
+                    len(self.tags),
+                    f"at most {MAX_TAGS - 1} tags when a share has an access block: its quota "
+                    f"share also carries the team tag {TEAM_TAG_KEY!r} (AWS allows {MAX_TAGS})",
+                    f"remove {len(self.tags) - MAX_TAGS + 1} tag(s)",
+                )
+            )
         return problems
 
     def validate(self, *, context: str = "") -> Organisation:

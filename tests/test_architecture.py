@@ -17,7 +17,16 @@ PACKAGES = ("quota_constructs", "stacks")
 FORBIDDEN: dict[str, tuple[str, ...]] = {
     # layer -> import prefixes it must never use (the arrows of docs/architecture.md)
     "quota_constructs.model": ("aws_cdk", "boto3", "botocore", "quota_constructs"),
-    "quota_constructs.contracts": ("aws_cdk", "boto3", "botocore", "quota_constructs"),
+    "quota_constructs.contracts": (
+        "aws_cdk",
+        "boto3",
+        "botocore",
+        "quota_constructs.local",
+        "quota_constructs.runtime",
+        "quota_constructs.constructs",
+        "quota_constructs.scheduling",
+        "quota_constructs.config",
+    ),
     "quota_constructs.api_shapes": ("aws_cdk", "boto3", "botocore", "quota_constructs.local"),
     "quota_constructs.config": ("aws_cdk", "boto3", "quota_constructs.local"),
     "quota_constructs.scheduling": (

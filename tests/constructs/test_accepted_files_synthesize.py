@@ -121,6 +121,9 @@ def organisation_files(draw: st.DrawFn) -> dict[str, Any]:
         if draw(st.booleans()):
             share["access"] = draw(accesses(index))
         shares.append(share)
+    org_tags = draw(tags)
+    if any("access" in share for share in shares):  # a team's share also carries its team tag
+        org_tags = dict(list(org_tags.items())[: MAX_TAGS - 1])
     return {
         "organisation": draw(org_names),
         "description": draw(org_descriptions),
@@ -128,20 +131,21 @@ def organisation_files(draw: st.DrawFn) -> dict[str, Any]:
             "priority": draw(st.sampled_from([0, 1, 1000])),
             "runnable_timeout_minutes": draw(st.sampled_from([None, 10, 1440])),
         },
-        "tags": draw(tags),
+        "tags": org_tags,
         "shares": shares,
     }
 
 
 def maximal_file() -> dict[str, Any]:
-    """Every bound at once: 20 shares of 5 types, longest texts, 50 tags, full access blocks."""
+    """Every bound at once: 20 shares of 5 types, longest texts, full access blocks and 49 tags
+    (the 50th of each team's share is its team tag)."""
     types = training_instance_types()
     per_share = MAX_INSTANCES_PER_TYPE // MAX_SHARES_PER_QUEUE
     return {
         "organisation": "o" * 64,
         "description": "😀" * (MAX_ORGANISATION_DESCRIPTION_CHARS // 2),
         "job_queue": {"priority": 1000, "runnable_timeout_minutes": 1440},
-        "tags": {f"{i:03d}" + "ü" * 125: "ß" * 256 for i in range(MAX_TAGS)},
+        "tags": {f"{i:03d}" + "ü" * 125: "ß" * 256 for i in range(MAX_TAGS - 1)},
         "shares": [
             {
                 "name": f"{i:03d}" + "n" * 125,
@@ -194,7 +198,7 @@ def test_every_accepted_file_synthesizes_with_validation_and_cfn_lint_clean(
 
 def test_a_maximal_file_in_three_byte_characters_fits_the_size_limit(tmp_path: Path) -> None:
     data = maximal_file()
-    data["tags"] = {f"{i:03d}" + "中" * 125: "中" * 256 for i in range(MAX_TAGS)}
+    data["tags"] = {f"{i:03d}" + "中" * 125: "中" * 256 for i in range(MAX_TAGS - 1)}
     for share in data["shares"]:
         share["description"] = "中" * MAX_SHARE_DESCRIPTION_CHARS
     path = tmp_path / "org.yaml"

@@ -6,6 +6,7 @@ import re
 
 import pytest
 
+from quota_constructs.config import parse_organisation
 from quota_constructs.model import (
     BUCKET_BODY,
     PRINCIPAL_BODY,
@@ -13,6 +14,7 @@ from quota_constructs.model import (
     BucketLocation,
     JobQueueSpec,
     Problem,
+    QuotaConfigError,
     QuotaShareSpec,
     SharingStrategy,
     TeamAccess,
@@ -395,3 +397,28 @@ def test_schema_bucket_pattern_accepts_every_valid_bucket(bucket: str) -> None:
 def test_schema_role_pattern_accepts_a_valid_role_and_not_a_user() -> None:
     assert re.fullmatch(ROLE_ARN_BODY, EXEC_ROLE)
     assert not re.fullmatch(ROLE_ARN_BODY, "arn:aws:iam::123456789012:user/TeamExecution")
+
+
+def test_rejects_the_reserved_team_tag_key_as_an_organisation_tag() -> None:
+    data = {
+        "organisation": "lab",
+        "tags": {"Quota-Team": "x"},
+        "shares": [{"name": "a", "capacity": {"ml.g5.xlarge": 1}, "strategy": "RESERVE"}],
+    }
+    with pytest.raises(QuotaConfigError) as info:
+        parse_organisation(data)
+    [problem] = info.value.problems
+    assert problem.path == "tags.Quota-Team" and "'quota-team' is reserved" in problem.message
+
+
+def test_rejects_fifty_organisation_tags_when_a_share_has_team_access() -> None:
+    access = {"principals": ["111122223333"]}
+    share = {"name": "a", "capacity": {"ml.g5.xlarge": 1}, "strategy": "RESERVE", "access": access}
+    data = {"organisation": "lab", "tags": {f"k{i}": "v" for i in range(50)}, "shares": [share]}
+    with pytest.raises(QuotaConfigError) as info:
+        parse_organisation(data)
+    [problem] = info.value.problems
+    assert problem.path == "tags"
+    assert "at most 49 tags when a share has an access block" in problem.message
+    del share["access"]
+    assert len(parse_organisation(data).tags) == 50
