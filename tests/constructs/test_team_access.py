@@ -211,15 +211,12 @@ def test_the_quota_share_carries_the_team_tag(research: dict[str, Any]) -> None:
     assert share["Tags"] == {"quota-team": "research/generative"}
 
 
-def test_an_organisation_tag_of_the_same_key_does_not_replace_the_team_tag() -> None:
+def test_rejects_an_organisation_tag_with_the_reserved_team_key() -> None:
     tagged = Organisation(
         name=RESEARCH.name, queue=RESEARCH.queue, tags={"quota-team": "someone-else"}
     )
-    stack = OrganisationStack(make_app(), "Quota-research", organisation=tagged)
-    Template.from_stack(stack).has_resource_properties(
-        "AWS::Batch::QuotaShare",
-        {"QuotaShareName": "generative", "Tags": {"quota-team": "research/generative"}},
-    )
+    with pytest.raises(QuotaConfigError, match="'quota-team' is reserved"):
+        OrganisationStack(make_app(), "Quota-research", organisation=tagged)
 
 
 # --- the execution role and the bucket --------------------------------------------------------

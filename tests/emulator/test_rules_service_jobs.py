@@ -179,7 +179,7 @@ def test_exit_pattern_without_a_star_matches_the_whole_reason(
         emulator,
         batch,
         queue,
-        "AlgorithmError: NaN loss!",
+        "AlgorithmError: NaN loss again",
         [{"action": "EXIT", "onStatusReason": exact}],
     )
     starred = failing(
