@@ -6,6 +6,7 @@ from collections.abc import Mapping
 
 from quota_constructs.model import JobQueueSpec, QuotaShareSpec, ShareState
 from quota_constructs.scheduling.capacity import add_capacity, positive
+from quota_constructs.scheduling.changes import ShareChanges
 from quota_constructs.scheduling.job import Job
 from quota_constructs.scheduling.options import SchedulerOptions
 from quota_constructs.scheduling.records import ShareLedger, ShareOrder
@@ -31,8 +32,8 @@ class ShareAccount:
         """This share's jobs that hold capacity (own or borrowed), by job id."""
         self.borrowers: dict[str, Job] = {}
         """Other shares' jobs that hold some of this share's capacity, by job id."""
-        self.changes = 0
-        """Bumped on every change of this account's use, holders or their priorities."""
+        self.lends_now = False
+        """Whether the share lends its idle capacity now (set by the ledger)."""
 
     @property
     def spec(self) -> QuotaShareSpec:
@@ -61,12 +62,20 @@ class ShareAccount:
 
 
 class CapacityLedger:
-    """Capacity accounting of one queue: an account per share and the service environment."""
+    """Capacity accounting of one queue: an account per share and the service environment.
+
+    Every hold and release touches the shares whose capacity it uses in :class:`ShareChanges`
+    (a release also names its instance types) and keeps :attr:`lendable_total` up to date.
+    """
 
     def __init__(
-        self, options: SchedulerOptions, service_environment: Mapping[str, int] | None
+        self,
+        options: SchedulerOptions,
+        service_environment: Mapping[str, int] | None,
+        changes: ShareChanges,
     ) -> None:
-        self.options = options
+        self._options = options
+        self._changes = changes
         self.accounts: dict[str, ShareAccount] = {}
         """Every share's account, in declared order."""
         self._next_order = 0
@@ -77,14 +86,23 @@ class CapacityLedger:
         """Instances held in the service environment per instance type."""
         self.se_binding = False
         """The service environment is smaller than the shares' sum for some instance type."""
-        self.releases = 0
-        """Bumped on every release of capacity."""
+        self.lendable_total: dict[str, int] = {}
+        """Idle instances the lending shares lend now, per instance type (their free sum)."""
         self._queue_spec = JobQueueSpec(shares=())
         self.share_specs: dict[str, QuotaShareSpec] = {}
         """Every share's spec by name, as of the last :meth:`reconfigure`."""
         self._infeasible: dict[tuple[str, tuple[tuple[str, int], ...]], str | None] = {}
 
     # --- configuration ------------------------------------------------------------------------
+
+    @property
+    def options(self) -> SchedulerOptions:
+        return self._options
+
+    @options.setter
+    def options(self, options: SchedulerOptions) -> None:
+        self._options = options
+        self._count_lendable()
 
     @property
     def queue_spec(self) -> JobQueueSpec:
@@ -121,6 +139,18 @@ class CapacityLedger:
         shares_total = self._queue_spec.service_environment_capacity()
         self.se = dict(self._explicit_se) if self._explicit_se is not None else shares_total
         self.se_binding = any(self.se.get(t, 0) < n for t, n in shares_total.items())
+        self._count_lendable()
+
+    def _count_lendable(self) -> None:
+        """Which shares lend now, and :attr:`lendable_total` counted afresh."""
+        lendable: dict[str, int] = {}
+        disabled_lend = self._options.disabled_share_dispatches
+        for account in self.accounts.values():
+            account.lends_now = account.spec.strategy.lends and (account.enabled or disabled_lend)
+            if account.lends_now:
+                for itype in account.limits:
+                    lendable[itype] = lendable.get(itype, 0) + max(0, account.free(itype))
+        self.lendable_total = lendable
 
     def infeasibility(self, job: Job) -> str | None:
         """The MISCONFIGURATION reason why ``job`` can never run here, or ``None`` (cached)."""
@@ -136,16 +166,22 @@ class CapacityLedger:
     def hold(self, job: Job, alloc: Allocation) -> None:
         """``job`` takes ``alloc`` (its own share's capacity and what it borrows)."""
         accounts = self.accounts
-        own_share = accounts[job.share_name]
-        own_share.changes += 1
+        touched = self._changes.touched
+        own_name = job.share_name
+        own_share = accounts[own_name]
+        touched.add(own_name)
         job.alloc = alloc
+        used = self.used
         for lender_name, amounts in alloc.items():
-            add_capacity(self.used, amounts)
-            if lender_name == job.share_name:
+            lender = own_share if lender_name == own_name else accounts[lender_name]
+            if lender.lends_now:
+                self._lendable_after(lender, amounts, -1)
+            for itype, n in amounts.items():
+                used[itype] = used.get(itype, 0) + n
+            if lender is own_share:
                 add_capacity(own_share.own, amounts)
             else:
-                lender = accounts[lender_name]
-                lender.changes += 1
+                touched.add(lender_name)
                 add_capacity(lender.lent, amounts)
                 add_capacity(own_share.borrowed, amounts)
                 lender.borrowers[job.job_id] = job
@@ -154,16 +190,23 @@ class CapacityLedger:
     def release(self, job: Job) -> None:
         """``job`` gives back all it holds (shares removed meanwhile are skipped)."""
         accounts = self.accounts
-        own_share = accounts.get(job.share_name)
-        self.releases += 1
+        touched = self._changes.touched
+        released = self._changes.released
+        own_name = job.share_name
+        own_share = accounts.get(own_name)
         if own_share is not None:
-            own_share.changes += 1
+            touched.add(own_name)
+        used = self.used
         for lender_name, amounts in job.alloc.items():
-            add_capacity(self.used, amounts, -1)
+            for itype, n in amounts.items():
+                used[itype] = used.get(itype, 0) - n
+                released.add(itype)
             lender = accounts.get(lender_name)
             if lender is not None:
-                lender.changes += 1
-            if lender_name == job.share_name:
+                touched.add(lender_name)
+                if lender.lends_now:
+                    self._lendable_after(lender, amounts, 1)
+            if lender_name == own_name:
                 if own_share is not None:
                     add_capacity(own_share.own, amounts, -1)
             else:
@@ -176,9 +219,20 @@ class CapacityLedger:
             own_share.holding.pop(job.job_id, None)
         job.alloc = {}
 
+    def _lendable_after(self, lender: ShareAccount, amounts: Mapping[str, int], sign: int) -> None:
+        """:attr:`lendable_total` once ``lender``'s free capacity changes by ``sign`` x ``amounts``
+        (call before the change)."""
+        lendable = self.lendable_total
+        for itype, n in amounts.items():
+            free = lender.free(itype)
+            after = free + sign * n
+            delta = (after if after > 0 else 0) - (free if free > 0 else 0)
+            if delta:
+                lendable[itype] = lendable.get(itype, 0) + delta
+
     def note_priority_change(self, share_name: str) -> None:
         """A job of the share changed priority: passes must look at the share again."""
-        self.accounts[share_name].changes += 1
+        self._changes.touch(share_name)
 
     # --- queries ------------------------------------------------------------------------------
 
@@ -188,9 +242,7 @@ class CapacityLedger:
 
     def lends(self, account: ShareAccount) -> bool:
         """Whether the share lends its idle capacity now (strategy, state and options)."""
-        if not account.spec.strategy.lends:
-            return False
-        return account.enabled or self.options.disabled_share_dispatches
+        return account.lends_now
 
     def dispatches(self, account: ShareAccount) -> bool:
         """Whether the share's RUNNABLE jobs may dispatch (ENABLED, or DISABLED allowed)."""
@@ -203,12 +255,46 @@ class CapacityLedger:
             accounts.sort(key=lambda a: (a.usage_fraction(), a.order))
         return accounts
 
+    def ordered_subset(self, names: list[str]) -> list[ShareAccount]:
+        """The accounts of ``names`` in the order :meth:`ordered` gives them."""
+        accounts = self.accounts
+        subset = [accounts[name] for name in names]
+        if self.options.share_order is ShareOrder.LEAST_USAGE:
+            subset.sort(key=lambda a: (a.usage_fraction(), a.order))
+        else:
+            subset.sort(key=lambda a: a.order)
+        return subset
+
     def plan_own(self, account: ShareAccount, job: Job) -> Allocation | None:
         """``job``'s demand from its share's free capacity, or ``None`` when it does not fit."""
         for itype, n in job.demand.items():
             if account.free(itype) < n or self.se_free(itype) < n:
                 return None
         return {account.name: dict(job.demand)}
+
+    def fits(self, account: ShareAccount, job: Job) -> bool:
+        """Whether :meth:`plan_own` or :meth:`plan_borrow` would place ``job`` now, in time
+        independent of the number of shares (from :attr:`lendable_total`)."""
+        se = self.se
+        used = self.used
+        borrows = account.borrows
+        for itype, n in job.demand.items():
+            if se.get(itype, 0) - used.get(itype, 0) < n:
+                return False
+            free = account.free(itype)
+            if free >= n:
+                continue
+            if not borrows:
+                return False
+            need = n - (free if free > 0 else 0)
+            if account.borrowed.get(itype, 0) + need > account.spec.borrow_cap(itype):
+                return False
+            others = self.lendable_total.get(itype, 0)
+            if account.lends_now and free > 0:
+                others -= free
+            if others < need:
+                return False
+        return True
 
     def plan_borrow(self, account: ShareAccount, job: Job) -> Allocation | None:
         """Own free capacity first, the rest borrowed from lenders in share order."""
@@ -241,11 +327,8 @@ class CapacityLedger:
 
     def lendable(self, account: ShareAccount, itype: str) -> int:
         """Free instances of ``itype`` the other shares lend now."""
-        return sum(
-            max(0, a.free(itype))
-            for a in self.accounts.values()
-            if a is not account and self.lends(a)
-        )
+        own = max(0, account.free(itype)) if account.lends_now else 0
+        return self.lendable_total.get(itype, 0) - own
 
     def usage(self) -> dict[str, dict[str, int]]:
         """Instances held per share per instance type (own plus borrowed), zero entries omitted."""

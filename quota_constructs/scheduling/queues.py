@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import heapq
 
+from quota_constructs.scheduling.changes import ShareChanges
 from quota_constructs.scheduling.job import Job
 
 QueueEntry = tuple[int, int, int, Job]
@@ -15,15 +16,16 @@ class RunnableQueue:
     """One share's RUNNABLE jobs: a heap by priority then submit order, and the infeasible ones.
 
     A job has at most one current entry; re-queueing it (a new priority, a backfill skip)
-    pushes a new entry and leaves the old one stale.
+    pushes a new entry and leaves the old one stale. Whenever a job joins the heap, the head
+    changes or the queue is rebuilt, the share is touched in :class:`ShareChanges`.
     """
 
-    def __init__(self, entry_versions: list[int]) -> None:
+    def __init__(self, name: str, entry_versions: list[int], changes: ShareChanges) -> None:
+        self.name = name
         self.heap: list[QueueEntry] = []
         self.infeasible: dict[str, Job] = {}
         """RUNNABLE jobs whose demand can never fit (a MISCONFIGURATION reason), by job id."""
-        self.changes = 0
-        """Bumped whenever a job joins the heap or the queue is rebuilt."""
+        self._touched = changes.touched
         self._versions = entry_versions
         self._order: list[Job] | None = None
         self._positions: dict[str, int] = {}
@@ -34,7 +36,7 @@ class RunnableQueue:
         version = versions[job.seq] + 1
         versions[job.seq] = version
         heapq.heappush(self.heap, (-job.priority, job.seq, version, job))
-        self.changes += 1
+        self._touched.add(self.name)
         self._order = None
 
     def head_entry(self) -> QueueEntry | None:
@@ -60,6 +62,7 @@ class RunnableQueue:
     def pop_head(self) -> Job:
         """Remove the head (call :meth:`head` first: it must be current)."""
         self._order = None
+        self._touched.add(self.name)
         return heapq.heappop(self.heap)[3]
 
     def order(self) -> list[Job]:
@@ -77,7 +80,10 @@ class RunnableQueue:
         return self._positions.get(job.job_id, 0)
 
     def remove(self, job: Job) -> None:
-        """``job`` leaves the queue for good: its entry becomes stale."""
+        """``job`` leaves the queue for good: its entry becomes stale (touching the share when
+        it was the head: only the head and the queue's additions decide a dispatch pass)."""
+        if self.head() is job:
+            self._touched.add(self.name)
         self._versions[job.seq] += 1
         self.infeasible.pop(job.job_id, None)
         self._order = None
@@ -89,7 +95,7 @@ class RunnableQueue:
         waiting += list(self.infeasible.values())
         self.heap = []
         self.infeasible = {}
-        self.changes += 1
+        self._touched.add(self.name)
         self._order = None
         return sorted(waiting, key=lambda j: j.seq)
 
@@ -101,7 +107,8 @@ class RunnableQueues:
     it can never fit (if so) and since when it holds its place in its share's order.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, changes: ShareChanges) -> None:
+        self._changes = changes
         self.by_share: dict[str, RunnableQueue] = {}
         """Every share's queue, in declared order."""
         self._versions: list[int] = [0]
@@ -114,7 +121,7 @@ class RunnableQueues:
         self._versions.append(0)
 
     def add_share(self, name: str) -> None:
-        self.by_share[name] = RunnableQueue(self._versions)
+        self.by_share[name] = RunnableQueue(name, self._versions, self._changes)
 
     def remove_share(self, name: str) -> None:
         del self.by_share[name]
@@ -154,8 +161,10 @@ class RunnableQueues:
             self._position_since[job.job_id] = now
 
     def reset_position(self, job: Job) -> None:
-        """``job`` left its place (dispatched, requeued, re-prioritised, a preemption started)."""
+        """``job`` left its place (dispatched, requeued, re-prioritised, a preemption started):
+        its share is touched, so that the next pass notes the place it holds then."""
         self._position_since.pop(job.job_id, None)
+        self._changes.touch(job.share_name)
 
     def position_since(self, job: Job) -> float | None:
         """When ``job`` reached its current place, if it was noted."""

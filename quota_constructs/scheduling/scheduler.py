@@ -2,7 +2,9 @@
 
 It composes the collaborators and passes each its dependencies: the capacity ledger, the
 runnable queues, the event queue (virtual time), the preemptions in progress, the job
-lifecycle, the preemptor, the dispatcher and the pending-reason explainer.
+lifecycle, the preemptor, the dispatcher and the pending-reason explainer; the first three
+and the preemptions in progress note in one :class:`ShareChanges` what the dispatcher must
+look at again.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from quota_constructs.model import (
     check_scheduling_priority,
 )
 from quota_constructs.scheduling.admission import request_problems
+from quota_constructs.scheduling.changes import ShareChanges
 from quota_constructs.scheduling.dispatcher import Dispatcher
 from quota_constructs.scheduling.event_queue import EventQueue, TimedEvent
 from quota_constructs.scheduling.job import Job, SchedulerEvent
@@ -64,9 +67,10 @@ class Scheduler:
         self.queue_name = queue_name
         self._options = options = options or SchedulerOptions()
         self._events = EventQueue(start_time)
-        self._ledger = CapacityLedger(options, service_environment)
-        self._queues = RunnableQueues()
-        self._preemptions = PreemptionsInProgress()
+        changes = ShareChanges()
+        self._ledger = CapacityLedger(options, service_environment, changes)
+        self._queues = RunnableQueues(changes)
+        self._preemptions = PreemptionsInProgress(changes)
         self._lifecycle = JobLifecycle(
             options, self._ledger, self._queues, self._events, self._preemptions
         )
@@ -82,6 +86,7 @@ class Scheduler:
             self._preemptions,
             self._preemptor,
             self._lifecycle,
+            changes,
         )
         self._pending = PendingExplainer(self._ledger, self._queues, self._preemptions)
         self._jobs: dict[str, Job] = {}
@@ -131,6 +136,7 @@ class Scheduler:
         self._options = options
         for part in (self._ledger, self._lifecycle, self._preemptor, self._dispatcher):
             part.options = options
+        self._dispatcher.forget_blocked_heads()
 
     @property
     def queue(self) -> JobQueueSpec:
