@@ -22,12 +22,13 @@ import hashlib
 import json
 import random
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from quota_constructs.model import QuotaShareSpec, ShareState, SharingStrategy
 from quota_constructs.scheduling import (
+    Capacity,
     Job,
     JobRequest,
     JobStatus,
@@ -36,12 +37,35 @@ from quota_constructs.scheduling import (
     SchedulerEvent,
     SchedulerOptions,
     ShareOrder,
+    VictimCandidate,
 )
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_overload
 
 TYPES = bench_overload.TYPES
+
+
+class LongestRunningFirst:
+    """A victim policy other than the default: longest-running candidates first, and only
+    when they have run at least 30 s (so its answer depends on time)."""
+
+    def choose(
+        self, candidates: Sequence[VictimCandidate], need: Capacity
+    ) -> list[VictimCandidate] | None:
+        chosen: list[VictimCandidate] = []
+        freed: dict[str, int] = {}
+        for cand in sorted(candidates, key=lambda c: (-c.running_for, c.job.seq)):
+            if all(freed.get(t, 0) >= n for t, n in need.items()):
+                break
+            if cand.running_for >= 30 and any(cand.frees.get(t, 0) for t in need):
+                chosen.append(cand)
+                for t, n in cand.frees.items():
+                    freed[t] = freed.get(t, 0) + n
+        covered = all(freed.get(t, 0) >= n for t, n in need.items())
+        return chosen if covered else None
+
+
 OPTION_SETS: dict[str, SchedulerOptions] = {
     "default": SchedulerOptions(),
     "simulator": bench_overload.OPTIONS,
@@ -54,6 +78,9 @@ OPTION_SETS: dict[str, SchedulerOptions] = {
     "time-limits": SchedulerOptions(
         runnable_time_limits={"MISCONFIGURATION:QUOTA_MANAGEMENT_LIMIT_EXCEEDED": 60.0},
         submitted_to_runnable_s=2.0,
+    ),
+    "custom-policy": SchedulerOptions(
+        victim_policy=LongestRunningFirst(), preemption_duration_s=10.0, backfill_depth=0
     ),
 }
 
@@ -69,11 +96,22 @@ class Scenario:
     binding_se: bool = False
 
 
+SHAPES = [
+    (3, 1, False),
+    (8, 2, False),
+    (20, 1, False),
+    (12, 5, True),
+    (5, 3, True),
+    (2, 1, False),
+    (20, 5, False),
+    (10, 3, False),
+    (6, 2, True),
+    (15, 4, False),
+]
+"""Shares, instance types and whether the service environment binds, one per seed."""
 SCENARIOS = [
     Scenario(f"{opts}-{seed}", seed, opts, shares, types, 1500, binding)
-    for seed, (shares, types, binding) in enumerate(
-        [(3, 1, False), (8, 2, False), (20, 1, False), (12, 5, True), (5, 3, True)]
-    )
+    for seed, (shares, types, binding) in enumerate(SHAPES)
     for opts in OPTION_SETS
 ]
 

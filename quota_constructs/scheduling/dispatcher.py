@@ -13,6 +13,7 @@ from quota_constructs.scheduling.options import SchedulerOptions
 from quota_constructs.scheduling.preemptions_in_progress import PreemptionsInProgress
 from quota_constructs.scheduling.preemptor import Preemptor
 from quota_constructs.scheduling.queues import RunnableQueue, RunnableQueues
+from quota_constructs.scheduling.victims import DefaultVictimPolicy
 
 MAX_PASSES = 100_000
 """Passes at one instant before the dispatcher gives up (only a bug can get there)."""
@@ -35,6 +36,12 @@ class Dispatcher:
     lendable and free service-environment capacity for it; it is then looked at quietly (can
     it take that capacity?) instead of afresh. So a pass costs O(changed shares) plus the work
     it does, whatever the number of RUNNABLE jobs.
+
+    Coarse rules, when a share's decisions depend on more than its head and its own state
+    (a binding service environment, a backfill window, a victim policy other than the
+    default): every job queued, every release (for the shares that borrow; all shares when
+    the service environment binds) and every preemption started or ended makes the shares
+    concerned look afresh, as often as the previous dispatcher's blocked keys did.
     """
 
     def __init__(
@@ -63,6 +70,8 @@ class Dispatcher:
         self._waiting_by_type: dict[str, set[str]] = {}
         self._quiet: set[str] = set()
         """Waiting shares woken by released capacity, to look at quietly."""
+        self._coarse = True
+        """Coarse rules (see the class docstring), decided at each :meth:`forget_blocked_heads`."""
         self._se_waiting: dict[str, Job] = {}
         """Shares that do not borrow, left blocked by a full pass with a head that fits their
         own free capacity but not the service environment's (over-limit holders): looked at
@@ -83,12 +92,22 @@ class Dispatcher:
             self._pass()
 
     def forget_blocked_heads(self) -> None:
-        """Look at every share afresh in the next pass (after a configuration change)."""
+        """Look at every share afresh in the next pass (after a configuration or options
+        change), and decide again whether the coarse rules apply."""
         self._changes.touched.update(self._ledger.accounts)
+        options = self.options
+        self._coarse = (
+            self._ledger.se_binding
+            or options.backfill_depth > 0
+            or type(options.victim_policy) is not DefaultVictimPolicy
+        )
+        for queue in self._queues.by_share.values():
+            queue.touch_every_push = self._coarse
         self._waiting.clear()
         self._waiting_by_type.clear()
         self._quiet.clear()
-        self._se_waiting.clear()
+        for name in list(self._se_waiting):
+            self._unwait(name)
 
     # --- one pass -----------------------------------------------------------------------------
 
@@ -181,19 +200,17 @@ class Dispatcher:
 
     # --- shares waiting for released capacity -------------------------------------------------
 
-    def _coarse_wake(self) -> bool:
-        """Whether a release wakes every share that borrows (all shares when the service
-        environment binds) for a full look: releases then matter beyond the head's types."""
-        return self._ledger.se_binding or self.options.backfill_depth > 0
-
     def _wait(self, account: ShareAccount, head: Job) -> None:
         """A share a full pass left blocked: index it by its head's instance types if capacity
         released elsewhere alone could let that head dispatch (its own state unchanged)."""
-        if self._coarse_wake():
+        if self._coarse:
             return
         if not account.borrows:
             if all(account.free(t) >= n for t, n in head.demand.items()):
                 self._se_waiting[account.name] = head
+                # as any change of the share (a job queued behind the head included) made
+                # passes look at it again: such a look may find the room since released
+                self._queues.by_share[account.name].touch_every_push = True
             return
         own_fit = True
         borrow_ok = True
@@ -203,7 +220,7 @@ class Dispatcher:
             need = 0 if free >= n else n - max(0, free)
             if need:
                 own_fit = False
-                if account.borrowed.get(itype, 0) + need > account.spec.borrow_cap(itype):
+                if account.borrowed.get(itype, 0) + need > account.borrow_caps.get(itype, 0):
                     borrow_ok = False
             wakes.append((itype, n, need, max(0, free) if account.lends_now else 0))
         if not own_fit and not borrow_ok:
@@ -213,7 +230,10 @@ class Dispatcher:
             self._waiting_by_type.setdefault(itype, set()).add(account.name)
 
     def _unwait(self, name: str) -> None:
-        self._se_waiting.pop(name, None)
+        if self._se_waiting.pop(name, None) is not None:
+            queue = self._queues.by_share.get(name)
+            if queue is not None:
+                queue.touch_every_push = self._coarse
         entry = self._waiting.pop(name, None)
         if entry is not None:
             for itype, *_ in entry[1]:
@@ -224,7 +244,7 @@ class Dispatcher:
         shares in a coarse wake) look again if it has room for their head now."""
         ledger = self._ledger
         touched = self._changes.touched
-        if self._coarse_wake():
+        if self._coarse:
             touched.update(ledger.accounts)
             return
         se_free = ledger.se_free
@@ -235,7 +255,7 @@ class Dispatcher:
     def _wake(self, released: set[str]) -> None:
         """Capacity of ``released`` types came free: wake the waiting shares it may help."""
         ledger = self._ledger
-        if self._coarse_wake():
+        if self._coarse:
             binding = ledger.se_binding
             self._changes.touched.update(
                 name for name, a in ledger.accounts.items() if binding or a.borrows

@@ -19,15 +19,19 @@ class ShareAccount:
     """One share's capacity: limits, own use, what it lends and borrows, and its holders."""
 
     def __init__(self, spec: QuotaShareSpec, order: int) -> None:
-        self.spec = spec
-        self.order = order
-        """Place in the declared order of the shares."""
         self.own: dict[str, int] = {}
         """This share's capacity used by its own jobs."""
         self.lent: dict[str, int] = {}
         """This share's capacity used by other shares' jobs."""
+        self.lent_total = 0
+        """Instances of this share lent out, all instance types."""
         self.borrowed: dict[str, int] = {}
         """Other shares' capacity used by this share's jobs."""
+        self.idle: dict[str, int] = {}
+        """:meth:`free` per instance type, kept up to date (missing: 0)."""
+        self.spec = spec
+        self.order = order
+        """Place in the declared order of the shares."""
         self.holding: dict[str, Job] = {}
         """This share's jobs that hold capacity (own or borrowed), by job id."""
         self.borrowers: dict[str, Job] = {}
@@ -44,12 +48,18 @@ class ShareAccount:
         self._spec = spec
         self.name = spec.name
         self.limits = dict(spec.capacity)
+        self.borrow_caps = {t: spec.borrow_cap(t) for t in self.limits}
+        """Most instances the share may borrow per instance type (missing: 0)."""
         self.borrows = spec.strategy.borrows
         self.enabled = spec.state is ShareState.ENABLED
+        types = set(self.limits) | set(self.own) | set(self.lent)
+        self.idle = {
+            t: self.limits.get(t, 0) - self.own.get(t, 0) - self.lent.get(t, 0) for t in types
+        }
 
     def free(self, itype: str) -> int:
         """Own limit minus own use minus what is lent (negative when over the limit)."""
-        return self.limits.get(itype, 0) - self.own.get(itype, 0) - self.lent.get(itype, 0)
+        return self.idle.get(itype, 0)
 
     def free_after_reclaim(self, itype: str) -> int:
         """Own limit minus own use: what is free plus what is lent out (reclaimable)."""
@@ -171,20 +181,15 @@ class CapacityLedger:
         own_share = accounts[own_name]
         touched.add(own_name)
         job.alloc = alloc
-        used = self.used
         for lender_name, amounts in alloc.items():
-            lender = own_share if lender_name == own_name else accounts[lender_name]
-            if lender.lends_now:
-                self._lendable_after(lender, amounts, -1)
-            for itype, n in amounts.items():
-                used[itype] = used.get(itype, 0) + n
-            if lender is own_share:
-                add_capacity(own_share.own, amounts)
-            else:
-                touched.add(lender_name)
-                add_capacity(lender.lent, amounts)
-                add_capacity(own_share.borrowed, amounts)
-                lender.borrowers[job.job_id] = job
+            if lender_name == own_name:
+                self._use(own_share, own_share.own, amounts, 1)
+                continue
+            lender = accounts[lender_name]
+            touched.add(lender_name)
+            self._use(lender, lender.lent, amounts, 1)
+            add_capacity(own_share.borrowed, amounts)
+            lender.borrowers[job.job_id] = job
         own_share.holding[job.job_id] = job
 
     def release(self, job: Job) -> None:
@@ -198,37 +203,47 @@ class CapacityLedger:
             touched.add(own_name)
         used = self.used
         for lender_name, amounts in job.alloc.items():
-            for itype, n in amounts.items():
-                used[itype] = used.get(itype, 0) - n
-                released.add(itype)
+            released.update(amounts)
             lender = accounts.get(lender_name)
-            if lender is not None:
-                touched.add(lender_name)
-                if lender.lends_now:
-                    self._lendable_after(lender, amounts, 1)
-            if lender_name == own_name:
-                if own_share is not None:
-                    add_capacity(own_share.own, amounts, -1)
-            else:
-                if lender is not None:
-                    add_capacity(lender.lent, amounts, -1)
-                    lender.borrowers.pop(job.job_id, None)
+            if lender is None:
+                add_capacity(used, amounts, -1)
                 if own_share is not None:
                     add_capacity(own_share.borrowed, amounts, -1)
+                continue
+            touched.add(lender_name)
+            if lender_name == own_name:
+                self._use(lender, lender.own, amounts, -1)
+                continue
+            self._use(lender, lender.lent, amounts, -1)
+            lender.borrowers.pop(job.job_id, None)
+            if own_share is not None:
+                add_capacity(own_share.borrowed, amounts, -1)
         if own_share is not None:
             own_share.holding.pop(job.job_id, None)
         job.alloc = {}
 
-    def _lendable_after(self, lender: ShareAccount, amounts: Mapping[str, int], sign: int) -> None:
-        """:attr:`lendable_total` once ``lender``'s free capacity changes by ``sign`` x ``amounts``
-        (call before the change)."""
-        lendable = self.lendable_total
+    def _use(
+        self, lender: ShareAccount, use: dict[str, int], amounts: Mapping[str, int], sign: int
+    ) -> None:
+        """``sign`` x ``amounts`` of ``lender``'s capacity taken (1) or given back (-1), counted
+        in ``use`` (its own use or what it lends), its idle capacity, the SE and the lendable."""
+        used = self.used
+        idle = lender.idle
+        lendable = self.lendable_total if lender.lends_now else None
+        lent = use is lender.lent
         for itype, n in amounts.items():
-            free = lender.free(itype)
-            after = free + sign * n
-            delta = (after if after > 0 else 0) - (free if free > 0 else 0)
-            if delta:
-                lendable[itype] = lendable.get(itype, 0) + delta
+            n *= sign
+            used[itype] = used.get(itype, 0) + n
+            use[itype] = use.get(itype, 0) + n
+            free = idle.get(itype, 0)
+            after = free - n
+            idle[itype] = after
+            if lent:
+                lender.lent_total += n
+            if lendable is not None:
+                delta = (after if after > 0 else 0) - (free if free > 0 else 0)
+                if delta:
+                    lendable[itype] = lendable.get(itype, 0) + delta
 
     def note_priority_change(self, share_name: str) -> None:
         """A job of the share changed priority: passes must look at the share again."""
@@ -267,8 +282,11 @@ class CapacityLedger:
 
     def plan_own(self, account: ShareAccount, job: Job) -> Allocation | None:
         """``job``'s demand from its share's free capacity, or ``None`` when it does not fit."""
+        idle = account.idle
+        se = self.se
+        used = self.used
         for itype, n in job.demand.items():
-            if account.free(itype) < n or self.se_free(itype) < n:
+            if idle.get(itype, 0) < n or se.get(itype, 0) - used.get(itype, 0) < n:
                 return None
         return {account.name: dict(job.demand)}
 
@@ -281,13 +299,13 @@ class CapacityLedger:
         for itype, n in job.demand.items():
             if se.get(itype, 0) - used.get(itype, 0) < n:
                 return False
-            free = account.free(itype)
+            free = account.idle.get(itype, 0)
             if free >= n:
                 continue
             if not borrows:
                 return False
             need = n - (free if free > 0 else 0)
-            if account.borrowed.get(itype, 0) + need > account.spec.borrow_cap(itype):
+            if account.borrowed.get(itype, 0) + need > account.borrow_caps.get(itype, 0):
                 return False
             others = self.lendable_total.get(itype, 0)
             if account.lends_now and free > 0:
@@ -310,7 +328,7 @@ class CapacityLedger:
                 alloc.setdefault(account.name, {})[itype] = own
             if need == 0:
                 continue
-            if account.borrowed.get(itype, 0) + need > account.spec.borrow_cap(itype):
+            if account.borrowed.get(itype, 0) + need > account.borrow_caps.get(itype, 0):
                 return None
             for lender in self.ordered():
                 if lender is account or not self.lends(lender):

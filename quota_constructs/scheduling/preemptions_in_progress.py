@@ -14,9 +14,10 @@ class PreemptionsInProgress:
     makes room for, wait until it ends. A victim may not preempt its preemptor back while the
     preemptor is still in the dispatch that preempted it (no ping-pong).
 
-    A start or an end touches the shares whose decisions read it: the victim's, those it
-    holds capacity of (their preemption candidates) and the waiting beneficiary's; and it is
-    noted (:attr:`ShareChanges.preempted`) for the shares waiting for the service environment.
+    An end touches the shares whose decisions read it: the victim's, those it holds capacity
+    of (their preemption candidates) and the waiting beneficiary's; starts and ends are noted
+    (:attr:`ShareChanges.preempted`) for the shares waiting for the service environment. (The
+    preemptor decides which shares a start touches.)
     """
 
     def __init__(self, changes: ShareChanges) -> None:
@@ -36,7 +37,7 @@ class PreemptionsInProgress:
     def start(self, victim: Job, record: PreemptionRecord) -> None:
         """The preemption of ``victim`` has started."""
         self._records[victim.job_id] = record
-        self._touch_holder(victim)
+        self._changes.preempted = True
 
     def shield(self, preemptor: Job, victim: Job, preemptor_dispatch: int) -> None:
         """``victim`` may not preempt ``preemptor`` during its dispatch ``preemptor_dispatch``."""

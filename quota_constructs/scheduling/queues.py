@@ -16,12 +16,14 @@ class RunnableQueue:
     """One share's RUNNABLE jobs: a heap by priority then submit order, and the infeasible ones.
 
     A job has at most one current entry; re-queueing it (a new priority, a backfill skip)
-    pushes a new entry and leaves the old one stale. Whenever a job joins the heap, the head
-    changes or the queue is rebuilt, the share is touched in :class:`ShareChanges`.
+    pushes a new entry and leaves the old one stale. Whenever the head changes or the queue is
+    rebuilt, the share is touched in :class:`ShareChanges`; while ``touch_every_push`` is set
+    (by the dispatcher), every push touches it.
     """
 
     def __init__(self, name: str, entry_versions: list[int], changes: ShareChanges) -> None:
         self.name = name
+        self.touch_every_push = True
         self.heap: list[QueueEntry] = []
         self.infeasible: dict[str, Job] = {}
         """RUNNABLE jobs whose demand can never fit (a MISCONFIGURATION reason), by job id."""
@@ -32,11 +34,15 @@ class RunnableQueue:
 
     def push(self, job: Job) -> None:
         """Queue ``job`` at its current priority (a previous entry of it becomes stale)."""
+        heap = self.heap
+        was_head = bool(heap) and self.head() is job
         versions = self._versions
         version = versions[job.seq] + 1
         versions[job.seq] = version
-        heapq.heappush(self.heap, (-job.priority, job.seq, version, job))
-        self._touched.add(self.name)
+        entry = (-job.priority, job.seq, version, job)
+        heapq.heappush(heap, entry)
+        if was_head or heap[0] is entry or self.touch_every_push:
+            self._touched.add(self.name)
         self._order = None
 
     def head_entry(self) -> QueueEntry | None:
@@ -161,10 +167,8 @@ class RunnableQueues:
             self._position_since[job.job_id] = now
 
     def reset_position(self, job: Job) -> None:
-        """``job`` left its place (dispatched, requeued, re-prioritised, a preemption started):
-        its share is touched, so that the next pass notes the place it holds then."""
+        """``job`` left its place (dispatched, requeued, re-prioritised, a preemption started)."""
         self._position_since.pop(job.job_id, None)
-        self._changes.touch(job.share_name)
 
     def position_since(self, job: Job) -> float | None:
         """When ``job`` reached its current place, if it was noted."""

@@ -75,7 +75,13 @@ class Scheduler:
             options, self._ledger, self._queues, self._events, self._preemptions
         )
         self._preemptor = Preemptor(
-            options, self._ledger, self._queues, self._events, self._preemptions, self._lifecycle
+            options,
+            self._ledger,
+            self._queues,
+            self._events,
+            self._preemptions,
+            self._lifecycle,
+            changes,
         )
         self._dispatcher = Dispatcher(
             queue_name,
