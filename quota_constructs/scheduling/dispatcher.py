@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import heapq
+from typing import Any
 
 from quota_constructs.scheduling.changes import ShareChanges
 from quota_constructs.scheduling.event_queue import EventQueue
@@ -18,12 +19,10 @@ from quota_constructs.scheduling.victims import DefaultVictimPolicy
 MAX_PASSES = 100_000
 """Passes at one instant before the dispatcher gives up (only a bug can get there)."""
 
-Looked = tuple[ShareAccount, RunnableQueue, Job, bool]
-"""A share a pass looked at, its queue, its blocked head, and whether it was only woken by
-released capacity (quiet: its own state is as when it was last looked at)."""
-Wake = tuple[str, int, int, int]
-"""Per instance type of a waiting head: type, instances, instances to borrow, the share's own
-contribution to :attr:`CapacityLedger.lendable_total`."""
+Looked = tuple[ShareAccount, RunnableQueue, Job, bool, Any]
+"""A share a pass looked at, its queue, its blocked head, whether it was only woken by
+released capacity (quiet: its own state is as when it was last looked at), and its place in
+the pass's share order."""
 
 
 class Dispatcher:
@@ -31,11 +30,12 @@ class Dispatcher:
 
     A pass looks only at the shares touched since they were last looked at
     (:class:`ShareChanges`): their queue head, capacity use, holders or preemptions changed.
-    A borrowing share whose blocked head could only be helped by capacity released elsewhere
-    waits, indexed by instance type, until a release of one of its head's types leaves enough
-    lendable and free service-environment capacity for it; it is then looked at quietly (can
-    it take that capacity?) instead of afresh. So a pass costs O(changed shares) plus the work
-    it does, whatever the number of RUNNABLE jobs.
+    A share a pass left blocked is otherwise looked at again only when something that could
+    unblock it changes: a borrowing share's head waits, indexed by instance type, until a
+    release leaves enough lendable capacity for it after the pass's own-capacity step (it is
+    then looked at quietly: can it borrow that capacity?); a head that fits its share's own
+    free capacity but not the service environment waits for the service environment. So a
+    pass costs O(changed shares) plus the work it does, whatever the number of RUNNABLE jobs.
 
     Coarse rules, when a share's decisions depend on more than its head and its own state
     (a binding service environment, a backfill window, a victim policy other than the
@@ -65,17 +65,19 @@ class Dispatcher:
         self._preemptor = preemptor
         self._lifecycle = lifecycle
         self._changes = changes
-        self._waiting: dict[str, tuple[Job, tuple[Wake, ...]]] = {}
-        """Borrowing shares left blocked by a full pass: their head and what would wake it."""
-        self._waiting_by_type: dict[str, set[str]] = {}
-        self._quiet: set[str] = set()
-        """Waiting shares woken by released capacity, to look at quietly."""
         self._coarse = True
         """Coarse rules (see the class docstring), decided at each :meth:`forget_blocked_heads`."""
+        self._waiting: dict[str, Job] = {}
+        """Borrowing shares left blocked, whose head needs to borrow, and that head."""
+        self._waiting_by_type: dict[str, set[str]] = {}
+        """The same by instance type of their head (cleaned when read)."""
         self._se_waiting: dict[str, Job] = {}
-        """Shares that do not borrow, left blocked by a full pass with a head that fits their
-        own free capacity but not the service environment's (over-limit holders): looked at
-        again after a preemption starts or ends, as every share is in a coarse wake."""
+        """Shares that do not borrow, left blocked with a head that fits their own free
+        capacity but not the service environment's (only while shares hold more than their
+        limits): looked at again when a preemption starts or ends or a job is queued, as
+        before every such change made passes look at every share."""
+        self._se_waiting_borrowers: dict[str, Job] = {}
+        """The same for shares that borrow: looked at again when capacity is released."""
 
     def run_passes(self) -> None:
         """Run dispatch passes at the current instant while one is due."""
@@ -105,81 +107,81 @@ class Dispatcher:
             queue.touch_every_push = self._coarse
         self._waiting.clear()
         self._waiting_by_type.clear()
-        self._quiet.clear()
-        for name in list(self._se_waiting):
-            self._unwait(name)
+        self._se_waiting.clear()
+        self._se_waiting_borrowers.clear()
 
     # --- one pass -----------------------------------------------------------------------------
 
     def _pass(self) -> None:
         """One pass: own capacity, cross-share reclaim, borrowing in submit order, in-share."""
         changes = self._changes
+        touched = changes.touched
         if changes.preempted:
             changes.preempted = False
             self._wake_after_preemption()
+        released: set[str] | None = None
         if changes.released:
-            self._wake(changes.released)
+            released = set(changes.released)
             changes.released.clear()
-        if not changes.touched and not self._quiet:
+            if self._wake_at_once():
+                released = None
+        if not touched and (released is None or not self._waiting):
             return
         looked = self._dispatch_own_capacity()
-        if not looked:
+        quiet = self._wake(released) if released is not None else []
+        if not looked and not quiet:
             return
-        blocked = [entry for entry in looked if not entry[3]]
-        if self._reclaim_once(blocked):
+        if self._reclaim_once(looked):
             # next round: the reclaiming head takes its capacity back first
-            changes.touched.update(entry[0].name for entry in blocked)
+            touched.update(entry[0].name for entry in looked)
+            if released is not None:
+                changes.released |= released  # the waiting shares are woken next round
             return
-        self._borrow_in_submit_order([entry for entry in looked if entry[0].borrows])
-        touched = changes.touched
-        self._preempt_in_share([e for e in looked if not e[3] or e[0].name in touched])
-        for account, _, head, quiet in looked:
-            name = account.name
-            if name in touched:
-                continue  # changed during the pass: looked at afresh next time
-            self._quiet.discard(name)
-            if not quiet:
+        self._borrow_in_submit_order([e for e in looked if e[0].borrows] + quiet)
+        in_share = looked
+        if quiet:
+            woken = [e for e in quiet if e[0].name in touched]  # changed during the pass
+            if woken:
+                in_share = sorted(looked + woken, key=lambda e: e[4])
+        self._preempt_in_share(in_share)
+        for account, _, head, _, _ in looked:
+            if account.name not in touched:  # else: changed, looked at afresh next time
                 self._wait(account, head)
 
     def _dispatch_own_capacity(self) -> list[Looked]:
-        """Every share touched or woken (in share order) dispatches what fits its own free
-        capacity; returns those left with a blocked head."""
+        """Every share touched (in share order) dispatches what fits its own free capacity;
+        returns those left with a blocked head."""
         ledger = self._ledger
         accounts = ledger.accounts
         touched = self._changes.touched
-        quiet = self._quiet
-        for name in touched:
-            self._unwait(name)
-        quiet -= touched
-        names = [name for name in (touched | quiet) if name in accounts]
+        if self._se_waiting or self._se_waiting_borrowers:
+            for name in touched:
+                self._unwait(name)
+        else:
+            waiting = self._waiting
+            for name in touched:
+                waiting.pop(name, None)
+        names = [name for name in touched if name in accounts]
         touched.clear()  # from here on: what changes during the pass
         by_share = self._queues.by_share
         disabled_dispatch = self.options.disabled_share_dispatches
         looked: list[Looked] = []
-        for account in ledger.ordered_subset(names):
-            name = account.name
-            queue = by_share[name]
+        for account, key in ledger.ordered_subset(names):
+            queue = by_share[account.name]
             if not queue.heap or not (account.enabled or disabled_dispatch):
                 continue
-            if name in quiet:
-                head = self._waiting[name][0]
-                if ledger.plan_own(account, head) is None:
-                    looked.append((account, queue, head, True))
-                    continue
-                self._unwait(name)
-                quiet.discard(name)
             blocked_head = self._dispatch_own(account, queue)
-            touched.discard(name)
+            touched.discard(account.name)
             if blocked_head is not None:
-                looked.append((account, queue, blocked_head, False))
+                looked.append((account, queue, blocked_head, False, key))
         return looked
 
     def _reclaim_once(self, blocked: list[Looked]) -> bool:
         """Cross-share reclaim for the first blocked head that needs one (and waits for no
         preemption in progress); whether one was issued."""
         awaited_by = self._preemptions.awaited_by
-        for account, _, head, _ in blocked:
-            if awaited_by(head) == 0:
+        for account, _, head, _, _ in blocked:
+            if account.lent_total > 0 and awaited_by(head) == 0:
                 targets = self._preemptor.plan_reclaim(account, head)
                 if targets:
                     self._preemptor.issue(targets)
@@ -190,95 +192,13 @@ class Dispatcher:
         """In-share preemption for each blocked share's current head, share by share."""
         awaited_by = self._preemptions.awaited_by
         preemptor = self._preemptor
-        for account, queue, _, _ in looked:
+        for account, queue, _, _, _ in looked:
             if not account.spec.in_share_preemption:
                 continue
             head = queue.head()
             if head is None or awaited_by(head):
                 continue
             preemptor.issue(preemptor.plan_in_share(account, head))
-
-    # --- shares waiting for released capacity -------------------------------------------------
-
-    def _wait(self, account: ShareAccount, head: Job) -> None:
-        """A share a full pass left blocked: index it by its head's instance types if capacity
-        released elsewhere alone could let that head dispatch (its own state unchanged)."""
-        if self._coarse:
-            return
-        if not account.borrows:
-            if all(account.free(t) >= n for t, n in head.demand.items()):
-                self._se_waiting[account.name] = head
-                # as any change of the share (a job queued behind the head included) made
-                # passes look at it again: such a look may find the room since released
-                self._queues.by_share[account.name].touch_every_push = True
-            return
-        own_fit = True
-        borrow_ok = True
-        wakes: list[Wake] = []
-        for itype, n in head.demand.items():
-            free = account.free(itype)
-            need = 0 if free >= n else n - max(0, free)
-            if need:
-                own_fit = False
-                if account.borrowed.get(itype, 0) + need > account.borrow_caps.get(itype, 0):
-                    borrow_ok = False
-            wakes.append((itype, n, need, max(0, free) if account.lends_now else 0))
-        if not own_fit and not borrow_ok:
-            return  # only a change of its own (then it is touched) can help
-        self._waiting[account.name] = (head, tuple(wakes))
-        for itype, *_ in wakes:
-            self._waiting_by_type.setdefault(itype, set()).add(account.name)
-
-    def _unwait(self, name: str) -> None:
-        if self._se_waiting.pop(name, None) is not None:
-            queue = self._queues.by_share.get(name)
-            if queue is not None:
-                queue.touch_every_push = self._coarse
-        entry = self._waiting.pop(name, None)
-        if entry is not None:
-            for itype, *_ in entry[1]:
-                self._waiting_by_type[itype].discard(name)
-
-    def _wake_after_preemption(self) -> None:
-        """A preemption started or ended: the shares waiting for the service environment (all
-        shares in a coarse wake) look again if it has room for their head now."""
-        ledger = self._ledger
-        touched = self._changes.touched
-        if self._coarse:
-            touched.update(ledger.accounts)
-            return
-        se_free = ledger.se_free
-        for name, head in self._se_waiting.items():
-            if all(se_free(t) >= n for t, n in head.demand.items()):
-                touched.add(name)
-
-    def _wake(self, released: set[str]) -> None:
-        """Capacity of ``released`` types came free: wake the waiting shares it may help."""
-        ledger = self._ledger
-        if self._coarse:
-            binding = ledger.se_binding
-            self._changes.touched.update(
-                name for name, a in ledger.accounts.items() if binding or a.borrows
-            )
-            return
-        se = ledger.se
-        used = ledger.used
-        lendable = ledger.lendable_total
-        waiting = self._waiting
-        quiet = self._quiet
-        for itype in released:
-            names = self._waiting_by_type.get(itype)
-            if not names:
-                continue
-            se_free = se.get(itype, 0) - used.get(itype, 0)
-            others = lendable.get(itype, 0)
-            for name in names:
-                if name in quiet:
-                    continue
-                for t, n, need, own in waiting[name][1]:
-                    if t == itype and se_free >= n and (not need or others - own >= need):
-                        quiet.add(name)
-                        break
 
     def _dispatch_own(self, account: ShareAccount, queue: RunnableQueue) -> Job | None:
         """Dispatch the share's jobs that fit its free capacity; return the blocked head.
@@ -313,9 +233,11 @@ class Dispatcher:
 
     def _borrow_in_submit_order(self, candidates: list[Looked]) -> None:
         """Borrowing shares' blocked heads, served in submit order (FIFO idle assignment)."""
+        if not candidates:
+            return
         ledger = self._ledger
         by_share = self._queues.by_share
-        heap = [(job.seq, account.order, account.name) for account, _, job, _ in candidates]
+        heap = [(job.seq, account.order, account.name) for account, _, job, _, _ in candidates]
         heapq.heapify(heap)
         while heap:
             _, _, name = heapq.heappop(heap)
@@ -333,3 +255,119 @@ class Dispatcher:
             nxt = self._dispatch_own(account, queue)
             if nxt is not None:
                 heapq.heappush(heap, (nxt.seq, account.order, name))
+
+    # --- shares waiting until something could unblock them -----------------------------------
+
+    def _wait(self, account: ShareAccount, head: Job) -> None:
+        """A share a full pass left blocked and untouched: note what could unblock its head
+        apart from a change of its own (which touches it)."""
+        if self._coarse:
+            return
+        name = account.name
+        fits_own = all(account.free(t) >= n for t, n in head.demand.items())
+        if account.borrows:
+            if fits_own:
+                self._se_waiting_borrowers[name] = head
+                return
+            self._waiting[name] = head
+            by_type = self._waiting_by_type
+            for itype in head.demand:
+                names = by_type.get(itype)
+                if names is None:
+                    by_type[itype] = {name}
+                else:
+                    names.add(name)
+        elif fits_own:
+            self._se_waiting[name] = head
+            self._queues.by_share[name].touch_every_push = True
+
+    def _unwait(self, name: str) -> None:
+        """The share is looked at afresh: forget what it waited for (the index by instance
+        type is cleaned when next read)."""
+        self._waiting.pop(name, None)
+        self._se_waiting_borrowers.pop(name, None)
+        if self._se_waiting.pop(name, None) is not None:
+            queue = self._queues.by_share.get(name)
+            if queue is not None:
+                queue.touch_every_push = self._coarse
+
+    def _wake_after_preemption(self) -> None:
+        """A preemption started or ended: the shares that do not borrow and wait for the
+        service environment (every share under the coarse rules) look again if it has room
+        for their head now."""
+        ledger = self._ledger
+        touched = self._changes.touched
+        if self._coarse:
+            touched.update(ledger.accounts)
+            return
+        se_free = ledger.se_free
+        for name, head in self._se_waiting.items():
+            if all(se_free(t) >= n for t, n in head.demand.items()):
+                touched.add(name)
+
+    def _wake_at_once(self) -> bool:
+        """Capacity was released: touch the shares that look again now (under the coarse
+        rules, every share that borrows, or every share when the service environment binds;
+        else the borrowing shares waiting for the service environment, if it has room now).
+        ``True`` when no share is left for :meth:`_wake`."""
+        ledger = self._ledger
+        touched = self._changes.touched
+        if self._coarse:
+            binding = ledger.se_binding
+            touched.update(name for name, a in ledger.accounts.items() if binding or a.borrows)
+            return True
+        se_free = ledger.se_free
+        for name, head in self._se_waiting_borrowers.items():
+            if all(se_free(t) >= n for t, n in head.demand.items()):
+                touched.add(name)
+        return False
+
+    def _wake(self, released: set[str]) -> list[Looked]:
+        """After the own-capacity step: the waiting borrowing shares that capacity released
+        of ``released`` types may let borrow now, to look at quietly.
+
+        A waiting share's own state is as when it was left blocked, so its head can borrow
+        only if, for each released type it needs, the service environment has room for it
+        and the other shares lend what it still needs (within its borrow limit).
+        """
+        ledger = self._ledger
+        accounts = ledger.accounts
+        se = ledger.se
+        used = ledger.used
+        lendable = ledger.lendable_total
+        waiting = self._waiting
+        woken: dict[str, Job] = {}
+        for itype in released:
+            others = lendable.get(itype, 0)
+            names = self._waiting_by_type.get(itype)
+            if others <= 0 or not names:
+                continue
+            se_free = se.get(itype, 0) - used.get(itype, 0)
+            stale = []
+            for name in names:
+                head = waiting.get(name)
+                n = head.demand.get(itype) if head is not None else None
+                if n is None:
+                    stale.append(name)  # looked at afresh since, or its head needs no such type
+                    continue
+                if name in woken or se_free < n:
+                    continue
+                account = accounts[name]
+                free = account.idle.get(itype, 0)
+                need = n - free if free > 0 else n
+                if need <= 0:
+                    woken[name] = head
+                    continue
+                if account.borrowed.get(itype, 0) + need > account.borrow_caps.get(itype, 0):
+                    continue
+                own = free if free > 0 and account.lends_now else 0
+                if others - own >= need:
+                    woken[name] = head
+            names.difference_update(stale)
+        if not woken:
+            return []
+        by_share = self._queues.by_share
+        return [
+            (account, by_share[account.name], woken[account.name], True, key)
+            for account, key in ledger.ordered_subset(list(woken))
+        ]

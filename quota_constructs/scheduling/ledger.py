@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from quota_constructs.model import JobQueueSpec, QuotaShareSpec, ShareState
 from quota_constructs.scheduling.capacity import add_capacity, positive
@@ -270,15 +271,17 @@ class CapacityLedger:
             accounts.sort(key=lambda a: (a.usage_fraction(), a.order))
         return accounts
 
-    def ordered_subset(self, names: list[str]) -> list[ShareAccount]:
-        """The accounts of ``names`` in the order :meth:`ordered` gives them."""
+    def ordered_subset(self, names: list[str]) -> list[tuple[ShareAccount, Any]]:
+        """The accounts of ``names`` in the order :meth:`ordered` gives them, each with its
+        sort key (comparable with the keys of other accounts at the same instant)."""
         accounts = self.accounts
-        subset = [accounts[name] for name in names]
         if self.options.share_order is ShareOrder.LEAST_USAGE:
-            subset.sort(key=lambda a: (a.usage_fraction(), a.order))
+            keyed = [(a, (a.usage_fraction(), a.order)) for a in map(accounts.__getitem__, names)]
         else:
-            subset.sort(key=lambda a: a.order)
-        return subset
+            keyed = [(a, a.order) for a in map(accounts.__getitem__, names)]
+        if len(keyed) > 1:
+            keyed.sort(key=lambda pair: pair[1])
+        return keyed
 
     def plan_own(self, account: ShareAccount, job: Job) -> Allocation | None:
         """``job``'s demand from its share's free capacity, or ``None`` when it does not fit."""

@@ -71,7 +71,7 @@ class Preemptor:
 
     def plan_reclaim(self, account: ShareAccount, head: Job) -> list[PreemptionTarget]:
         """Cross-share: the head fits its share's own limit but that capacity is lent out."""
-        if not any(n > 0 for n in account.lent.values()):
+        if account.lent_total <= 0:
             return []
         ledger = self._ledger
         need: dict[str, int] = {}
@@ -100,6 +100,10 @@ class Preemptor:
         share's own limit, and borrowers of the share's lent instances (cross-share victims)
         free the rest, so the head is dispatched at the next round.
         """
+        priority = head.priority
+        lower = [j for j in account.holding.values() if j.priority < priority]
+        if not lower:
+            return []  # no candidates, so no victims whatever the policy
         need: dict[str, int] = {}
         for itype, n in head.demand.items():
             short = n - max(0, account.free_after_reclaim(itype))
@@ -108,7 +112,6 @@ class Preemptor:
         if not need:
             return []
         policy = self.options.victim_policy
-        lower = (j for j in account.holding.values() if j.priority < head.priority)
         own = policy.choose(self._candidates(lower, _held_of(account), head), need)
         if not own:
             return []
