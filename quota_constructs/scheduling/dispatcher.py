@@ -69,8 +69,10 @@ class Dispatcher:
         """Coarse rules (see the class docstring), decided at each :meth:`forget_blocked_heads`."""
         self._waiting: dict[str, Job] = {}
         """Borrowing shares left blocked, whose head needs to borrow, and that head."""
-        self._waiting_by_type: dict[str, set[str]] = {}
-        """The same by instance type of their head (cleaned when read)."""
+        self._waiting_by_type: dict[str, dict[str, tuple[float, int]]] = {}
+        """The same by instance type of their head: the lendable capacity (all lending shares
+        counted, the share itself included) and the free service-environment capacity that
+        could let the head dispatch."""
         self._se_waiting: dict[str, Job] = {}
         """Shares that do not borrow, left blocked with a head that fits their own free
         capacity but not the service environment's (only while shares hold more than their
@@ -159,8 +161,11 @@ class Dispatcher:
                 self._unwait(name)
         else:
             waiting = self._waiting
+            drop = self._drop_thresholds
             for name in touched:
-                waiting.pop(name, None)
+                head = waiting.pop(name, None)
+                if head is not None:
+                    drop(name, head)
         names = [name for name in touched if name in accounts]
         touched.clear()  # from here on: what changes during the pass
         by_share = self._queues.by_share
@@ -264,32 +269,64 @@ class Dispatcher:
         if self._coarse:
             return
         name = account.name
-        fits_own = all(account.free(t) >= n for t, n in head.demand.items())
+        idle = account.idle
+        demand = head.demand
+        fits_own = all(idle.get(t, 0) >= n for t, n in demand.items())
         if account.borrows:
             if fits_own:
                 self._se_waiting_borrowers[name] = head
                 return
+            wakes = self._borrow_thresholds(account, head)
+            if wakes is None:
+                return  # it may not borrow enough: only a change of its own can help
             self._waiting[name] = head
             by_type = self._waiting_by_type
-            for itype in head.demand:
-                names = by_type.get(itype)
-                if names is None:
-                    by_type[itype] = {name}
+            for itype, wake in wakes.items():
+                entries = by_type.get(itype)
+                if entries is None:
+                    by_type[itype] = {name: wake}
                 else:
-                    names.add(name)
+                    entries[name] = wake
         elif fits_own:
             self._se_waiting[name] = head
             self._queues.by_share[name].touch_every_push = True
 
+    @staticmethod
+    def _borrow_thresholds(
+        account: ShareAccount, head: Job
+    ) -> dict[str, tuple[float, int]] | None:
+        """Per instance type of the head: the total lendable capacity (the share's own idle
+        part included when it lends) and the free service-environment capacity it needs to
+        dispatch by borrowing; ``None`` when its borrow limit does not let it."""
+        out: dict[str, tuple[float, int]] = {}
+        idle = account.idle
+        for itype, n in head.demand.items():
+            free = idle.get(itype, 0)
+            if free >= n:
+                out[itype] = (0, n)
+                continue
+            need = n - free if free > 0 else n
+            if account.borrowed.get(itype, 0) + need > account.borrow_caps.get(itype, 0):
+                return None
+            own = free if free > 0 and account.lends_now else 0
+            out[itype] = (need + own, n)
+        return out
+
     def _unwait(self, name: str) -> None:
-        """The share is looked at afresh: forget what it waited for (the index by instance
-        type is cleaned when next read)."""
-        self._waiting.pop(name, None)
+        """The share is looked at afresh: forget what it waited for."""
+        head = self._waiting.pop(name, None)
+        if head is not None:
+            self._drop_thresholds(name, head)
         self._se_waiting_borrowers.pop(name, None)
         if self._se_waiting.pop(name, None) is not None:
             queue = self._queues.by_share.get(name)
             if queue is not None:
                 queue.touch_every_push = self._coarse
+
+    def _drop_thresholds(self, name: str, head: Job) -> None:
+        by_type = self._waiting_by_type
+        for itype in head.demand:
+            by_type[itype].pop(name, None)
 
     def _wake_after_preemption(self) -> None:
         """A preemption started or ended: the shares that do not borrow and wait for the
@@ -327,47 +364,29 @@ class Dispatcher:
         of ``released`` types may let borrow now, to look at quietly.
 
         A waiting share's own state is as when it was left blocked, so its head can borrow
-        only if, for each released type it needs, the service environment has room for it
-        and the other shares lend what it still needs (within its borrow limit).
+        only if, for each released type it needs, the lending shares lend and the service
+        environment has room for what its thresholds say.
         """
         ledger = self._ledger
-        accounts = ledger.accounts
         se = ledger.se
         used = ledger.used
         lendable = ledger.lendable_total
-        waiting = self._waiting
-        woken: dict[str, Job] = {}
+        by_type = self._waiting_by_type
+        woken: list[str] = []
         for itype in released:
-            others = lendable.get(itype, 0)
-            names = self._waiting_by_type.get(itype)
-            if others <= 0 or not names:
+            entries = by_type.get(itype)
+            if not entries:
                 continue
+            total = lendable.get(itype, 0)
             se_free = se.get(itype, 0) - used.get(itype, 0)
-            stale = []
-            for name in names:
-                head = waiting.get(name)
-                n = head.demand.get(itype) if head is not None else None
-                if n is None:
-                    stale.append(name)  # looked at afresh since, or its head needs no such type
-                    continue
-                if name in woken or se_free < n:
-                    continue
-                account = accounts[name]
-                free = account.idle.get(itype, 0)
-                need = n - free if free > 0 else n
-                if need <= 0:
-                    woken[name] = head
-                    continue
-                if account.borrowed.get(itype, 0) + need > account.borrow_caps.get(itype, 0):
-                    continue
-                own = free if free > 0 and account.lends_now else 0
-                if others - own >= need:
-                    woken[name] = head
-            names.difference_update(stale)
+            for name, (needed, n) in entries.items():
+                if total >= needed and se_free >= n and name not in woken:
+                    woken.append(name)
         if not woken:
             return []
         by_share = self._queues.by_share
+        waiting = self._waiting
         return [
-            (account, by_share[account.name], woken[account.name], True, key)
-            for account, key in ledger.ordered_subset(list(woken))
+            (account, by_share[account.name], waiting[account.name], True, key)
+            for account, key in ledger.ordered_subset(woken)
         ]

@@ -103,6 +103,7 @@ class CapacityLedger:
         self.share_specs: dict[str, QuotaShareSpec] = {}
         """Every share's spec by name, as of the last :meth:`reconfigure`."""
         self._infeasible: dict[tuple[str, tuple[tuple[str, int], ...]], str | None] = {}
+        self._infeasible_by_job: dict[int, str | None] = {}
 
     # --- configuration ------------------------------------------------------------------------
 
@@ -145,6 +146,7 @@ class CapacityLedger:
     def reconfigure(self) -> None:
         """After a share or SE change: the SE in force, whether it binds, feasibility afresh."""
         self._infeasible.clear()
+        self._infeasible_by_job.clear()
         self._queue_spec = self.queue_spec
         self.share_specs = {name: a.spec for name, a in self.accounts.items()}
         shares_total = self._queue_spec.service_environment_capacity()
@@ -164,13 +166,19 @@ class CapacityLedger:
         self.lendable_total = lendable
 
     def infeasibility(self, job: Job) -> str | None:
-        """The MISCONFIGURATION reason why ``job`` can never run here, or ``None`` (cached)."""
+        """The MISCONFIGURATION reason why ``job`` can never run here, or ``None`` (cached per
+        job and per share and demand until the next :meth:`reconfigure`)."""
+        by_job = self._infeasible_by_job
+        seq = job.seq
+        if seq in by_job:
+            return by_job[seq]
         key = (job.share_name, tuple(sorted(job.demand.items())))
         if key not in self._infeasible:
             self._infeasible[key] = self._queue_spec.infeasibility(
                 job.share_name, job.demand, service_environment=self.se
             )
-        return self._infeasible[key]
+        by_job[seq] = reason = self._infeasible[key]
+        return reason
 
     # --- holding and releasing ----------------------------------------------------------------
 

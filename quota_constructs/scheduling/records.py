@@ -79,6 +79,9 @@ class ShareOrder(StrEnum):
     """Shares using the smallest fraction of their own limits first (ties: declared order)."""
 
 
+_OUTCOMES = frozenset(Outcome.__members__)
+
+
 class SubmitRejected(QuotaConfigError):
     """A submit (or update) the queue refuses: unknown/DISABLED share, bad priority or demand."""
 
@@ -114,8 +117,9 @@ class JobRequest:
     def __post_init__(self) -> None:
         object.__setattr__(self, "demand", MappingProxyType(dict(self.demand)))
         object.__setattr__(self, "tags", MappingProxyType(dict(self.tags)))
-        if isinstance(self.outcome, str) and self.outcome in Outcome.__members__:
-            object.__setattr__(self, "outcome", Outcome(self.outcome))
+        outcome = self.outcome
+        if type(outcome) is not Outcome and isinstance(outcome, str) and outcome in _OUTCOMES:
+            object.__setattr__(self, "outcome", Outcome(outcome))
 
 
 @dataclass(frozen=True)
