@@ -53,11 +53,12 @@ def _settings_problems(request: JobRequest) -> list[Problem]:
     again and again, so the problems of plain integer values are remembered."""
     demand = request.demand
     values = (request.priority, request.retry_attempts, request.preemption_retries)
-    plain = all(v is None or type(v) is int for v in values) and all(
-        type(t) is str and type(n) is int for t, n in demand.items()
-    )
-    if not plain:
-        return _settings_problems_afresh(request)
+    for value in values:
+        if value is not None and type(value) is not int:
+            return _settings_problems_afresh(request)
+    for itype, n in demand.items():
+        if type(itype) is not str or type(n) is not int:
+            return _settings_problems_afresh(request)
     key = (*values, *demand.items())
     known = _SETTINGS_MEMO.get(key)
     if known is None:

@@ -198,7 +198,7 @@ class Dispatcher:
         awaited_by = self._preemptions.awaited_by
         preemptor = self._preemptor
         for account, queue, _, _, _ in looked:
-            if not account.spec.in_share_preemption:
+            if not account.in_share_preemption:
                 continue
             head = queue.head()
             if head is None or awaited_by(head):
@@ -210,6 +210,23 @@ class Dispatcher:
 
         Up to ``backfill_depth`` jobs behind a blocked head are looked at too.
         """
+        if self.options.backfill_depth:
+            return self._dispatch_own_backfilling(account, queue)
+        plan_own = self._ledger.plan_own
+        dispatch = self._lifecycle.dispatch
+        while True:
+            head = queue.head()
+            if head is None:
+                return None
+            alloc = plan_own(account, head)
+            if alloc is None:
+                self._queues.note_position(head, self._events.now)
+                return head
+            queue.pop_head()
+            dispatch(head, alloc)
+
+    def _dispatch_own_backfilling(self, account: ShareAccount, queue: RunnableQueue) -> Job | None:
+        """:meth:`_dispatch_own` with a backfill window behind the blocked head."""
         plan_own = self._ledger.plan_own
         dispatch = self._lifecycle.dispatch
         backfill_depth = self.options.backfill_depth
@@ -270,8 +287,11 @@ class Dispatcher:
             return
         name = account.name
         idle = account.idle
-        demand = head.demand
-        fits_own = all(idle.get(t, 0) >= n for t, n in demand.items())
+        fits_own = True
+        for itype, n in head.demand.items():
+            if idle.get(itype, 0) < n:
+                fits_own = False
+                break
         if account.borrows:
             if fits_own:
                 self._se_waiting_borrowers[name] = head
@@ -292,9 +312,7 @@ class Dispatcher:
             self._queues.by_share[name].touch_every_push = True
 
     @staticmethod
-    def _borrow_thresholds(
-        account: ShareAccount, head: Job
-    ) -> dict[str, tuple[float, int]] | None:
+    def _borrow_thresholds(account: ShareAccount, head: Job) -> dict[str, tuple[float, int]] | None:
         """Per instance type of the head: the total lendable capacity (the share's own idle
         part included when it lends) and the free service-environment capacity it needs to
         dispatch by borrowing; ``None`` when its borrow limit does not let it."""

@@ -52,6 +52,7 @@ class ShareAccount:
         self.borrow_caps = {t: spec.borrow_cap(t) for t in self.limits}
         """Most instances the share may borrow per instance type (missing: 0)."""
         self.borrows = spec.strategy.borrows
+        self.in_share_preemption = spec.in_share_preemption
         self.enabled = spec.state is ShareState.ENABLED
         types = set(self.limits) | set(self.own) | set(self.lent)
         self.idle = {
@@ -330,26 +331,28 @@ class CapacityLedger:
         if not account.borrows:
             return None
         alloc: Allocation = {}
+        name = account.name
         for itype, n in job.demand.items():
             if self.se_free(itype) < n:
                 return None
-            own = max(0, min(n, account.free(itype)))
-            need = n - own
-            if own:
-                alloc.setdefault(account.name, {})[itype] = own
+            own = min(n, account.idle.get(itype, 0))
+            need = n - own if own > 0 else n
+            if own > 0:
+                alloc.setdefault(name, {})[itype] = own
             if need == 0:
                 continue
             if account.borrowed.get(itype, 0) + need > account.borrow_caps.get(itype, 0):
                 return None
             for lender in self.ordered():
-                if lender is account or not self.lends(lender):
+                if lender is account or not lender.lends_now:
                     continue
-                take = min(need, max(0, lender.free(itype)))
-                if take:
+                free = lender.idle.get(itype, 0)
+                if free > 0:
+                    take = need if need < free else free
                     alloc.setdefault(lender.name, {})[itype] = take
                     need -= take
-                if need == 0:
-                    break
+                    if need == 0:
+                        break
             if need:
                 return None
         return alloc

@@ -58,8 +58,14 @@ class RunnableQueue:
 
     def head(self) -> Job | None:
         """The first RUNNABLE job in dispatch order, or ``None``."""
-        entry = self.head_entry()
-        return entry[3] if entry is not None else None
+        heap = self.heap
+        versions = self._versions
+        while heap:
+            entry = heap[0]
+            if entry[2] == versions[entry[1]]:
+                return entry[3]
+            heapq.heappop(heap)
+        return None
 
     def entry_version(self, job: Job) -> int:
         """Version of ``job``'s current entry (changes whenever it is queued again)."""
