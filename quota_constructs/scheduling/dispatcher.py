@@ -123,32 +123,38 @@ class Dispatcher:
             self._wake_after_preemption()
         released: set[str] | None = None
         if changes.released:
-            released = set(changes.released)
-            changes.released.clear()
-            if self._wake_at_once():
+            released = changes.released
+            changes.released = set()
+            if self._coarse:
+                self._wake_coarse()
                 released = None
+            elif self._se_waiting_borrowers:
+                self._wake_se_waiting(self._se_waiting_borrowers)
         if not touched and (released is None or not self._waiting):
             return
-        looked = self._dispatch_own_capacity()
+        looked = self._dispatch_own_capacity() if touched else []
         quiet = self._wake(released) if released is not None else []
         if not looked and not quiet:
             return
-        if self._reclaim_once(looked):
+        if looked and self._reclaim_once(looked):
             # next round: the reclaiming head takes its capacity back first
             touched.update(entry[0].name for entry in looked)
             if released is not None:
                 changes.released |= released  # the waiting shares are woken next round
             return
-        self._borrow_in_submit_order([e for e in looked if e[0].borrows] + quiet)
+        borrowers = [e for e in looked if e[0].borrows]
+        if borrowers or quiet:
+            self._borrow_in_submit_order(borrowers + quiet)
         in_share = looked
         if quiet:
             woken = [e for e in quiet if e[0].name in touched]  # changed during the pass
             if woken:
                 in_share = sorted(looked + woken, key=lambda e: e[4])
         self._preempt_in_share(in_share)
+        wait = self._wait
         for account, _, head, _, _ in looked:
             if account.name not in touched:  # else: changed, looked at afresh next time
-                self._wait(account, head)
+                wait(account, head)
 
     def _dispatch_own_capacity(self) -> list[Looked]:
         """Every share touched (in share order) dispatches what fits its own free capacity;
@@ -255,12 +261,16 @@ class Dispatcher:
 
     def _borrow_in_submit_order(self, candidates: list[Looked]) -> None:
         """Borrowing shares' blocked heads, served in submit order (FIFO idle assignment)."""
-        if not candidates:
-            return
         ledger = self._ledger
+        if len(candidates) == 1:
+            account, queue, head, _, _ = candidates[0]
+            if not ledger.fits(account, head):
+                return  # a single share: the heap below would try just this head
+            heap = [(head.seq, account.order, account.name)]
+        else:
+            heap = [(job.seq, a.order, a.name) for a, _, job, _, _ in candidates]
+            heapq.heapify(heap)
         by_share = self._queues.by_share
-        heap = [(job.seq, account.order, account.name) for account, _, job, _, _ in candidates]
-        heapq.heapify(heap)
         while heap:
             _, _, name = heapq.heappop(heap)
             account = ledger.accounts[name]
@@ -350,32 +360,27 @@ class Dispatcher:
         """A preemption started or ended: the shares that do not borrow and wait for the
         service environment (every share under the coarse rules) look again if it has room
         for their head now."""
-        ledger = self._ledger
-        touched = self._changes.touched
         if self._coarse:
-            touched.update(ledger.accounts)
-            return
-        se_free = ledger.se_free
-        for name, head in self._se_waiting.items():
+            self._changes.touched.update(self._ledger.accounts)
+        elif self._se_waiting:
+            self._wake_se_waiting(self._se_waiting)
+
+    def _wake_se_waiting(self, heads: dict[str, Job]) -> None:
+        """Touch the shares of ``heads`` whose head the service environment has room for."""
+        se_free = self._ledger.se_free
+        touched = self._changes.touched
+        for name, head in heads.items():
             if all(se_free(t) >= n for t, n in head.demand.items()):
                 touched.add(name)
 
-    def _wake_at_once(self) -> bool:
-        """Capacity was released: touch the shares that look again now (under the coarse
-        rules, every share that borrows, or every share when the service environment binds;
-        else the borrowing shares waiting for the service environment, if it has room now).
-        ``True`` when no share is left for :meth:`_wake`."""
+    def _wake_coarse(self) -> None:
+        """Capacity was released (coarse rules): every share that borrows looks again, every
+        share when the service environment binds."""
         ledger = self._ledger
-        touched = self._changes.touched
-        if self._coarse:
-            binding = ledger.se_binding
-            touched.update(name for name, a in ledger.accounts.items() if binding or a.borrows)
-            return True
-        se_free = ledger.se_free
-        for name, head in self._se_waiting_borrowers.items():
-            if all(se_free(t) >= n for t, n in head.demand.items()):
-                touched.add(name)
-        return False
+        binding = ledger.se_binding
+        self._changes.touched.update(
+            name for name, a in ledger.accounts.items() if binding or a.borrows
+        )
 
     def _wake(self, released: set[str]) -> list[Looked]:
         """After the own-capacity step: the waiting borrowing shares that capacity released

@@ -95,17 +95,21 @@ class JobLifecycle:
     # --- RUNNABLE -----------------------------------------------------------------------------
 
     def make_runnable(self, job: Job, reason: str | None) -> None:
-        job.runnable_at = self._events.now
+        events = self._events
+        job.runnable_at = events.now
         self._queues.reset_position(job)
-        self.set_status(job, JobStatus.RUNNABLE, self._ledger.infeasibility(job) or reason)
-        self.enqueue(job)
-        self._events.pass_due = True
+        infeasible = self._ledger.infeasibility(job)
+        self.set_status(job, JobStatus.RUNNABLE, infeasible or reason)
+        self._enqueue(job, infeasible)
+        events.pass_due = True
 
     def enqueue(self, job: Job) -> None:
         """Queue a RUNNABLE job, or hold it aside while its demand can never fit (arming its
         RUNNABLE time limit when the reason is new)."""
+        self._enqueue(job, self._ledger.infeasibility(job))
+
+    def _enqueue(self, job: Job, reason: str | None) -> None:
         queues = self._queues
-        reason = self._ledger.infeasibility(job)
         if reason is not None:
             if queues.hold_infeasible(job, reason):
                 job.status_reason = reason
