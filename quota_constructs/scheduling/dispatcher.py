@@ -263,10 +263,10 @@ class Dispatcher:
         """Borrowing shares' blocked heads, served in submit order (FIFO idle assignment)."""
         ledger = self._ledger
         if len(candidates) == 1:
-            account, queue, head, _, _ = candidates[0]
-            if not ledger.fits(account, head):
+            only, _, first, _, _ = candidates[0]
+            if not ledger.fits(only, first):
                 return  # a single share: the heap below would try just this head
-            heap = [(head.seq, account.order, account.name)]
+            heap = [(first.seq, only.order, only.name)]
         else:
             heap = [(job.seq, a.order, a.name) for a, _, job, _, _ in candidates]
             heapq.heapify(heap)

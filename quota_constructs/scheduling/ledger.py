@@ -284,6 +284,7 @@ class CapacityLedger:
         """The accounts of ``names`` in the order :meth:`ordered` gives them, each with its
         sort key (comparable with the keys of other accounts at the same instant)."""
         accounts = self.accounts
+        keyed: list[tuple[ShareAccount, Any]]
         if self.options.share_order is ShareOrder.LEAST_USAGE:
             keyed = [(a, (a.usage_fraction(), a.order)) for a in map(accounts.__getitem__, names)]
         else:

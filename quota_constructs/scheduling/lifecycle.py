@@ -22,6 +22,7 @@ from quota_constructs.scheduling.records import (
     EventKind,
     Outcome,
     PreemptionRecord,
+    frozen_record,
 )
 
 Listener = Callable[[SchedulerEvent], None]
@@ -77,8 +78,15 @@ class JobLifecycle:
         """Tell every listener (synchronously) of a change to ``job``."""
         if not self._listeners:
             return
-        event = SchedulerEvent(
-            self._events.now, kind, job, job.status, previous, job.status_reason, preemption
+        event = frozen_record(
+            SchedulerEvent,
+            self._events.now,
+            kind,
+            job,
+            job.status,
+            previous,
+            job.status_reason,
+            preemption,
         )
         for listener in self._listeners:
             listener(event)
@@ -208,14 +216,15 @@ class JobLifecycle:
         now = self._events.now
         number = len(job.attempts) + 1
         job.attempts.append(
-            Attempt(
-                number=number,
-                attempt_id=attempt_id(job.job_id, number),
-                scheduled_at=job.scheduled_at if job.scheduled_at is not None else now,
-                started_at=job.started_at,
-                stopped_at=now,
-                status_reason=reason,
-                preempted=preempted,
+            frozen_record(
+                Attempt,
+                number,
+                attempt_id(job.job_id, number),
+                job.scheduled_at if job.scheduled_at is not None else now,
+                job.started_at,
+                now,
+                reason,
+                preempted,
             )
         )
         self._ledger.release(job)
