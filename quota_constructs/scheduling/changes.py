@@ -11,13 +11,15 @@ from __future__ import annotations
 class ShareChanges:
     """The shares to look at again and the instance types whose capacity was released."""
 
-    __slots__ = ("preempted", "released", "touched")
+    __slots__ = ("lent_out", "preempted", "released", "touched")
 
     def __init__(self) -> None:
         self.touched: set[str] = set()
         """Shares whose own capacity use, holders, queue head or preemptions changed."""
         self.released: set[str] = set()
         """Instance types with capacity released since the last pass began."""
+        self.lent_out: set[str] = set()
+        """Shares whose idle capacity another share's job took since the last pass began."""
         self.preempted = False
         """A preemption started or ended since the last pass began."""
 

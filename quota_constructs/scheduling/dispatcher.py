@@ -67,6 +67,8 @@ class Dispatcher:
         self._changes = changes
         self._coarse = True
         """Coarse rules (see the class docstring), decided at each :meth:`forget_blocked_heads`."""
+        self._blocked: dict[str, Job] = {}
+        """Shares a full pass left blocked and untouched since, and their head."""
         self._waiting: dict[str, Job] = {}
         """Borrowing shares left blocked, whose head needs to borrow, and that head."""
         self._waiting_by_type: dict[str, dict[str, tuple[float, int]]] = {}
@@ -107,6 +109,7 @@ class Dispatcher:
         )
         for queue in self._queues.by_share.values():
             queue.touch_every_push = self._coarse
+        self._blocked.clear()
         self._waiting.clear()
         self._waiting_by_type.clear()
         self._se_waiting.clear()
@@ -130,6 +133,9 @@ class Dispatcher:
                 released = None
             elif self._se_waiting_borrowers:
                 self._wake_se_waiting(self._se_waiting_borrowers)
+        if changes.lent_out:
+            self._wake_lenders(changes.lent_out)
+            changes.lent_out.clear()
         if not touched and (released is None or not self._waiting):
             return
         looked = self._dispatch_own_capacity() if touched else []
@@ -152,8 +158,10 @@ class Dispatcher:
                 in_share = sorted(looked + woken, key=lambda e: e[4])
         self._preempt_in_share(in_share)
         wait = self._wait
+        blocked = self._blocked
         for account, _, head, _, _ in looked:
             if account.name not in touched:  # else: changed, looked at afresh next time
+                blocked[account.name] = head
                 wait(account, head)
 
     def _dispatch_own_capacity(self) -> list[Looked]:
@@ -167,8 +175,10 @@ class Dispatcher:
                 self._unwait(name)
         else:
             waiting = self._waiting
+            blocked = self._blocked
             drop = self._drop_thresholds
             for name in touched:
+                blocked.pop(name, None)
                 head = waiting.pop(name, None)
                 if head is not None:
                     drop(name, head)
@@ -342,6 +352,7 @@ class Dispatcher:
 
     def _unwait(self, name: str) -> None:
         """The share is looked at afresh: forget what it waited for."""
+        self._blocked.pop(name, None)
         head = self._waiting.pop(name, None)
         if head is not None:
             self._drop_thresholds(name, head)
@@ -364,6 +375,33 @@ class Dispatcher:
             self._changes.touched.update(self._ledger.accounts)
         elif self._se_waiting:
             self._wake_se_waiting(self._se_waiting)
+
+    def _wake_lenders(self, lenders: set[str]) -> None:
+        """Other shares' jobs took idle capacity of ``lenders``: a blocked lender looks again
+        only if that can matter. Its own capacity only shrank, so its head can neither take
+        its own capacity nor borrow; only a preemption may now find the new borrower: a
+        reclaim if the head fits the share's limit, an in-share preemption (whose lent part
+        may reclaim it) if the share has lower-priority jobs to preempt."""
+        touched = self._changes.touched
+        if self._coarse:
+            touched.update(lenders)
+            return
+        accounts = self._ledger.accounts
+        blocked = self._blocked
+        awaited_by = self._preemptions.awaited_by
+        for name in lenders:
+            head = blocked.get(name)
+            if head is None or name in touched or awaited_by(head):
+                continue  # no blocked head, looked at anyway, or waiting for a preemption
+            account = accounts[name]
+            limits = account.limits
+            own = account.own
+            if all(n <= limits.get(t, 0) - own.get(t, 0) for t, n in head.demand.items()):
+                touched.add(name)
+            elif account.in_share_preemption:
+                priority = head.priority
+                if any(j.priority < priority for j in account.holding.values()):
+                    touched.add(name)
 
     def _wake_se_waiting(self, heads: dict[str, Job]) -> None:
         """Touch the shares of ``heads`` whose head the service environment has room for."""

@@ -77,7 +77,8 @@ class CapacityLedger:
     """Capacity accounting of one queue: an account per share and the service environment.
 
     Every hold and release touches the shares whose capacity it uses in :class:`ShareChanges`
-    (a release also names its instance types) and keeps :attr:`lendable_total` up to date.
+    (a lender whose idle capacity is borrowed is noted apart; a release also names its
+    instance types) and keeps :attr:`lendable_total` up to date.
     """
 
     def __init__(
@@ -196,7 +197,7 @@ class CapacityLedger:
                 self._use(own_share, own_share.own, amounts, 1)
                 continue
             lender = accounts[lender_name]
-            touched.add(lender_name)
+            self._changes.lent_out.add(lender_name)
             self._use(lender, lender.lent, amounts, 1)
             add_capacity(own_share.borrowed, amounts)
             lender.borrowers[job.job_id] = job
