@@ -39,9 +39,9 @@ class RunnableQueue:
         versions = self._versions
         version = versions[job.seq] + 1
         versions[job.seq] = version
-        entry = (-job.priority, job.seq, version, job)
-        heapq.heappush(heap, entry)
-        if was_head or heap[0] is entry or self.touch_every_push:
+        heapq.heappush(heap, (-job.priority, job.seq, version, job))
+        top = heap[0]
+        if was_head or (top[3] is job and top[2] == version) or self.touch_every_push:
             self._touched.add(self.name)
         self._order = None
 
