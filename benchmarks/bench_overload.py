@@ -9,7 +9,7 @@ in-share preemption on every other share):
 
 * ``overloaded``: the issue's trace. With 20 shares of 4 instances, a job every 30 s on
   average (Poisson), lasting 5-120 minutes (uniform), needing 1-4 instances (uniform): offered
-  work is 3.9x the capacity, so the backlog grows with the trace (about 70 % of a 100k trace
+  work is 3.9x the capacity, so the backlog grows with the trace (about 80 % of a 100k trace
   is still queued when its last job arrives). Other sizes keep the load per instance.
 * ``stationary``: the same jobs at 80 % of capacity (queues come and go).
 * ``underloaded``: at 30 % of capacity (queues stay short).

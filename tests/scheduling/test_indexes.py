@@ -174,7 +174,9 @@ def test_a_borrower_waiting_for_capacity_takes_it_when_released() -> None:
 
 
 def test_frozen_record_builds_the_same_record() -> None:
-    sched = Scheduler(queue_name="r", shares=[QuotaShareSpec("s", {TYPES[0]: 1}, "RESERVE")])
+    sched = Scheduler(
+        queue_name="r", shares=[QuotaShareSpec("s", {TYPES[0]: 1}, SharingStrategy.RESERVE)]
+    )
     job = sched.submit(JobRequest("a", "s", {TYPES[0]: 1}, 1.0), now=0.0)
     values: tuple[Any, ...] = (1.0, EventKind.STATE_CHANGE, job, job.status, None, "why", None)
     assert frozen_record(SchedulerEvent, *values) == SchedulerEvent(*values)
