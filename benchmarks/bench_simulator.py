@@ -1,12 +1,17 @@
 """What-if simulator benchmark: the research teams, one generated week, 10k to 100k jobs.
 
-Run: ``.venv/bin/python benchmarks/bench_simulator.py [--seed 0]``.
+Run: ``.venv/bin/python benchmarks/bench_simulator.py [--seed 0] [--overload]``.
 
 1. One week of the research teams (``stacks/teams/research.yaml``) at an intensity giving at
    least 20k jobs, simulated on the recommended organisation (``stacks/orgs/research.yaml``):
    simulated time per wall-clock second.
 2. Growth: the same week at about 10k and about 100k jobs (the generator's ``intensity`` gives
    more, shorter jobs at the same offered load); goal: 100k costs at most 12x of 10k.
+3. ``--overload``: what ``quota simulate --workload`` does (the organisation and its all-RESERVE
+   baseline, metrics) on the overload benchmark's trace (``bench_overload.py``: 20 shares of 4
+   instances, a job every 30 s, 5-120 min, 1-4 instances) at 10k and 100k jobs, in jobs per
+   CPU-second. ``--write-overload DIR`` writes that organisation and a 100k-job workload CSV,
+   to time the command itself: ``quota simulate DIR/overload.yaml --workload DIR/overload.csv``.
 
 Workloads are deterministic (seeded); only wall times vary between runs. One simulation = one
 scheduler run (the all-RESERVE baseline, a second run, is timed separately).
@@ -15,6 +20,8 @@ scheduler run (the all-RESERVE baseline, a second run, is timed separately).
 from __future__ import annotations
 
 import argparse
+import random
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,9 +30,24 @@ from rich.console import Console
 from rich.table import Table
 
 from quota_constructs.advisor.profiles import load_teams
-from quota_constructs.advisor.simulate import SimulationOptions, baseline_utilisation, simulate
-from quota_constructs.advisor.workload import DAY_S, GeneratorOptions, generate_workload
-from quota_constructs.config import load_organisation
+from quota_constructs.advisor.simulate import (
+    SimulationOptions,
+    baseline_utilisation,
+    compare,
+    simulate,
+)
+from quota_constructs.advisor.workload import (
+    DAY_S,
+    GeneratorOptions,
+    WorkloadJob,
+    generate_workload,
+    workload_csv,
+)
+from quota_constructs.config import OrganisationFile, load_organisation
+from quota_constructs.model import JobQueueSpec, Organisation
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bench_overload
 
 ROOT = Path(__file__).resolve().parent.parent
 TEAMS = ROOT / "stacks" / "teams" / "research.yaml"
@@ -71,10 +93,50 @@ def measure(label: str, intensity: float, seed: int) -> Run:
     )
 
 
+def overload(jobs: int, seed: int = 7) -> tuple[Organisation, list[WorkloadJob]]:
+    """The overload benchmark's organisation and trace as a what-if simulation's input."""
+    rng = random.Random(seed)
+    specs = bench_overload.organisation(rng, 20, 1)
+    arrivals = bench_overload.trace(rng, specs, bench_overload.LOADS["overloaded"], jobs)
+    org = Organisation(name="overload", queue=JobQueueSpec(shares=tuple(specs)))
+    workload = [
+        WorkloadJob(a.at, a.share, a.itype, a.instances, a.duration, a.priority) for a in arrivals
+    ]
+    return org, workload
+
+
+def measure_overload(jobs: int) -> float:
+    """Jobs per CPU-second of ``compare`` (what ``quota simulate --workload`` runs)."""
+    org, workload = overload(jobs)
+    start = time.process_time()
+    compare([org], workload)
+    return jobs / (time.process_time() - start)
+
+
+def write_overload(folder: Path, jobs: int = 100_000) -> None:
+    org, workload = overload(jobs)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "overload.yaml").write_text(OrganisationFile.from_organisation(org).to_yaml())
+    (folder / "overload.csv").write_text(workload_csv(workload))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--overload", action="store_true")
+    parser.add_argument("--write-overload", type=Path)
     args = parser.parse_args()
+    if args.write_overload is not None:
+        write_overload(args.write_overload)
+        return
+    if args.overload:
+        rate_small, rate_large = measure_overload(10_000), measure_overload(100_000)
+        Console().print(
+            f"quota simulate's work on the overloaded trace: {rate_small:,.0f} jobs per "
+            f"CPU-second at 10k jobs, {rate_large:,.0f} at 100k "
+            f"(growth {10 * rate_small / rate_large:.1f}x)"
+        )
+        return
     runs = [measure("research week", WEEK_INTENSITY, args.seed)]
     runs += [measure(f"growth x{i:g}", i, args.seed) for i in GROWTH_INTENSITIES]
     table = Table(title="What-if simulator (research teams, 7 simulated days)")

@@ -25,7 +25,8 @@ hold their demand (instances per instance type) from SCHEDULED until they end or
 Each RUNNABLE job has a typed :class:`PendingReason`; each preemption a :class:`PreemptionRecord`.
 
 Modules, each importing only those before it: ``capacity``, ``records``, ``job``, ``victims``,
-``options``; ``ledger`` (:class:`CapacityLedger`), ``queues`` (:class:`RunnableQueues`),
+``options``, ``changes`` (:class:`ShareChanges`: what the dispatcher must look at again);
+``ledger`` (:class:`CapacityLedger`), ``queues`` (:class:`RunnableQueues`),
 ``event_queue`` (:class:`EventQueue`), ``preemptions_in_progress``; ``lifecycle``
 (:class:`JobLifecycle`); ``preemptor`` (:class:`Preemptor`: pure planning, then issuing);
 ``dispatcher`` (:class:`Dispatcher`); ``pending``, ``admission``; ``scheduler`` (the facade).

@@ -26,10 +26,7 @@ def request_problems(
     """Why ``queue_name`` (with ``shares``) refuses ``request``; empty when it accepts it."""
     problems = check_name(request.job_name, "jobName", what="job name")
     problems += _share_problems(request.share_name, queue_name, shares)
-    if request.priority is not None:
-        problems += check_scheduling_priority(request.priority)
-    problems += demand_problems(request.demand)
-    problems += check_job_settings(request.retry_attempts, request.preemption_retries)
+    problems += _settings_problems(request)
     for name, value in (
         ("duration_s", request.duration_s),
         ("timeoutConfig.attemptDurationSeconds", request.attempt_duration_s),
@@ -44,6 +41,39 @@ def request_problems(
             Problem("outcome", request.outcome, "unknown outcome", "use SUCCEEDED or FAILED")
         )
     problems += check_tags(request.tags)
+    return problems
+
+
+_SETTINGS_MEMO: dict[tuple[object, ...], list[Problem]] = {}
+_SETTINGS_MEMO_SIZE = 4096
+
+
+def _settings_problems(request: JobRequest) -> list[Problem]:
+    """Problems of the priority, the demand and the retry settings: the same few values come
+    again and again, so the problems of plain integer values are remembered."""
+    demand = request.demand
+    values = (request.priority, request.retry_attempts, request.preemption_retries)
+    for value in values:
+        if value is not None and type(value) is not int:
+            return _settings_problems_afresh(request)
+    for itype, n in demand.items():
+        if type(itype) is not str or type(n) is not int:
+            return _settings_problems_afresh(request)
+    key = (*values, *demand.items())
+    known = _SETTINGS_MEMO.get(key)
+    if known is None:
+        if len(_SETTINGS_MEMO) >= _SETTINGS_MEMO_SIZE:
+            _SETTINGS_MEMO.clear()
+        known = _SETTINGS_MEMO[key] = _settings_problems_afresh(request)
+    return list(known)
+
+
+def _settings_problems_afresh(request: JobRequest) -> list[Problem]:
+    problems: list[Problem] = []
+    if request.priority is not None:
+        problems += check_scheduling_priority(request.priority)
+    problems += demand_problems(request.demand)
+    problems += check_job_settings(request.retry_attempts, request.preemption_retries)
     return problems
 
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import heapq
+from typing import Any
 
+from quota_constructs.scheduling.changes import ShareChanges
 from quota_constructs.scheduling.event_queue import EventQueue
 from quota_constructs.scheduling.job import Job
 from quota_constructs.scheduling.ledger import CapacityLedger, ShareAccount
@@ -12,19 +14,34 @@ from quota_constructs.scheduling.options import SchedulerOptions
 from quota_constructs.scheduling.preemptions_in_progress import PreemptionsInProgress
 from quota_constructs.scheduling.preemptor import Preemptor
 from quota_constructs.scheduling.queues import RunnableQueue, RunnableQueues
+from quota_constructs.scheduling.victims import DefaultVictimPolicy
 
 MAX_PASSES = 100_000
 """Passes at one instant before the dispatcher gives up (only a bug can get there)."""
 
-BlockedKey = tuple[int, int, int, int, int, int]
-Blocked = tuple[ShareAccount, RunnableQueue, Job]
+Looked = tuple[ShareAccount, RunnableQueue, Job, bool, Any]
+"""A share a pass looked at, its queue, its blocked head, whether it was only woken by
+released capacity (quiet: its own state is as when it was last looked at), and its place in
+the pass's share order."""
 
 
 class Dispatcher:
     """Decides which RUNNABLE jobs take capacity, and when a preemption must make room.
 
-    A share whose blocked head saw no relevant change since the pass that found it blocked
-    is skipped (its blocked key still matches), so a pass costs O(shares) plus the work it does.
+    A pass looks only at the shares touched since they were last looked at
+    (:class:`ShareChanges`): their queue head, capacity use, holders or preemptions changed.
+    A share a pass left blocked is otherwise looked at again only when something that could
+    unblock it changes: a borrowing share's head waits, indexed by instance type, until a
+    release leaves enough lendable capacity for it after the pass's own-capacity step (it is
+    then looked at quietly: can it borrow that capacity?); a head that fits its share's own
+    free capacity but not the service environment waits for the service environment. So a
+    pass costs O(changed shares) plus the work it does, whatever the number of RUNNABLE jobs.
+
+    Coarse rules, when a share's decisions depend on more than its head and its own state
+    (a binding service environment, a backfill window, a victim policy other than the
+    default): every job queued, every release (for the shares that borrow; all shares when
+    the service environment binds) and every preemption started or ended makes the shares
+    concerned look afresh, as often as the previous dispatcher's blocked keys did.
     """
 
     def __init__(
@@ -37,6 +54,7 @@ class Dispatcher:
         preemptions: PreemptionsInProgress,
         preemptor: Preemptor,
         lifecycle: JobLifecycle,
+        changes: ShareChanges,
     ) -> None:
         self.queue_name = queue_name
         self.options = options
@@ -46,8 +64,24 @@ class Dispatcher:
         self._preemptions = preemptions
         self._preemptor = preemptor
         self._lifecycle = lifecycle
-        self._blocked_keys: dict[str, BlockedKey] = {}
-        """Per share: the state in which the last full pass found its head blocked."""
+        self._changes = changes
+        self._coarse = True
+        """Coarse rules (see the class docstring), decided at each :meth:`forget_blocked_heads`."""
+        self._blocked: dict[str, Job] = {}
+        """Shares a full pass left blocked and untouched since, and their head."""
+        self._waiting: dict[str, Job] = {}
+        """Borrowing shares left blocked, whose head needs to borrow, and that head."""
+        self._waiting_by_type: dict[str, dict[str, tuple[float, int]]] = {}
+        """The same by instance type of their head: the lendable capacity (all lending shares
+        counted, the share itself included) and the free service-environment capacity that
+        could let the head dispatch."""
+        self._se_waiting: dict[str, Job] = {}
+        """Shares that do not borrow, left blocked with a head that fits their own free
+        capacity but not the service environment's (only while shares hold more than their
+        limits): looked at again when a preemption starts or ends or a job is queued, as
+        before every such change made passes look at every share."""
+        self._se_waiting_borrowers: dict[str, Job] = {}
+        """The same for shares that borrow: looked at again when capacity is released."""
 
     def run_passes(self) -> None:
         """Run dispatch passes at the current instant while one is due."""
@@ -64,84 +98,151 @@ class Dispatcher:
             self._pass()
 
     def forget_blocked_heads(self) -> None:
-        """Look at every share afresh in the next pass (after a configuration change)."""
-        self._blocked_keys.clear()
+        """Look at every share afresh in the next pass (after a configuration or options
+        change), and decide again whether the coarse rules apply."""
+        self._changes.touched.update(self._ledger.accounts)
+        options = self.options
+        self._coarse = (
+            self._ledger.se_binding
+            or options.backfill_depth > 0
+            or type(options.victim_policy) is not DefaultVictimPolicy
+        )
+        for queue in self._queues.by_share.values():
+            queue.touch_every_push = self._coarse
+        self._blocked.clear()
+        self._waiting.clear()
+        self._waiting_by_type.clear()
+        self._se_waiting.clear()
+        self._se_waiting_borrowers.clear()
+
+    # --- one pass -----------------------------------------------------------------------------
 
     def _pass(self) -> None:
         """One pass: own capacity, cross-share reclaim, borrowing in submit order, in-share."""
-        blocked = self._dispatch_own_capacity()
-        if not blocked:
+        changes = self._changes
+        touched = changes.touched
+        if changes.preempted:
+            changes.preempted = False
+            self._wake_after_preemption()
+        released: set[str] | None = None
+        if changes.released:
+            released = changes.released
+            changes.released = set()
+            if self._coarse:
+                self._wake_coarse()
+                released = None
+            elif self._se_waiting_borrowers:
+                self._wake_se_waiting(self._se_waiting_borrowers)
+        if changes.lent_out:
+            self._wake_lenders(changes.lent_out)
+            changes.lent_out.clear()
+        if not touched and (released is None or not self._waiting):
             return
-        keys = [self._blocked_key(account, queue, head) for account, queue, head in blocked]
-        if self._reclaim_once(blocked):
-            return  # next round: the reclaiming head takes its capacity back first
-        self._borrow_in_submit_order([b for b in blocked if b[0].borrows])
-        self._preempt_in_share(blocked)
-        for (account, queue, _), key in zip(blocked, keys, strict=True):
-            head = queue.head()
-            # Remember only shares the pass evaluated fully and left untouched.
-            if head is not None and self._blocked_key(account, queue, head) == key:
-                self._blocked_keys[account.name] = key
+        looked = self._dispatch_own_capacity() if touched else []
+        quiet = self._wake(released) if released is not None else []
+        if not looked and not quiet:
+            return
+        if looked and self._reclaim_once(looked):
+            # next round: the reclaiming head takes its capacity back first
+            touched.update(entry[0].name for entry in looked)
+            if released is not None:
+                changes.released |= released  # the waiting shares are woken next round
+            return
+        borrowers = [e for e in looked if e[0].borrows]
+        if borrowers or quiet:
+            self._borrow_in_submit_order(borrowers + quiet)
+        in_share = looked
+        if quiet:
+            woken = [e for e in quiet if e[0].name in touched]  # changed during the pass
+            if woken:
+                in_share = sorted(looked + woken, key=lambda e: e[4])
+        self._preempt_in_share(in_share)
+        wait = self._wait
+        blocked = self._blocked
+        for account, _, head, _, _ in looked:
+            if account.name not in touched:  # else: changed, looked at afresh next time
+                blocked[account.name] = head
+                wait(account, head)
 
-    def _dispatch_own_capacity(self) -> list[Blocked]:
-        """Every share (in share order) dispatches what fits its own free capacity; returns
-        the shares left with a blocked head, skipping those whose blocked key still matches."""
+    def _dispatch_own_capacity(self) -> list[Looked]:
+        """Every share touched (in share order) dispatches what fits its own free capacity;
+        returns those left with a blocked head."""
+        ledger = self._ledger
+        accounts = ledger.accounts
+        touched = self._changes.touched
+        if self._se_waiting or self._se_waiting_borrowers:
+            for name in touched:
+                self._unwait(name)
+        else:
+            waiting = self._waiting
+            blocked = self._blocked
+            drop = self._drop_thresholds
+            for name in touched:
+                blocked.pop(name, None)
+                head = waiting.pop(name, None)
+                if head is not None:
+                    drop(name, head)
+        names = [name for name in touched if name in accounts]
+        touched.clear()  # from here on: what changes during the pass
         by_share = self._queues.by_share
-        blocked_keys = self._blocked_keys
-        blocked_key = self._blocked_key
         disabled_dispatch = self.options.disabled_share_dispatches
-        blocked: list[Blocked] = []
-        for account in self._ledger.ordered():
+        looked: list[Looked] = []
+        for account, key in ledger.ordered_subset(names):
             queue = by_share[account.name]
             if not queue.heap or not (account.enabled or disabled_dispatch):
                 continue
-            head = queue.head()
-            if head is None or blocked_keys.get(account.name) == blocked_key(account, queue, head):
-                continue
-            head = self._dispatch_own(account, queue)
-            if head is not None:
-                blocked.append((account, queue, head))
-        return blocked
+            blocked_head = self._dispatch_own(account, queue)
+            touched.discard(account.name)
+            if blocked_head is not None:
+                looked.append((account, queue, blocked_head, False, key))
+        return looked
 
-    def _reclaim_once(self, blocked: list[Blocked]) -> bool:
+    def _reclaim_once(self, blocked: list[Looked]) -> bool:
         """Cross-share reclaim for the first blocked head that needs one (and waits for no
         preemption in progress); whether one was issued."""
         awaited_by = self._preemptions.awaited_by
-        for account, _, head in blocked:
-            if awaited_by(head) == 0:
+        for account, _, head, _, _ in blocked:
+            if account.lent_total > 0 and awaited_by(head) == 0:
                 targets = self._preemptor.plan_reclaim(account, head)
                 if targets:
                     self._preemptor.issue(targets)
                     return True
         return False
 
-    def _preempt_in_share(self, blocked: list[Blocked]) -> None:
+    def _preempt_in_share(self, looked: list[Looked]) -> None:
         """In-share preemption for each blocked share's current head, share by share."""
         awaited_by = self._preemptions.awaited_by
         preemptor = self._preemptor
-        for account, queue, _ in blocked:
+        for account, queue, _, _, _ in looked:
+            if not account.in_share_preemption:
+                continue
             head = queue.head()
-            if head is None or awaited_by(head) or not account.spec.in_share_preemption:
+            if head is None or awaited_by(head):
                 continue
             preemptor.issue(preemptor.plan_in_share(account, head))
-
-    def _blocked_key(self, account: ShareAccount, queue: RunnableQueue, head: Job) -> BlockedKey:
-        ledger = self._ledger
-        depends_on_others = account.borrows or ledger.se_binding
-        return (
-            head.seq,
-            queue.entry_version(head),
-            account.changes,
-            queue.changes,
-            self._preemptions.changes,
-            ledger.releases if depends_on_others else 0,
-        )
 
     def _dispatch_own(self, account: ShareAccount, queue: RunnableQueue) -> Job | None:
         """Dispatch the share's jobs that fit its free capacity; return the blocked head.
 
         Up to ``backfill_depth`` jobs behind a blocked head are looked at too.
         """
+        if self.options.backfill_depth:
+            return self._dispatch_own_backfilling(account, queue)
+        plan_own = self._ledger.plan_own
+        dispatch = self._lifecycle.dispatch
+        while True:
+            head = queue.head()
+            if head is None:
+                return None
+            alloc = plan_own(account, head)
+            if alloc is None:
+                self._queues.note_position(head, self._events.now)
+                return head
+            queue.pop_head()
+            dispatch(head, alloc)
+
+    def _dispatch_own_backfilling(self, account: ShareAccount, queue: RunnableQueue) -> Job | None:
+        """:meth:`_dispatch_own` with a backfill window behind the blocked head."""
         plan_own = self._ledger.plan_own
         dispatch = self._lifecycle.dispatch
         backfill_depth = self.options.backfill_depth
@@ -168,18 +269,24 @@ class Dispatcher:
             self._queues.note_position(blocked_head, self._events.now)
         return blocked_head
 
-    def _borrow_in_submit_order(self, candidates: list[Blocked]) -> None:
+    def _borrow_in_submit_order(self, candidates: list[Looked]) -> None:
         """Borrowing shares' blocked heads, served in submit order (FIFO idle assignment)."""
         ledger = self._ledger
+        if len(candidates) == 1:
+            only, _, first, _, _ = candidates[0]
+            if not ledger.fits(only, first):
+                return  # a single share: the heap below would try just this head
+            heap = [(first.seq, only.order, only.name)]
+        else:
+            heap = [(job.seq, a.order, a.name) for a, _, job, _, _ in candidates]
+            heapq.heapify(heap)
         by_share = self._queues.by_share
-        heap = [(job.seq, account.order, account.name) for account, _, job in candidates]
-        heapq.heapify(heap)
         while heap:
             _, _, name = heapq.heappop(heap)
             account = ledger.accounts[name]
             queue = by_share[name]
             head = queue.head()
-            if head is None:
+            if head is None or not ledger.fits(account, head):
                 continue
             alloc = ledger.plan_own(account, head) or ledger.plan_borrow(account, head)
             if alloc is None:
@@ -190,3 +297,157 @@ class Dispatcher:
             nxt = self._dispatch_own(account, queue)
             if nxt is not None:
                 heapq.heappush(heap, (nxt.seq, account.order, name))
+
+    # --- shares waiting until something could unblock them -----------------------------------
+
+    def _wait(self, account: ShareAccount, head: Job) -> None:
+        """A share a full pass left blocked and untouched: note what could unblock its head
+        apart from a change of its own (which touches it)."""
+        if self._coarse:
+            return
+        name = account.name
+        idle = account.idle
+        fits_own = True
+        for itype, n in head.demand.items():
+            if idle.get(itype, 0) < n:
+                fits_own = False
+                break
+        if account.borrows:
+            if fits_own:
+                self._se_waiting_borrowers[name] = head
+                return
+            wakes = self._borrow_thresholds(account, head)
+            if wakes is None:
+                return  # it may not borrow enough: only a change of its own can help
+            self._waiting[name] = head
+            by_type = self._waiting_by_type
+            for itype, wake in wakes.items():
+                entries = by_type.get(itype)
+                if entries is None:
+                    by_type[itype] = {name: wake}
+                else:
+                    entries[name] = wake
+        elif fits_own:
+            self._se_waiting[name] = head
+            self._queues.by_share[name].touch_every_push = True
+
+    @staticmethod
+    def _borrow_thresholds(account: ShareAccount, head: Job) -> dict[str, tuple[float, int]] | None:
+        """Per instance type of the head: the total lendable capacity (the share's own idle
+        part included when it lends) and the free service-environment capacity it needs to
+        dispatch by borrowing; ``None`` when its borrow limit does not let it."""
+        out: dict[str, tuple[float, int]] = {}
+        idle = account.idle
+        for itype, n in head.demand.items():
+            free = idle.get(itype, 0)
+            if free >= n:
+                out[itype] = (0, n)
+                continue
+            need = n - free if free > 0 else n
+            if account.borrowed.get(itype, 0) + need > account.borrow_caps.get(itype, 0):
+                return None
+            own = free if free > 0 and account.lends_now else 0
+            out[itype] = (need + own, n)
+        return out
+
+    def _unwait(self, name: str) -> None:
+        """The share is looked at afresh: forget what it waited for."""
+        self._blocked.pop(name, None)
+        head = self._waiting.pop(name, None)
+        if head is not None:
+            self._drop_thresholds(name, head)
+        self._se_waiting_borrowers.pop(name, None)
+        if self._se_waiting.pop(name, None) is not None:
+            queue = self._queues.by_share.get(name)
+            if queue is not None:
+                queue.touch_every_push = self._coarse
+
+    def _drop_thresholds(self, name: str, head: Job) -> None:
+        by_type = self._waiting_by_type
+        for itype in head.demand:
+            by_type[itype].pop(name, None)
+
+    def _wake_after_preemption(self) -> None:
+        """A preemption started or ended: the shares that do not borrow and wait for the
+        service environment (every share under the coarse rules) look again if it has room
+        for their head now."""
+        if self._coarse:
+            self._changes.touched.update(self._ledger.accounts)
+        elif self._se_waiting:
+            self._wake_se_waiting(self._se_waiting)
+
+    def _wake_lenders(self, lenders: set[str]) -> None:
+        """Other shares' jobs took idle capacity of ``lenders``: a blocked lender looks again
+        only if that can matter. Its own capacity only shrank, so its head can neither take
+        its own capacity nor borrow; only a preemption may now find the new borrower: a
+        reclaim if the head fits the share's limit, an in-share preemption (whose lent part
+        may reclaim it) if the share has lower-priority jobs to preempt."""
+        touched = self._changes.touched
+        if self._coarse:
+            touched.update(lenders)
+            return
+        accounts = self._ledger.accounts
+        blocked = self._blocked
+        awaited_by = self._preemptions.awaited_by
+        for name in lenders:
+            head = blocked.get(name)
+            if head is None or name in touched or awaited_by(head):
+                continue  # no blocked head, looked at anyway, or waiting for a preemption
+            account = accounts[name]
+            limits = account.limits
+            own = account.own
+            if all(n <= limits.get(t, 0) - own.get(t, 0) for t, n in head.demand.items()):
+                touched.add(name)
+            elif account.in_share_preemption:
+                priority = head.priority
+                if any(j.priority < priority for j in account.holding.values()):
+                    touched.add(name)
+
+    def _wake_se_waiting(self, heads: dict[str, Job]) -> None:
+        """Touch the shares of ``heads`` whose head the service environment has room for."""
+        se_free = self._ledger.se_free
+        touched = self._changes.touched
+        for name, head in heads.items():
+            if all(se_free(t) >= n for t, n in head.demand.items()):
+                touched.add(name)
+
+    def _wake_coarse(self) -> None:
+        """Capacity was released (coarse rules): every share that borrows looks again, every
+        share when the service environment binds."""
+        ledger = self._ledger
+        binding = ledger.se_binding
+        self._changes.touched.update(
+            name for name, a in ledger.accounts.items() if binding or a.borrows
+        )
+
+    def _wake(self, released: set[str]) -> list[Looked]:
+        """After the own-capacity step: the waiting borrowing shares that capacity released
+        of ``released`` types may let borrow now, to look at quietly.
+
+        A waiting share's own state is as when it was left blocked, so its head can borrow
+        only if, for each released type it needs, the lending shares lend and the service
+        environment has room for what its thresholds say.
+        """
+        ledger = self._ledger
+        se = ledger.se
+        used = ledger.used
+        lendable = ledger.lendable_total
+        by_type = self._waiting_by_type
+        woken: list[str] = []
+        for itype in released:
+            entries = by_type.get(itype)
+            if not entries:
+                continue
+            total = lendable.get(itype, 0)
+            se_free = se.get(itype, 0) - used.get(itype, 0)
+            for name, (needed, n) in entries.items():
+                if total >= needed and se_free >= n and name not in woken:
+                    woken.append(name)
+        if not woken:
+            return []
+        by_share = self._queues.by_share
+        waiting = self._waiting
+        return [
+            (account, by_share[account.name], waiting[account.name], True, key)
+            for account, key in ledger.ordered_subset(woken)
+        ]

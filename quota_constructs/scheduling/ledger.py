@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from quota_constructs.model import JobQueueSpec, QuotaShareSpec, ShareState
 from quota_constructs.scheduling.capacity import add_capacity, positive
+from quota_constructs.scheduling.changes import ShareChanges
 from quota_constructs.scheduling.job import Job
 from quota_constructs.scheduling.options import SchedulerOptions
 from quota_constructs.scheduling.records import ShareLedger, ShareOrder
@@ -18,21 +20,25 @@ class ShareAccount:
     """One share's capacity: limits, own use, what it lends and borrows, and its holders."""
 
     def __init__(self, spec: QuotaShareSpec, order: int) -> None:
-        self.spec = spec
-        self.order = order
-        """Place in the declared order of the shares."""
         self.own: dict[str, int] = {}
         """This share's capacity used by its own jobs."""
         self.lent: dict[str, int] = {}
         """This share's capacity used by other shares' jobs."""
+        self.lent_total = 0
+        """Instances of this share lent out, all instance types."""
         self.borrowed: dict[str, int] = {}
         """Other shares' capacity used by this share's jobs."""
+        self.idle: dict[str, int] = {}
+        """:meth:`free` per instance type, kept up to date (missing: 0)."""
+        self.spec = spec
+        self.order = order
+        """Place in the declared order of the shares."""
         self.holding: dict[str, Job] = {}
         """This share's jobs that hold capacity (own or borrowed), by job id."""
         self.borrowers: dict[str, Job] = {}
         """Other shares' jobs that hold some of this share's capacity, by job id."""
-        self.changes = 0
-        """Bumped on every change of this account's use, holders or their priorities."""
+        self.lends_now = False
+        """Whether the share lends its idle capacity now (set by the ledger)."""
 
     @property
     def spec(self) -> QuotaShareSpec:
@@ -43,12 +49,19 @@ class ShareAccount:
         self._spec = spec
         self.name = spec.name
         self.limits = dict(spec.capacity)
+        self.borrow_caps = {t: spec.borrow_cap(t) for t in self.limits}
+        """Most instances the share may borrow per instance type (missing: 0)."""
         self.borrows = spec.strategy.borrows
+        self.in_share_preemption = spec.in_share_preemption
         self.enabled = spec.state is ShareState.ENABLED
+        types = set(self.limits) | set(self.own) | set(self.lent)
+        self.idle = {
+            t: self.limits.get(t, 0) - self.own.get(t, 0) - self.lent.get(t, 0) for t in types
+        }
 
     def free(self, itype: str) -> int:
         """Own limit minus own use minus what is lent (negative when over the limit)."""
-        return self.limits.get(itype, 0) - self.own.get(itype, 0) - self.lent.get(itype, 0)
+        return self.idle.get(itype, 0)
 
     def free_after_reclaim(self, itype: str) -> int:
         """Own limit minus own use: what is free plus what is lent out (reclaimable)."""
@@ -61,12 +74,21 @@ class ShareAccount:
 
 
 class CapacityLedger:
-    """Capacity accounting of one queue: an account per share and the service environment."""
+    """Capacity accounting of one queue: an account per share and the service environment.
+
+    Every hold and release touches the shares whose capacity it uses in :class:`ShareChanges`
+    (a lender whose idle capacity is borrowed is noted apart; a release also names its
+    instance types) and keeps :attr:`lendable_total` up to date.
+    """
 
     def __init__(
-        self, options: SchedulerOptions, service_environment: Mapping[str, int] | None
+        self,
+        options: SchedulerOptions,
+        service_environment: Mapping[str, int] | None,
+        changes: ShareChanges,
     ) -> None:
-        self.options = options
+        self._options = options
+        self._changes = changes
         self.accounts: dict[str, ShareAccount] = {}
         """Every share's account, in declared order."""
         self._next_order = 0
@@ -77,14 +99,24 @@ class CapacityLedger:
         """Instances held in the service environment per instance type."""
         self.se_binding = False
         """The service environment is smaller than the shares' sum for some instance type."""
-        self.releases = 0
-        """Bumped on every release of capacity."""
+        self.lendable_total: dict[str, int] = {}
+        """Idle instances the lending shares lend now, per instance type (their free sum)."""
         self._queue_spec = JobQueueSpec(shares=())
         self.share_specs: dict[str, QuotaShareSpec] = {}
         """Every share's spec by name, as of the last :meth:`reconfigure`."""
         self._infeasible: dict[tuple[str, tuple[tuple[str, int], ...]], str | None] = {}
+        self._infeasible_by_job: dict[int, str | None] = {}
 
     # --- configuration ------------------------------------------------------------------------
+
+    @property
+    def options(self) -> SchedulerOptions:
+        return self._options
+
+    @options.setter
+    def options(self, options: SchedulerOptions) -> None:
+        self._options = options
+        self._count_lendable()
 
     @property
     def queue_spec(self) -> JobQueueSpec:
@@ -116,69 +148,117 @@ class CapacityLedger:
     def reconfigure(self) -> None:
         """After a share or SE change: the SE in force, whether it binds, feasibility afresh."""
         self._infeasible.clear()
+        self._infeasible_by_job.clear()
         self._queue_spec = self.queue_spec
         self.share_specs = {name: a.spec for name, a in self.accounts.items()}
         shares_total = self._queue_spec.service_environment_capacity()
         self.se = dict(self._explicit_se) if self._explicit_se is not None else shares_total
         self.se_binding = any(self.se.get(t, 0) < n for t, n in shares_total.items())
+        self._count_lendable()
+
+    def _count_lendable(self) -> None:
+        """Which shares lend now, and :attr:`lendable_total` counted afresh."""
+        lendable: dict[str, int] = {}
+        disabled_lend = self._options.disabled_share_dispatches
+        for account in self.accounts.values():
+            account.lends_now = account.spec.strategy.lends and (account.enabled or disabled_lend)
+            if account.lends_now:
+                for itype in account.limits:
+                    lendable[itype] = lendable.get(itype, 0) + max(0, account.free(itype))
+        self.lendable_total = lendable
 
     def infeasibility(self, job: Job) -> str | None:
-        """The MISCONFIGURATION reason why ``job`` can never run here, or ``None`` (cached)."""
+        """The MISCONFIGURATION reason why ``job`` can never run here, or ``None`` (cached per
+        job and per share and demand until the next :meth:`reconfigure`)."""
+        by_job = self._infeasible_by_job
+        seq = job.seq
+        if seq in by_job:
+            return by_job[seq]
         key = (job.share_name, tuple(sorted(job.demand.items())))
         if key not in self._infeasible:
             self._infeasible[key] = self._queue_spec.infeasibility(
                 job.share_name, job.demand, service_environment=self.se
             )
-        return self._infeasible[key]
+        by_job[seq] = reason = self._infeasible[key]
+        return reason
 
     # --- holding and releasing ----------------------------------------------------------------
 
     def hold(self, job: Job, alloc: Allocation) -> None:
         """``job`` takes ``alloc`` (its own share's capacity and what it borrows)."""
         accounts = self.accounts
-        own_share = accounts[job.share_name]
-        own_share.changes += 1
+        touched = self._changes.touched
+        own_name = job.share_name
+        own_share = accounts[own_name]
+        touched.add(own_name)
         job.alloc = alloc
         for lender_name, amounts in alloc.items():
-            add_capacity(self.used, amounts)
-            if lender_name == job.share_name:
-                add_capacity(own_share.own, amounts)
-            else:
-                lender = accounts[lender_name]
-                lender.changes += 1
-                add_capacity(lender.lent, amounts)
-                add_capacity(own_share.borrowed, amounts)
-                lender.borrowers[job.job_id] = job
+            if lender_name == own_name:
+                self._use(own_share, own_share.own, amounts, 1)
+                continue
+            lender = accounts[lender_name]
+            self._changes.lent_out.add(lender_name)
+            self._use(lender, lender.lent, amounts, 1)
+            add_capacity(own_share.borrowed, amounts)
+            lender.borrowers[job.job_id] = job
         own_share.holding[job.job_id] = job
 
     def release(self, job: Job) -> None:
         """``job`` gives back all it holds (shares removed meanwhile are skipped)."""
         accounts = self.accounts
-        own_share = accounts.get(job.share_name)
-        self.releases += 1
+        touched = self._changes.touched
+        released = self._changes.released
+        own_name = job.share_name
+        own_share = accounts.get(own_name)
         if own_share is not None:
-            own_share.changes += 1
+            touched.add(own_name)
+        used = self.used
         for lender_name, amounts in job.alloc.items():
-            add_capacity(self.used, amounts, -1)
+            released.update(amounts)
             lender = accounts.get(lender_name)
-            if lender is not None:
-                lender.changes += 1
-            if lender_name == job.share_name:
-                if own_share is not None:
-                    add_capacity(own_share.own, amounts, -1)
-            else:
-                if lender is not None:
-                    add_capacity(lender.lent, amounts, -1)
-                    lender.borrowers.pop(job.job_id, None)
+            if lender is None:
+                add_capacity(used, amounts, -1)
                 if own_share is not None:
                     add_capacity(own_share.borrowed, amounts, -1)
+                continue
+            touched.add(lender_name)
+            if lender_name == own_name:
+                self._use(lender, lender.own, amounts, -1)
+                continue
+            self._use(lender, lender.lent, amounts, -1)
+            lender.borrowers.pop(job.job_id, None)
+            if own_share is not None:
+                add_capacity(own_share.borrowed, amounts, -1)
         if own_share is not None:
             own_share.holding.pop(job.job_id, None)
         job.alloc = {}
 
+    def _use(
+        self, lender: ShareAccount, use: dict[str, int], amounts: Mapping[str, int], sign: int
+    ) -> None:
+        """``sign`` x ``amounts`` of ``lender``'s capacity taken (1) or given back (-1), counted
+        in ``use`` (its own use or what it lends), its idle capacity, the SE and the lendable."""
+        used = self.used
+        idle = lender.idle
+        lendable = self.lendable_total if lender.lends_now else None
+        lent = use is lender.lent
+        for itype, n in amounts.items():
+            n *= sign
+            used[itype] = used.get(itype, 0) + n
+            use[itype] = use.get(itype, 0) + n
+            free = idle.get(itype, 0)
+            after = free - n
+            idle[itype] = after
+            if lent:
+                lender.lent_total += n
+            if lendable is not None:
+                delta = (after if after > 0 else 0) - (free if free > 0 else 0)
+                if delta:
+                    lendable[itype] = lendable.get(itype, 0) + delta
+
     def note_priority_change(self, share_name: str) -> None:
         """A job of the share changed priority: passes must look at the share again."""
-        self.accounts[share_name].changes += 1
+        self._changes.touch(share_name)
 
     # --- queries ------------------------------------------------------------------------------
 
@@ -188,9 +268,7 @@ class CapacityLedger:
 
     def lends(self, account: ShareAccount) -> bool:
         """Whether the share lends its idle capacity now (strategy, state and options)."""
-        if not account.spec.strategy.lends:
-            return False
-        return account.enabled or self.options.disabled_share_dispatches
+        return account.lends_now
 
     def dispatches(self, account: ShareAccount) -> bool:
         """Whether the share's RUNNABLE jobs may dispatch (ENABLED, or DISABLED allowed)."""
@@ -203,49 +281,88 @@ class CapacityLedger:
             accounts.sort(key=lambda a: (a.usage_fraction(), a.order))
         return accounts
 
+    def ordered_subset(self, names: list[str]) -> list[tuple[ShareAccount, Any]]:
+        """The accounts of ``names`` in the order :meth:`ordered` gives them, each with its
+        sort key (comparable with the keys of other accounts at the same instant)."""
+        accounts = self.accounts
+        keyed: list[tuple[ShareAccount, Any]]
+        if self.options.share_order is ShareOrder.LEAST_USAGE:
+            keyed = [(a, (a.usage_fraction(), a.order)) for a in map(accounts.__getitem__, names)]
+        else:
+            keyed = [(a, a.order) for a in map(accounts.__getitem__, names)]
+        if len(keyed) > 1:
+            keyed.sort(key=lambda pair: pair[1])
+        return keyed
+
     def plan_own(self, account: ShareAccount, job: Job) -> Allocation | None:
         """``job``'s demand from its share's free capacity, or ``None`` when it does not fit."""
+        idle = account.idle
+        se = self.se
+        used = self.used
         for itype, n in job.demand.items():
-            if account.free(itype) < n or self.se_free(itype) < n:
+            if idle.get(itype, 0) < n or se.get(itype, 0) - used.get(itype, 0) < n:
                 return None
         return {account.name: dict(job.demand)}
+
+    def fits(self, account: ShareAccount, job: Job) -> bool:
+        """Whether :meth:`plan_own` or :meth:`plan_borrow` would place ``job`` now, in time
+        independent of the number of shares (from :attr:`lendable_total`)."""
+        se = self.se
+        used = self.used
+        borrows = account.borrows
+        for itype, n in job.demand.items():
+            if se.get(itype, 0) - used.get(itype, 0) < n:
+                return False
+            free = account.idle.get(itype, 0)
+            if free >= n:
+                continue
+            if not borrows:
+                return False
+            need = n - (free if free > 0 else 0)
+            if account.borrowed.get(itype, 0) + need > account.borrow_caps.get(itype, 0):
+                return False
+            others = self.lendable_total.get(itype, 0)
+            if account.lends_now and free > 0:
+                others -= free
+            if others < need:
+                return False
+        return True
 
     def plan_borrow(self, account: ShareAccount, job: Job) -> Allocation | None:
         """Own free capacity first, the rest borrowed from lenders in share order."""
         if not account.borrows:
             return None
         alloc: Allocation = {}
+        name = account.name
         for itype, n in job.demand.items():
             if self.se_free(itype) < n:
                 return None
-            own = max(0, min(n, account.free(itype)))
-            need = n - own
-            if own:
-                alloc.setdefault(account.name, {})[itype] = own
+            own = min(n, account.idle.get(itype, 0))
+            need = n - own if own > 0 else n
+            if own > 0:
+                alloc.setdefault(name, {})[itype] = own
             if need == 0:
                 continue
-            if account.borrowed.get(itype, 0) + need > account.spec.borrow_cap(itype):
+            if account.borrowed.get(itype, 0) + need > account.borrow_caps.get(itype, 0):
                 return None
             for lender in self.ordered():
-                if lender is account or not self.lends(lender):
+                if lender is account or not lender.lends_now:
                     continue
-                take = min(need, max(0, lender.free(itype)))
-                if take:
+                free = lender.idle.get(itype, 0)
+                if free > 0:
+                    take = need if need < free else free
                     alloc.setdefault(lender.name, {})[itype] = take
                     need -= take
-                if need == 0:
-                    break
+                    if need == 0:
+                        break
             if need:
                 return None
         return alloc
 
     def lendable(self, account: ShareAccount, itype: str) -> int:
         """Free instances of ``itype`` the other shares lend now."""
-        return sum(
-            max(0, a.free(itype))
-            for a in self.accounts.values()
-            if a is not account and self.lends(a)
-        )
+        own = max(0, account.free(itype)) if account.lends_now else 0
+        return self.lendable_total.get(itype, 0) - own
 
     def usage(self) -> dict[str, dict[str, int]]:
         """Instances held per share per instance type (own plus borrowed), zero entries omitted."""

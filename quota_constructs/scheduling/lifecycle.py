@@ -22,6 +22,7 @@ from quota_constructs.scheduling.records import (
     EventKind,
     Outcome,
     PreemptionRecord,
+    frozen_record,
 )
 
 Listener = Callable[[SchedulerEvent], None]
@@ -77,8 +78,15 @@ class JobLifecycle:
         """Tell every listener (synchronously) of a change to ``job``."""
         if not self._listeners:
             return
-        event = SchedulerEvent(
-            self._events.now, kind, job, job.status, previous, job.status_reason, preemption
+        event = frozen_record(
+            SchedulerEvent,
+            self._events.now,
+            kind,
+            job,
+            job.status,
+            previous,
+            job.status_reason,
+            preemption,
         )
         for listener in self._listeners:
             listener(event)
@@ -95,17 +103,21 @@ class JobLifecycle:
     # --- RUNNABLE -----------------------------------------------------------------------------
 
     def make_runnable(self, job: Job, reason: str | None) -> None:
-        job.runnable_at = self._events.now
+        events = self._events
+        job.runnable_at = events.now
         self._queues.reset_position(job)
-        self.set_status(job, JobStatus.RUNNABLE, self._ledger.infeasibility(job) or reason)
-        self.enqueue(job)
-        self._events.pass_due = True
+        infeasible = self._ledger.infeasibility(job)
+        self.set_status(job, JobStatus.RUNNABLE, infeasible or reason)
+        self._enqueue(job, infeasible)
+        events.pass_due = True
 
     def enqueue(self, job: Job) -> None:
         """Queue a RUNNABLE job, or hold it aside while its demand can never fit (arming its
         RUNNABLE time limit when the reason is new)."""
+        self._enqueue(job, self._ledger.infeasibility(job))
+
+    def _enqueue(self, job: Job, reason: str | None) -> None:
         queues = self._queues
-        reason = self._ledger.infeasibility(job)
         if reason is not None:
             if queues.hold_infeasible(job, reason):
                 job.status_reason = reason
@@ -205,14 +217,15 @@ class JobLifecycle:
         now = self._events.now
         number = len(job.attempts) + 1
         job.attempts.append(
-            Attempt(
-                number=number,
-                attempt_id=attempt_id(job.job_id, number),
-                scheduled_at=job.scheduled_at if job.scheduled_at is not None else now,
-                started_at=job.started_at,
-                stopped_at=now,
-                status_reason=reason,
-                preempted=preempted,
+            frozen_record(
+                Attempt,
+                number,
+                attempt_id(job.job_id, number),
+                job.scheduled_at if job.scheduled_at is not None else now,
+                job.started_at,
+                now,
+                reason,
+                preempted,
             )
         )
         self._ledger.release(job)

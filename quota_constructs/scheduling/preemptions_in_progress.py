@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from quota_constructs.scheduling.changes import ShareChanges
 from quota_constructs.scheduling.job import Job
 from quota_constructs.scheduling.records import PreemptionRecord
 
@@ -12,20 +13,31 @@ class PreemptionsInProgress:
     A delayed preemption (``preemption_duration_s > 0``) makes its beneficiary, the job it
     makes room for, wait until it ends. A victim may not preempt its preemptor back while the
     preemptor is still in the dispatch that preempted it (no ping-pong).
+
+    An end touches the shares whose decisions read it: the victim's, those it holds capacity
+    of (their preemption candidates) and the waiting beneficiary's; starts and ends are noted
+    (:attr:`ShareChanges.preempted`) for the shares waiting for the service environment. (The
+    preemptor decides which shares a start touches.)
     """
 
-    def __init__(self) -> None:
+    def __init__(self, changes: ShareChanges) -> None:
         self._records: dict[str, PreemptionRecord] = {}
         self._beneficiaries: dict[str, Job] = {}
         self._awaited: dict[str, int] = {}
         self._shielded: dict[str, dict[str, int]] = {}
-        self.changes = 0
-        """Bumped whenever a preemption starts or ends."""
+        self._changes = changes
+        self._touched = changes.touched
+
+    def _touch_holder(self, victim: Job) -> None:
+        self._changes.preempted = True
+        touched = self._touched
+        touched.add(victim.share_name)
+        touched.update(victim.alloc)
 
     def start(self, victim: Job, record: PreemptionRecord) -> None:
         """The preemption of ``victim`` has started."""
         self._records[victim.job_id] = record
-        self.changes += 1
+        self._changes.preempted = True
 
     def shield(self, preemptor: Job, victim: Job, preemptor_dispatch: int) -> None:
         """``victim`` may not preempt ``preemptor`` during its dispatch ``preemptor_dispatch``."""
@@ -40,6 +52,7 @@ class PreemptionsInProgress:
         """``beneficiary`` waits for the delayed preemption of ``victim`` to end."""
         self._beneficiaries[victim.job_id] = beneficiary
         self._awaited[beneficiary.job_id] = self._awaited.get(beneficiary.job_id, 0) + 1
+        self._touched.add(beneficiary.share_name)
 
     def end(self, victim: Job) -> PreemptionRecord | None:
         """The preemption of ``victim`` is over (completed, or the job was terminated): forget
@@ -47,9 +60,10 @@ class PreemptionsInProgress:
         record = self._records.pop(victim.job_id, None)
         if record is None:
             return None
-        self.changes += 1
+        self._touch_holder(victim)
         beneficiary = self._beneficiaries.pop(victim.job_id, None)
         if beneficiary is not None:
+            self._touched.add(beneficiary.share_name)
             left = self._awaited[beneficiary.job_id] - 1
             if left:
                 self._awaited[beneficiary.job_id] = left

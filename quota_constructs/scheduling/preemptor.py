@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from quota_constructs.scheduling.capacity import add_capacity, positive
+from quota_constructs.scheduling.changes import ShareChanges
 from quota_constructs.scheduling.event_queue import EventQueue, TimedEvent
 from quota_constructs.scheduling.job import Job
 from quota_constructs.scheduling.ledger import CapacityLedger, ShareAccount
@@ -56,8 +57,10 @@ class Preemptor:
         events: EventQueue,
         preemptions: PreemptionsInProgress,
         lifecycle: JobLifecycle,
+        changes: ShareChanges,
     ) -> None:
         self.options = options
+        self._changes = changes
         self._ledger = ledger
         self._queues = queues
         self._events = events
@@ -68,7 +71,7 @@ class Preemptor:
 
     def plan_reclaim(self, account: ShareAccount, head: Job) -> list[PreemptionTarget]:
         """Cross-share: the head fits its share's own limit but that capacity is lent out."""
-        if not any(n > 0 for n in account.lent.values()):
+        if account.lent_total <= 0:
             return []
         ledger = self._ledger
         need: dict[str, int] = {}
@@ -97,6 +100,10 @@ class Preemptor:
         share's own limit, and borrowers of the share's lent instances (cross-share victims)
         free the rest, so the head is dispatched at the next round.
         """
+        priority = head.priority
+        lower = [j for j in account.holding.values() if j.priority < priority]
+        if not lower:
+            return []  # no candidates, so no victims whatever the policy
         need: dict[str, int] = {}
         for itype, n in head.demand.items():
             short = n - max(0, account.free_after_reclaim(itype))
@@ -105,7 +112,6 @@ class Preemptor:
         if not need:
             return []
         policy = self.options.victim_policy
-        lower = (j for j in account.holding.values() if j.priority < head.priority)
         own = policy.choose(self._candidates(lower, _held_of(account), head), need)
         if not own:
             return []
@@ -235,6 +241,15 @@ class Preemptor:
             if over_borrow:
                 self.issue(self.plan_give_back(account.holding.values(), None, over_borrow))
 
+    def _touch_planners(self, victim: Job, account: ShareAccount | None) -> None:
+        """A preemption of ``victim`` started: touch the shares whose plans may change now that
+        it is no candidate any more. With the default policy fewer candidates never let a
+        failed plan succeed, except an in-share plan of the victim's own share (its choice of
+        own victims, hence what is left to reclaim, changes). (With any other policy the
+        dispatcher's coarse rules make every share look again.)"""
+        if account is not None and account.spec.in_share_preemption:
+            self._changes.touch(victim.share_name)
+
     def _start(self, target: PreemptionTarget) -> None:
         job, rule, preemptor = target.job, target.rule, target.preemptor
         events = self._events
@@ -256,10 +271,12 @@ class Preemptor:
             attempt_started_at=job.started_at,
         )
         self._preemptions.start(job, record)
+        self._touch_planners(job, account)
         job.status_reason = PREEMPTION_IN_PROGRESS + reason
         events.cancel(job)  # the attempt stops: its completion and timeout are void
         if preemptor is not None:
             self._queues.reset_position(preemptor)
+            self._changes.touch(preemptor.share_name)  # its next pass notes the place anew
         self._lifecycle.notify(EventKind.PREEMPTION_STARTED, job, job.status, record)
         if preemptor is not None:
             dispatch = self._lifecycle.dispatch_count(preemptor) + 1

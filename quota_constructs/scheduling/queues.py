@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import heapq
 
+from quota_constructs.scheduling.changes import ShareChanges
 from quota_constructs.scheduling.job import Job
 
 QueueEntry = tuple[int, int, int, Job]
@@ -15,26 +16,33 @@ class RunnableQueue:
     """One share's RUNNABLE jobs: a heap by priority then submit order, and the infeasible ones.
 
     A job has at most one current entry; re-queueing it (a new priority, a backfill skip)
-    pushes a new entry and leaves the old one stale.
+    pushes a new entry and leaves the old one stale. Whenever the head changes or the queue is
+    rebuilt, the share is touched in :class:`ShareChanges`; while ``touch_every_push`` is set
+    (by the dispatcher), every push touches it.
     """
 
-    def __init__(self, entry_versions: list[int]) -> None:
+    def __init__(self, name: str, entry_versions: list[int], changes: ShareChanges) -> None:
+        self.name = name
+        self.touch_every_push = True
         self.heap: list[QueueEntry] = []
         self.infeasible: dict[str, Job] = {}
         """RUNNABLE jobs whose demand can never fit (a MISCONFIGURATION reason), by job id."""
-        self.changes = 0
-        """Bumped whenever a job joins the heap or the queue is rebuilt."""
+        self._touched = changes.touched
         self._versions = entry_versions
         self._order: list[Job] | None = None
         self._positions: dict[str, int] = {}
 
     def push(self, job: Job) -> None:
         """Queue ``job`` at its current priority (a previous entry of it becomes stale)."""
+        heap = self.heap
+        was_head = bool(heap) and self.head() is job
         versions = self._versions
         version = versions[job.seq] + 1
         versions[job.seq] = version
-        heapq.heappush(self.heap, (-job.priority, job.seq, version, job))
-        self.changes += 1
+        heapq.heappush(heap, (-job.priority, job.seq, version, job))
+        top = heap[0]
+        if was_head or (top[3] is job and top[2] == version) or self.touch_every_push:
+            self._touched.add(self.name)
         self._order = None
 
     def head_entry(self) -> QueueEntry | None:
@@ -50,8 +58,14 @@ class RunnableQueue:
 
     def head(self) -> Job | None:
         """The first RUNNABLE job in dispatch order, or ``None``."""
-        entry = self.head_entry()
-        return entry[3] if entry is not None else None
+        heap = self.heap
+        versions = self._versions
+        while heap:
+            entry = heap[0]
+            if entry[2] == versions[entry[1]]:
+                return entry[3]
+            heapq.heappop(heap)
+        return None
 
     def entry_version(self, job: Job) -> int:
         """Version of ``job``'s current entry (changes whenever it is queued again)."""
@@ -60,6 +74,7 @@ class RunnableQueue:
     def pop_head(self) -> Job:
         """Remove the head (call :meth:`head` first: it must be current)."""
         self._order = None
+        self._touched.add(self.name)
         return heapq.heappop(self.heap)[3]
 
     def order(self) -> list[Job]:
@@ -77,7 +92,10 @@ class RunnableQueue:
         return self._positions.get(job.job_id, 0)
 
     def remove(self, job: Job) -> None:
-        """``job`` leaves the queue for good: its entry becomes stale."""
+        """``job`` leaves the queue for good: its entry becomes stale (touching the share when
+        it was the head: only the head and the queue's additions decide a dispatch pass)."""
+        if self.head() is job:
+            self._touched.add(self.name)
         self._versions[job.seq] += 1
         self.infeasible.pop(job.job_id, None)
         self._order = None
@@ -89,7 +107,7 @@ class RunnableQueue:
         waiting += list(self.infeasible.values())
         self.heap = []
         self.infeasible = {}
-        self.changes += 1
+        self._touched.add(self.name)
         self._order = None
         return sorted(waiting, key=lambda j: j.seq)
 
@@ -101,7 +119,8 @@ class RunnableQueues:
     it can never fit (if so) and since when it holds its place in its share's order.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, changes: ShareChanges) -> None:
+        self._changes = changes
         self.by_share: dict[str, RunnableQueue] = {}
         """Every share's queue, in declared order."""
         self._versions: list[int] = [0]
@@ -114,7 +133,7 @@ class RunnableQueues:
         self._versions.append(0)
 
     def add_share(self, name: str) -> None:
-        self.by_share[name] = RunnableQueue(self._versions)
+        self.by_share[name] = RunnableQueue(name, self._versions, self._changes)
 
     def remove_share(self, name: str) -> None:
         del self.by_share[name]

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from types import MappingProxyType
-from typing import Any
+from typing import Any, TypeVar
 
 from quota_constructs.model import ExitRule, QuotaConfigError
 from quota_constructs.scheduling.capacity import Capacity
@@ -79,6 +79,9 @@ class ShareOrder(StrEnum):
     """Shares using the smallest fraction of their own limits first (ties: declared order)."""
 
 
+_OUTCOMES = frozenset(Outcome.__members__)
+
+
 class SubmitRejected(QuotaConfigError):
     """A submit (or update) the queue refuses: unknown/DISABLED share, bad priority or demand."""
 
@@ -119,8 +122,9 @@ class JobRequest:
     def __post_init__(self) -> None:
         object.__setattr__(self, "demand", MappingProxyType(dict(self.demand)))
         object.__setattr__(self, "tags", MappingProxyType(dict(self.tags)))
-        if isinstance(self.outcome, str) and self.outcome in Outcome.__members__:
-            object.__setattr__(self, "outcome", Outcome(self.outcome))
+        outcome = self.outcome
+        if type(outcome) is not Outcome and isinstance(outcome, str) and outcome in _OUTCOMES:
+            object.__setattr__(self, "outcome", Outcome(outcome))
 
 
 @dataclass(frozen=True)
@@ -196,3 +200,21 @@ class ShareLedger:
     lent: Capacity
     idle: Capacity
     """Own capacity neither used by the share nor lent out."""
+
+
+# --- building records on hot paths ------------------------------------------------------------
+
+R = TypeVar("R")
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def frozen_record(cls: type[R], *values: object) -> R:
+    """``cls(*values)`` for a frozen dataclass without ``__post_init__``, with every field given
+    in order: the same record, built in one step instead of one ``object.__setattr__`` per field
+    (the scheduler builds an event per state change and an attempt per dispatch)."""
+    names = _FIELDS.get(cls)
+    if names is None:
+        names = _FIELDS[cls] = tuple(f.name for f in fields(cls))  # type: ignore[arg-type]
+    record = object.__new__(cls)
+    record.__dict__.update(zip(names, values, strict=True))
+    return record

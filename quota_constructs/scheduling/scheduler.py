@@ -2,7 +2,9 @@
 
 It composes the collaborators and passes each its dependencies: the capacity ledger, the
 runnable queues, the event queue (virtual time), the preemptions in progress, the job
-lifecycle, the preemptor, the dispatcher and the pending-reason explainer.
+lifecycle, the preemptor, the dispatcher and the pending-reason explainer; the first three
+and the preemptions in progress note in one :class:`ShareChanges` what the dispatcher must
+look at again.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from quota_constructs.model import (
     check_scheduling_priority,
 )
 from quota_constructs.scheduling.admission import request_problems
+from quota_constructs.scheduling.changes import ShareChanges
 from quota_constructs.scheduling.dispatcher import Dispatcher
 from quota_constructs.scheduling.event_queue import EventQueue, TimedEvent
 from quota_constructs.scheduling.job import Job, SchedulerEvent
@@ -64,14 +67,21 @@ class Scheduler:
         self.queue_name = queue_name
         self._options = options = options or SchedulerOptions()
         self._events = EventQueue(start_time)
-        self._ledger = CapacityLedger(options, service_environment)
-        self._queues = RunnableQueues()
-        self._preemptions = PreemptionsInProgress()
+        changes = ShareChanges()
+        self._ledger = CapacityLedger(options, service_environment, changes)
+        self._queues = RunnableQueues(changes)
+        self._preemptions = PreemptionsInProgress(changes)
         self._lifecycle = JobLifecycle(
             options, self._ledger, self._queues, self._events, self._preemptions
         )
         self._preemptor = Preemptor(
-            options, self._ledger, self._queues, self._events, self._preemptions, self._lifecycle
+            options,
+            self._ledger,
+            self._queues,
+            self._events,
+            self._preemptions,
+            self._lifecycle,
+            changes,
         )
         self._dispatcher = Dispatcher(
             queue_name,
@@ -82,6 +92,7 @@ class Scheduler:
             self._preemptions,
             self._preemptor,
             self._lifecycle,
+            changes,
         )
         self._pending = PendingExplainer(self._ledger, self._queues, self._preemptions)
         self._jobs: dict[str, Job] = {}
@@ -131,6 +142,7 @@ class Scheduler:
         self._options = options
         for part in (self._ledger, self._lifecycle, self._preemptor, self._dispatcher):
             part.options = options
+        self._dispatcher.forget_blocked_heads()
 
     @property
     def queue(self) -> JobQueueSpec:
@@ -228,6 +240,7 @@ class Scheduler:
 
     def submit(self, request: JobRequest, *, now: float) -> Job:
         """Accept a job (SUBMITTED; RUNNABLE after ``submitted_to_runnable_s``)."""
+        events = self._events
         self._catch_up(now)
         problems = request_problems(request, self.queue_name, self._ledger.share_specs)
         if problems:
@@ -237,17 +250,17 @@ class Scheduler:
             raise SubmitRejected(
                 [Problem("job_id", job_id, "a job with this id exists", "use a new id")]
             )
-        self._seq += 1
-        priority = self.options.default_priority if request.priority is None else request.priority
-        job = Job(job_id, request, priority, self._seq, created_at=self.now)
+        self._seq = seq = self._seq + 1
+        options = self._options
+        priority = options.default_priority if request.priority is None else request.priority
+        job = Job(job_id, request, priority, seq, created_at=events.now)
         self._jobs[job_id] = job
-        self._events.register(job)
+        events.register(job)
         self._queues.register(job)
-        self._lifecycle.register(job)
-        self._lifecycle.notify(EventKind.STATE_CHANGE, job, None)
-        self._events.schedule(
-            self.now + self.options.submitted_to_runnable_s, TimedEvent.TO_RUNNABLE, job
-        )
+        lifecycle = self._lifecycle
+        lifecycle.register(job)
+        lifecycle.notify(EventKind.STATE_CHANGE, job, None)
+        events.schedule(events.now + options.submitted_to_runnable_s, TimedEvent.TO_RUNNABLE, job)
         return job
 
     def update_priority(self, job_id: str, priority: int, *, now: float) -> Job:
@@ -351,14 +364,17 @@ class Scheduler:
     def advance(self, now: float) -> None:
         """Process everything up to ``now``: timed events in order, a pass after each instant."""
         now = float(now)
-        if now < self.now:
+        events = self._events
+        if now < events.now:
             raise ValueError(
-                f"time must not go backwards: now={now} is before the scheduler's {self.now}"
+                f"time must not go backwards: now={now} is before the scheduler's {events.now}"
             )
         run_passes = self._dispatcher.run_passes
-        run_passes()  # changes made at the current instant (priority updates) act now
-        self._events.run_until(now, self._lifecycle.handle, run_passes)
-        run_passes()
+        if events.pass_due:
+            run_passes()  # changes made at the current instant (priority updates) act now
+        events.run_until(now, self._lifecycle.handle, run_passes)
+        if events.pass_due:
+            run_passes()
 
     def run_until_idle(self, *, limit: float = math.inf) -> float:
         """Advance event by event until nothing is scheduled (or ``limit``); return the time."""
@@ -373,7 +389,7 @@ class Scheduler:
 
     def _catch_up(self, now: float | None) -> None:
         """Advance to ``now`` first; calls at the current instant are batched (no pass)."""
-        if now is not None and now != self.now:
+        if now is not None and now != self._events.now:
             self.advance(now)
 
     def _new_job_id(self, seq: int) -> str:
