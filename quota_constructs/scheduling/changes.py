@@ -1,4 +1,4 @@
-"""Changes since the dispatcher last looked: the shares touched and the instance types released.
+"""Changes since the dispatcher last looked: shares touched or lent from, types released.
 
 The ledger, the runnable queues and the preemptions in progress write here whenever something a
 share's dispatch or preemption decisions read changes; the dispatcher reads and clears it, so a

@@ -266,10 +266,6 @@ class CapacityLedger:
         """Instances of ``itype`` the service environment has not handed out."""
         return self.se.get(itype, 0) - self.used.get(itype, 0)
 
-    def lends(self, account: ShareAccount) -> bool:
-        """Whether the share lends its idle capacity now (strategy, state and options)."""
-        return account.lends_now
-
     def dispatches(self, account: ShareAccount) -> bool:
         """Whether the share's RUNNABLE jobs may dispatch (ENABLED, or DISABLED allowed)."""
         return account.enabled or self.options.disabled_share_dispatches

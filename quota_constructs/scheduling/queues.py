@@ -45,17 +45,6 @@ class RunnableQueue:
             self._touched.add(self.name)
         self._order = None
 
-    def head_entry(self) -> QueueEntry | None:
-        """The first current entry (stale entries before it are dropped), or ``None``."""
-        heap = self.heap
-        versions = self._versions
-        while heap:
-            entry = heap[0]
-            if entry[2] == versions[entry[1]]:
-                return entry
-            heapq.heappop(heap)
-        return None
-
     def head(self) -> Job | None:
         """The first RUNNABLE job in dispatch order, or ``None``."""
         heap = self.heap
@@ -66,10 +55,6 @@ class RunnableQueue:
                 return entry[3]
             heapq.heappop(heap)
         return None
-
-    def entry_version(self, job: Job) -> int:
-        """Version of ``job``'s current entry (changes whenever it is queued again)."""
-        return self._versions[job.seq]
 
     def pop_head(self) -> Job:
         """Remove the head (call :meth:`head` first: it must be current)."""
