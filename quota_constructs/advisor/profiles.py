@@ -15,7 +15,6 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import Field, StrictBool, StrictInt, ValidationError
 
 from quota_constructs.config import AccessConfig, StrictModel, pydantic_problems
@@ -404,28 +403,6 @@ def parse_teams(data: Any, *, source: str = "<data>") -> TeamsFile:
     if problems:
         raise TeamsFileError(problems, context=source)
     return teams
-
-
-def read_yaml(path: str | Path, error: type[QuotaConfigError]) -> Any:
-    """Read a YAML file; ``error`` names the file, and the line of a syntax error."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        problem = Problem("<file>", str(path), f"cannot read the file: {exc.strerror}", "check it")
-        raise error([problem], context=str(path)) from exc
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "unknown line"
-        problem = Problem(
-            f"<yaml {where}>",
-            None,
-            f"not valid YAML: {getattr(exc, 'problem', None) or exc}",
-            "fix the indentation or quoting at that line",
-        )
-        raise error([problem], context=str(path)) from exc
 
 
 def load_teams(path: str | Path) -> TeamsFile:

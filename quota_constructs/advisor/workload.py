@@ -153,12 +153,7 @@ def _header_problems(header: Sequence[str]) -> list[Problem]:
 
 def load_workload_csv(path: str | Path) -> list[WorkloadJob]:
     """Read a workload CSV file (see :func:`parse_workload_csv`)."""
-    path = Path(path)
-    try:
-        text = read_text(path, max_bytes=WORKLOAD_FILE_MAX_BYTES, error=WorkloadError)
-    except OSError as exc:
-        problem = Problem("<file>", str(path), f"cannot read the file: {exc.strerror}", "check it")
-        raise WorkloadError([problem], context=str(path)) from exc
+    text = read_text(path, max_bytes=WORKLOAD_FILE_MAX_BYTES, error=WorkloadError)
     return parse_workload_csv(text, source=str(path))
 
 
