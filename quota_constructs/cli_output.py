@@ -1,0 +1,57 @@
+"""Owns what every ``quota`` command shares on output: exit codes, consoles, JSON, one-line errors.
+
+Exit codes are the same for every command (README, "Exit codes"): 0 success; 1 the thing asked
+about failed (a job FAILED, an expectation or check failed, drift found); 2 bad input or usage;
+3 not found; 130 interrupted.
+
+Tables follow one rule: when stdout is not a terminal, nothing is truncated or wrapped (full
+values, one row per line), so pipes and scripts see whole values; on a terminal, columns wrap
+(``overflow="fold"``) instead of cutting values.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from enum import IntEnum
+from typing import Any, NoReturn
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+#: Width used when stdout is not a terminal: wide enough that no table row ever wraps.
+UNWRAPPED_WIDTH = 1_000_000
+
+
+class ExitCode(IntEnum):
+    """The exit codes of every ``quota`` command."""
+
+    OK = 0
+    FAILED = 1
+    USAGE = 2
+    NOT_FOUND = 3
+    INTERRUPTED = 130
+
+
+def stdout_console() -> Console:
+    """A console for data: unwrapped when piped, wrapping columns on a terminal."""
+    if sys.stdout.isatty():
+        return Console(highlight=False)
+    return Console(width=UNWRAPPED_WIDTH, highlight=False, soft_wrap=True)
+
+
+def stderr_console() -> Console:
+    """A console for messages and errors: one message per line, never wrapped."""
+    return Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def print_json(value: Any) -> None:
+    """Print ``value`` as JSON on stdout (plain, so ``jq`` and scripts read it)."""
+    sys.stdout.write(json.dumps(value, indent=2, default=str) + "\n")
+
+
+def fail(message: str, code: ExitCode = ExitCode.FAILED) -> NoReturn:
+    """Print ``error: message`` as one line on stderr and exit with ``code``."""
+    stderr_console().print(f"[bold red]error:[/] {escape(' '.join(message.split()))}", markup=True)
+    raise typer.Exit(int(code))
