@@ -52,7 +52,7 @@ class Job:
         self.job_id = job_id
         self.request = request
         self.share_name: str = request.share_name
-        self.demand: Capacity = request.demand
+        self.demand: dict[str, int] = dict(request.demand.items())
         """Instances per instance type (the request's, kept here for quick reading)."""
         self.seq = seq
         """1-based submit order in its scheduler."""

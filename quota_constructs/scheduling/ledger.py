@@ -298,7 +298,7 @@ class CapacityLedger:
         for itype, n in job.demand.items():
             if idle.get(itype, 0) < n or se.get(itype, 0) - used.get(itype, 0) < n:
                 return None
-        return {account.name: dict(job.demand)}
+        return {account.name: job.demand.copy()}
 
     def fits(self, account: ShareAccount, job: Job) -> bool:
         """Whether :meth:`plan_own` or :meth:`plan_borrow` would place ``job`` now, in time

@@ -27,6 +27,22 @@ from quota_constructs.scheduling.records import (
 
 Listener = Callable[[SchedulerEvent], None]
 
+# Enum members read on every state change, bound once (an enum attribute costs a lookup
+# through the enum's class each time).
+_RUNNABLE = JobStatus.RUNNABLE
+_SCHEDULED = JobStatus.SCHEDULED
+_STARTING = JobStatus.STARTING
+_RUNNING = JobStatus.RUNNING
+_SUCCEEDED = JobStatus.SUCCEEDED
+_FAILED = JobStatus.FAILED
+_DISPATCHED = frozenset((_SCHEDULED, _STARTING, _RUNNING))
+_STATE_CHANGE = EventKind.STATE_CHANGE
+_TO_STARTING = TimedEvent.TO_STARTING
+_TO_RUNNING = TimedEvent.TO_RUNNING
+_FINISH = TimedEvent.FINISH
+_TIMEOUT = TimedEvent.TIMEOUT
+_SUCCESS = Outcome.SUCCEEDED
+
 
 class JobLifecycle:
     """Carries out every change of a job's state and tells the listeners.
@@ -52,6 +68,16 @@ class JobLifecycle:
         self._listeners: list[Listener] = []
         self._attempts_used: list[int] = [0]
         self._dispatches: list[int] = [0]
+        self.handlers: tuple[Callable[[Job], None], ...] = (
+            self._to_runnable,
+            self._to_starting,
+            self._start_running,
+            self._finish_run,
+            self._time_out,
+            self._time_limit,
+            self.complete_preemption,
+        )
+        """The handler of each :class:`TimedEvent`, by its value."""
 
     def register(self, job: Job) -> None:
         """Start keeping track of a newly submitted job (in submit order)."""
@@ -98,7 +124,7 @@ class JobLifecycle:
         job.status_reason = reason
         self._events.cancel(job)
         if self._listeners:
-            self.notify(EventKind.STATE_CHANGE, job, previous)
+            self.notify(_STATE_CHANGE, job, previous)
 
     # --- RUNNABLE -----------------------------------------------------------------------------
 
@@ -107,7 +133,7 @@ class JobLifecycle:
         job.runnable_at = events.now
         self._queues.reset_position(job)
         infeasible = self._ledger.infeasibility(job)
-        self.set_status(job, JobStatus.RUNNABLE, infeasible or reason)
+        self.set_status(job, _RUNNABLE, infeasible or reason)
         self._enqueue(job, infeasible)
         events.pass_due = True
 
@@ -149,54 +175,51 @@ class JobLifecycle:
         self._queues.reset_position(job)
         self._attempts_used[job.seq] += 1
         self._dispatches[job.seq] += 1
-        self.set_status(job, JobStatus.SCHEDULED, None)
-        events.schedule(now + self.options.scheduled_to_starting_s, TimedEvent.TO_STARTING, job)
+        self.set_status(job, _SCHEDULED, None)
+        events.schedule(now + self.options.scheduled_to_starting_s, _TO_STARTING, job)
 
-    def handle(self, kind: TimedEvent, job: Job) -> None:
-        """Carry out a timed event that came due."""
-        if kind is TimedEvent.TO_RUNNABLE:
-            self.make_runnable(job, None)
-        elif kind is TimedEvent.TO_STARTING:
-            now = self._events.now
-            job.starting_at = now
-            self.set_status(job, JobStatus.STARTING, None)
-            self._events.schedule(
-                now + self.options.starting_to_running_s, TimedEvent.TO_RUNNING, job
-            )
-        elif kind is TimedEvent.TO_RUNNING:
-            self._start_running(job)
-        elif kind is TimedEvent.FINISH:
-            self._finish(job, job.request.outcome, None)
-        elif kind is TimedEvent.TIMEOUT:
-            self._finish(job, Outcome.FAILED, REASON_TIMEOUT)
-        elif kind is TimedEvent.TIME_LIMIT:
-            reason = self._queues.infeasible_reason(job) or ""
-            self.terminate(job, JSTLA_REASON.format(reason=reason.split(" - ")[0]))
-        elif kind is TimedEvent.PREEMPTION_COMPLETE:
-            self.complete_preemption(job)
+    def _to_runnable(self, job: Job) -> None:
+        self.make_runnable(job, None)
+
+    def _to_starting(self, job: Job) -> None:
+        events = self._events
+        now = events.now
+        job.starting_at = now
+        self.set_status(job, _STARTING, None)
+        events.schedule(now + self.options.starting_to_running_s, _TO_RUNNING, job)
+
+    def _finish_run(self, job: Job) -> None:
+        self._finish(job, job.request.outcome, None)
+
+    def _time_out(self, job: Job) -> None:
+        self._finish(job, Outcome.FAILED, REASON_TIMEOUT)
+
+    def _time_limit(self, job: Job) -> None:
+        reason = self._queues.infeasible_reason(job) or ""
+        self.terminate(job, JSTLA_REASON.format(reason=reason.split(" - ")[0]))
 
     def _start_running(self, job: Job) -> None:
         events = self._events
         now = events.now
         job.started_at = now
-        self.set_status(job, JobStatus.RUNNING, None)
+        self.set_status(job, _RUNNING, None)
         request = job.request
         if request.duration_s is not None:
             remaining = max(0.0, request.duration_s - job.progress_s)
             timeout = request.attempt_duration_s
             if timeout is not None and timeout < remaining:
-                events.schedule(now + timeout, TimedEvent.TIMEOUT, job)
+                events.schedule(now + timeout, _TIMEOUT, job)
             else:
-                events.schedule(now + remaining, TimedEvent.FINISH, job)
+                events.schedule(now + remaining, _FINISH, job)
         elif request.attempt_duration_s is not None:
-            events.schedule(now + request.attempt_duration_s, TimedEvent.TIMEOUT, job)
+            events.schedule(now + request.attempt_duration_s, _TIMEOUT, job)
 
     def _finish(self, job: Job, outcome: Outcome, reason: str | None) -> None:
         now = self._events.now
-        if outcome is Outcome.SUCCEEDED:
+        if outcome is _SUCCESS:
             self._end_attempt(job, REASON_SUCCEEDED, preempted=False)
             job.stopped_at = now
-            self.set_status(job, JobStatus.SUCCEEDED, REASON_SUCCEEDED)
+            self.set_status(job, _SUCCEEDED, REASON_SUCCEEDED)
             return
         text = reason or job.request.failure_reason or REASON_FAILED
         self._keep_checkpointed_progress(job)
@@ -206,7 +229,7 @@ class JobLifecycle:
             self.make_runnable(job, text)
         else:
             job.stopped_at = now
-            self.set_status(job, JobStatus.FAILED, text)
+            self.set_status(job, _FAILED, text)
 
     def _keep_checkpointed_progress(self, job: Job) -> None:
         interval = job.request.checkpoint_interval_s
@@ -233,7 +256,7 @@ class JobLifecycle:
 
     def terminate(self, job: Job, reason: str) -> None:
         """FAILED with ``reason`` and ``is_terminated``; a preemption in progress ends with it."""
-        if job.status.is_dispatched:
+        if job.status in _DISPATCHED:
             self._preemptions.end(job)
             self._end_attempt(job, reason, preempted=False)
         job.is_terminated = True

@@ -372,7 +372,7 @@ class Scheduler:
         run_passes = self._dispatcher.run_passes
         if events.pass_due:
             run_passes()  # changes made at the current instant (priority updates) act now
-        events.run_until(now, self._lifecycle.handle, run_passes)
+        events.run_until(now, self._lifecycle.handlers, run_passes)
         if events.pass_due:
             run_passes()
 

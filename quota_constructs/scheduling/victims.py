@@ -44,21 +44,44 @@ class DefaultVictimPolicy:
     def choose(
         self, candidates: Sequence[VictimCandidate], need: Capacity
     ) -> list[VictimCandidate] | None:
-        def tier(c: VictimCandidate) -> tuple[bool, int]:
-            return (not c.borrowing, c.job.priority)
-
-        def useful(c: VictimCandidate) -> int:
-            return sum(min(c.frees.get(t, 0), n) for t, n in need.items())
-
-        for top in sorted({tier(c) for c in candidates}):
-            pool = [c for c in candidates if tier(c) <= top and useful(c) > 0]
-            total: dict[str, int] = {}
-            for cand in pool:
-                add_capacity(total, cand.frees)
+        # Each candidate's tier and usefulness once; tiers from the least protected up, each
+        # adding its useful candidates to the pool until the pool covers the need.
+        scored: list[tuple[tuple[bool, int], int, VictimCandidate]] = []
+        for cand in candidates:
+            frees = cand.frees
+            useful = 0
+            for itype, n in need.items():
+                has = frees.get(itype, 0)
+                useful += has if has < n else n
+            scored.append(((not cand.borrowing, cand.job.priority), useful, cand))
+        scored.sort(key=_tier_of)
+        pool: list[tuple[tuple[bool, int], int, VictimCandidate]] = []
+        total: dict[str, int] = {}
+        index, count = 0, len(scored)
+        while index < count:
+            top = scored[index][0]
+            while index < count and scored[index][0] == top:
+                entry = scored[index]
+                index += 1
+                if entry[1] > 0:
+                    pool.append(entry)
+                    add_capacity(total, entry[2].frees)
             if covers(total, need):
-                pool.sort(key=lambda c: (-useful(c), tier(c), c.running_for, -c.job.seq))
-                return _greedy(pool, need)
+                pool.sort(key=_victim_order)
+                return _greedy([entry[2] for entry in pool], need)
         return None
+
+
+def _tier_of(entry: tuple[tuple[bool, int], int, VictimCandidate]) -> tuple[bool, int]:
+    return entry[0]
+
+
+def _victim_order(
+    entry: tuple[tuple[bool, int], int, VictimCandidate],
+) -> tuple[int, tuple[bool, int], float, int]:
+    """Most useful first, then less protected, shorter run, later submitted."""
+    tier, useful, cand = entry
+    return (-useful, tier, cand.running_for, -cand.job.seq)
 
 
 def _greedy(ordered: Sequence[VictimCandidate], need: Capacity) -> list[VictimCandidate]:
@@ -68,9 +91,12 @@ def _greedy(ordered: Sequence[VictimCandidate], need: Capacity) -> list[VictimCa
     for cand in ordered:
         if covers(freed, need):
             break
-        if any(cand.frees.get(t, 0) > 0 and freed.get(t, 0) < n for t, n in need.items()):
+        frees = cand.frees
+        if any(frees.get(t, 0) > 0 and freed.get(t, 0) < n for t, n in need.items()):
             chosen.append(cand)
-            add_capacity(freed, cand.frees)
+            add_capacity(freed, frees)
+    if len(chosen) == 1:
+        return chosen  # it was needed: nothing was covered without it
     for cand in reversed(list(chosen)):
         rest = dict(freed)
         add_capacity(rest, cand.frees, -1)
