@@ -32,16 +32,21 @@ def request_problems(
         ("timeoutConfig.attemptDurationSeconds", request.attempt_duration_s),
         ("checkpoint_interval_s", request.checkpoint_interval_s),
     ):
-        if value is not None and (
-            not isinstance(value, int | float) or math.isnan(value) or value < 0
-        ):
+        if value is None or (type(value) is float and value >= 0):
+            continue  # the usual values, checked without the calls below
+        if not isinstance(value, int | float) or math.isnan(value) or value < 0:
             problems.append(Problem(name, value, "must be a number >= 0", "set it >= 0"))
-    if request.outcome not in (Outcome.SUCCEEDED, Outcome.FAILED):
+    if request.outcome not in _OUTCOMES:
         problems.append(
             Problem("outcome", request.outcome, "unknown outcome", "use SUCCEEDED or FAILED")
         )
-    problems += check_tags(request.tags)
+    if request.tags:
+        problems += check_tags(request.tags)
     return problems
+
+
+_OUTCOMES = (Outcome.SUCCEEDED, Outcome.FAILED)
+_DISABLED = ShareState.DISABLED
 
 
 _SETTINGS_MEMO: dict[tuple[object, ...], list[Problem]] = {}
@@ -80,6 +85,9 @@ def _settings_problems_afresh(request: JobRequest) -> list[Problem]:
 def _share_problems(
     share_name: str, queue_name: str, shares: Mapping[str, QuotaShareSpec]
 ) -> list[Problem]:
+    spec = shares.get(share_name) if share_name else None
+    if spec is not None and spec.state is not _DISABLED:
+        return []
     known = ", ".join(shares) or "none"
     if not share_name:
         return [
@@ -90,7 +98,6 @@ def _share_problems(
                 f"name one of its shares: {known}",
             )
         ]
-    spec = shares.get(share_name)
     if spec is None:
         return [
             Problem(
@@ -100,16 +107,14 @@ def _share_problems(
                 f"use one of: {known}",
             )
         ]
-    if spec.state is ShareState.DISABLED:
-        return [
-            Problem(
-                "quotaShareName",
-                share_name,
-                "the quota share is DISABLED and accepts no new jobs",
-                "enable the share (state ENABLED) or submit to another share",
-            )
-        ]
-    return []
+    return [
+        Problem(
+            "quotaShareName",
+            share_name,
+            "the quota share is DISABLED and accepts no new jobs",
+            "enable the share (state ENABLED) or submit to another share",
+        )
+    ]
 
 
 def demand_problems(demand: Capacity) -> list[Problem]:

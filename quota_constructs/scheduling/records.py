@@ -89,7 +89,10 @@ class SubmitRejected(QuotaConfigError):
 # --- records ----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+_NO_TAGS: Mapping[str, str] = MappingProxyType({})
+
+
+@dataclass(frozen=True, init=False)
 class JobRequest:
     """What a caller asks to run. ``demand`` maps instance type to instance count.
 
@@ -119,12 +122,46 @@ class JobRequest:
     tags: Mapping[str, str] = field(default_factory=dict)
     job_id: str | None = None
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "demand", MappingProxyType(dict(self.demand)))
-        object.__setattr__(self, "tags", MappingProxyType(dict(self.tags)))
-        outcome = self.outcome
+    def __init__(
+        self,
+        job_name: str,
+        share_name: str,
+        demand: Mapping[str, int],
+        duration_s: float | None,
+        outcome: Outcome = Outcome.SUCCEEDED,
+        priority: int | None = None,
+        preemption_retries: int | None = None,
+        retry_attempts: int = 1,
+        exit_rules: tuple[ExitRule, ...] = (),
+        failure_reason: str | None = None,
+        attempt_duration_s: float | None = None,
+        checkpoint_interval_s: float | None = None,
+        payload: Mapping[str, Any] | None = None,
+        tags: Mapping[str, str] = _NO_TAGS,
+        job_id: str | None = None,
+    ) -> None:
+        """The fields in one step (the generated ``__init__`` of a frozen dataclass sets them
+        one by one, a cost the simulator pays per job); ``demand`` and ``tags`` are kept as
+        read-only copies, an outcome given as its string becomes the :class:`Outcome`."""
         if type(outcome) is not Outcome and isinstance(outcome, str) and outcome in _OUTCOMES:
-            object.__setattr__(self, "outcome", Outcome(outcome))
+            outcome = Outcome(outcome)
+        self.__dict__.update(
+            job_name=job_name,
+            share_name=share_name,
+            demand=MappingProxyType(dict(demand)),
+            duration_s=duration_s,
+            outcome=outcome,
+            priority=priority,
+            preemption_retries=preemption_retries,
+            retry_attempts=retry_attempts,
+            exit_rules=exit_rules,
+            failure_reason=failure_reason,
+            attempt_duration_s=attempt_duration_s,
+            checkpoint_interval_s=checkpoint_interval_s,
+            payload=payload,
+            tags=tags if tags is _NO_TAGS else MappingProxyType(dict(tags)),
+            job_id=job_id,
+        )
 
 
 @dataclass(frozen=True)

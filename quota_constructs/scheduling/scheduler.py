@@ -51,6 +51,9 @@ from quota_constructs.scheduling.records import (
     SubmitRejected,
 )
 
+_STATE_CHANGE = EventKind.STATE_CHANGE
+_TO_RUNNABLE = TimedEvent.TO_RUNNABLE
+
 
 class Scheduler:
     """One quota-managed job queue with its shares and service environment, in virtual time."""
@@ -259,8 +262,8 @@ class Scheduler:
         self._queues.register(job)
         lifecycle = self._lifecycle
         lifecycle.register(job)
-        lifecycle.notify(EventKind.STATE_CHANGE, job, None)
-        events.schedule(events.now + options.submitted_to_runnable_s, TimedEvent.TO_RUNNABLE, job)
+        lifecycle.notify(_STATE_CHANGE, job, None)
+        events.schedule(events.now + options.submitted_to_runnable_s, _TO_RUNNABLE, job)
         return job
 
     def update_priority(self, job_id: str, priority: int, *, now: float) -> Job:
