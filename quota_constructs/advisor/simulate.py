@@ -41,6 +41,7 @@ from quota_constructs.scheduling import (
     SchedulerEvent,
     SchedulerOptions,
     SubmitRejected,
+    collector_paused,
 )
 
 HOUR_S = 3600.0
@@ -319,6 +320,14 @@ def _run(
     )
     recorder = _Recorder(sched, window_s)
     recorder.record(0.0)
+    with collector_paused():
+        _feed(sched, recorder, jobs, name)
+    recorder.end_time = sched.now
+    return sched, recorder
+
+
+def _feed(sched: Scheduler, recorder: _Recorder, jobs: Sequence[WorkloadJob], name: str) -> None:
+    """Submit each job at its time and advance from instant to instant, recording usage."""
     index, count = 0, len(jobs)
     while True:
         next_submit = jobs[index].submit_time_s if index < count else math.inf
@@ -331,8 +340,6 @@ def _run(
             index += 1
         sched.advance(now)
         recorder.record(now)
-    recorder.end_time = sched.now
-    return sched, recorder
 
 
 def _submit(sched: Scheduler, index: int, job: WorkloadJob, now: float, org: str) -> None:

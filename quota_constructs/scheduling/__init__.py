@@ -19,6 +19,7 @@ API::
     sched.job(id) / sched.jobs (submit order) / sched.snapshot() / sched.usage() / sched.ledger()
     sched.pending_reason(id) / sched.preemption_in_progress(id)
     sched.subscribe(listener)        SchedulerEvent for every state change and preemption
+    with collector_paused(): ...     a whole workload at once, the cyclic collector paused
 
 Jobs move SUBMITTED -> RUNNABLE -> SCHEDULED -> STARTING -> RUNNING -> SUCCEEDED | FAILED and
 hold their demand (instances per instance type) from SCHEDULED until they end or are preempted.
@@ -29,12 +30,14 @@ Modules, each importing only those before it: ``capacity``, ``records``, ``job``
 ``ledger`` (:class:`CapacityLedger`), ``queues`` (:class:`RunnableQueues`),
 ``event_queue`` (:class:`EventQueue`), ``preemptions_in_progress``; ``lifecycle``
 (:class:`JobLifecycle`); ``preemptor`` (:class:`Preemptor`: pure planning, then issuing);
-``dispatcher`` (:class:`Dispatcher`); ``pending``, ``admission``; ``scheduler`` (the facade).
+``dispatcher`` (:class:`Dispatcher`); ``pending``, ``admission``; ``scheduler`` (the facade);
+``bulk`` (:func:`collector_paused`, for running a whole workload at once).
 """
 
 from __future__ import annotations
 
 from quota_constructs.model import JobStatus  # the model's states, re-exported
+from quota_constructs.scheduling.bulk import collector_paused
 from quota_constructs.scheduling.capacity import Capacity
 from quota_constructs.scheduling.job import Job, SchedulerEvent, attempt_id
 from quota_constructs.scheduling.options import SchedulerOptions
@@ -98,4 +101,5 @@ __all__ = [
     "VictimCandidate",
     "VictimPolicy",
     "attempt_id",
+    "collector_paused",
 ]

@@ -68,7 +68,18 @@ class JobLifecycle:
         self._listeners: list[Listener] = []
         self._attempts_used: list[int] = [0]
         self._dispatches: list[int] = [0]
-        self.handlers: tuple[Callable[[Job], None], ...] = (
+
+    def register(self, job: Job) -> None:
+        """Start keeping track of a newly submitted job (in submit order)."""
+        assert job.seq == len(self._dispatches), "jobs are registered in submit order"
+        self._attempts_used.append(0)
+        self._dispatches.append(0)
+
+    def timed_event_handlers(self) -> tuple[Callable[[Job], None], ...]:
+        """The handler of each :class:`TimedEvent`, by its value (for
+        :meth:`EventQueue.run_until`; the caller keeps it: kept here, its bound methods would
+        make the lifecycle a reference cycle)."""
+        return (
             self._to_runnable,
             self._to_starting,
             self._start_running,
@@ -77,13 +88,6 @@ class JobLifecycle:
             self._time_limit,
             self.complete_preemption,
         )
-        """The handler of each :class:`TimedEvent`, by its value."""
-
-    def register(self, job: Job) -> None:
-        """Start keeping track of a newly submitted job (in submit order)."""
-        assert job.seq == len(self._dispatches), "jobs are registered in submit order"
-        self._attempts_used.append(0)
-        self._dispatches.append(0)
 
     def dispatch_count(self, job: Job) -> int:
         """How many times ``job`` was dispatched (placed on capacity)."""

@@ -98,6 +98,7 @@ class Scheduler:
             changes,
         )
         self._pending = PendingExplainer(self._ledger, self._queues, self._preemptions)
+        self._handlers = self._lifecycle.timed_event_handlers()
         self._jobs: dict[str, Job] = {}
         self._seq = 0
         for spec in shares:
@@ -375,7 +376,7 @@ class Scheduler:
         run_passes = self._dispatcher.run_passes
         if events.pass_due:
             run_passes()  # changes made at the current instant (priority updates) act now
-        events.run_until(now, self._lifecycle.handlers, run_passes)
+        events.run_until(now, self._handlers, run_passes)
         if events.pass_due:
             run_passes()
 
