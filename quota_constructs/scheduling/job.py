@@ -6,7 +6,7 @@ import hashlib
 from dataclasses import dataclass
 
 from quota_constructs.model import JobStatus
-from quota_constructs.scheduling.capacity import Capacity, add_capacity
+from quota_constructs.scheduling.capacity import add_capacity
 from quota_constructs.scheduling.records import (
     Attempt,
     EventKind,
