@@ -25,6 +25,7 @@ from dataclasses import dataclass, field, replace
 
 from quota_constructs.advisor.workload import WorkloadError, WorkloadJob
 from quota_constructs.model import (
+    DISPATCHED_STATUSES,
     JobQueueSpec,
     Organisation,
     Problem,
@@ -45,6 +46,10 @@ from quota_constructs.scheduling import (
 )
 
 HOUR_S = 3600.0
+_STATE_CHANGE = EventKind.STATE_CHANGE
+_PREEMPTION_STARTED = EventKind.PREEMPTION_STARTED
+_DISPATCHED = frozenset(DISPATCHED_STATUSES)
+"""The states that hold capacity (``JobStatus.is_dispatched``), for a quick test per event."""
 
 
 @dataclass(frozen=True)
@@ -232,6 +237,15 @@ class _Recorder:
             (t, n): [0, 0] for t in self.types for n in self.names
         }
         """Instances per (type, share) now: own, borrowed."""
+        self._series = [
+            (
+                counts,
+                self.timeline.own_by_type[itype][name].append,
+                self.timeline.borrowed_by_type[itype][name].append,
+            )
+            for (itype, name), counts in self.by_type.items()
+        ]
+        """Per (type, share): its instances now and the appends of its timeline series."""
         self.held: dict[str, dict[str, dict[str, int]]] = {}
         self.used_in_window = 0.0
         self.last_time = 0.0
@@ -242,19 +256,21 @@ class _Recorder:
         sched.subscribe(self.on_event)
 
     def on_event(self, event: SchedulerEvent) -> None:
-        if event.kind is EventKind.PREEMPTION_STARTED and event.preemption is not None:
+        kind = event.kind
+        if kind is _PREEMPTION_STARTED and event.preemption is not None:
             self.timeline.preemptions.append(
                 (event.time, event.job.share_name, event.preemption.rule.value)
             )
-        if event.kind is not EventKind.STATE_CHANGE:
+        if kind is not _STATE_CHANGE:
             return
         job = event.job
-        was = event.previous_status is not None and event.previous_status.is_dispatched
-        if event.status.is_dispatched and not was:
+        was = event.previous_status in _DISPATCHED
+        holds = event.status in _DISPATCHED
+        if holds and not was:
             alloc = {lender: dict(amounts) for lender, amounts in job.alloc.items()}
             self.held[job.job_id] = alloc
             self._apply(job.share_name, alloc, 1)
-        elif was and not event.status.is_dispatched:
+        elif was and not holds:
             self._apply(job.share_name, self.held.pop(job.job_id), -1)
 
     def _apply(self, share: str, alloc: dict[str, dict[str, int]], sign: int) -> None:
@@ -271,29 +287,35 @@ class _Recorder:
                 self.by_type[itype, share][slot] += sign * n
 
     def record(self, now: float) -> None:
-        """Account the usage held since the last record, then sample the new usage."""
+        """Account the usage held since the last record, then sample the new usage.
+
+        Shares holding nothing since the last record are skipped: adding their zero products
+        would change no sum."""
         self.steps += 1
         if not self.dirty:
             return
         span = now - self.last_time
         in_window = max(0.0, min(now, self.window_s) - min(self.last_time, self.window_s))
+        used_in_window = self.used_in_window
+        totals = self.totals
         for name, (own, borrowed, lent) in self.last.items():
-            acc = self.totals[name]
-            acc[0] += own * span
-            acc[1] += borrowed * span
-            acc[2] += lent * span
-            acc[3] += own * in_window
-            self.used_in_window += (own + borrowed) * in_window
+            if own or borrowed or lent:
+                acc = totals[name]
+                acc[0] += own * span
+                acc[1] += borrowed * span
+                acc[2] += lent * span
+                acc[3] += own * in_window
+                used_in_window += (own + borrowed) * in_window
+        self.used_in_window = used_in_window
         self.last_time = now
         self.dirty = False
-        tl = self.timeline
-        tl.times.append(now)
-        for name in self.names:
-            own, borrowed, lent = self.current[name]
-            self.last[name] = (own, borrowed, lent)
-        for (itype, name), (own, borrowed) in self.by_type.items():
-            tl.own_by_type[itype][name].append(own)
-            tl.borrowed_by_type[itype][name].append(borrowed)
+        self.timeline.times.append(now)
+        last = self.last
+        for name, (own, borrowed, lent) in self.current.items():
+            last[name] = (own, borrowed, lent)
+        for counts, add_own, add_borrowed in self._series:
+            add_own(counts[0])
+            add_borrowed(counts[1])
 
 
 def _request(index: int, job: WorkloadJob) -> JobRequest:

@@ -16,6 +16,10 @@ Allocation = dict[str, dict[str, int]]
 """Lender share (the job's own share included) -> instance type -> instances."""
 
 
+def _sort_key(pair: tuple[ShareAccount, Any]) -> Any:
+    return pair[1]
+
+
 class ShareAccount:
     """One share's capacity: limits, own use, what it lends and borrows, and its holders."""
 
@@ -88,6 +92,8 @@ class CapacityLedger:
         changes: ShareChanges,
     ) -> None:
         self._options = options
+        self._least_usage = options.share_order is ShareOrder.LEAST_USAGE
+        """Passes serve shares by usage (else in declared order)."""
         self._changes = changes
         self.accounts: dict[str, ShareAccount] = {}
         """Every share's account, in declared order."""
@@ -116,6 +122,7 @@ class CapacityLedger:
     @options.setter
     def options(self, options: SchedulerOptions) -> None:
         self._options = options
+        self._least_usage = options.share_order is ShareOrder.LEAST_USAGE
         self._count_lendable()
 
     @property
@@ -273,7 +280,7 @@ class CapacityLedger:
     def ordered(self) -> list[ShareAccount]:
         """The accounts in the order a pass serves them (``SchedulerOptions.share_order``)."""
         accounts = list(self.accounts.values())
-        if self.options.share_order is ShareOrder.LEAST_USAGE:
+        if self._least_usage:
             accounts.sort(key=lambda a: (a.usage_fraction(), a.order))
         return accounts
 
@@ -282,12 +289,15 @@ class CapacityLedger:
         sort key (comparable with the keys of other accounts at the same instant)."""
         accounts = self.accounts
         keyed: list[tuple[ShareAccount, Any]]
-        if self.options.share_order is ShareOrder.LEAST_USAGE:
+        if self._least_usage:
             keyed = [(a, (a.usage_fraction(), a.order)) for a in map(accounts.__getitem__, names)]
+        elif len(names) == 1:
+            account = accounts[names[0]]
+            return [(account, account.order)]
         else:
             keyed = [(a, a.order) for a in map(accounts.__getitem__, names)]
         if len(keyed) > 1:
-            keyed.sort(key=lambda pair: pair[1])
+            keyed.sort(key=_sort_key)
         return keyed
 
     def plan_own(self, account: ShareAccount, job: Job) -> Allocation | None:

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import replace
 
-from quota_constructs.model import JobStatus, RetryAction, exit_action
+from quota_constructs.model import DISPATCHED_STATUSES, JobStatus, RetryAction, exit_action
 from quota_constructs.scheduling.event_queue import EventQueue, TimedEvent
 from quota_constructs.scheduling.job import Job, SchedulerEvent, attempt_id
 from quota_constructs.scheduling.ledger import Allocation, CapacityLedger
@@ -23,6 +22,7 @@ from quota_constructs.scheduling.records import (
     Outcome,
     PreemptionRecord,
     frozen_record,
+    replaced_record,
 )
 
 Listener = Callable[[SchedulerEvent], None]
@@ -35,7 +35,7 @@ _STARTING = JobStatus.STARTING
 _RUNNING = JobStatus.RUNNING
 _SUCCEEDED = JobStatus.SUCCEEDED
 _FAILED = JobStatus.FAILED
-_DISPATCHED = frozenset((_SCHEDULED, _STARTING, _RUNNING))
+_DISPATCHED = frozenset(DISPATCHED_STATUSES)
 _STATE_CHANGE = EventKind.STATE_CHANGE
 _TO_STARTING = TimedEvent.TO_STARTING
 _TO_RUNNING = TimedEvent.TO_RUNNING
@@ -284,7 +284,7 @@ class JobLifecycle:
         out_of_attempts = consumes and self._attempts_used[job.seq] >= job.request.retry_attempts
         if not consumes:
             self._attempts_used[job.seq] -= 1
-        record = replace(record, completed_at=now, terminated=exhausted or out_of_attempts)
+        record = replaced_record(record, completed_at=now, terminated=exhausted or out_of_attempts)
         job.preemptions.append(record)
         if exhausted or out_of_attempts:
             job.stopped_at = now

@@ -252,6 +252,16 @@ def frozen_record(cls: type[R], *values: object) -> R:
     names = _FIELDS.get(cls)
     if names is None:
         names = _FIELDS[cls] = tuple(f.name for f in fields(cls))  # type: ignore[arg-type]
+    if len(values) != len(names):
+        raise TypeError(f"{cls.__name__} has {len(names)} fields, got {len(values)} values")
     record = object.__new__(cls)
-    record.__dict__.update(zip(names, values, strict=True))
+    record.__dict__.update(zip(names, values))
     return record
+
+
+def replaced_record(record: R, **changes: object) -> R:
+    """``dataclasses.replace(record, **changes)`` for a frozen dataclass without
+    ``__post_init__``: a copy of its fields with ``changes``, built in one step."""
+    copy = object.__new__(type(record))
+    copy.__dict__.update(record.__dict__, **changes)
+    return copy
