@@ -255,7 +255,7 @@ def frozen_record(cls: type[R], *values: object) -> R:
     if len(values) != len(names):
         raise TypeError(f"{cls.__name__} has {len(names)} fields, got {len(values)} values")
     record = object.__new__(cls)
-    record.__dict__.update(zip(names, values))
+    record.__dict__.update(zip(names, values, strict=False))  # lengths checked above
     return record
 
 
