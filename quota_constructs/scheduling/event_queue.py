@@ -81,11 +81,11 @@ class EventQueue:
         return entries[0][0] if entries else None
 
     def run_until(
-        self, until: float, handlers: Sequence[Handler], after_each_instant: Callable[[], None]
+        self, until: float, handlers: Sequence[Handler], run_passes: Callable[[], None]
     ) -> None:
         """Move ``now`` to each instant up to ``until`` with events due, handle those in force
         (in order, events they schedule at that instant included; ``handlers[kind](job)``),
-        then ``after_each_instant``; finally move ``now`` to ``until``."""
+        then ``run_passes`` if a pass is due; finally move ``now`` to ``until``."""
         entries = self._entries
         due = self._due_now
         generation = self._generation
@@ -102,5 +102,6 @@ class EventQueue:
                 kind, job, gen = due.popleft()
                 if gen == generation[job.seq]:
                     handlers[kind](job)
-            after_each_instant()
+            if self.pass_due:
+                run_passes()
         self.now = until

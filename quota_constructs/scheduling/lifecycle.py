@@ -21,7 +21,7 @@ from quota_constructs.scheduling.records import (
     EventKind,
     Outcome,
     PreemptionRecord,
-    frozen_record,
+    record_of,
     replaced_record,
 )
 
@@ -108,15 +108,17 @@ class JobLifecycle:
         """Tell every listener (synchronously) of a change to ``job``."""
         if not self._listeners:
             return
-        event = frozen_record(
+        event = record_of(
             SchedulerEvent,
-            self._events.now,
-            kind,
-            job,
-            job.status,
-            previous,
-            job.status_reason,
-            preemption,
+            {
+                "time": self._events.now,
+                "kind": kind,
+                "job": job,
+                "status": job.status,
+                "previous_status": previous,
+                "status_reason": job.status_reason,
+                "preemption": preemption,
+            },
         )
         for listener in self._listeners:
             listener(event)
@@ -244,15 +246,17 @@ class JobLifecycle:
         now = self._events.now
         number = len(job.attempts) + 1
         job.attempts.append(
-            frozen_record(
+            record_of(
                 Attempt,
-                number,
-                attempt_id(job.job_id, number),
-                job.scheduled_at if job.scheduled_at is not None else now,
-                job.started_at,
-                now,
-                reason,
-                preempted,
+                {
+                    "number": number,
+                    "attempt_id": attempt_id(job.job_id, number),
+                    "scheduled_at": job.scheduled_at if job.scheduled_at is not None else now,
+                    "started_at": job.started_at,
+                    "stopped_at": now,
+                    "status_reason": reason,
+                    "preempted": preempted,
+                },
             )
         )
         self._ledger.release(job)

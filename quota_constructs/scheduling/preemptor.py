@@ -27,7 +27,7 @@ from quota_constructs.scheduling.records import (
     EventKind,
     PreemptionRecord,
     PreemptionRule,
-    frozen_record,
+    record_of,
 )
 from quota_constructs.scheduling.victims import VictimCandidate
 
@@ -260,19 +260,21 @@ class Preemptor:
         reason = _REASONS[rule]
         after = dict(before)
         add_capacity(after, job.borrowed, -1)
-        record = frozen_record(
+        record = record_of(
             PreemptionRecord,
-            now,
-            rule,
-            preemptor.job_id if preemptor else None,
-            preemptor.share_name if preemptor else None,
-            before,
-            positive(after),
-            reason,
-            len(job.attempts) + 1,
-            job.started_at,
-            None,  # completed_at
-            False,  # terminated
+            {
+                "time": now,
+                "rule": rule,
+                "preemptor_job_id": preemptor.job_id if preemptor else None,
+                "preemptor_share": preemptor.share_name if preemptor else None,
+                "borrowed_before": before,
+                "borrowed_after": positive(after),
+                "reason": reason,
+                "attempt": len(job.attempts) + 1,
+                "attempt_started_at": job.started_at,
+                "completed_at": None,
+                "terminated": False,
+            },
         )
         self._preemptions.start(job, record)
         self._touch_planners(job, account)

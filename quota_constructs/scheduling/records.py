@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from enum import StrEnum
 from types import MappingProxyType
 from typing import Any, TypeVar
@@ -242,26 +242,19 @@ class ShareLedger:
 # --- building records on hot paths ------------------------------------------------------------
 
 R = TypeVar("R")
-_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
-def frozen_record(cls: type[R], *values: object) -> R:
-    """``cls(*values)`` for a frozen dataclass without ``__post_init__``, with every field given
-    in order: the same record, built in one step instead of one ``object.__setattr__`` per field
-    (the scheduler builds an event per state change and an attempt per dispatch)."""
-    names = _FIELDS.get(cls)
-    if names is None:
-        names = _FIELDS[cls] = tuple(f.name for f in fields(cls))  # type: ignore[arg-type]
-    if len(values) != len(names):
-        raise TypeError(f"{cls.__name__} has {len(names)} fields, got {len(values)} values")
+def record_of(cls: type[R], fields: dict[str, object]) -> R:
+    """``cls(**fields)`` for a frozen dataclass without ``__post_init__``, ``fields`` naming
+    every field in declaration order: the same record, built in one step (the generated
+    ``__init__`` sets each field through ``object.__setattr__``, and the scheduler builds an
+    event per state change and an attempt per dispatch). ``fields`` becomes the record's own."""
     record = object.__new__(cls)
-    record.__dict__.update(zip(names, values, strict=False))  # lengths checked above
+    object.__setattr__(record, "__dict__", fields)
     return record
 
 
 def replaced_record(record: R, **changes: object) -> R:
     """``dataclasses.replace(record, **changes)`` for a frozen dataclass without
     ``__post_init__``: a copy of its fields with ``changes``, built in one step."""
-    copy = object.__new__(type(record))
-    copy.__dict__.update(record.__dict__, **changes)
-    return copy
+    return record_of(type(record), {**vars(record), **changes})

@@ -3,7 +3,7 @@ and never the reason a job that could dispatch waits."""
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import fields, replace
 from typing import Any
 
 from hypothesis import given, settings
@@ -12,15 +12,15 @@ from hypothesis import strategies as st
 from quota_constructs.model import QuotaShareSpec, SharingStrategy
 from quota_constructs.scheduling import (
     Attempt,
-    EventKind,
     JobRequest,
     JobStatus,
+    PreemptionRecord,
     Scheduler,
     SchedulerEvent,
     SchedulerOptions,
     ShareOrder,
 )
-from quota_constructs.scheduling.records import frozen_record
+from quota_constructs.scheduling.records import record_of, replaced_record
 from tests.scheduling.test_properties import (
     TYPES,
     lending_organisations,
@@ -173,14 +173,34 @@ def test_a_borrower_waiting_for_capacity_takes_it_when_released() -> None:
     assert waiting.alloc == {"borrower": {g5: 1}, "lender": {g5: 2}}
 
 
-def test_frozen_record_builds_the_same_record() -> None:
+def test_records_built_in_one_step_equal_the_dataclasses_own() -> None:
+    """Events, attempts and preemption records built by ``record_of`` (and completed by
+    ``replaced_record``) have every field in order and equal what the constructor builds."""
+    g5 = TYPES[0]
+    shares = [
+        QuotaShareSpec("lender", {g5: 1}, SharingStrategy.LEND),
+        QuotaShareSpec("borrower", {g5: 1}, SharingStrategy.LEND_AND_BORROW),
+    ]
     sched = Scheduler(
-        queue_name="r", shares=[QuotaShareSpec("s", {TYPES[0]: 1}, SharingStrategy.RESERVE)]
+        queue_name="r", shares=shares, options=SchedulerOptions(preemption_duration_s=5.0)
     )
-    job = sched.submit(JobRequest("a", "s", {TYPES[0]: 1}, 1.0), now=0.0)
-    values: tuple[Any, ...] = (1.0, EventKind.STATE_CHANGE, job, job.status, None, "why", None)
-    assert frozen_record(SchedulerEvent, *values) == SchedulerEvent(*values)
-    attempt = (1, "id", 0.0, 1.0, 2.0, "done", False)
-    built = frozen_record(Attempt, *attempt)
-    assert built == Attempt(*attempt)
-    assert repr(built) == repr(Attempt(*attempt))
+    events: list[SchedulerEvent] = []
+    sched.subscribe(events.append)
+    sched.submit(JobRequest("b1", "borrower", {g5: 1}, 50.0), now=0.0)
+    sched.submit(JobRequest("b2", "borrower", {g5: 1}, 50.0), now=0.0)
+    sched.submit(JobRequest("l1", "lender", {g5: 1}, 10.0), now=1.0)
+    sched.run_until_idle()
+    records: list[Any] = list(events)
+    for job in sched.jobs:
+        records += job.attempts + job.preemptions
+    kinds = {type(r) for r in records}
+    assert kinds == {SchedulerEvent, Attempt, PreemptionRecord}
+    for record in records:
+        names = [f.name for f in fields(record)]
+        assert list(vars(record)) == names
+        rebuilt = type(record)(**{name: getattr(record, name) for name in names})
+        assert rebuilt == record and repr(rebuilt) == repr(record)
+    assert any(r.completed_at is not None for r in records if isinstance(r, PreemptionRecord))
+    values: tuple[Any, ...] = (1, "id", 0.0, 1.0, 2.0, "done", False)
+    built = record_of(Attempt, dict(zip([f.name for f in fields(Attempt)], values, strict=True)))
+    assert built == Attempt(*values) and replaced_record(built, number=2) == Attempt(2, *values[1:])
