@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from quota_constructs.scheduling.capacity import add_capacity, positive
+from quota_constructs.scheduling.capacity import Capacity, add_capacity, positive
 from quota_constructs.scheduling.changes import ShareChanges
 from quota_constructs.scheduling.event_queue import EventQueue, TimedEvent
 from quota_constructs.scheduling.job import Job
@@ -168,7 +168,7 @@ class Preemptor:
         return [PreemptionTarget(v.job, PreemptionRule.LIMIT_LOWERED, None) for v in victims]
 
     def _candidates(
-        self, jobs: Iterable[Job], frees: Callable[[Job], dict[str, int]], preemptor: Job
+        self, jobs: Iterable[Job], frees: Callable[[Job], Capacity], preemptor: Job
     ) -> list[VictimCandidate]:
         preemptions = self._preemptions
         dispatch_count = self._lifecycle.dispatch_count
@@ -183,12 +183,18 @@ class Preemptor:
             if not amount:
                 continue
             since = job.scheduled_at if job.scheduled_at is not None else now
+            alloc = job.alloc
             out.append(
-                VictimCandidate(
-                    job=job,
-                    frees=amount,
-                    borrowing=any(k != job.share_name for k in job.alloc),
-                    running_for=now - since,
+                record_of(
+                    VictimCandidate,
+                    {
+                        "job": job,
+                        "frees": amount,
+                        # holds some other share's capacity
+                        "borrowing": len(alloc) > 1
+                        or (bool(alloc) and job.share_name not in alloc),
+                        "running_for": now - since,
+                    },
                 )
             )
         return out
@@ -297,7 +303,11 @@ class Preemptor:
             self._lifecycle.complete_preemption(job)
 
 
-def _held_of(account: ShareAccount) -> Callable[[Job], dict[str, int]]:
+def _held_of(account: ShareAccount) -> Callable[[Job], Capacity]:
     """What a job holds of ``account``'s capacity."""
     name = account.name
-    return lambda job: dict(job.alloc.get(name, {}))
+    return lambda job: job.alloc.get(name, _NOTHING)
+
+
+_NOTHING: Capacity = {}
+"""What a job holds of a share it holds nothing of (read only)."""
