@@ -17,7 +17,8 @@ in-share preemption on every other share):
 Every job names a share and an instance type at random; priority 1 for most, 5 or 9 for a fifth
 (in-share preemption); the scheduler runs with the simulator's options (dispatch to RUNNING at
 once, 20 s preemptions), fed as ``quota simulate`` feeds it (submit, advance to the next
-submit or event). Time is CPU time of this process (``time.process_time``), not wall time.
+submit or event), with the cyclic garbage collector paused as ``quota simulate`` pauses it
+(``collector_paused``). Time is CPU time of this process (``time.process_time``), not wall time.
 Each case runs its 10k trace before and after its 100k trace; growth is the 100k CPU time over
 the mean of the two (goal: at least 20,000 jobs per CPU-second at 100k jobs overloaded, growth
 at most 12x in every case). Traces are deterministic (seeded); only the timings vary.
