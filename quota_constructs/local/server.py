@@ -175,7 +175,8 @@ def advance_seconds(body: dict[str, Any]) -> float:
     ):
         raise client_error(
             f"seconds: {bounded_repr(seconds)} is not a number of seconds from 0 to "
-            f"{MAX_ADVANCE_SECONDS} (366 days); send e.g. {ADVANCE_EXAMPLE}"
+            f'{MAX_ADVANCE_SECONDS} (366 days); the body must be {{"seconds": <number>}}, '
+            f"e.g. {ADVANCE_EXAMPLE}"
         )
     return float(seconds)
 
