@@ -162,3 +162,17 @@ def test_refuses_a_chunked_body_once_it_passes_the_limit() -> None:
 def test_rejects_limits_out_of_range(field: str, value: object) -> None:
     with pytest.raises(ValueError, match=f"{field} must be a whole number >= "):
         ServerLimits(**{field: value})  # type: ignore[arg-type]
+
+
+def test_refuses_headers_over_the_limit() -> None:
+    header = (
+        b"GET /_quota/health HTTP/1.1\r\nHost: emulator\r\nX-Big: " + b"x" * 70_000 + b"\r\n\r\n"
+    )
+    with (
+        EmulatorServer(org_files=[SEED_DEMO]) as emu,
+        socket.create_connection((emu.host, emu_port(emu))) as sock,
+    ):
+        sock.sendall(header)
+
+        assert response_status(sock) == 431
+        assert queue_names(emu) == ["seed-demo-queue"]
