@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import signal
 import threading
 from pathlib import Path
@@ -10,10 +11,11 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from quota_constructs.local.clock import RealTimeClock, VirtualClock
+from quota_constructs.cli_output import ExitCode, fail
+from quota_constructs.local.clock import MAX_SPEED, RealTimeClock, VirtualClock
 from quota_constructs.local.emulator import Emulator
 from quota_constructs.local.faults import FaultPlan
-from quota_constructs.local.server import start_server
+from quota_constructs.local.server import MAX_THREADS, start_server
 from quota_constructs.local.testing import DUMMY_CREDENTIALS, SEED_DEMO
 from quota_constructs.model import QuotaConfigError
 
@@ -27,10 +29,25 @@ def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
 
+def check_serve_options(*, port: int, speed: float, threads: int) -> None:
+    """Exit 2 with one line naming the option, its value and the allowed range when one of
+    ``--port``, ``--speed`` or ``--threads`` is out of range (NaN and infinity included)."""
+    if not 0 <= port <= 65535:
+        fail(f"--port {port}: must be from 0 to 65535 (0 picks a free port)", ExitCode.USAGE)
+    if not (math.isfinite(speed) and 0 < speed <= MAX_SPEED):
+        fail(
+            f"--speed {speed}: must be a number above 0 and at most {MAX_SPEED:g} "
+            "(emulated seconds per real second; 1 is real time)",
+            ExitCode.USAGE,
+        )
+    if not 1 <= threads <= MAX_THREADS:
+        fail(f"--threads {threads}: must be from 1 to {MAX_THREADS}", ExitCode.USAGE)
+
+
 @local_app.command()
 def serve(
     host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="TCP port (0: any free port).")] = 8771,
+    port: Annotated[int, typer.Option(help="TCP port, 0 to 65535 (0: any free port).")] = 8771,
     org: Annotated[
         list[Path] | None,
         typer.Option(
@@ -39,7 +56,11 @@ def serve(
         ),
     ] = None,
     speed: Annotated[
-        float, typer.Option(help="Emulated seconds per real second (60: an hour a minute).")
+        float,
+        typer.Option(
+            help=f"Emulated seconds per real second, above 0 and at most {MAX_SPEED:g} "
+            "(60: an hour a minute)."
+        ),
     ] = 1.0,
     virtual: Annotated[
         bool,
@@ -63,27 +84,32 @@ def serve(
             help="Seed of the job ids: the same seed gives the same ids (default: random)."
         ),
     ] = None,
-    threads: Annotated[int, typer.Option(help="Worker threads of the HTTP server.")] = 8,
+    threads: Annotated[
+        int, typer.Option(help=f"Worker threads of the HTTP server, 1 to {MAX_THREADS}.")
+    ] = 8,
 ) -> None:
-    """Provision organisation files and serve the Batch and SSM APIs until Ctrl-C."""
+    """Provision organisation files and serve the Batch and SSM APIs until Ctrl-C.
+
+    Exit 2 for a bad option or organisation file (one line naming it), 1 when the port cannot
+    be listened on.
+    """
     console = Console()
-    err = Console(stderr=True)
+    check_serve_options(port=port, speed=speed, threads=threads)
     try:
         faults = FaultPlan.parse(fault_rate or [], seed=fault_seed) if fault_rate else None
         clock = VirtualClock() if virtual else RealTimeClock(speed=speed)
         emulator = Emulator(clock=clock, faults=faults, seed=seed)
         provisioned = [emulator.provision_file(path) for path in org or [SEED_DEMO]]
+    except (QuotaConfigError, ValueError) as error:
+        fail(str(error), ExitCode.USAGE)
+    try:
         server = start_server(emulator, host=host, port=port, threads=threads)
     except OSError as error:
-        err.print(
-            f"[bold red]error:[/] cannot listen on {host}:{port}: {error.strerror or error}; "
+        fail(
+            f"cannot listen on {host}:{port}: {error.strerror or error}; "
             "use another --port (0 picks a free one)",
-            highlight=False,
+            ExitCode.FAILED,
         )
-        raise typer.Exit(1) from None
-    except (QuotaConfigError, ValueError) as error:
-        err.print(f"[bold red]error:[/] {error}", highlight=False)
-        raise typer.Exit(1) from None
     endpoint = f"http://{host}:{server.port}"
     timing = "virtual clock" if virtual else f"speed x{speed:g}"
     console.print(f"[bold]quota emulator[/] listening on [cyan]{endpoint}[/] ({timing})")

@@ -6,9 +6,13 @@ that time to epoch seconds for the timestamps the API returns.
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from typing import Protocol
+
+MAX_SPEED = 1_000_000.0
+"""Fastest wall clock: about 11.6 emulated days per real second."""
 
 
 class EmulatorClock(Protocol):
@@ -31,15 +35,17 @@ class VirtualClock:
         return self._now
 
     def advance(self, seconds: float) -> float:
-        """Move time forward by ``seconds`` (>= 0); returns the new time."""
-        if seconds < 0:
-            raise ValueError(f"seconds must be >= 0 to advance a clock (got {seconds})")
+        """Move time forward by ``seconds`` (finite, >= 0); returns the new time."""
+        if not math.isfinite(seconds) or seconds < 0:
+            raise ValueError(f"seconds must be finite and >= 0 to advance a clock (got {seconds})")
         with self._lock:
             self._now += seconds
             return self._now
 
     def set(self, t: float) -> float:
         """Move time to ``t``, which may not be earlier than now."""
+        if not math.isfinite(t):
+            raise ValueError(f"time must be finite (got {t})")
         with self._lock:
             if t < self._now:
                 raise ValueError(f"time cannot go back: now is {self._now}, asked for {t}")
@@ -54,8 +60,11 @@ class RealTimeClock:
     """Real time since start, multiplied by ``speed`` (``speed=60``: one hour a minute)."""
 
     def __init__(self, *, speed: float = 1.0) -> None:
-        if speed <= 0:
-            raise ValueError(f"speed must be > 0 (got {speed}); use 1 for real time")
+        if not 0 < speed <= MAX_SPEED:  # NaN fails the comparison too
+            raise ValueError(
+                f"speed must be a number above 0 and at most {MAX_SPEED:g} (got {speed}); "
+                "use 1 for real time"
+            )
         self.speed = speed
         self.start_epoch = time.time()
         self._start = time.monotonic()

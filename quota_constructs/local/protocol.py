@@ -25,6 +25,7 @@ from botocore.model import OperationModel, ServiceModel, Shape
 
 from quota_constructs.local.api_errors import ApiError, client_error, validation_error
 from quota_constructs.local.validation import problems
+from quota_constructs.safe_load import MAX_DEPTH, InputFileError, parse_json
 
 
 @cache
@@ -115,15 +116,21 @@ def rest_params(
 def json_body(body: bytes, service: str = "batch") -> dict[str, Any]:
     """The JSON object in a request body (empty body: ``{}``).
 
-    Otherwise Batch's ``ClientException``, or the ``SerializationException`` of JSON 1.1
-    services (SSM, SageMaker).
+    Read with the project's JSON rules (:func:`~quota_constructs.safe_load.parse_json`: UTF-8,
+    nesting at most ``MAX_DEPTH``, no duplicate keys, finite numbers only). Otherwise Batch's
+    ``ClientException``, or the ``SerializationException`` of JSON 1.1 services (SSM,
+    SageMaker).
     """
     if not body.strip():
         return {}
     try:
-        data = json.loads(body)
-    except ValueError as exc:
-        raise _unreadable(service, f"request body is not valid JSON: {exc}") from exc
+        data = parse_json(body.decode("utf-8"), source="request body", max_depth=MAX_DEPTH)
+    except UnicodeDecodeError as exc:
+        raise _unreadable(
+            service, f"request body is not UTF-8 (byte {exc.start}); send UTF-8 JSON"
+        ) from None
+    except InputFileError as exc:
+        raise _unreadable(service, str(exc)) from None
     if not isinstance(data, dict):
         raise _unreadable(service, "request body must be a JSON object")
     return data

@@ -10,16 +10,25 @@ API error here (:func:`~.api_errors.api_error`), and nowhere else. A request the
 on (a bug) is answered ``ServerException`` (HTTP 500) and logged with its traceback on the
 ``quota_constructs.local.server`` logger. Authentication is not checked; the request's access
 key (SigV4 ``Authorization``) only tells :mod:`.identities` who is calling.
+
+The server cannot be wedged by its clients (:class:`ServerLimits`): idle and stalled
+connections are closed after ``channel_timeout`` seconds, at most ``connection_limit``
+connections are open at once, and a body longer than ``max_body_bytes`` is refused with HTTP 413
+while it is read (a declared ``Content-Length`` before any of the body, a chunked body as soon
+as it passes the limit), so memory never holds more than the limit of any request.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import math
 import threading
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from waitress.channel import HTTPChannel
 from waitress.server import create_server
 from werkzeug.wrappers import Request, Response
 
@@ -42,6 +51,7 @@ from quota_constructs.local.protocol import (
     validate,
 )
 from quota_constructs.local.query_protocol import QueryFront, is_query_request
+from quota_constructs.model import bounded_repr
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIEnvironment
@@ -49,6 +59,11 @@ if TYPE_CHECKING:
 HEALTH_PATH = "/_quota/health"
 ADVANCE_PATH = "/_quota/advance"
 EXPLAIN_PREFIX = "/_quota/jobs/"
+ADVANCE_EXAMPLE = '{"seconds": 60}'
+MAX_ADVANCE_SECONDS = 366 * 24 * 3600
+"""Longest step of ``POST /_quota/advance``: a year; longer spans take several steps."""
+MAX_THREADS = 256
+"""Most worker threads of the HTTP server."""
 JSON_TARGETS = {"AmazonSSM": "ssm", "SageMaker": "sagemaker"}
 """``X-Amz-Target`` prefix -> JSON 1.1 service answered here."""
 LOG = logging.getLogger(__name__)
@@ -126,15 +141,44 @@ class EmulatorApp:
                 "now": self.emulator.clock.now(),
             }
         elif request.path == ADVANCE_PATH and request.method == "POST":
-            seconds = json_body(request.get_data()).get("seconds")
-            if not isinstance(seconds, int | float) or isinstance(seconds, bool):
-                raise client_error('body must be {"seconds": <number>}, e.g. {"seconds": 60}')
-            body = {"now": self.emulator.advance(float(seconds))}
+            seconds = advance_seconds(control_body(request.get_data()))
+            body = {"now": self.emulator.advance(seconds)}
         elif request.path.startswith(EXPLAIN_PREFIX) and request.method == "GET":
             body = self.emulator.explain(request.path[len(EXPLAIN_PREFIX) :])
         else:
             raise ApiError("UnknownOperationException", f"no emulator endpoint {request.path}", 404)
         return Response(json.dumps(body), status=200, content_type="application/json")
+
+
+def control_body(raw: bytes) -> dict[str, Any]:
+    """The JSON object a control endpoint received (``NaN`` and ``Infinity`` read as numbers, so
+    that the range check names them); 400 for anything else."""
+    try:
+        data = json.loads(raw or b"{}", parse_constant=float)
+    except (ValueError, RecursionError) as exc:
+        raise client_error(
+            f"request body is not valid JSON ({type(exc).__name__}); send e.g. {ADVANCE_EXAMPLE}"
+        ) from None
+    if not isinstance(data, dict):
+        raise client_error(f"request body must be a JSON object, e.g. {ADVANCE_EXAMPLE}")
+    return data
+
+
+def advance_seconds(body: dict[str, Any]) -> float:
+    """``body["seconds"]``: a finite number from 0 to :data:`MAX_ADVANCE_SECONDS`, else 400."""
+    seconds = body.get("seconds")
+    if (
+        not isinstance(seconds, int | float)
+        or isinstance(seconds, bool)
+        or not math.isfinite(seconds)
+        or not 0 <= seconds <= MAX_ADVANCE_SECONDS
+    ):
+        raise client_error(
+            f"seconds: {bounded_repr(seconds)} is not a number of seconds from 0 to "
+            f'{MAX_ADVANCE_SECONDS} (366 days); the body must be {{"seconds": <number>}}, '
+            f"e.g. {ADVANCE_EXAMPLE}"
+        )
+    return float(seconds)
 
 
 def _error(error: ApiError, content_type: str) -> Response:
@@ -145,13 +189,82 @@ def _error(error: ApiError, content_type: str) -> Response:
     return response
 
 
-class RunningServer:
-    """A waitress server answering for an emulator from a daemon thread."""
+@dataclass(frozen=True)
+class ServerLimits:
+    """What one client may hold of the server (waitress adjustments; whole seconds).
 
-    def __init__(self, app: EmulatorApp, *, host: str, port: int, threads: int) -> None:
+    ``channel_timeout``: a connection with no request in progress (idle keep-alive, or a
+    request whose sending stalled) is closed after this many seconds without a byte
+    (UNCONFIRMED: AWS's own idle timeout is not documented; botocore reopens closed pooled
+    connections by itself). ``cleanup_interval``: how often that is checked. ``connection_limit``:
+    most connections open at once; beyond it new ones wait in the listen backlog.
+    ``max_body_bytes``: longest request body (HTTP 413 beyond it); ``max_header_bytes``: longest
+    request line and headers (HTTP 431 beyond it).
+    """
+
+    channel_timeout: int = 30
+    cleanup_interval: int = 5
+    connection_limit: int = 500
+    max_body_bytes: int = 1024 * 1024
+    max_header_bytes: int = 64 * 1024
+
+    def __post_init__(self) -> None:
+        for name, low in (
+            ("channel_timeout", 1),
+            ("cleanup_interval", 1),
+            ("connection_limit", 1),
+            ("max_body_bytes", 1024),
+            ("max_header_bytes", 1024),
+        ):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < low:
+                raise ValueError(f"{name} must be a whole number >= {low} (got {value!r})")
+
+    def adjustments(self) -> dict[str, Any]:
+        """The waitress adjustments that enforce these limits."""
+        return {
+            "channel_timeout": self.channel_timeout,
+            "cleanup_interval": self.cleanup_interval,
+            # waitress counts its listening socket and wake-up trigger as connections too
+            "connection_limit": self.connection_limit + 2,
+            "max_request_body_size": self.max_body_bytes,
+            "max_request_header_size": self.max_header_bytes,
+            # poll(): no FD_SETSIZE ceiling of select() on the number of connections
+            "asyncore_use_poll": True,
+        }
+
+
+class _CountingChannel(HTTPChannel):
+    """waitress's connection, counting the bytes read from clients on its server."""
+
+    def received(self, data: bytes) -> bool:
+        self.server.bytes_received += len(data)
+        return bool(super().received(data))
+
+
+class RunningServer:
+    """A waitress server answering for an emulator from a daemon thread, within ``limits``."""
+
+    def __init__(
+        self,
+        app: EmulatorApp,
+        *,
+        host: str,
+        port: int,
+        threads: int,
+        limits: ServerLimits | None = None,
+    ) -> None:
+        self.limits = limits or ServerLimits()
         self._server: Any = create_server(
-            app, host=host, port=port, threads=threads, ident="quota-emulator"
+            app,
+            host=host,
+            port=port,
+            threads=threads,
+            ident="quota-emulator",
+            **self.limits.adjustments(),
         )
+        self._server.channel_class = _CountingChannel
+        self._server.bytes_received = 0
         # Bursts above ``threads`` queue up; waitress warns about that on every request, which
         # is noise for an emulator. A private, disabled logger keeps library code silent.
         quiet = logging.Logger("quota-emulator-queue")
@@ -161,6 +274,11 @@ class RunningServer:
         self.port: int = self._server.effective_port
         self._thread = threading.Thread(target=self._server.run, name="quota-emulator", daemon=True)
         self._thread.start()
+
+    @property
+    def bytes_received(self) -> int:
+        """Bytes read from every client so far (request lines, headers and bodies)."""
+        return int(self._server.bytes_received)
 
     def shutdown(self) -> None:
         """Finish requests in flight, then close every connection and the listening socket.
@@ -188,11 +306,19 @@ class RunningServer:
 
 
 def start_server(
-    emulator: Emulator, *, host: str = "127.0.0.1", port: int = 0, threads: int = 8
+    emulator: Emulator,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    threads: int = 8,
+    limits: ServerLimits | None = None,
 ) -> RunningServer:
     """Serve ``emulator`` on ``host:port`` (0 = a free port) from a daemon thread.
 
     waitress: HTTP/1.1 keep-alive and a pool of ``threads`` workers (werkzeug's development
-    server closes every connection, which costs a third of the throughput on loopback).
+    server closes every connection, which costs a third of the throughput on loopback);
+    ``limits`` (default :class:`ServerLimits`) bound what clients may hold.
     """
-    return RunningServer(EmulatorApp(emulator), host=host, port=port, threads=threads)
+    return RunningServer(
+        EmulatorApp(emulator), host=host, port=port, threads=threads, limits=limits
+    )

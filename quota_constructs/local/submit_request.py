@@ -6,7 +6,6 @@ Also the emulator-only job controls (tags ``quota.local/...``) and ``retryStrate
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -19,6 +18,7 @@ from quota_constructs.model import (
     capacity_demand,
     check_exit_rules,
 )
+from quota_constructs.safe_load import InputFileError, parse_json
 from quota_constructs.scheduling import JobRequest, Outcome, SubmitRejected
 
 DURATION_TAG = "quota.local/duration-seconds"
@@ -45,19 +45,7 @@ def request_from_submit(params: Mapping[str, Any]) -> JobRequest:
     exit rules. Raises :class:`SubmitRejected` naming the field for a bad payload or tag.
     """
     raw = params.get("serviceRequestPayload", "{}")
-    try:
-        payload = json.loads(raw) if isinstance(raw, str) else dict(raw)
-    except (ValueError, TypeError) as exc:
-        raise SubmitRejected(
-            [
-                Problem(
-                    "serviceRequestPayload",
-                    str(raw)[:80],
-                    f"not a JSON object ({exc})",
-                    "send the CreateTrainingJob request as a JSON string",
-                )
-            ]
-        ) from None
+    payload = _payload(raw)
     if not isinstance(payload, dict):
         raise SubmitRejected(
             [
@@ -95,6 +83,29 @@ def request_from_submit(params: Mapping[str, Any]) -> JobRequest:
         payload=payload,
         tags=tags,
     )
+
+
+def _payload(raw: Any) -> Any:
+    """The JSON value in ``serviceRequestPayload``, read with the project's JSON rules (depth,
+    finite numbers, no duplicate keys); :class:`SubmitRejected` naming the field otherwise."""
+    if isinstance(raw, Mapping):
+        return dict(raw)
+    try:
+        if not isinstance(raw, str):
+            raise TypeError(f"a JSON string, not {type(raw).__name__}")
+        return parse_json(raw, source="serviceRequestPayload")
+    except (InputFileError, TypeError) as exc:
+        detail = exc.problems[0].message if isinstance(exc, InputFileError) else str(exc)
+        raise SubmitRejected(
+            [
+                Problem(
+                    "serviceRequestPayload",
+                    str(raw)[:80],
+                    f"not a JSON object ({detail})",
+                    "send the CreateTrainingJob request as a JSON string",
+                )
+            ]
+        ) from None
 
 
 def _exit_rules(entries: Sequence[Mapping[str, Any]]) -> tuple[ExitRule, ...]:

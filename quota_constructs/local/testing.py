@@ -28,7 +28,7 @@ from quota_constructs.local.clock import EmulatorClock, RealTimeClock, VirtualCl
 from quota_constructs.local.emulator import Emulator
 from quota_constructs.local.faults import FaultPlan
 from quota_constructs.local.provision import ProvisionedOrganisation
-from quota_constructs.local.server import RunningServer, start_server
+from quota_constructs.local.server import RunningServer, ServerLimits, start_server
 from quota_constructs.scheduling import SchedulerOptions
 
 SEED_DEMO = ORGS_DIR / "seed-demo.yaml"
@@ -43,7 +43,8 @@ class EmulatorServer:
     injects throttling / 5xx answers and lost responses (see :class:`FaultPlan`). ``options``
     tune the scheduler core (delays, choices); job ids are random UUIDs, ``seed`` makes them
     reproducible; ``explain_pending=False`` leaves ``statusReason`` of waiting jobs empty as AWS
-    does (MISCONFIGURATION reasons are always reported).
+    does (MISCONFIGURATION reasons are always reported); ``limits`` bound what clients may hold
+    (timeouts, connections, body size: :class:`~.server.ServerLimits`).
     """
 
     def __init__(
@@ -59,6 +60,7 @@ class EmulatorServer:
         seed: int | None = None,
         explain_pending: bool = True,
         account: Account | None = None,
+        limits: ServerLimits | None = None,
     ) -> None:
         if clock not in ("virtual", "wall"):
             raise ValueError(f"clock must be 'virtual' or 'wall' (got {clock!r})")
@@ -76,6 +78,7 @@ class EmulatorServer:
         self.org_files = [Path(p) for p in org_files]
         self.host = host
         self.port = port
+        self.limits = limits
         self.organisations: dict[str, ProvisionedOrganisation] = {}
         self._server: RunningServer | None = None
 
@@ -86,7 +89,9 @@ class EmulatorServer:
         for path in self.org_files:
             done = self.emulator.provision_file(path)
             self.organisations[done.name] = done
-        self._server = start_server(self.emulator, host=self.host, port=self.port)
+        self._server = start_server(
+            self.emulator, host=self.host, port=self.port, limits=self.limits
+        )
         return self
 
     def stop(self) -> None:
@@ -128,6 +133,13 @@ class EmulatorServer:
             "AWS_SECRET_ACCESS_KEY": DUMMY_CREDENTIALS["aws_secret_access_key"],
             "AWS_DEFAULT_REGION": self.emulator.account.region,
         }
+
+    @property
+    def bytes_received(self) -> int:
+        """Bytes the server has read from clients since start (headers and bodies)."""
+        if self._server is None:
+            raise RuntimeError("the emulator is not running; use it inside 'with EmulatorServer()'")
+        return self._server.bytes_received
 
     @property
     def now(self) -> float:

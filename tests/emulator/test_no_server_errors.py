@@ -263,3 +263,130 @@ def test_an_emulator_bug_is_a_logged_500_not_a_client_error(
     assert answer.json is not None and answer.json["__type"] == "ServerException"
     (record,) = caplog.records
     assert record.exc_info is not None and record.exc_info[0] is KeyError
+
+
+DEEP = "[" * 50_000 + "]" * 50_000
+SUBMIT = {
+    "jobName": "j",
+    "jobQueue": "seed-demo-queue",
+    "serviceJobType": "SAGEMAKER_TRAINING",
+    "quotaShareName": "QS1",
+}
+
+
+def payload_with(**resource_config: Any) -> str:
+    """A training-job payload whose ``ResourceConfig`` is ``resource_config``."""
+    return json.dumps({**json.loads(payload()), "ResourceConfig": resource_config})
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        (DEEP, "nested deeper than"),
+        ('{"jobQueue": ' + "[" * 21 + "]" * 21 + "}", "nested deeper than 20 levels"),
+        ('{"maxResults": NaN}', "NaN is not a JSON number"),
+        ('{"maxResults": 1e999}', "out of range"),
+        ('{"jobQueue": "a", "jobQueue": "b"}', "duplicate key 'jobQueue'"),
+        (b"\xff\xfe{}", "not UTF-8"),
+        ("[1, 2]", "must be a JSON object"),
+    ],
+)
+def test_rejects_an_unreadable_body_with_a_400(
+    client: Client, body: str | bytes, expected: str
+) -> None:
+    answer = client.post("/v1/describejobqueues", data=body)
+
+    assert answer.status_code == 400 and answer.json is not None
+    assert answer.json["__type"] == "ClientException" and expected in answer.json["message"]
+
+
+@pytest.mark.parametrize("target", ["AmazonSSM.GetParameter", "SageMaker.DescribeTrainingJob"])
+def test_rejects_deep_json_to_a_json_service_with_a_400(client: Client, target: str) -> None:
+    answer = client.post("/", data=DEEP, headers={"X-Amz-Target": target})
+
+    assert answer.status_code == 400 and answer.json is not None
+    assert answer.json["__type"] == "SerializationException"
+
+
+@pytest.mark.parametrize(
+    ("service_payload", "expected"),
+    [
+        (payload_with(InstanceGroups=5), "InstanceGroups"),
+        (payload_with(InstanceGroups=["a"]), "InstanceGroups[0]: not an object"),
+        (payload_with(InstanceGroups=[{"InstanceType": 5}]), "InstanceGroups[0]"),
+        (payload_with(InstanceType="ml.g5.xlarge", InstanceCount="1"), "InstanceCount"),
+        (payload_with(InstanceType=["ml.g5.xlarge"], InstanceCount=1), "InstanceType"),
+        (payload_with(InstanceType="ml.g5.xlarge", InstanceCount=1e308), "InstanceCount"),
+        ("[" * 4000 + "]" * 4000, "nested deeper than 20 levels"),
+        ('{"ResourceConfig": {"InstanceCount": NaN}}', "NaN is not a JSON number"),
+        ('{"StoppingCondition": {"MaxRuntimeInSeconds": Infinity}}', "Infinity"),
+        ('{"a": 1, "a": 2}', "duplicate key"),
+        ("[]", "not a JSON object"),
+        ('"text"', "not a JSON object"),
+    ],
+)
+def test_rejects_a_bad_payload_with_a_400_naming_it(
+    client: Client, service_payload: str, expected: str
+) -> None:
+    body = {**SUBMIT, "serviceRequestPayload": service_payload}
+
+    answer = client.post("/v1/submitservicejob", data=json.dumps(body))
+
+    assert answer.status_code == 400 and answer.json is not None
+    assert answer.json["message"].startswith("serviceRequestPayload")
+    assert expected in answer.json["message"]
+
+
+@pytest.mark.parametrize(
+    ("name", "values"),
+    [
+        ("JOB_NAME", []),
+        ("QUOTA_SHARE_NAME", []),
+        ("AFTER_CREATED_AT", []),
+        ("BEFORE_CREATED_AT", ["nan"]),
+        ("BEFORE_CREATED_AT", ["1e400"]),
+        ("AFTER_CREATED_AT", ["-99999999999999999999999999"]),
+        ("AFTER_CREATED_AT", ["2026-01-01T00:00:00Z"]),
+    ],
+)
+def test_rejects_an_empty_or_malformed_filter_with_a_400(
+    client: Client, name: str, values: list[str]
+) -> None:
+    body = {"jobQueue": "seed-demo-queue", "filters": [{"name": name, "values": values}]}
+
+    answer = client.post("/v1/listservicejobs", data=json.dumps(body))
+
+    assert answer.status_code == 400 and answer.json is not None
+    assert answer.json["message"].startswith("filters[0].values")
+
+
+JSON_TEXT = st.lists(
+    st.sampled_from(["{", "}", "[", "]", '"', ":", ",", "1", "e", "-", "NaN", "Infinity", "a"]),
+    max_size=400,
+).map("".join)
+"""Text made of JSON's pieces: deep, unbalanced, non-finite, mostly invalid."""
+
+
+@pytest.mark.slow
+@settings(max_examples=60)
+@given(
+    path=st.sampled_from(
+        [op.http["requestUri"] for op in OPERATIONS if "{" not in op.http["requestUri"]]
+    ),
+    body=JSON_TEXT,
+)
+def test_no_json_like_text_gets_a_server_error(client: Client, path: str, body: str) -> None:
+    answer = client.post(path, data=body)
+
+    assert answer.status_code < 500, answer.get_data(as_text=True)
+
+
+@pytest.mark.slow
+@settings(max_examples=60)
+@given(service_payload=JSON_TEXT | PAYLOADS)
+def test_no_payload_gets_a_server_error(client: Client, service_payload: str) -> None:
+    body = {**SUBMIT, "serviceRequestPayload": service_payload}
+
+    answer = client.post("/v1/submitservicejob", data=json.dumps(body))
+
+    assert answer.status_code < 500, answer.get_data(as_text=True)

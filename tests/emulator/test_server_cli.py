@@ -13,6 +13,7 @@ import urllib.request
 from pathlib import Path
 
 import boto3
+import pytest
 from typer.testing import CliRunner
 
 from quota_constructs.cli import app
@@ -87,14 +88,14 @@ def test_rejects_an_invalid_organisation_file(tmp_path: Path) -> None:
 
     result = CliRunner().invoke(app, ["local", "serve", "--port", "0", "--org", str(path)])
 
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert "strategy" in result.output and "Traceback" not in result.output
 
 
 def test_rejects_a_malformed_fault_rate() -> None:
     result = CliRunner().invoke(app, ["local", "serve", "--port", "0", "--fault-rate", "often"])
 
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert "[OPERATION:]KIND=RATE" in result.output
 
 
@@ -150,7 +151,7 @@ def test_rejects_the_same_organisation_twice() -> None:
         app, ["local", "serve", "--port", "0", "--org", seed, "--org", seed]
     )
 
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert "already provisioned" in result.output and "Traceback" not in result.output
 
 
@@ -164,3 +165,57 @@ def test_rejects_a_port_in_use() -> None:
 
     assert result.exit_code == 1
     assert f"cannot listen on 127.0.0.1:{port}" in result.output and "--port" in result.output
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "allowed"),
+    [
+        ("--speed", "nan", "above 0 and at most 1e+06"),
+        ("--speed", "inf", "above 0 and at most 1e+06"),
+        ("--speed", "-inf", "above 0 and at most 1e+06"),
+        ("--speed", "0", "above 0 and at most 1e+06"),
+        ("--speed", "-1", "above 0 and at most 1e+06"),
+        ("--speed", "1e7", "above 0 and at most 1e+06"),
+        ("--threads", "0", "from 1 to 256"),
+        ("--threads", "-3", "from 1 to 256"),
+        ("--threads", "1000000000", "from 1 to 256"),
+        ("--port", "70000", "from 0 to 65535"),
+        ("--port", "-1", "from 0 to 65535"),
+    ],
+)
+def test_rejects_an_option_out_of_range_in_one_line(option: str, value: str, allowed: str) -> None:
+    result = CliRunner().invoke(app, ["local", "serve", option, value])
+
+    assert result.exit_code == 2
+    (line,) = result.output.splitlines()
+    assert line.startswith(f"error: {option} ") and allowed in line
+    assert str(float(value) if option == "--speed" else int(value)) in line
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        ("a: &x [1]\nb: *x\n", "anchors (&name) and aliases (*name) are not allowed"),
+        ("organisation: bad\nshares:\n  - name: a\n    capacity: {ml.g5.xlarge: 1}\n", "strategy"),
+        ("[" * 5000, "nesting depth"),
+    ],
+)
+def test_rejects_a_bad_organisation_file_naming_it_in_one_line(
+    tmp_path: Path, content: str, expected: str
+) -> None:
+    path = tmp_path / "org.yaml"
+    path.write_text(content)
+
+    result = CliRunner().invoke(app, ["local", "serve", "--port", "0", "--org", str(path)])
+
+    assert result.exit_code == 2
+    (line,) = result.output.splitlines()
+    assert line.startswith(f"error: {path}: ") and expected in line
+
+
+def test_rejects_a_device_as_organisation_file() -> None:
+    result = CliRunner().invoke(app, ["local", "serve", "--port", "0", "--org", "/dev/zero"])
+
+    assert result.exit_code == 2
+    (line,) = result.output.splitlines()
+    assert line.startswith("error: /dev/zero: ") and "not a regular file" in line

@@ -1,0 +1,178 @@
+"""What clients may hold of the emulator's server: idle and half-sent connections time out, a
+body over the limit is refused while it is read, and other clients keep being served."""
+
+from __future__ import annotations
+
+import select
+import socket
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+
+import pytest
+
+from quota_constructs.local.server import ServerLimits
+from quota_constructs.local.testing import SEED_DEMO, EmulatorServer
+
+FAST_TIMEOUT = ServerLimits(channel_timeout=1, cleanup_interval=1, connection_limit=100)
+"""Waitress's own connection limit, and connections dropped after a second of silence."""
+SMALL_BODY = ServerLimits(max_body_bytes=64 * 1024)
+GENEROUS_S = 60.0
+"""How long a well-behaved client waits for its answer (no test measures time)."""
+HALF_SENT = b"POST /v1/describejobqueues HTTP/1.1\r\nHost: emulator\r\nContent-Le"
+
+
+def queue_names(emu: EmulatorServer) -> list[str]:
+    """The job queues a well-behaved client (boto3, generous timeouts, no retries) sees."""
+    batch = emu.client(
+        "batch",
+        connect_timeout=GENEROUS_S,
+        read_timeout=GENEROUS_S,
+        retries={"total_max_attempts": 1},
+    )
+    return [q["jobQueueName"] for q in batch.describe_job_queues()["jobQueues"]]
+
+
+@contextmanager
+def half_sent_requests(emu: EmulatorServer, count: int) -> Iterator[list[socket.socket]]:
+    """``count`` connections that each send the start of a request and then nothing."""
+    with ExitStack() as stack:
+        sockets = []
+        for _ in range(count):
+            sock = stack.enter_context(socket.create_connection((emu.host, emu_port(emu))))
+            sock.sendall(HALF_SENT)
+            sockets.append(sock)
+        yield sockets
+
+
+def emu_port(emu: EmulatorServer) -> int:
+    return int(emu.endpoint_url.rsplit(":", 1)[1])
+
+
+def closed_by_server(sock: socket.socket) -> bool:
+    """Whether the server closed ``sock`` (end of stream) within the generous wait."""
+    sock.settimeout(GENEROUS_S)
+    try:
+        return sock.recv(1024) == b""
+    except ConnectionResetError:
+        return True
+
+
+def test_half_sent_requests_beyond_the_connection_limit_do_not_lock_clients_out() -> None:
+    with (
+        EmulatorServer(org_files=[SEED_DEMO], limits=FAST_TIMEOUT) as emu,
+        half_sent_requests(emu, 120) as stalled,
+    ):
+        assert queue_names(emu) == ["seed-demo-queue"]
+        assert closed_by_server(stalled[0])
+
+
+def test_half_sent_requests_within_the_default_limit_leave_room_for_clients() -> None:
+    with (
+        EmulatorServer(org_files=[SEED_DEMO]) as emu,
+        half_sent_requests(emu, 120),
+    ):
+        assert queue_names(emu) == ["seed-demo-queue"]
+
+
+def test_closes_an_idle_connection_after_the_timeout() -> None:
+    with (
+        EmulatorServer(org_files=[SEED_DEMO], limits=FAST_TIMEOUT) as emu,
+        socket.create_connection((emu.host, emu_port(emu))) as idle,
+    ):
+        assert closed_by_server(idle)
+
+
+def response_status(sock: socket.socket) -> int:
+    """The status code of the response the server sends on ``sock`` (before closing it)."""
+    sock.settimeout(GENEROUS_S)
+    data = b""
+    try:
+        while b"\r\n" not in data and (chunk := sock.recv(4096)):
+            data += chunk
+    except ConnectionResetError:
+        pass
+    return int(data.split(b" ", 2)[1])
+
+
+def test_refuses_a_declared_huge_body_before_reading_any_of_it() -> None:
+    header = (
+        b"POST /v1/submitservicejob HTTP/1.1\r\nHost: emulator\r\n"
+        b"Content-Type: application/json\r\nContent-Length: 300000000\r\n\r\n"
+    )
+    with (
+        EmulatorServer(org_files=[SEED_DEMO], limits=SMALL_BODY) as emu,
+        socket.create_connection((emu.host, emu_port(emu))) as sock,
+    ):
+        sock.sendall(header)
+
+        assert response_status(sock) == 413
+        assert emu.bytes_received == len(header)
+        assert queue_names(emu) == ["seed-demo-queue"]
+
+
+def stream_chunks(sock: socket.socket, *, chunk: bytes, total: int) -> int:
+    """Send ``chunk`` as HTTP chunks until ``total`` bytes went or the server answers; returns
+    the bytes sent."""
+    frame = f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n"
+    pending, sent = b"", 0
+    sock.setblocking(False)
+    while sent < total:
+        readable, writable, _ = select.select([sock], [sock], [], GENEROUS_S)
+        if readable or not writable:
+            break
+        pending = pending or frame
+        try:
+            count = sock.send(pending)
+        except (BrokenPipeError, ConnectionResetError):
+            break
+        pending, sent = pending[count:], sent + count
+    sock.setblocking(True)
+    return sent
+
+
+def test_refuses_a_chunked_body_once_it_passes_the_limit() -> None:
+    limit = SMALL_BODY.max_body_bytes
+    with (
+        EmulatorServer(org_files=[SEED_DEMO], limits=SMALL_BODY) as emu,
+        socket.create_connection((emu.host, emu_port(emu))) as sock,
+    ):
+        sock.sendall(
+            b"POST /v1/submitservicejob HTTP/1.1\r\nHost: emulator\r\n"
+            b"Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+        )
+        sent = stream_chunks(sock, chunk=b"x" * 16384, total=256 * 1024 * 1024)
+
+        assert response_status(sock) == 413
+        assert sent < 256 * 1024 * 1024
+        # read no further than the limit and the last 8 KiB read (waitress's recv size)
+        assert emu.bytes_received <= limit + 8192 + 1024
+        assert queue_names(emu) == ["seed-demo-queue"]
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("channel_timeout", 0),
+        ("cleanup_interval", -1),
+        ("connection_limit", 0),
+        ("max_body_bytes", 10),
+        ("max_header_bytes", True),
+    ],
+)
+def test_rejects_limits_out_of_range(field: str, value: object) -> None:
+    with pytest.raises(ValueError, match=f"{field} must be a whole number >= "):
+        ServerLimits(**{field: value})  # type: ignore[arg-type]
+
+
+def test_refuses_headers_over_the_limit() -> None:
+    header = (
+        b"GET /_quota/health HTTP/1.1\r\nHost: emulator\r\nX-Big: " + b"x" * 70_000 + b"\r\n\r\n"
+    )
+    with (
+        EmulatorServer(org_files=[SEED_DEMO]) as emu,
+        socket.create_connection((emu.host, emu_port(emu))) as sock,
+    ):
+        sock.sendall(header)
+
+        assert response_status(sock) == 431
+        assert queue_names(emu) == ["seed-demo-queue"]
