@@ -13,6 +13,7 @@ from rich.console import Console
 from quota_constructs.local.clock import RealTimeClock, VirtualClock
 from quota_constructs.local.emulator import Emulator
 from quota_constructs.local.faults import FaultPlan
+from quota_constructs.local.job_service import ClientTokenMode
 from quota_constructs.local.server import start_server
 from quota_constructs.local.testing import DUMMY_CREDENTIALS, SEED_DEMO
 from quota_constructs.model import QuotaConfigError
@@ -64,6 +65,13 @@ def serve(
         ),
     ] = None,
     threads: Annotated[int, typer.Option(help="Worker threads of the HTTP server.")] = 8,
+    client_token_mode: Annotated[
+        ClientTokenMode,
+        typer.Option(
+            help="A repeated SubmitServiceJob clientToken: reject it as AWS documents, or "
+            "replay the first job's ids."
+        ),
+    ] = ClientTokenMode.REJECT,
 ) -> None:
     """Provision organisation files and serve the Batch and SSM APIs until Ctrl-C."""
     console = Console()
@@ -71,7 +79,9 @@ def serve(
     try:
         faults = FaultPlan.parse(fault_rate or [], seed=fault_seed) if fault_rate else None
         clock = VirtualClock() if virtual else RealTimeClock(speed=speed)
-        emulator = Emulator(clock=clock, faults=faults, seed=seed)
+        emulator = Emulator(
+            clock=clock, faults=faults, seed=seed, client_token_mode=client_token_mode
+        )
         provisioned = [emulator.provision_file(path) for path in org or [SEED_DEMO]]
         server = start_server(emulator, host=host, port=port, threads=threads)
     except OSError as error:

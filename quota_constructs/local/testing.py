@@ -27,6 +27,7 @@ from quota_constructs.local.arns import Account
 from quota_constructs.local.clock import EmulatorClock, RealTimeClock, VirtualClock
 from quota_constructs.local.emulator import Emulator
 from quota_constructs.local.faults import FaultPlan
+from quota_constructs.local.job_service import ClientTokenMode
 from quota_constructs.local.provision import ProvisionedOrganisation
 from quota_constructs.local.server import RunningServer, start_server
 from quota_constructs.scheduling import SchedulerOptions
@@ -43,7 +44,8 @@ class EmulatorServer:
     injects throttling / 5xx answers and lost responses (see :class:`FaultPlan`). ``options``
     tune the scheduler core (delays, choices); job ids are random UUIDs, ``seed`` makes them
     reproducible; ``explain_pending=False`` leaves ``statusReason`` of waiting jobs empty as AWS
-    does (MISCONFIGURATION reasons are always reported).
+    does (MISCONFIGURATION reasons are always reported). ``client_token_mode="replay"`` answers a
+    repeated ``clientToken`` with the first job instead of rejecting it as AWS documents.
     """
 
     def __init__(
@@ -59,6 +61,7 @@ class EmulatorServer:
         seed: int | None = None,
         explain_pending: bool = True,
         account: Account | None = None,
+        client_token_mode: ClientTokenMode | str = ClientTokenMode.REJECT,
     ) -> None:
         if clock not in ("virtual", "wall"):
             raise ValueError(f"clock must be 'virtual' or 'wall' (got {clock!r})")
@@ -72,6 +75,7 @@ class EmulatorServer:
             options=options,
             seed=seed,
             explain_pending=explain_pending,
+            client_token_mode=ClientTokenMode(client_token_mode),
         )
         self.org_files = [Path(p) for p in org_files]
         self.host = host
