@@ -38,7 +38,6 @@ from quota_constructs.local.registry import ENABLED, JobQueue, ShareRecord
 from quota_constructs.local.tags import TagStore
 from quota_constructs.scheduling import Job, JobRequest, PendingReason, Scheduler, SchedulerOptions
 
-
 REPEATED_TOKEN_MESSAGE = (
     "clientToken {token!r}: a SubmitServiceJob request with this token was already received, "
     "so this one is rejected and creates no job; find the job it created with ListServiceJobs "

@@ -57,9 +57,7 @@ def test_serve_replays_the_first_job_when_asked() -> None:
 
 @pytest.mark.parametrize("mode", ["Replay", "ignore", ""])
 def test_rejects_an_unknown_client_token_mode(mode: str) -> None:
-    result = CliRunner().invoke(
-        app, ["local", "serve", "--port", "0", "--client-token-mode", mode]
-    )
+    result = CliRunner().invoke(app, ["local", "serve", "--port", "0", "--client-token-mode", mode])
 
     assert result.exit_code == 2
     assert "'reject', 'replay'" in " ".join(result.output.split())
