@@ -98,18 +98,25 @@ def attempt_timeout(payload: Mapping[str, Any]) -> int | None:
 
 
 def client_token(
-    job_name: str, payload: Mapping[str, Any], tags: Mapping[str, str] | None = None
+    job_name: str,
+    payload: Mapping[str, Any],
+    tags: Mapping[str, str] | None = None,
+    share: str | None = None,
 ) -> str:
-    """Idempotency token: SHA-256 of the job name, canonical payload and tags (64 hex characters).
+    """Idempotency token: SHA-256 of the job name, canonical payload, tags and share (64 hex
+    characters).
 
-    The same job name, payload and tags always give the same token, so a retried submit (by
-    botocore or by the caller) is recognised by Batch instead of creating a duplicate job.
-    ``tags`` are the tags as sent, the share's team tag included; without tags the token is
-    that of name and payload alone (as before tags counted).
+    The same job name, payload, tags and share always give the same token, so a retried submit
+    (by botocore or by the caller) is recognised by Batch instead of creating a duplicate job.
+    ``tags`` are the tags as sent, the share's team tag included; ``share`` is the quota share
+    (the same job into another share is another job). Without tags or share the token is that
+    of name and payload alone.
     """
     content: dict[str, Any] = {"jobName": job_name, "payload": payload}
     if tags:
         content["tags"] = dict(tags)
+    if share is not None:
+        content["share"] = share
     canonical = json.dumps(content, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode()).hexdigest()
 
@@ -168,7 +175,8 @@ class JobSubmission:
     ``TrainingJobName`` defaults to ``job_name``). ``priority`` 0 is sent as 0; ``None`` leaves
     it to Batch. ``timeout_s=None`` derives the attempt timeout from the payload
     (:func:`attempt_timeout`). ``retry_attempts=None`` sends no retry strategy (one attempt).
-    ``client_token=None`` derives one from job name, payload and tags (:func:`client_token`).
+    ``client_token=None`` derives one from job name, payload, tags and share
+    (:func:`client_token`).
     """
 
     job_name: str
@@ -203,7 +211,9 @@ class JobSubmission:
     @property
     def token(self) -> str:
         """The ``clientToken`` sent: the given one, else derived from job name and payload."""
-        return self.client_token or client_token(self.job_name, self.payload_dict, self.tags)
+        return self.client_token or client_token(
+            self.job_name, self.payload_dict, self.tags, self.share
+        )
 
     @property
     def timeout(self) -> int | None:
