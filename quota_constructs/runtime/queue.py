@@ -339,6 +339,8 @@ class QueueClient:
         ``clientToken`` covers the tag. Problems: the team's share (for a team's client), a
         conflicting team tag, then :meth:`JobSubmission.problems` against the live queue.
         """
+        if submission.shape_problems():  # wrong types: nothing else can be checked or sent
+            return submission, submission.problems()
         spec = self.spec()
         if submission.share not in {s.name for s in spec.shares}:
             spec = self.refresh()  # a share created since the cache was filled
