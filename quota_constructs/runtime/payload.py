@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache
@@ -131,6 +132,16 @@ def client_token(
         content["share"] = share
     canonical = json.dumps(content, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def attempt_token(token: str) -> str:
+    """A new ``clientToken`` for another attempt of the submission whose token is ``token``.
+
+    The first 31 characters of ``token``, ``-`` and 32 random hexadecimal digits (64 in all,
+    the API's maximum): random, so Batch takes it as a new request; its prefix shows which
+    submission it repeats.
+    """
+    return f"{token[:31]}-{uuid.uuid4().hex}"
 
 
 def team_tag_problems(tags: Mapping[str, str], share: str, key: str, value: str) -> list[Problem]:

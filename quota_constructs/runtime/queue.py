@@ -532,6 +532,9 @@ class QueueClient:
             request = self.render(submission)
         except QuotaConfigError as error:
             return SubmitOutcome(_outcome_name(submission, index), error=str(error)), False
+        except (TypeError, ValueError, AttributeError, RecursionError) as error:  # a last guard
+            message = f"malformed submission ({type(error).__name__}: {error})"
+            return SubmitOutcome(_outcome_name(submission, index), error=message), False
         self.limiter.acquire()
         try:
             handle = self._send(submission, request, self.submit_batch, sent_before=sent_before)
