@@ -53,15 +53,15 @@ def test_the_oldest_match_is_the_one_the_token_made(
 
 
 def test_a_refusal_that_is_not_a_repeat_is_raised(client: QueueClient, emu: EmulatorServer) -> None:
-    client.batch.update_quota_share(
-        quotaShareArn=f"{client.queue_detail()['jobQueueArn']}/quota-share/QS2", state="DISABLED"
+    client.spec()  # cached while QS2 is ENABLED, so the client's own checks pass
+    emu.client("batch").update_quota_share(
+        quotaShareArn=f"{emu.queue_arn('seed-demo')}/quota-share/QS2", state="DISABLED"
     )
-    submission = JobSubmission("closed", "QS2", training_job())
-    request = submission.request(client.queue)  # past the client's own checks
 
     with pytest.raises(ClientError, match="DISABLED"):
-        client._send(submission, request, client.batch)
+        client.submit("closed", "QS2", training_job())
 
+    assert emu.request_counts["SubmitServiceJob"] == 1
     assert "ListServiceJobs" in emu.request_counts  # it looked, and found nothing
 
 
