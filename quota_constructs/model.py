@@ -1240,7 +1240,9 @@ def capacity_demand(payload: Mapping[str, Any]) -> dict[str, int]:
 
     ``ResourceConfig.InstanceType`` x ``InstanceCount``; heterogeneous clusters
     (``ResourceConfig.InstanceGroups``) count each group (reference 1.3, UNCONFIRMED).
-    Raises :class:`QuotaConfigError` when the payload names no instance type.
+    ``InstanceCount`` is 1 to ``MAX_INSTANCES_PER_TYPE`` (SageMaker documents no maximum; no
+    share or service environment can hold more). Raises :class:`QuotaConfigError` when the
+    payload names no instance type or a count is out of range.
     """
     config = payload.get("ResourceConfig")
     if not isinstance(config, Mapping):
@@ -1267,7 +1269,9 @@ def capacity_demand(payload: Mapping[str, Any]) -> dict[str, int]:
         itype = group.get("InstanceType")
         count = group.get("InstanceCount", 1)
         problems = check_instance_type(itype, f"{path}.InstanceType")
-        problems += check_int_range(count, f"{path}.InstanceCount", 1, None, what="instance count")
+        problems += check_int_range(
+            count, f"{path}.InstanceCount", 1, MAX_INSTANCES_PER_TYPE, what="instance count"
+        )
         raise_if(problems)
         demand[itype] = demand.get(itype, 0) + count
     return demand

@@ -15,6 +15,7 @@ from quota_constructs.cli_output import ExitCode, fail
 from quota_constructs.local.clock import MAX_SPEED, RealTimeClock, VirtualClock
 from quota_constructs.local.emulator import Emulator
 from quota_constructs.local.faults import FaultPlan
+from quota_constructs.local.job_service import ClientTokenMode
 from quota_constructs.local.server import MAX_THREADS, start_server
 from quota_constructs.local.testing import DUMMY_CREDENTIALS, SEED_DEMO
 from quota_constructs.model import QuotaConfigError
@@ -87,6 +88,13 @@ def serve(
     threads: Annotated[
         int, typer.Option(help=f"Worker threads of the HTTP server, 1 to {MAX_THREADS}.")
     ] = 8,
+    client_token_mode: Annotated[
+        ClientTokenMode,
+        typer.Option(
+            help="A repeated SubmitServiceJob clientToken: reject it as AWS documents, or "
+            "replay the first job's ids."
+        ),
+    ] = ClientTokenMode.REJECT,
 ) -> None:
     """Provision organisation files and serve the Batch and SSM APIs until Ctrl-C.
 
@@ -98,7 +106,9 @@ def serve(
     try:
         faults = FaultPlan.parse(fault_rate or [], seed=fault_seed) if fault_rate else None
         clock = VirtualClock() if virtual else RealTimeClock(speed=speed)
-        emulator = Emulator(clock=clock, faults=faults, seed=seed)
+        emulator = Emulator(
+            clock=clock, faults=faults, seed=seed, client_token_mode=client_token_mode
+        )
         provisioned = [emulator.provision_file(path) for path in org or [SEED_DEMO]]
     except (QuotaConfigError, ValueError) as error:
         fail(str(error), ExitCode.USAGE)

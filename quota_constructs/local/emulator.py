@@ -30,7 +30,7 @@ from quota_constructs.local.handlers.service_jobs import ServiceJobHandlers
 from quota_constructs.local.handlers.sts import StsHandlers
 from quota_constructs.local.handlers.training_jobs import TrainingJobHandlers
 from quota_constructs.local.identities import Identities
-from quota_constructs.local.job_service import JobService
+from quota_constructs.local.job_service import ClientTokenMode, JobService
 from quota_constructs.local.parameter_store import ParameterStore
 from quota_constructs.local.provision import ProvisionedOrganisation, provision
 from quota_constructs.local.registry import Registry
@@ -50,6 +50,8 @@ class Emulator:
     are random UUIDs; a ``seed`` makes them reproducible (same seed and requests, same ids).
     ``explain_pending``: a RUNNABLE
     job with no AWS ``statusReason`` reports the core's typed pending reason instead of none.
+    ``client_token_mode``: a repeated ``clientToken`` is rejected as AWS documents (default) or
+    answered with the first job (:class:`~.job_service.ClientTokenMode`).
     """
 
     def __init__(
@@ -61,12 +63,20 @@ class Emulator:
         options: SchedulerOptions | None = None,
         seed: int | None = None,
         explain_pending: bool = True,
+        client_token_mode: ClientTokenMode = ClientTokenMode.REJECT,
     ) -> None:
         self.clock: EmulatorClock = clock or VirtualClock()
         self.account = account or Account()
         self.lock = threading.RLock()
         self.tags = TagStore()
-        self.jobs = JobService(self.account, self.clock, self.tags, options=options, seed=seed)
+        self.jobs = JobService(
+            self.account,
+            self.clock,
+            self.tags,
+            options=options,
+            seed=seed,
+            client_token_mode=client_token_mode,
+        )
         self.registry = Registry(self.account, self.tags, listener=self.jobs)
         self.parameters = ParameterStore(self.account)
         self.identities = Identities(self.account)

@@ -14,9 +14,11 @@ Jobs are named by id or ARN wherever the API takes a ``jobId`` (:meth:`JobServic
 Ids are random UUIDs; a ``seed`` makes the sequence reproducible. Ids never repeat within a run,
 whatever is deleted.
 
-Choices where AWS is UNCONFIRMED, documented in ``docs/emulator.md``: a repeated ``clientToken``
-with the same request returns the first job (idempotent retry), with a different request it is
-refused.
+A repeated ``clientToken`` is refused, as botocore's documentation of
+``SubmitServiceJob.clientToken`` says ("the second request is rejected"):
+:attr:`ClientTokenMode.REJECT`, the default. The error (``ClientException``, HTTP 400, with
+:data:`REPEATED_TOKEN_MESSAGE`) is UNCONFIRMED, documented in ``docs/emulator.md``.
+:attr:`ClientTokenMode.REPLAY` answers a repeat of the same request with the first job instead.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import random
 import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
+from enum import StrEnum
 from typing import Any
 
 from quota_constructs.api_shapes import time_limits_from_api
@@ -34,6 +37,29 @@ from quota_constructs.local.errors import InvalidParameter, InvalidRequest, NotF
 from quota_constructs.local.registry import ENABLED, JobQueue, ShareRecord
 from quota_constructs.local.tags import TagStore
 from quota_constructs.scheduling import Job, JobRequest, PendingReason, Scheduler, SchedulerOptions
+
+REPEATED_TOKEN_MESSAGE = (
+    "clientToken {token!r}: a SubmitServiceJob request with this token was already received, "
+    "so this one is rejected and creates no job; find the job it created with ListServiceJobs "
+    "(JOB_NAME filter), or send a new token for a new job"
+)
+"""The message refusing an identical repeated request (UNCONFIRMED: AWS documents only that it
+"is rejected"; the code is Batch's ``ClientException``)."""
+OTHER_REQUEST_MESSAGE = (
+    "clientToken {token!r} was already used for a different SubmitServiceJob request; use a new "
+    "token for a new job"
+)
+
+
+class ClientTokenMode(StrEnum):
+    """What SubmitServiceJob does with a ``clientToken`` it has seen before (same request).
+
+    ``reject`` (default): refuse it, as AWS documents. ``replay``: answer with the first job's
+    ids (an opt-in; a request that differs from the first is refused in both modes).
+    """
+
+    REJECT = "reject"
+    REPLAY = "replay"
 
 
 @dataclass(frozen=True)
@@ -69,7 +95,7 @@ class JobService:
 
     ``seed`` makes the job ids reproducible (``None``: random); ``options`` are the core's, with
     each queue's RUNNABLE time limits from its ``jobStateTimeLimitActions``. Job tags live in
-    ``tags`` under the job's ARN.
+    ``tags`` under the job's ARN. ``client_token_mode``: see :class:`ClientTokenMode`.
     """
 
     def __init__(
@@ -80,8 +106,10 @@ class JobService:
         *,
         options: SchedulerOptions | None = None,
         seed: int | None = None,
+        client_token_mode: ClientTokenMode = ClientTokenMode.REJECT,
     ) -> None:
         self.account = account
+        self.client_token_mode = ClientTokenMode(client_token_mode)
         self.clock = clock
         self.tags = tags
         self.options = options or SchedulerOptions()
@@ -134,18 +162,18 @@ class JobService:
     # --- submission ----------------------------------------------------------------------------
 
     def replay(self, client_token: str | None, fingerprint: str) -> Job | None:
-        """The job an earlier request with ``client_token`` created, if any.
+        """The job an earlier request with ``client_token`` created, in ``replay`` mode.
 
-        ``fingerprint`` identifies the request; the same token with another request is refused.
+        ``None`` for a new token. A known token is refused (:class:`InvalidRequest`) when the
+        request differs from the first (``fingerprint``) or the mode is ``reject``.
         """
         if client_token is None or client_token not in self.tokens:
             return None
         seen, job = self.tokens[client_token]
         if seen != fingerprint:
-            raise InvalidRequest(
-                f"clientToken {client_token!r} was already used for a different SubmitServiceJob "
-                "request; use a new token for a new job"
-            )
+            raise InvalidRequest(OTHER_REQUEST_MESSAGE.format(token=client_token))
+        if self.client_token_mode is ClientTokenMode.REJECT:
+            raise InvalidRequest(REPEATED_TOKEN_MESSAGE.format(token=client_token))
         return job
 
     def check_open(self, queue: JobQueue) -> None:

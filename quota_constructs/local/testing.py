@@ -27,6 +27,7 @@ from quota_constructs.local.arns import Account
 from quota_constructs.local.clock import EmulatorClock, RealTimeClock, VirtualClock
 from quota_constructs.local.emulator import Emulator
 from quota_constructs.local.faults import FaultPlan
+from quota_constructs.local.job_service import ClientTokenMode
 from quota_constructs.local.provision import ProvisionedOrganisation
 from quota_constructs.local.server import RunningServer, ServerLimits, start_server
 from quota_constructs.scheduling import SchedulerOptions
@@ -45,6 +46,8 @@ class EmulatorServer:
     reproducible; ``explain_pending=False`` leaves ``statusReason`` of waiting jobs empty as AWS
     does (MISCONFIGURATION reasons are always reported); ``limits`` bound what clients may hold
     (timeouts, connections, body size: :class:`~.server.ServerLimits`).
+    ``client_token_mode="replay"`` answers a repeated ``clientToken`` with the first job instead
+    of rejecting it as AWS documents.
     """
 
     def __init__(
@@ -61,6 +64,7 @@ class EmulatorServer:
         explain_pending: bool = True,
         account: Account | None = None,
         limits: ServerLimits | None = None,
+        client_token_mode: ClientTokenMode | str = ClientTokenMode.REJECT,
     ) -> None:
         if clock not in ("virtual", "wall"):
             raise ValueError(f"clock must be 'virtual' or 'wall' (got {clock!r})")
@@ -74,6 +78,7 @@ class EmulatorServer:
             options=options,
             seed=seed,
             explain_pending=explain_pending,
+            client_token_mode=ClientTokenMode(client_token_mode),
         )
         self.org_files = [Path(p) for p in org_files]
         self.host = host

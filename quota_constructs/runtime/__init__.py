@@ -33,7 +33,9 @@ from quota_constructs.runtime.payload import (
     JobSubmission,
     TrainingJob,
     attempt_timeout,
+    attempt_token,
     client_token,
+    payload_problems,
 )
 from quota_constructs.runtime.queue import (
     JobHandle,
@@ -81,7 +83,9 @@ __all__ = [
     "WaitTarget",
     "WaitTimeout",
     "attempt_timeout",
+    "attempt_token",
     "client_token",
     "error_text",
+    "payload_problems",
     "queue_spec_from_api",
 ]

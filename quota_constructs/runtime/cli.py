@@ -25,11 +25,12 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from quota_constructs.cli_output import ExitCode, fail, print_json
 from quota_constructs.model import QuotaConfigError
 from quota_constructs.runtime.jobs import ACTIVE_STATUSES, JobStatus, JobSummary
 from quota_constructs.runtime.pacing import Backoff
-from quota_constructs.runtime.payload import JobSubmission, TrainingJob
-from quota_constructs.runtime.queue import QueueClient, error_text
+from quota_constructs.runtime.payload import JobSubmission, TrainingJob, attempt_token
+from quota_constructs.runtime.queue import JobHandle, QueueClient, error_text
 from quota_constructs.runtime.waiting import TrackedJob, Transition, Until, WaitTimeout
 from quota_constructs.safe_load import load_json
 
@@ -218,6 +219,10 @@ def submit(
     ] = None,
     tag: Annotated[list[str] | None, typer.Option(help="Tag KEY=VALUE.")] = None,
     client_token: Annotated[str | None, typer.Option(help="Idempotency token.")] = None,
+    resubmit: Annotated[
+        bool,
+        typer.Option(help="Submit a new attempt even if this job was submitted (a new token)."),
+    ] = False,
     dry_run: Annotated[
         bool, typer.Option(help="Check and print the request, send nothing.")
     ] = False,
@@ -261,18 +266,44 @@ def submit(
             client_token=client_token,
         )
         client = _client(ctx)
+        if resubmit:
+            submission = _new_attempt(client, submission)
         if dry_run:
             request = client.render(submission)
             request["serviceRequestPayload"] = json.loads(request["serviceRequestPayload"])
             _print_json(request)
             return
         handle = client.submit_job(submission)
+        if handle.already_submitted:
+            _already_submitted(handle, as_json)
         if as_json:
             _print_json(
                 {"jobId": handle.job_id, "jobName": handle.job_name, "jobArn": handle.job_arn}
             )
         else:
             out.print(f"submitted [bold]{handle.job_name}[/] to {share}: {handle.job_id}")
+        if resubmit:
+            err.print(f"new attempt with clientToken {submission.client_token}", highlight=False)
+
+
+def _new_attempt(client: QueueClient, submission: JobSubmission) -> JobSubmission:
+    """``submission`` with a new token (:func:`attempt_token`), so Batch makes a new job."""
+    if submission.client_token is not None:
+        fail("--resubmit makes a new clientToken: drop --client-token", ExitCode.USAGE)
+    token = client.render(submission)["clientToken"]
+    return dataclasses.replace(submission, client_token=attempt_token(token))
+
+
+def _already_submitted(handle: JobHandle, as_json: bool) -> None:
+    """Say that the job exists (its id and status now) and exit 1: nothing new was submitted."""
+    status = handle.describe().status.value
+    if as_json:
+        print_json({"jobId": handle.job_id, "alreadySubmitted": True, "status": status})
+    fail(
+        f"already submitted: job {handle.job_id}, now {status} (nothing new was submitted; "
+        "--resubmit submits a new attempt)",
+        ExitCode.FAILED,
+    )
 
 
 @jobs_app.command()

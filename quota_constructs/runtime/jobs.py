@@ -205,12 +205,17 @@ def _position(data: Mapping[str, Any]) -> QueuePosition:
 
 @dataclass(frozen=True)
 class SubmitOutcome:
-    """Result of one submission in :meth:`QueueClient.submit_many`: a job or an error."""
+    """Result of one submission in :meth:`QueueClient.submit_many`: a job or an error.
+
+    ``already_submitted``: the job existed before this call (the call's first request was
+    rejected as a repeat of its ``clientToken``, and the job was found).
+    """
 
     job_name: str
     job_id: str | None = None
     job_arn: str | None = None
     error: str | None = None
+    already_submitted: bool = False
 
     @property
     def ok(self) -> bool:

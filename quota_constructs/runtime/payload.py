@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
+import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache
@@ -20,6 +22,7 @@ from botocore.model import Shape
 from botocore.validate import ParamValidator
 
 from quota_constructs.model import (
+    MAX_LISTED_PROBLEMS,
     MAX_PAYLOAD_BYTES,
     JobQueueSpec,
     Problem,
@@ -32,6 +35,16 @@ from quota_constructs.model import (
     check_scheduling_priority,
     check_tags,
 )
+from quota_constructs.safe_load import MAX_DEPTH
+
+MAX_PAYLOAD_DEPTH = MAX_DEPTH
+"""Deepest nesting of objects and lists in a payload (a CreateTrainingJob request needs 4), the
+same as every file the project reads."""
+MAX_PAYLOAD_INTEGER = 2**63 - 1
+"""Largest integer a payload may hold: SageMaker's integer fields are at most 64-bit."""
+MAX_CLIENT_TOKEN_LENGTH = 64
+"""``SubmitServiceJob.clientToken``: 1 to 64 characters (botocore's ``ClientRequestToken``)."""
+_PAYLOAD = "serviceRequestPayload"
 
 SAGEMAKER_DEFAULT_MAX_RUNTIME_S = 86_400
 """SageMaker's own default ``StoppingCondition.MaxRuntimeInSeconds`` (one day)."""
@@ -98,20 +111,37 @@ def attempt_timeout(payload: Mapping[str, Any]) -> int | None:
 
 
 def client_token(
-    job_name: str, payload: Mapping[str, Any], tags: Mapping[str, str] | None = None
+    job_name: str,
+    payload: Mapping[str, Any],
+    tags: Mapping[str, str] | None = None,
+    share: str | None = None,
 ) -> str:
-    """Idempotency token: SHA-256 of the job name, canonical payload and tags (64 hex characters).
+    """Idempotency token: SHA-256 of the job name, canonical payload, tags and share (64 hex
+    characters).
 
-    The same job name, payload and tags always give the same token, so a retried submit (by
-    botocore or by the caller) is recognised by Batch instead of creating a duplicate job.
-    ``tags`` are the tags as sent, the share's team tag included; without tags the token is
-    that of name and payload alone (as before tags counted).
+    The same job name, payload, tags and share always give the same token, so a retried submit
+    (by botocore or by the caller) is recognised by Batch instead of creating a duplicate job.
+    ``tags`` are the tags as sent, the share's team tag included; ``share`` is the quota share
+    (the same job into another share is another job). Without tags or share the token is that
+    of name and payload alone.
     """
     content: dict[str, Any] = {"jobName": job_name, "payload": payload}
     if tags:
         content["tags"] = dict(tags)
+    if share is not None:
+        content["share"] = share
     canonical = json.dumps(content, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def attempt_token(token: str) -> str:
+    """A new ``clientToken`` for another attempt of the submission whose token is ``token``.
+
+    The first 31 characters of ``token``, ``-`` and 32 random hexadecimal digits (64 in all,
+    the API's maximum): random, so Batch takes it as a new request; its prefix shows which
+    submission it repeats.
+    """
+    return f"{token[:31]}-{uuid.uuid4().hex}"
 
 
 def team_tag_problems(tags: Mapping[str, str], share: str, key: str, value: str) -> list[Problem]:
@@ -140,24 +170,150 @@ def _training_job_shape() -> Shape:
     return model.operation_model("CreateTrainingJob").input_shape
 
 
-def payload_problems(payload: Mapping[str, Any]) -> list[Problem]:
-    """The payload against SageMaker's ``CreateTrainingJob`` model from botocore.
+def json_problems(value: Any, path: str = _PAYLOAD) -> list[Problem]:
+    """A problem per value of ``value`` that JSON cannot carry as sent.
+
+    Only objects with text keys, lists, text, finite numbers, integers within 64 bits, booleans
+    and null; nesting at most :data:`MAX_PAYLOAD_DEPTH`. Walks without recursion, so any depth is
+    answered with a problem, never a ``RecursionError``.
+    """
+    problems: list[Problem] = []
+    stack: list[tuple[Any, str, int]] = [(value, path, 0)]
+    while stack and len(problems) < MAX_LISTED_PROBLEMS:
+        item, where, depth = stack.pop()
+        if isinstance(item, Mapping | list | tuple) and depth >= MAX_PAYLOAD_DEPTH:
+            problems.append(
+                Problem(
+                    where,
+                    f"{type(item).__name__} at depth {depth}",
+                    f"the payload is nested deeper than {MAX_PAYLOAD_DEPTH} levels",
+                    "flatten it: a CreateTrainingJob request needs 4 levels",
+                )
+            )
+        elif isinstance(item, Mapping):
+            problems += _key_problems(item, where)
+            stack += [(v, f"{where}.{k}", depth + 1) for k, v in item.items() if isinstance(k, str)]
+        elif isinstance(item, list | tuple):
+            stack += [(v, f"{where}[{i}]", depth + 1) for i, v in enumerate(item)]
+        elif (reason := _scalar_reason(item)) is not None:
+            problems.append(Problem(where, item, *reason))
+    return problems
+
+
+def _key_problems(mapping: Mapping[Any, Any], where: str) -> list[Problem]:
+    return [
+        Problem(f"{where}.{key}", key, "an object's keys must be text", "write the key as text")
+        for key in mapping
+        if not isinstance(key, str)
+    ]
+
+
+def _scalar_reason(item: Any) -> tuple[str, str] | None:
+    """Why ``item`` is not a JSON scalar as sent and the fix, ``None`` when it is one."""
+    if item is None or isinstance(item, str | bool):
+        return None
+    if isinstance(item, int):
+        if abs(item) <= MAX_PAYLOAD_INTEGER:
+            return None
+        return "integers must fit in 64 bits", f"give at most {MAX_PAYLOAD_INTEGER}"
+    if isinstance(item, float):
+        if math.isfinite(item):
+            return None
+        return "numbers must be finite (no NaN or Infinity)", "give a finite number"
+    return f"not a JSON value but {type(item).__name__}", "give text, a number, a boolean or null"
+
+
+def payload_problems(payload: Any) -> list[Problem]:
+    """The payload as JSON (:func:`json_problems`), then against SageMaker's
+    ``CreateTrainingJob`` model from botocore: one problem per field, named by its path.
 
     Batch passes the payload through unchecked, so a mistake would otherwise surface only
     when the job is dispatched, after it waited its turn.
     """
+    if not isinstance(payload, Mapping):
+        return [
+            Problem(
+                _PAYLOAD,
+                payload,
+                "the payload must be a JSON object (a SageMaker CreateTrainingJob request), not "
+                f"{_json_kind(payload)}",
+                'write it as {"AlgorithmSpecification": ..., "ResourceConfig": ..., ...}',
+            )
+        ]
+    problems = json_problems(payload)
+    if problems:
+        return problems
     report = ParamValidator().validate(dict(payload), _training_job_shape())
     if not report.has_errors():
         return []
-    return [
-        Problem(
-            "serviceRequestPayload",
-            "(CreateTrainingJob request)",
-            "not a valid SageMaker CreateTrainingJob request: "
-            + " ".join(report.generate_report().split()),
-            "fix the named fields (see the SageMaker CreateTrainingJob API)",
+    errors = getattr(report, "_errors", None)  # botocore keeps (reason, name, details) here
+    if not isinstance(errors, list):
+        return [_whole_report_problem(report.generate_report())]
+    return [_shape_problem(*error) for error in errors]
+
+
+def _json_kind(value: Any) -> str:
+    kinds = {list: "a list", tuple: "a list", str: "text", bool: "a boolean", type(None): "null"}
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return "a number"
+    return kinds.get(type(value), f"a {type(value).__name__}")
+
+
+def _shape_problem(reason: str, name: str, details: Mapping[str, Any]) -> Problem:
+    """One botocore validation error as a problem naming the payload field."""
+    name = name.strip(".")
+    where = f"{_PAYLOAD}.{name}" if name else _PAYLOAD
+    fix = "see the SageMaker CreateTrainingJob API"
+    if reason == "missing required field":
+        field_name = details.get("required_name", "")
+        return Problem(
+            f"{where}.{field_name}", None, "required by CreateTrainingJob", f"add it; {fix}"
         )
-    ]
+    if reason == "unknown field":
+        field_name = details.get("unknown_param", "")
+        valid = ", ".join(details.get("valid_names", ()))
+        return Problem(
+            f"{where}.{field_name}",
+            field_name,
+            "not a field of CreateTrainingJob" + (f" {name}" if name else ""),
+            f"use one of {valid}",
+        )
+    value = details.get("param")
+    if reason == "invalid type":
+        kinds = " or ".join(sorted({_type_word(t) for t in details.get("valid_types", ())}))
+        return Problem(where, value, f"must be {kinds}, not {_json_kind(value)}", f"give {kinds}")
+    if reason in ("invalid range", "invalid length"):
+        low = details.get("min_allowed")
+        what = "at least" if reason == "invalid range" else "of length at least"
+        return Problem(where, value, f"must be {what} {low}", f"give a value {what} {low}")
+    return Problem(where, value, f"not valid for CreateTrainingJob ({reason})", fix)
+
+
+_TYPE_WORDS = {
+    "str": "text",
+    "int": "an integer",
+    "float": "a number",
+    "Decimal": "a number",
+    "bool": "a boolean",
+    "list": "a list",
+    "tuple": "a list",
+    "dict": "an object",
+}
+
+
+def _type_word(kind: Any) -> str:
+    """botocore's ``"<class 'list'>"`` (or the type itself) as a JSON word."""
+    name = getattr(kind, "__name__", None) or str(kind).replace("<class ", "").strip("'>")
+    return _TYPE_WORDS.get(name.rsplit(".", 1)[-1], name)
+
+
+def _whole_report_problem(report: str) -> Problem:
+    return Problem(
+        _PAYLOAD,
+        "(CreateTrainingJob request)",
+        "not a valid SageMaker CreateTrainingJob request: " + " ".join(report.split()),
+        "fix the named fields (see the SageMaker CreateTrainingJob API)",
+    )
 
 
 @dataclass(frozen=True)
@@ -168,7 +324,8 @@ class JobSubmission:
     ``TrainingJobName`` defaults to ``job_name``). ``priority`` 0 is sent as 0; ``None`` leaves
     it to Batch. ``timeout_s=None`` derives the attempt timeout from the payload
     (:func:`attempt_timeout`). ``retry_attempts=None`` sends no retry strategy (one attempt).
-    ``client_token=None`` derives one from job name, payload and tags (:func:`client_token`).
+    ``client_token=None`` derives one from job name, payload, tags and share
+    (:func:`client_token`).
     """
 
     job_name: str
@@ -203,7 +360,9 @@ class JobSubmission:
     @property
     def token(self) -> str:
         """The ``clientToken`` sent: the given one, else derived from job name and payload."""
-        return self.client_token or client_token(self.job_name, self.payload_dict, self.tags)
+        return self.client_token or client_token(
+            self.job_name, self.payload_dict, self.tags, self.share
+        )
 
     @property
     def timeout(self) -> int | None:
@@ -237,12 +396,36 @@ class JobSubmission:
             request["tags"] = dict(self.tags)
         return request
 
+    def shape_problems(self) -> list[Problem]:
+        """The fields' types and the payload as JSON and against ``CreateTrainingJob``.
+
+        Every other check, the token and the request need these to hold; a problem names the
+        field path, never a traceback.
+        """
+        problems = check_name(self.share, "quotaShareName", what="quota share name")
+        problems += _tags_type_problems(self.tags) + _rules_type_problems(self.retry_rules)
+        if self.client_token is not None:
+            problems += _token_problems(self.client_token)
+        if isinstance(self.payload, TrainingJob):
+            try:
+                payload: Any = self.payload.payload(str(self.job_name))
+            except (TypeError, ValueError, AttributeError) as error:
+                return [*problems, _builder_problem(error)]
+        elif isinstance(self.payload, Mapping):
+            payload = {"TrainingJobName": self.job_name, **self.payload}
+        else:
+            payload = self.payload
+        return problems + payload_problems(payload)
+
     def problems(self, queue: JobQueueSpec | None = None) -> list[Problem]:
         """Every pre-submit check; the share checks need ``queue`` (the live queue's shares)."""
         problems = check_name(self.job_name, "jobName", what="job name")
         if self.priority is not None:
             problems += check_scheduling_priority(self.priority)
         problems += self._settings_problems()
+        shape = self.shape_problems()
+        if shape:
+            return problems + shape
         problems += check_tags(self.tags)
         size = len(self.payload_json.encode())
         if size > MAX_PAYLOAD_BYTES:
@@ -254,7 +437,6 @@ class JobSubmission:
                     "move large hyperparameters or environment values to S3",
                 )
             )
-        problems += payload_problems(self.payload_dict)
         if queue is not None:
             problems += self.share_problems(queue)
         return problems
@@ -304,6 +486,55 @@ class JobSubmission:
         except QuotaConfigError as error:
             return list(error.problems)
         return _demand_problems(queue, self.share, demand)
+
+
+def _tags_type_problems(tags: Any) -> list[Problem]:
+    if not isinstance(tags, Mapping):
+        return [Problem("tags", tags, "tags must be a mapping of text to text", "pass a dict")]
+    return [
+        Problem(f"tags.{key}", value, "tag keys and values must be text", "write both as text")
+        for key, value in tags.items()
+        if not isinstance(key, str) or not isinstance(value, str)
+    ]
+
+
+def _rules_type_problems(rules: Any) -> list[Problem]:
+    path = "retryStrategy.evaluateOnExit"
+    if isinstance(rules, str | bytes | Mapping) or not isinstance(rules, Sequence):
+        return [Problem(path, rules, "retry rules must be a list of objects", "pass a list")]
+    return [
+        Problem(
+            f"{path}[{index}]",
+            rule,
+            "a retry rule is an object of text values (onStatusReason, action)",
+            'write it as {"onStatusReason": "...", "action": "RETRY"}',
+        )
+        for index, rule in enumerate(rules)
+        if not isinstance(rule, Mapping)
+        or not all(isinstance(k, str) and isinstance(v, str) for k, v in rule.items())
+    ]
+
+
+def _token_problems(token: Any) -> list[Problem]:
+    if isinstance(token, str) and 1 <= len(token) <= MAX_CLIENT_TOKEN_LENGTH:
+        return []
+    return [
+        Problem(
+            "clientToken",
+            token,
+            f"a client token is text of 1 to {MAX_CLIENT_TOKEN_LENGTH} characters",
+            "pass a shorter token, or none to derive one",
+        )
+    ]
+
+
+def _builder_problem(error: Exception) -> Problem:
+    return Problem(
+        _PAYLOAD,
+        "(TrainingJob)",
+        f"the TrainingJob builder cannot render the payload ({error})",
+        "give hyperparameters and environment as mappings of text",
+    )
 
 
 def _demand_problems(

@@ -6,12 +6,18 @@ name resolved from the stack's SSM parameters), optionally acting as a team
 paginators; pre-submit checks read the live queue once, convert it to the domain model
 (:func:`queue_spec_from_api`) and reuse the model's answers. Every submit into a share that
 carries a team tag carries that tag too.
+
+A submit refused as a repeat of its ``clientToken`` (AWS rejects the second identical request)
+is answered with the job the first request created, found by :meth:`QueueClient.find_existing`
+(job name, share, payload and tags); see ``docs/runtime.md``.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 from typing import Any
 
 import boto3
@@ -62,6 +68,7 @@ TERMINATE_BATCH = 50
 """TerminateServiceJobs takes at most 50 job ids per call (reference 1.1)."""
 RESUBMIT_ROUNDS = 3
 """Extra rounds in which :meth:`QueueClient.submit_many` retries transiently refused jobs."""
+_EPOCH = datetime.fromtimestamp(0, tz=UTC)
 _THROTTLING_CODES = frozenset(
     {"ThrottlingException", "Throttling", "TooManyRequestsException", "RequestLimitExceeded"}
 )
@@ -107,6 +114,9 @@ class JobHandle:
     job_arn: str | None
     share: str | None
     client: QueueClient = field(repr=False, compare=False)
+    already_submitted: bool = False
+    """True when the job existed before this call: Batch rejected the call's first request as
+    a repeat of its ``clientToken`` and the job was found (:meth:`QueueClient.find_existing`)."""
 
     def describe(self) -> JobDetails:
         """:meth:`QueueClient.describe` for this job."""
@@ -329,6 +339,8 @@ class QueueClient:
         ``clientToken`` covers the tag. Problems: the team's share (for a team's client), a
         conflicting team tag, then :meth:`JobSubmission.problems` against the live queue.
         """
+        if submission.shape_problems():  # wrong types: nothing else can be checked or sent
+            return submission, submission.problems()
         spec = self.spec()
         if submission.share not in {s.name for s in spec.shares}:
             spec = self.refresh()  # a share created since the cache was filled
@@ -385,14 +397,38 @@ class QueueClient:
         return self.submit_job(JobSubmission(job_name, share, payload, **options))
 
     def submit_job(self, submission: JobSubmission) -> JobHandle:
-        """Check and submit a prepared :class:`JobSubmission`."""
+        """Check and submit a prepared :class:`JobSubmission`.
+
+        When Batch refuses the request and :meth:`find_existing` finds the job an earlier
+        request with the same ``clientToken`` created, returns that job's handle
+        (``already_submitted`` True when this call's first request was the one refused).
+        """
         request = self.render(submission)
         return self._send(submission, request, self.batch)
 
     def _send(
-        self, submission: JobSubmission, request: dict[str, Any], client: BaseClient
+        self,
+        submission: JobSubmission,
+        request: dict[str, Any],
+        client: BaseClient,
+        *,
+        sent_before: bool = False,
     ) -> JobHandle:
-        response = client.submit_service_job(**request)
+        """Submit ``request``; a refusal is answered with the job an earlier request made.
+
+        ``sent_before``: an earlier request of this call carried the same token (a resubmit
+        round), so a job found may be this call's own.
+        """
+        try:
+            response = client.submit_service_job(**request)
+        except ClientError as error:
+            if is_transient(error):
+                raise
+            existing = self._existing(request)
+            if existing is None:
+                raise
+            retried = sent_before or _retry_attempts(error) > 0
+            return self._handle(existing, already_submitted=not retried)
         return JobHandle(
             job_id=response["jobId"],
             job_name=response.get("jobName", submission.job_name),
@@ -400,6 +436,46 @@ class QueueClient:
             share=submission.share,
             client=self,
         )
+
+    def _handle(self, job: JobSummary, *, already_submitted: bool) -> JobHandle:
+        return JobHandle(
+            job_id=job.job_id,
+            job_name=job.job_name,
+            job_arn=job.job_arn,
+            share=job.share,
+            client=self,
+            already_submitted=already_submitted,
+        )
+
+    def find_existing(self, submission: JobSubmission) -> JobDetails | None:
+        """The job an earlier submit of ``submission`` created, ``None`` when there is none.
+
+        Batch's API returns no ``clientToken``, so the job is matched on what the derived token
+        covers: ``ListServiceJobs`` with a ``JOB_NAME`` filter (every status), then the jobs of
+        the same exact name and share, oldest first, are described until one has the same
+        payload (as JSON) and tags as ``submission`` as sent (team tag included). The oldest
+        match is the one the token made: a ``--resubmit`` attempt has another token and is
+        always newer. Raises :class:`QuotaConfigError` when ``submission`` fails its checks.
+        """
+        request = self.render(submission)
+        return self._existing(request)
+
+    def _existing(self, request: Mapping[str, Any]) -> JobDetails | None:
+        name, share = request["jobName"], request["quotaShareName"]
+        params = {"jobQueue": self.queue, "filters": [{"name": "JOB_NAME", "values": [name]}]}
+        candidates = [
+            JobSummary.from_api(summary)
+            for page in self.batch.get_paginator("list_service_jobs").paginate(**params)
+            for summary in page.get("jobSummaryList", [])
+            if summary.get("jobName") == name and summary.get("quotaShareName") == share
+        ]
+        candidates.reverse()  # listed newest first: reversed, equal times stay oldest first
+        candidates.sort(key=lambda job: job.created_at or _EPOCH)
+        for candidate in candidates:
+            details = self.describe(candidate.job_id)
+            if _same_request(details, request):
+                return details
+        return None
 
     def submit_many(
         self,
@@ -410,15 +486,19 @@ class QueueClient:
     ) -> list[SubmitOutcome]:
         """Submit many jobs, paced to ``submit_rate``; one outcome per job, in order.
 
-        Never stops at the first error: a job that fails a check or is refused gets an outcome
-        with ``error`` set. A job refused by a transient error (throttling, 5xx, a lost
-        connection) once botocore's own retries are spent is submitted again in up to
-        ``resubmit_rounds`` later rounds, after a :attr:`backoff` delay. Every request for a job
-        carries the same ``clientToken``, so a retry after a lost response finds the job the
-        first request created instead of creating a second one. ``on_result`` gets each job's
-        final outcome once.
+        Never stops at the first error: a job that fails a check, is malformed (even an item
+        that is not a :class:`JobSubmission`) or is refused gets an outcome with ``error`` set,
+        and the jobs after it are still submitted. A job refused by a transient error
+        (throttling, 5xx, a lost connection) once botocore's own retries are spent is submitted
+        again in up to ``resubmit_rounds`` later rounds, after a :attr:`backoff` delay. Every
+        request for a job carries the same ``clientToken``; Batch rejects a repeat, and the
+        job the first request created is then found (:meth:`find_existing`) and reported, so a
+        retry after a lost response, or a re-run of the same list, gives each submission its
+        one job. A rejected repeat whose job is not listed yet (when an earlier request of this
+        call carried the token) counts as transient. ``on_result`` gets each job's final
+        outcome once.
         """
-        pending = list(submissions)
+        pending: list[Any] = list(submissions)
         outcomes: dict[int, SubmitOutcome] = {}
         indices = list(range(len(pending)))
         delays = self.backoff.delays()
@@ -427,7 +507,9 @@ class QueueClient:
                 self.clock.sleep(delays.next())
             retry_later: list[int] = []
             for index in indices:
-                outcome, transient = self._submit_one(pending[index])
+                outcome, transient = self._submit_one(
+                    pending[index], index, sent_before=round_number > 0
+                )
                 outcomes[index] = outcome
                 if transient and round_number < resubmit_rounds:
                     retry_later.append(index)
@@ -438,18 +520,33 @@ class QueueClient:
                 break
         return [outcomes[i] for i in range(len(pending))]
 
-    def _submit_one(self, submission: JobSubmission) -> tuple[SubmitOutcome, bool]:
-        """The outcome of one submission, and whether its error is transient."""
+    def _submit_one(
+        self, submission: Any, index: int, *, sent_before: bool
+    ) -> tuple[SubmitOutcome, bool]:
+        """The outcome of one submission (item ``index``), and whether its error is transient."""
+        if not isinstance(submission, JobSubmission):
+            return SubmitOutcome(
+                f"submissions[{index}]", error=str(_not_a_submission(submission, index))
+            ), False
         try:
             request = self.render(submission)
         except QuotaConfigError as error:
-            return SubmitOutcome(submission.job_name, error=str(error)), False
+            return SubmitOutcome(_outcome_name(submission, index), error=str(error)), False
+        except (TypeError, ValueError, AttributeError, RecursionError) as error:  # a last guard
+            message = f"malformed submission ({type(error).__name__}: {error})"
+            return SubmitOutcome(_outcome_name(submission, index), error=message), False
         self.limiter.acquire()
         try:
-            handle = self._send(submission, request, self.submit_batch)
+            handle = self._send(submission, request, self.submit_batch, sent_before=sent_before)
         except (ClientError, BotoCoreError) as error:
-            return SubmitOutcome(submission.job_name, error=error_text(error)), is_transient(error)
-        outcome = SubmitOutcome(submission.job_name, job_id=handle.job_id, job_arn=handle.job_arn)
+            transient = is_transient(error) or _maybe_not_listed_yet(error, sent_before)
+            return SubmitOutcome(submission.job_name, error=error_text(error)), transient
+        outcome = SubmitOutcome(
+            submission.job_name,
+            job_id=handle.job_id,
+            job_arn=handle.job_arn,
+            already_submitted=handle.already_submitted,
+        )
         return outcome, False
 
     # --- change and stop jobs -------------------------------------------------------------
@@ -560,6 +657,49 @@ class QueueClient:
 
 def _job_id(job: JobRef) -> str:
     return job.job_id if isinstance(job, JobHandle) else job
+
+
+def _retry_attempts(error: ClientError) -> int:
+    """How many times botocore retried the call before this error (0: its first request)."""
+    return int(error.response.get("ResponseMetadata", {}).get("RetryAttempts", 0) or 0)
+
+
+def _maybe_not_listed_yet(error: ClientError | BotoCoreError, sent_before: bool) -> bool:
+    """A refusal with no job found, after an earlier request of the call carried the token: the
+    job that request made may not be listed yet, so the refusal is worth another round."""
+    if not isinstance(error, ClientError):
+        return False
+    return sent_before or _retry_attempts(error) > 0
+
+
+def _same_request(job: JobDetails, request: Mapping[str, Any]) -> bool:
+    """Whether ``job`` was made by ``request``: the same payload (as JSON) and tags."""
+    if job.payload is None:
+        return False
+    try:
+        payload = json.loads(job.payload)
+    except ValueError:
+        return False
+    sent = json.loads(request["serviceRequestPayload"])
+    return bool(payload == sent and dict(job.tags) == dict(request.get("tags") or {}))
+
+
+def _outcome_name(submission: JobSubmission, index: int) -> str:
+    name = submission.job_name
+    return name if isinstance(name, str) else f"submissions[{index}]"
+
+
+def _not_a_submission(item: Any, index: int) -> QuotaConfigError:
+    return QuotaConfigError(
+        [
+            Problem(
+                f"submissions[{index}]",
+                item,
+                f"not a JobSubmission but {type(item).__name__}",
+                "pass JobSubmission(job_name, share, payload, ...) objects",
+            )
+        ]
+    )
 
 
 def _explicit_profile(session: boto3.Session) -> str | None:

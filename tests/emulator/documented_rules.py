@@ -320,10 +320,10 @@ RULES: tuple[Rule, ...] = (
         "If this parameter is specified and two submit requests with identical payloads and "
         "clientTokens are received, these requests are considered the same request and the "
         "second request is rejected.",
-        "emulator/test_server_jobs.py::test_client_token_returns_the_first_job_for_a_retried_submit",
-        "Read as: the second request creates no job. The emulator answers it with the first "
-        "job's ids, as idempotent AWS APIs do (UNCONFIRMED); the same token with another request "
-        "is refused.",
+        "emulator/test_server_jobs.py::test_rejects_an_identical_request_with_a_used_client_token",
+        "The emulator refuses the second request with ClientException (HTTP 400; the exact code "
+        "and message are UNCONFIRMED) and creates no job; the same token with another request is "
+        "refused too. `--client-token-mode replay` answers it with the first job's ids instead.",
     ),
     # --- evaluateOnExit
     Rule(

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
+from quota_constructs.local.job_service import REPEATED_TOKEN_MESSAGE
 from quota_constructs.local.testing import SEED_DEMO, EmulatorServer
 from quota_constructs.model import (
     REASON_BORROWABLE,
@@ -110,14 +111,34 @@ def test_rejects_update_of_a_malformed_job_id(batch: Any) -> None:
 # --- idempotency, listing, termination --------------------------------------------------------
 
 
-def test_client_token_returns_the_first_job_for_a_retried_submit(batch: Any, queue: str) -> None:
-    first = submit(batch, queue, "QS1", "once", clientToken="token-1")
-    again = submit(batch, queue, "QS1", "once", clientToken="token-1")
+def test_rejects_an_identical_request_with_a_used_client_token(batch: Any, queue: str) -> None:
+    """AWS: "two submit requests with identical payloads and clientTokens ... the second
+    request is rejected" (the default, ``client_token_mode="reject"``)."""
+    submit(batch, queue, "QS1", "once", clientToken="token-1")
 
-    assert again == first
+    with pytest.raises(ClientError) as caught:
+        submit(batch, queue, "QS1", "once", clientToken="token-1")
+
+    error = caught.value.response
+    assert error["ResponseMetadata"]["HTTPStatusCode"] == 400
+    assert error["Error"]["Code"] == "ClientException"
+    assert error["Error"]["Message"] == REPEATED_TOKEN_MESSAGE.format(token="token-1")
     listed = batch.list_service_jobs(
         jobQueue=queue, filters=[{"name": "JOB_NAME", "values": ["once"]}]
     )
+    assert len(listed["jobSummaryList"]) == 1
+
+
+def test_replay_mode_returns_the_first_job_for_a_retried_submit() -> None:
+    with EmulatorServer(org_files=[SEED_DEMO], client_token_mode="replay") as emu:
+        batch, queue = emu.client("batch"), emu.queue_arn("seed-demo")
+        first = submit(batch, queue, "QS1", "once", clientToken="token-1")
+        again = submit(batch, queue, "QS1", "once", clientToken="token-1")
+        listed = batch.list_service_jobs(
+            jobQueue=queue, filters=[{"name": "JOB_NAME", "values": ["once"]}]
+        )
+
+    assert again == first
     assert len(listed["jobSummaryList"]) == 1
 
 

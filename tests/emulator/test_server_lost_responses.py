@@ -3,7 +3,8 @@
 botocore fills SubmitServiceJob's ``clientToken`` with a fresh UUID per call (the member is an
 ``idempotencyToken`` in the service model) and resends it on its own retries, so one call is
 safe. A client that sends no token, or a caller that retries with a new call (a new UUID),
-makes duplicates; retries that carry the same ``clientToken`` return the first job.
+makes duplicates. A retry that carries the same ``clientToken`` creates no job: AWS rejects it
+(the default ``client_token_mode="reject"``), ``replay`` mode answers it with the first job.
 """
 
 from __future__ import annotations
@@ -110,7 +111,8 @@ def test_seeded_lost_responses_retried_by_the_caller() -> None:
 
     def run(with_token: bool) -> tuple[list[str], dict[str, list[str]], int, int]:
         plan = FaultPlan(lost_response={"SubmitServiceJob": 0.5}, seed=11)
-        with EmulatorServer(org_files=[SEED_DEMO], faults=plan) as emu:
+        # replay: the caller's retry loop expects an answer with the job, which AWS does not give
+        with EmulatorServer(org_files=[SEED_DEMO], faults=plan, client_token_mode="replay") as emu:
             batch = emu.client("batch", retries={"mode": "standard", "total_max_attempts": 1})
             returned = [
                 submit_until_answered(
@@ -130,6 +132,24 @@ def test_seeded_lost_responses_retried_by_the_caller() -> None:
     returned, jobs, requests, lost = run(with_token=True)
     assert lost > 0 and requests == 20 + lost
     assert jobs == {f"job-{i}": [returned[i]] for i in range(20)}  # one job each, the one returned
+
+
+def test_a_retry_after_a_lost_response_is_rejected_and_makes_no_second_job() -> None:
+    """AWS's rule: the same token again is refused (400), so the caller must look the job up."""
+    plan = FaultPlan(lost_response={"SubmitServiceJob": 1.0}, seed=1)
+    with EmulatorServer(org_files=[SEED_DEMO], faults=plan) as emu:
+        batch = emu.client("batch", retries={"mode": "standard", "total_max_attempts": 1})
+        with pytest.raises(ClientError) as lost:
+            submit(batch, QUEUE, "QS1", "retried", clientToken="t-9")
+        emu.emulator.faults = None  # the network heals
+        with pytest.raises(ClientError) as again:
+            submit(batch, QUEUE, "QS1", "retried", clientToken="t-9")
+        jobs = jobs_by_name(batch)
+
+    assert lost.value.response["Error"]["Code"] == "ServerException"
+    assert again.value.response["Error"]["Code"] == "ClientException"
+    assert again.value.response["ResponseMetadata"]["HTTPStatusCode"] == 400
+    assert len(jobs["retried"]) == 1
 
 
 def test_a_lost_response_hides_an_error_answer_too() -> None:

@@ -55,8 +55,9 @@ def test_submit_sends_priority_zero_and_the_payload_timeout(client: QueueClient)
 
 def test_repeated_submit_is_idempotent(client: QueueClient) -> None:
     first = client.submit("same", "QS3", training_job())
-    second = client.submit("same", "QS3", training_job())
+    second = client.submit("same", "QS3", training_job())  # rejected by Batch, then found
     assert first.job_id == second.job_id
+    assert (first.already_submitted, second.already_submitted) == (False, True)
     assert [j.job_id for j in client.list(share="QS3")] == [first.job_id]
 
 

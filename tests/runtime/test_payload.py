@@ -114,6 +114,7 @@ def test_client_token_is_stable_and_depends_on_name_and_payload() -> None:
     assert len(a) == 64
     assert a != submission(job_name="train-2").token
     assert a != submission(payload=job(instance_count=2)).token
+    assert a != submission(share="QS2").token  # the same job into another share is another job
     assert submission(client_token="mine").token == "mine"
 
 

@@ -93,11 +93,14 @@ def test_thousand_submissions_with_lost_responses_make_exactly_a_thousand_jobs(
             JobSubmission(f"job-{i}", "AB"[i % 2], training_job(), tags=runs_for(300 + i % 7))
             for i in range(JOBS)
         ]
-        outcomes = client.submit_many(submissions)
+        outcomes = client.submit_many(submissions, resubmit_rounds=6)
         # At these rates botocore's retry quota (500 tokens a client; a retry takes 5 after
-        # throttling, 14 after a 500) runs dry and some submits end in a 500 after its retries;
-        # submit_many submits those again with the same clientToken, so a job whose answer was
-        # lost is found rather than created twice.
+        # throttling, 14 after a 500, and only a 2xx answer gives one back) runs dry and some
+        # submits end in a 500 after its retries; submit_many submits those again with the same
+        # clientToken. The emulator rejects a repeated token as AWS documents (a 400, which
+        # gives no token back, hence more rounds than the default 3), and the runtime finds the
+        # job the lost request created rather than creating a second one.
+        assert emu.emulator.jobs.client_token_mode == "reject"
         assert [o.error for o in outcomes if not o.ok] == []
         ids = [o.job_id for o in outcomes if o.job_id]
         assert len(set(ids)) == JOBS
@@ -108,9 +111,12 @@ def test_thousand_submissions_with_lost_responses_make_exactly_a_thousand_jobs(
 
         # The caller runs its script again (say after a crash): the derived clientToken finds
         # the jobs already there instead of submitting them twice.
-        rerun = client.submit_many(submissions[:200])
+        rerun = client.submit_many(submissions[:200], resubmit_rounds=6)
         assert [o.job_id for o in rerun] == ids[:200]
         assert len(every_job_id(emu, "lossy-queue")) == JOBS
+        # already_submitted is certain only when the rerun's first request was the one rejected
+        # (not after a throttled or lost attempt of the same call)
+        assert sum(o.already_submitted for o in rerun) > 100
 
         result = client.wait(ids, until=Until.TERMINAL, timeout=6 * 3600)
         assert len(result.jobs) == JOBS

@@ -111,7 +111,7 @@ def test_client_token_covers_the_team_tag(admin: QueueClient) -> None:
     request = admin.render(submission)
 
     assert request["clientToken"] == client_token(
-        "token", submission.payload_dict, {TEAM_TAG_KEY: TEAM}
+        "token", submission.payload_dict, {TEAM_TAG_KEY: TEAM}, "generative"
     )
     assert request["clientToken"] != submission.token  # the token of the untagged request
 
