@@ -19,6 +19,7 @@ from typing import Any, NoReturn
 import typer
 from rich.console import Console
 from rich.markup import escape
+from rich.table import Table
 
 #: Width used when stdout is not a terminal: wide enough that no table row ever wraps.
 UNWRAPPED_WIDTH = 1_000_000
@@ -41,14 +42,30 @@ def stdout_console() -> Console:
     return Console(width=UNWRAPPED_WIDTH, highlight=False, soft_wrap=True)
 
 
+def data_table(*columns: str, title: str | None = None, show_header: bool = True) -> Table:
+    """A table whose columns fold long values on a terminal (never cut to "LEND_AND…").
+
+    Printed on :func:`stdout_console`; piped, it is as wide as its widest row.
+    """
+    table = Table(title=title, show_header=show_header)
+    for column in columns:
+        table.add_column(column, overflow="fold")
+    return table
+
+
 def stderr_console() -> Console:
     """A console for messages and errors: one message per line, never wrapped."""
     return Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 def print_json(value: Any) -> None:
-    """Print ``value`` as JSON on stdout (plain, so ``jq`` and scripts read it)."""
+    """Print ``value`` as JSON on stdout (plain, so ``jq`` and scripts read it).
+
+    Field names follow one convention (docs/runtime.md, "JSON output"): camelCase, AWS's own
+    name where the value is an AWS field; times are ISO 8601 strings in UTC.
+    """
     sys.stdout.write(json.dumps(value, indent=2, default=str) + "\n")
+    sys.stdout.flush()
 
 
 def fail(message: str, code: ExitCode = ExitCode.FAILED) -> NoReturn:
