@@ -25,3 +25,7 @@ app.command("demo")(demo)
 
 def main() -> None:  # pragma: no cover - console entry point
     app()
+
+
+if __name__ == "__main__":  # pragma: no cover - ``python -m quota_constructs.cli``
+    main()
