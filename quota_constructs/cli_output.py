@@ -11,9 +11,13 @@ values, one row per line), so pipes and scripts see whole values; on a terminal,
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import math
 import sys
-from enum import IntEnum
+from collections.abc import Mapping
+from datetime import datetime
+from enum import Enum, IntEnum
 from typing import Any, NoReturn
 
 import typer
@@ -66,6 +70,37 @@ def print_json(value: Any) -> None:
     """
     sys.stdout.write(json.dumps(value, indent=2, default=str) + "\n")
     sys.stdout.flush()
+
+
+def camel_case(name: str) -> str:
+    """``borrow_limit`` -> ``borrowLimit`` (the JSON name of one of our own fields)."""
+    head, *rest = name.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+def json_fields(value: Any, *, skip: frozenset[str] = frozenset()) -> Any:
+    """``value`` ready for :func:`print_json`: dataclass fields (except ``skip``) in camelCase.
+
+    Mapping keys are data (share names, instance types) and stay as they are; enums become
+    their values, datetimes ISO 8601 strings, infinite floats ``null`` (JSON has no infinity).
+    """
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {
+            camel_case(f.name): json_fields(getattr(value, f.name), skip=skip)
+            for f in dataclasses.fields(value)
+            if f.name not in skip
+        }
+    if isinstance(value, Enum):
+        return value.value
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, Mapping):
+        return {str(k): json_fields(v, skip=skip) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_fields(v, skip=skip) for v in value]
+    return value
 
 
 def fail(message: str, code: ExitCode = ExitCode.FAILED) -> NoReturn:

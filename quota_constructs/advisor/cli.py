@@ -10,6 +10,7 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from quota_constructs.advisor.optimize import SearchOptions, optimize
@@ -39,21 +40,20 @@ from quota_constructs.advisor.workload import (
     load_workload_csv,
     workload_csv,
 )
+from quota_constructs.cli_output import ExitCode, data_table, stderr_console, stdout_console
 from quota_constructs.config import load_organisation
 from quota_constructs.model import Organisation, Problem, QuotaConfigError
 
 advisor_app = typer.Typer(no_args_is_help=True)
 
-EXIT_INVALID = 2
-
 
 def _fail(exc: QuotaConfigError) -> typer.Exit:
-    """Print every problem of ``exc`` on stderr, one line each; the exit to raise."""
-    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    """Print every problem of ``exc`` on stderr, one line each; the exit (2) to raise."""
+    err = stderr_console()
     head = f"{exc.context}: " if exc.context else ""
     for problem in exc.problems:
-        err.print(f"[red]error[/] {head}{problem}")
-    return typer.Exit(EXIT_INVALID)
+        err.print(f"[red]error[/] {escape(head + str(problem))}")
+    return typer.Exit(ExitCode.USAGE)
 
 
 def _parse_prices(values: list[str], teams: TeamsFile) -> dict[str, float]:
@@ -81,9 +81,9 @@ def advice_json(advice: Advice) -> str:
             "teams": {
                 t.share.name: {
                     "strategy": t.share.strategy.value,
-                    "borrow_limit": t.share.borrow_limit,
-                    "in_share_preemption": t.share.in_share_preemption,
-                    "max_usable": dict(t.max_usable),
+                    "borrowLimit": t.share.borrow_limit,
+                    "inSharePreemption": t.share.in_share_preemption,
+                    "maxUsable": dict(t.max_usable),
                     "rationale": list(t.rationale),
                     "warnings": list(t.warnings),
                 }
@@ -96,9 +96,14 @@ def advice_json(advice: Advice) -> str:
 
 def advice_table(advice: Advice) -> Table:
     """Per team: strategy, in-share preemption, borrow limit in percent and instances."""
-    table = Table(title=f"Recommendation for {advice.organisation.name}")
-    for column in ("team", "strategy", "in-share preemption", "borrow limit", "max usable"):
-        table.add_column(column)
+    table = data_table(
+        "team",
+        "strategy",
+        "in-share preemption",
+        "borrow limit",
+        "max usable",
+        title=f"Recommendation for {advice.organisation.name}",
+    )
     for team in advice.teams:
         share = team.share
         if share.borrow_limit is None:
@@ -133,7 +138,6 @@ def recommend_command(
     output: Path | None = typer.Option(
         None,
         "--output",
-        "-o",
         help="Write the organisation file here (with --optimize: the optimised one).",
     ),
     price: list[str] = typer.Option(
@@ -165,9 +169,12 @@ def recommend_command(
         None, "--plot", help="Write a PNG: usage (--simulate) or comparison (--optimize)."
     ),
 ) -> None:
-    """Recommend each team's strategy, in-share preemption and borrow limit, with reasons."""
-    console = Console(highlight=False, soft_wrap=True)
-    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    """Recommend each team's strategy, in-share preemption and borrow limit, with reasons.
+
+    Exit 1 when --simulate finds a FAILED expectation or --optimize misses a team's target.
+    """
+    console = stdout_console()
+    err = stderr_console()
     try:
         _check_modes(simulate, optimize_, plot)
         teams = load_teams(teams_file)
@@ -241,11 +248,16 @@ def _simulate_advice(
     console.print(f"\n{len(jobs)} generated jobs over {days} days (seed {seed})")
     console.print(results_table(results, list(configs)))
     marks = {True: "[green]ok[/]", False: "[red]FAILED[/]", None: "[blue]info[/]"}
-    for finding in verify(advice, dict(zip(configs, results, strict=True))):
-        console.print(f"  {marks[finding.ok]} {finding.text}")
+    findings = verify(advice, dict(zip(configs, results, strict=True)))
+    for finding in findings:
+        console.print(f"  {marks[finding.ok]} {escape(finding.text)}")
     if plot is not None:
         plot_results(results, list(configs), plot)
         console.print(f"wrote {plot}")
+    failed = sum(finding.ok is False for finding in findings)
+    if failed:
+        stderr_console().print(f"[bold red]error:[/] {failed} expectation(s) FAILED")
+        raise typer.Exit(ExitCode.FAILED)
 
 
 def _optimize(
@@ -287,6 +299,13 @@ def _optimize(
     if plot is not None:
         plot_comparison(search, plot)
         info.print(f"wrote {plot}")
+    if search.best.missed:
+        teams = sorted({check.team for check in search.best.missed})
+        info.print(
+            f"[bold red]error:[/] {len(search.best.missed)} target(s) missed by the best "
+            f"configuration found, teams: {', '.join(teams)}"
+        )
+        raise typer.Exit(ExitCode.FAILED)
 
 
 def _workload(
@@ -345,7 +364,7 @@ def simulate_command(
     ),
 ) -> None:
     """Run a workload through the emulator's scheduler in virtual time; measure each share."""
-    console = Console(highlight=False, soft_wrap=True)
+    console = stdout_console()
     paths = [org_file, *compare_files]
     try:
         orgs = [load_organisation(p) for p in paths]

@@ -102,7 +102,9 @@ def test_wait_exits_1_when_a_job_ends_failed(emu: EmulatorServer) -> None:
 def test_submit_json_uses_the_same_names_as_ls(emu: EmulatorServer) -> None:
     code, out, _ = jobs(emu, "submit", "named", "--share", "QS1", *BUILDER, "--json")
     submitted = json.loads(out)
+    assert code == 0
     code, out, _ = jobs(emu, "ls", "--json")
+    assert code == 0
     listed = json.loads(out)[0]
     assert {k: listed[k] for k in submitted} == submitted
     assert set(submitted) == {"jobId", "jobName", "jobArn"}
