@@ -9,8 +9,11 @@ field path, value and fix.
 
 from __future__ import annotations
 
+import copy
+import difflib
 import json
 import re
+import typing
 from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
@@ -281,20 +284,100 @@ _FIXES = {
 }
 
 
-def pydantic_problems(error: ValidationError, prefix: str = "") -> list[Problem]:
-    """Pydantic errors as :class:`Problem` rows: field path (under ``prefix``), value, fix."""
+def pydantic_problems(
+    error: ValidationError, prefix: str = "", *, model: type[BaseModel] | None = None
+) -> list[Problem]:
+    """Pydantic errors as :class:`Problem` rows: field path (under ``prefix``), value, fix.
+
+    With ``model`` (the validated model), an unknown key's fix names the closest allowed key
+    ("did you mean 'borrow_limit'?") or lists the allowed ones.
+    """
     problems = []
     for item in error.errors():
         loc = _loc_to_path(item["loc"])
         path = f"{prefix}{'.' if prefix and not loc.startswith('[') else ''}{loc}"
         value = item.get("input") if item["type"] != "missing" else None
         fix = _FIXES.get(item["type"], "correct the value")
+        if item["type"] == "extra_forbidden" and model is not None:
+            fix = _unknown_key_fix(model, item["loc"])
         problems.append(Problem(path or "<root>", value, item["msg"], fix))
     return problems
 
 
+def _unknown_key_fix(model: type[BaseModel], loc: tuple[Any, ...]) -> str:
+    """ "did you mean 'x'?" for a close misspelling of an allowed key, else the allowed keys."""
+    parent = _model_at(model, loc[:-1])
+    if parent is None:
+        return _FIXES["extra_forbidden"]
+    allowed = list(parent.model_fields)
+    close = difflib.get_close_matches(str(loc[-1]), allowed, n=1, cutoff=0.6)
+    if close:
+        return f"did you mean '{close[0]}'?"
+    return f"remove the key; the keys allowed here are {', '.join(allowed)}"
+
+
+def _model_at(model: type[BaseModel], loc: tuple[Any, ...]) -> type[BaseModel] | None:
+    """The model class that validates the mapping at ``loc`` below ``model`` (None: not one)."""
+    current: type[BaseModel] | None = model
+    for part in loc:
+        if current is None:
+            return None
+        if isinstance(part, int):
+            continue
+        field = current.model_fields.get(str(part))
+        current = _inner_model(field.annotation) if field is not None else None
+    return current
+
+
+def _inner_model(annotation: Any) -> type[BaseModel] | None:
+    """The model class inside ``X``, ``list[X]``, ``X | None`` or ``dict[str, X]``."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in typing.get_args(annotation):
+        found = _inner_model(arg)
+        if found is not None:
+            return found
+    return None
+
+
+def _optional_fields(model: type[BaseModel]) -> set[str]:
+    """Field names of ``model`` and its nested models that have a default."""
+    names = {name for name, field in model.model_fields.items() if not field.is_required()}
+    for field in model.model_fields.values():
+        inner = _inner_model(field.annotation)
+        if inner is not None:
+            names |= _optional_fields(inner)
+    return names
+
+
+def _without_shape_errors(data: Any, error: ValidationError) -> Any:
+    """A copy of ``data`` without its unknown keys and without optional fields that failed,
+    so that the domain rules can still be checked on the rest of the file."""
+    cleaned = copy.deepcopy(data)
+    optional = _optional_fields(OrganisationFile)
+    for item in error.errors():
+        loc = item["loc"]
+        if not loc or not (item["type"] == "extra_forbidden" or loc[-1] in optional):
+            continue
+        parent = cleaned
+        for part in loc[:-1]:
+            try:
+                parent = parent[part]
+            except (KeyError, IndexError, TypeError):
+                break
+        else:
+            if isinstance(parent, dict):
+                parent.pop(loc[-1], None)
+    return cleaned
+
+
 def parse_organisation(data: Any, *, source: str = "<data>") -> Organisation:
-    """Validate already-parsed data as an organisation; raise :class:`OrgFileError` listing all."""
+    """Validate already-parsed data as an organisation; raise :class:`OrgFileError` listing all.
+
+    All in one run: shape errors (unknown keys with "did you mean", wrong types, missing
+    fields) and the domain rules of everything that parsed once the unknown keys and failing
+    optional fields are set aside (duplicate names, instance types, counts ...).
+    """
     if not isinstance(data, dict):
         raise OrgFileError(
             [
@@ -310,14 +393,15 @@ def parse_organisation(data: Any, *, source: str = "<data>") -> Organisation:
     try:
         org = OrganisationFile.model_validate(data).to_organisation()
     except ValidationError as exc:
-        problems = pydantic_problems(exc)
+        problems = pydantic_problems(exc, model=OrganisationFile)
+        cleaned = _without_shape_errors(data, exc)
     else:
         rule_problems = org.problems()
         if rule_problems:
             raise OrgFileError(rule_problems, context=source)
         return org
     # Shape errors found: still report the domain rules of the parts that did parse.
-    problems += _rule_problems_of_parsable_parts(data, {p.path for p in problems})
+    problems += _rule_problems_of_parsable_parts(cleaned, {p.path for p in problems})
     raise OrgFileError(problems, context=source)
 
 
