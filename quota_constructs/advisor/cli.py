@@ -300,10 +300,10 @@ def _optimize(
         plot_comparison(search, plot)
         info.print(f"wrote {plot}")
     if search.best.missed:
-        teams = sorted({check.team for check in search.best.missed})
+        missed = sorted({check.team for check in search.best.missed})
         info.print(
             f"[bold red]error:[/] {len(search.best.missed)} target(s) missed by the best "
-            f"configuration found, teams: {', '.join(teams)}"
+            f"configuration found, teams: {', '.join(missed)}"
         )
         raise typer.Exit(ExitCode.FAILED)
 
