@@ -26,16 +26,25 @@ from quota_constructs.model import (
     CREATE,
     MAX_ACCESS_PRINCIPALS,
     MAX_BORROW_LIMIT,
+    MAX_CAPACITY_LIMITS_PER_SHARE,
     MAX_INSTANCES_PER_TYPE,
     MAX_ORGANISATION_DESCRIPTION_BYTES,
     MAX_ORGANISATION_DESCRIPTION_CHARS,
+    MAX_ORGANISATION_NAME_LENGTH,
     MAX_SHARE_DESCRIPTION_CHARS,
+    MAX_SHARES_PER_QUEUE,
     MAX_TAG_KEY_LENGTH,
     MAX_TAG_VALUE_LENGTH,
     MAX_TAGS,
+    MIN_CAPACITY_LIMITS_PER_SHARE,
+    NAME_BODY,
+    ORGANISATION_BODY,
     PRINCIPAL_BODY,
+    QUEUE_PRIORITY_RANGE,
     ROLE_ARN_BODY,
+    RUNNABLE_TIMEOUT_MINUTES_RANGE,
     SCHEDULING_PRIORITY_RANGE,
+    UNLIMITED_BORROW,
     JobQueueSpec,
     Organisation,
     Problem,
@@ -120,15 +129,16 @@ class ShareConfig(StrictModel):
     """One quota share of an organisation file."""
 
     name: str = Field(
-        description="Quota share name, [A-Za-z0-9_-]{1,128}, unique in the queue.",
-        json_schema_extra={"pattern": "^[A-Za-z0-9_-]{1,128}$"},
+        description=f"Quota share name, {NAME_BODY}, unique in the queue.",
+        json_schema_extra={"pattern": f"^{NAME_BODY}$"},
     )
     capacity: dict[str, StrictInt] = Field(
-        description="1 to 5 SageMaker training instance types mapped to instance counts "
+        description=f"{MIN_CAPACITY_LIMITS_PER_SHARE} to {MAX_CAPACITY_LIMITS_PER_SHARE} "
+        "SageMaker training instance types mapped to instance counts "
         f"(1..{MAX_INSTANCES_PER_TYPE}).",
         json_schema_extra={
-            "minProperties": 1,
-            "maxProperties": 5,
+            "minProperties": MIN_CAPACITY_LIMITS_PER_SHARE,
+            "maxProperties": MAX_CAPACITY_LIMITS_PER_SHARE,
             "propertyNames": {"enum": list(training_instance_types())},
             "additionalProperties": {
                 "type": "integer",
@@ -142,7 +152,7 @@ class ShareConfig(StrictModel):
         default=None,
         description="Percent of own capacity that may be borrowed; LEND_AND_BORROW only; "
         f"omitted or -1 = unlimited; 0 = none; at most {MAX_BORROW_LIMIT}.",
-        json_schema_extra={"minimum": -1, "maximum": MAX_BORROW_LIMIT},
+        json_schema_extra={"minimum": UNLIMITED_BORROW, "maximum": MAX_BORROW_LIMIT},
     )
     in_share_preemption: StrictBool = Field(
         default=False, description="Let a higher-priority job preempt a lower one in this share."
@@ -175,10 +185,19 @@ class ShareConfig(StrictModel):
 class JobQueueConfig(StrictModel):
     """Job-queue settings of an organisation file."""
 
-    priority: StrictInt = Field(default=1, description="Job queue priority, 0..1000.")
+    priority: StrictInt = Field(
+        default=1,
+        description=f"Job queue priority, {QUEUE_PRIORITY_RANGE[0]}..{QUEUE_PRIORITY_RANGE[1]}.",
+        json_schema_extra={"minimum": QUEUE_PRIORITY_RANGE[0], "maximum": QUEUE_PRIORITY_RANGE[1]},
+    )
     runnable_timeout_minutes: StrictInt | None = Field(
         default=None,
-        description="10..1440: terminate jobs stuck RUNNABLE on a MISCONFIGURATION reason.",
+        description=f"{RUNNABLE_TIMEOUT_MINUTES_RANGE[0]}..{RUNNABLE_TIMEOUT_MINUTES_RANGE[1]}: "
+        "terminate jobs stuck RUNNABLE on a MISCONFIGURATION reason.",
+        json_schema_extra={
+            "minimum": RUNNABLE_TIMEOUT_MINUTES_RANGE[0],
+            "maximum": RUNNABLE_TIMEOUT_MINUTES_RANGE[1],
+        },
     )
 
 
@@ -186,8 +205,9 @@ class OrganisationFile(StrictModel):
     """An organisation file in ``stacks/orgs/``: one quota-managed queue and its shares."""
 
     organisation: str = Field(
-        description="Organisation name: letters, digits, '-'.",
-        json_schema_extra={"pattern": "^[A-Za-z][A-Za-z0-9-]{0,63}$"},
+        description="Organisation name: a letter, then letters, digits, '-'; at most "
+        f"{MAX_ORGANISATION_NAME_LENGTH} characters.",
+        json_schema_extra={"pattern": f"^{ORGANISATION_BODY}$"},
     )
     description: str = Field(
         default="",
@@ -196,7 +216,9 @@ class OrganisationFile(StrictModel):
         f"{MAX_ORGANISATION_DESCRIPTION_BYTES} UTF-8 bytes.",
         json_schema_extra={"maxLength": MAX_ORGANISATION_DESCRIPTION_CHARS},
     )
-    job_queue: JobQueueConfig = Field(default_factory=JobQueueConfig)
+    job_queue: JobQueueConfig = Field(
+        default_factory=JobQueueConfig, description="Settings of the organisation's job queue."
+    )
     tags: dict[str, str] = Field(
         default_factory=dict,
         description="Tags on every resource (AWS tagging rules).",
@@ -206,7 +228,10 @@ class OrganisationFile(StrictModel):
             "additionalProperties": {"type": "string", "maxLength": MAX_TAG_VALUE_LENGTH},
         },
     )
-    shares: list[ShareConfig] = Field(description="1 to 20 quota shares.")
+    shares: list[ShareConfig] = Field(
+        description=f"1 to {MAX_SHARES_PER_QUEUE} quota shares.",
+        json_schema_extra={"minItems": 1, "maxItems": MAX_SHARES_PER_QUEUE},
+    )
 
     def to_organisation(self) -> Organisation:
         return Organisation(
