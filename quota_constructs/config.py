@@ -375,25 +375,52 @@ def _optional_fields(model: type[BaseModel]) -> set[str]:
     return names
 
 
+_PLACEHOLDERS: dict[str, Any] = {"strategy": SharingStrategy.RESERVE.value, "capacity": {}}
+"""Stand-ins for a share's required fields that failed, so its other rules are still checked."""
+_VALUE_STAND_INS: dict[str, Any] = {
+    "int_type": 1,
+    "int_from_float": 1,
+    "int_parsing": 1,
+    "string_type": "",
+}
+"""Stand-ins for failing values in a mapping (capacity counts, tags), keeping its key."""
+
+
 def _without_shape_errors(data: Any, error: ValidationError) -> Any:
-    """A copy of ``data`` without its unknown keys and without optional fields that failed,
-    so that the domain rules can still be checked on the rest of the file."""
+    """A copy of ``data`` with every failing part set aside, so that the domain rules can still
+    be checked on the rest of the file: unknown keys, failing optional fields and failing
+    entries of mappings and lists are removed; a share's failing required field gets a
+    stand-in (its problem is already reported, and problems at reported paths are dropped)."""
     cleaned = copy.deepcopy(data)
     optional = _optional_fields(OrganisationFile)
-    for item in error.errors():
+    for item in sorted(error.errors(), key=lambda e: [str(p).zfill(9) for p in e["loc"]])[::-1]:
         loc = item["loc"]
-        if not loc or not (item["type"] == "extra_forbidden" or loc[-1] in optional):
+        parent = _container_at(cleaned, loc[:-1])
+        model = _model_at(OrganisationFile, loc[:-1])
+        if parent is None or not loc:
             continue
-        parent = cleaned
-        for part in loc[:-1]:
-            try:
-                parent = parent[part]
-            except (KeyError, IndexError, TypeError):
-                break
-        else:
-            if isinstance(parent, dict):
-                parent.pop(loc[-1], None)
+        leaf = loc[-1]
+        removable = item["type"] == "extra_forbidden" or model is None or leaf in optional
+        if isinstance(parent, list) and isinstance(leaf, int) and leaf < len(parent):
+            del parent[leaf]
+        elif isinstance(parent, dict) and model is None and item["type"] in _VALUE_STAND_INS:
+            parent[leaf] = _VALUE_STAND_INS[item["type"]]  # e.g. a count of '2': still 1 type
+        elif isinstance(parent, dict) and removable:
+            parent.pop(leaf, None)
+        elif isinstance(parent, dict) and model is ShareConfig:
+            name = f"unnamed-{loc[-2]}" if leaf == "name" else None
+            parent[leaf] = name or copy.deepcopy(_PLACEHOLDERS.get(str(leaf)))
     return cleaned
+
+
+def _container_at(data: Any, loc: tuple[Any, ...]) -> Any:
+    """The dict or list at ``loc`` in ``data`` (None: not there)."""
+    for part in loc:
+        try:
+            data = data[part]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return data if isinstance(data, dict | list) else None
 
 
 def parse_organisation(data: Any, *, source: str = "<data>") -> Organisation:

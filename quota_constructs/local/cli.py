@@ -8,8 +8,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
+from rich.markup import escape
 
+from quota_constructs.cli_output import ExitCode, stderr_console, stdout_console
 from quota_constructs.local.clock import RealTimeClock, VirtualClock
 from quota_constructs.local.emulator import Emulator
 from quota_constructs.local.faults import FaultPlan
@@ -66,8 +67,8 @@ def serve(
     threads: Annotated[int, typer.Option(help="Worker threads of the HTTP server.")] = 8,
 ) -> None:
     """Provision organisation files and serve the Batch and SSM APIs until Ctrl-C."""
-    console = Console()
-    err = Console(stderr=True)
+    console = stdout_console()  # the banner: one line per setting, never wrapped when piped
+    err = stderr_console()
     try:
         faults = FaultPlan.parse(fault_rate or [], seed=fault_seed) if fault_rate else None
         clock = VirtualClock() if virtual else RealTimeClock(speed=speed)
@@ -78,12 +79,11 @@ def serve(
         err.print(
             f"[bold red]error:[/] cannot listen on {host}:{port}: {error.strerror or error}; "
             "use another --port (0 picks a free one)",
-            highlight=False,
         )
-        raise typer.Exit(1) from None
+        raise typer.Exit(ExitCode.USAGE) from None
     except (QuotaConfigError, ValueError) as error:
-        err.print(f"[bold red]error:[/] {error}", highlight=False)
-        raise typer.Exit(1) from None
+        err.print(f"[bold red]error:[/] {escape(' '.join(str(error).split()))}")
+        raise typer.Exit(ExitCode.USAGE) from None
     endpoint = f"http://{host}:{server.port}"
     timing = "virtual clock" if virtual else f"speed x{speed:g}"
     console.print(f"[bold]quota emulator[/] listening on [cyan]{endpoint}[/] ({timing})")

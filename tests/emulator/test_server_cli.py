@@ -87,14 +87,14 @@ def test_rejects_an_invalid_organisation_file(tmp_path: Path) -> None:
 
     result = CliRunner().invoke(app, ["local", "serve", "--port", "0", "--org", str(path)])
 
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert "strategy" in result.output and "Traceback" not in result.output
 
 
 def test_rejects_a_malformed_fault_rate() -> None:
     result = CliRunner().invoke(app, ["local", "serve", "--port", "0", "--fault-rate", "often"])
 
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert "[OPERATION:]KIND=RATE" in result.output
 
 
@@ -150,7 +150,7 @@ def test_rejects_the_same_organisation_twice() -> None:
         app, ["local", "serve", "--port", "0", "--org", seed, "--org", seed]
     )
 
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert "already provisioned" in result.output and "Traceback" not in result.output
 
 
@@ -162,5 +162,5 @@ def test_rejects_a_port_in_use() -> None:
 
         result = CliRunner().invoke(app, ["local", "serve", "--port", str(port)])
 
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert f"cannot listen on 127.0.0.1:{port}" in result.output and "--port" in result.output
