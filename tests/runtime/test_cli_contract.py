@@ -108,3 +108,11 @@ def test_submit_json_uses_the_same_names_as_ls(emu: EmulatorServer) -> None:
     listed = json.loads(out)[0]
     assert {k: listed[k] for k in submitted} == submitted
     assert set(submitted) == {"jobId", "jobName", "jobArn"}
+
+
+def test_piped_errors_stay_on_one_line_at_40_columns(emu: EmulatorServer) -> None:
+    base = ["jobs", "--endpoint-url", emu.endpoint_url, "-o", "seed-demo"]
+    result = quota(*base, "submit", "x", "--share", "QS9", *BUILDER)
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1 and len(result.stderr) > 40
+    assert result.stderr.startswith("error: job x: quotaShareName: ")
