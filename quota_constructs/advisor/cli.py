@@ -7,6 +7,7 @@ import os
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.console import Console
@@ -75,23 +76,25 @@ def _parse_prices(values: list[str], teams: TeamsFile) -> dict[str, float]:
 
 def advice_json(advice: Advice) -> str:
     """Per team: strategy, borrow limit, in-share preemption, max usable, reasons, warnings."""
-    return json.dumps(
-        {
-            "organisation": advice.organisation.name,
-            "teams": {
-                t.share.name: {
-                    "strategy": t.share.strategy.value,
-                    "borrowLimit": t.share.borrow_limit,
-                    "inSharePreemption": t.share.in_share_preemption,
-                    "maxUsable": dict(t.max_usable),
-                    "rationale": list(t.rationale),
-                    "warnings": list(t.warnings),
-                }
-                for t in advice.teams
-            },
+    return json.dumps(advice_data(advice), indent=2)
+
+
+def advice_data(advice: Advice) -> dict[str, Any]:
+    """:func:`advice_json` before encoding."""
+    return {
+        "organisation": advice.organisation.name,
+        "teams": {
+            t.share.name: {
+                "strategy": t.share.strategy.value,
+                "borrowLimit": t.share.borrow_limit,
+                "inSharePreemption": t.share.in_share_preemption,
+                "maxUsable": dict(t.max_usable),
+                "rationale": list(t.rationale),
+                "warnings": list(t.warnings),
+            }
+            for t in advice.teams
         },
-        indent=2,
-    )
+    }
 
 
 def advice_table(advice: Advice) -> Table:
@@ -192,14 +195,15 @@ def recommend_command(
         )
         _optimize(teams, prices, options, workers, output, plot, as_json, console, err)
         return
-    if as_json:
-        typer.echo(advice_json(advice))
-    else:
+    if not as_json:
         print_advice(advice, console)
+    elif not simulate:
+        typer.echo(advice_json(advice))
     if output is not None:
         _write(output, advice.to_yaml(), err if as_json else console)
     if simulate:
-        _simulate_advice(teams, advice, days, seed, startup_s, preemption_s, plot, console)
+        run = (days, seed, startup_s, preemption_s)
+        _simulate_advice(teams, advice, run, plot, console, as_json=as_json)
 
 
 def _check_modes(simulate: bool, optimize_: bool, plot: Path | None) -> None:
@@ -229,13 +233,15 @@ def _write(path: Path, text: str, console: Console) -> None:
 def _simulate_advice(
     teams: TeamsFile,
     advice: Advice,
-    days: int,
-    seed: int,
-    startup_s: float,
-    preemption_s: float,
+    run: tuple[int, int, float, float],
     plot: Path | None,
     console: Console,
+    *,
+    as_json: bool,
 ) -> None:
+    """Check the advice on a generated workload; with ``as_json`` one JSON document: the
+    advice, the simulation results and the findings. Exit 1 if an expectation FAILED."""
+    days, seed, startup_s, preemption_s = run
     try:
         jobs = generate_workload(teams, days=days, seed=seed)
         options = SimulationOptions(
@@ -245,15 +251,24 @@ def _simulate_advice(
         results = compare(list(configs.values()), jobs, options=options)
     except QuotaConfigError as exc:
         raise _fail(exc) from None
-    console.print(f"\n{len(jobs)} generated jobs over {days} days (seed {seed})")
-    console.print(results_table(results, list(configs)))
-    marks = {True: "[green]ok[/]", False: "[red]FAILED[/]", None: "[blue]info[/]"}
     findings = verify(advice, dict(zip(configs, results, strict=True)))
-    for finding in findings:
-        console.print(f"  {marks[finding.ok]} {escape(finding.text)}")
+    if as_json:
+        simulation = json.loads(results_json(results, list(configs)))
+        found = [{"ok": f.ok, "text": f.text} for f in findings]
+        typer.echo(
+            json.dumps(
+                {**advice_data(advice), "simulation": simulation, "findings": found}, indent=2
+            )
+        )
+    else:
+        console.print(f"\n{len(jobs)} generated jobs over {days} days (seed {seed})")
+        console.print(results_table(results, list(configs)))
+        marks = {True: "[green]ok[/]", False: "[red]FAILED[/]", None: "[blue]info[/]"}
+        for finding in findings:
+            console.print(f"  {marks[finding.ok]} {escape(finding.text)}")
     if plot is not None:
         plot_results(results, list(configs), plot)
-        console.print(f"wrote {plot}")
+        (stderr_console() if as_json else console).print(f"wrote {plot}")
     failed = sum(finding.ok is False for finding in findings)
     if failed:
         stderr_console().print(f"[bold red]error:[/] {failed} expectation(s) FAILED")

@@ -222,3 +222,14 @@ def test_recommend_optimize_exits_1_when_a_target_is_missed() -> None:
     assert result.exit_code == 1
     assert json.loads(result.stdout)["optimised"]["teams"]["cv"]["strategy"] == "RESERVE"
     assert "target(s) missed by the best configuration found, teams: cv" in result.stderr
+
+
+def test_recommend_simulate_json_is_one_document() -> None:
+    result = CliRunner().invoke(
+        app, ["recommend", str(TEAMS_FILE), "--simulate", "--days", "1", "--json"]
+    )
+    assert result.exit_code == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert set(data) == {"organisation", "teams", "simulation", "findings"}
+    assert set(data["simulation"]) == {"recommended", "all-RESERVE", "all-LEND_AND_BORROW"}
+    assert all(f["ok"] is not False for f in data["findings"])
