@@ -209,5 +209,5 @@ def test_serve_injects_lost_responses_from_the_command_line() -> None:
 def test_rejects_an_unknown_fault_kind_naming_lost() -> None:
     result = CliRunner().invoke(app, ["local", "serve", "--port", "0", "--fault-rate", "gone=0.1"])
 
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert "throttle, 5xx or lost" in " ".join(result.output.split())
