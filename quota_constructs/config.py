@@ -323,9 +323,12 @@ def pydantic_problems(
         path = f"{prefix}{'.' if prefix and not loc.startswith('[') else ''}{loc}"
         value = item.get("input") if item["type"] != "missing" else None
         fix = _FIXES.get(item["type"], "correct the value")
-        if item["type"] == "extra_forbidden" and model is not None:
-            fix = _unknown_key_fix(model, item["loc"])
-        problems.append(Problem(path or "<root>", value, item["msg"], fix))
+        message = item["msg"]
+        if item["type"] == "extra_forbidden":
+            message = "unknown key"
+            if model is not None:
+                fix = _unknown_key_fix(model, item["loc"])
+        problems.append(Problem(path or "<root>", value, message, fix))
     return problems
 
 
