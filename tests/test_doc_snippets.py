@@ -29,8 +29,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+import yaml
 
-from quota_constructs.config import ORGS_DIR
+from quota_constructs.advisor.profiles import parse_schedule, parse_teams
+from quota_constructs.config import ORGS_DIR, parse_organisation
 from quota_constructs.local.testing import EmulatorServer
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -318,3 +320,27 @@ def test_every_listed_command_is_still_in_the_docs() -> None:
 def test_the_docs_have_shell_blocks_to_run() -> None:
     assert len(RUN) >= 12
     assert sum(len(b.commands) for b in RUN) >= 40
+
+
+def yaml_blocks(doc: Path) -> list[str]:
+    text = doc.read_text(encoding="utf-8")
+    return [m.group(2) for m in FENCE.finditer(text) if m.group(1).strip() in {"yaml", "yml"}]
+
+
+def test_the_readme_organisation_example_is_a_valid_file() -> None:
+    [example] = yaml_blocks(ROOT / "README.md")
+    assert parse_organisation(yaml.safe_load(example)).name
+
+
+def test_the_advisor_team_profile_example_is_a_valid_file() -> None:
+    [example] = yaml_blocks(ROOT / "docs" / "advisor.md")
+    assert parse_teams(yaml.safe_load(example)).teams
+
+
+def test_every_schedule_form_the_advisor_doc_lists_parses() -> None:
+    [example] = yaml_blocks(ROOT / "docs" / "advisor.md")
+    [comment] = [line.split("#", 1)[1] for line in example.splitlines() if "schedule:" in line]
+    forms = [re.sub(r"^a cron line, e\.g\. ", "", f.strip()).strip("'") for f in comment.split("|")]
+    assert len(forms) == 5
+    for form in forms:
+        parse_schedule(form)
