@@ -233,3 +233,12 @@ def test_recommend_simulate_json_is_one_document() -> None:
     assert set(data) == {"organisation", "teams", "simulation", "findings"}
     assert set(data["simulation"]) == {"recommended", "all-RESERVE", "all-LEND_AND_BORROW"}
     assert all(f["ok"] is not False for f in data["findings"])
+
+
+def test_ctrl_c_exits_130(monkeypatch: pytest.MonkeyPatch) -> None:
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(advisor_cli, "recommend", interrupted)
+    result = CliRunner().invoke(app, ["recommend", str(TEAMS_FILE)])
+    assert result.exit_code == 130 and "Traceback" not in result.output
