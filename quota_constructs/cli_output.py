@@ -40,9 +40,10 @@ class ExitCode(IntEnum):
 
 
 def stdout_console() -> Console:
-    """A console for data: unwrapped when piped, wrapping columns on a terminal."""
+    """A console for data: unwrapped when piped; on a terminal, table columns fold to fit and
+    lines of text are left whole (the terminal wraps them; copying one gets it in one piece)."""
     if sys.stdout.isatty():
-        return Console(highlight=False)
+        return Console(highlight=False, soft_wrap=True)
     return Console(width=UNWRAPPED_WIDTH, highlight=False, soft_wrap=True)
 
 

@@ -67,3 +67,13 @@ def test_the_readme_exit_code_table_is_the_code_s() -> None:
     section = section[: section.index("\n### ")]
     documented = [int(code) for code in re.findall(r"^\| (\d+) \|", section, re.M)]
     assert documented == [int(code) for code in ExitCode]
+
+
+def test_a_terminal_line_of_text_is_never_broken_by_rich(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("sys.stdout.isatty", lambda: True)
+    console = cli_output.stdout_console()
+    console.file, console.width = io.StringIO(), 30
+    line = "export AWS_ENDPOINT_URL_BATCH=http://127.0.0.1:8771"
+    console.print(line)
+    assert isinstance(console.file, io.StringIO)
+    assert console.file.getvalue() == line + "\n"
