@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from importlib.metadata import PackageNotFoundError, version
+from typing import Annotated
+
 import typer
 
 from quota_constructs.advisor.cli import advisor_app
@@ -16,6 +19,37 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
 )
+
+
+def package_version() -> str:
+    """The installed ``quota-constructs`` version (package metadata)."""
+    try:
+        return version("quota-constructs")
+    except PackageNotFoundError:  # pragma: no cover - running from a checkout never installed
+        return "0+unknown"
+
+
+def _show_version(value: bool) -> None:
+    if value:
+        typer.echo(f"quota {package_version()}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    _version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            callback=_show_version,
+            is_eager=True,
+            help="Print the version and exit.",
+        ),
+    ] = False,
+) -> None:
+    """GPU quota sharing for SageMaker training on AWS Batch."""
+
+
 app.add_typer(org_app, name="org")
 app.add_typer(advisor_app)  # quota recommend, quota simulate
 app.add_typer(local_app, name="local")
@@ -25,3 +59,7 @@ app.command("demo")(demo)
 
 def main() -> None:  # pragma: no cover - console entry point
     app()
+
+
+if __name__ == "__main__":  # pragma: no cover - ``python -m quota_constructs.cli``
+    main()

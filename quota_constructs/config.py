@@ -9,8 +9,11 @@ field path, value and fix.
 
 from __future__ import annotations
 
+import copy
+import difflib
 import json
 import re
+import typing
 from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
@@ -23,16 +26,25 @@ from quota_constructs.model import (
     CREATE,
     MAX_ACCESS_PRINCIPALS,
     MAX_BORROW_LIMIT,
+    MAX_CAPACITY_LIMITS_PER_SHARE,
     MAX_INSTANCES_PER_TYPE,
     MAX_ORGANISATION_DESCRIPTION_BYTES,
     MAX_ORGANISATION_DESCRIPTION_CHARS,
+    MAX_ORGANISATION_NAME_LENGTH,
     MAX_SHARE_DESCRIPTION_CHARS,
+    MAX_SHARES_PER_QUEUE,
     MAX_TAG_KEY_LENGTH,
     MAX_TAG_VALUE_LENGTH,
     MAX_TAGS,
+    MIN_CAPACITY_LIMITS_PER_SHARE,
+    NAME_BODY,
+    ORGANISATION_BODY,
     PRINCIPAL_BODY,
+    QUEUE_PRIORITY_RANGE,
     ROLE_ARN_BODY,
+    RUNNABLE_TIMEOUT_MINUTES_RANGE,
     SCHEDULING_PRIORITY_RANGE,
+    UNLIMITED_BORROW,
     JobQueueSpec,
     Organisation,
     Problem,
@@ -117,15 +129,16 @@ class ShareConfig(StrictModel):
     """One quota share of an organisation file."""
 
     name: str = Field(
-        description="Quota share name, [A-Za-z0-9_-]{1,128}, unique in the queue.",
-        json_schema_extra={"pattern": "^[A-Za-z0-9_-]{1,128}$"},
+        description=f"Quota share name, {NAME_BODY}, unique in the queue.",
+        json_schema_extra={"pattern": f"^{NAME_BODY}$"},
     )
     capacity: dict[str, StrictInt] = Field(
-        description="1 to 5 SageMaker training instance types mapped to instance counts "
+        description=f"{MIN_CAPACITY_LIMITS_PER_SHARE} to {MAX_CAPACITY_LIMITS_PER_SHARE} "
+        "SageMaker training instance types mapped to instance counts "
         f"(1..{MAX_INSTANCES_PER_TYPE}).",
         json_schema_extra={
-            "minProperties": 1,
-            "maxProperties": 5,
+            "minProperties": MIN_CAPACITY_LIMITS_PER_SHARE,
+            "maxProperties": MAX_CAPACITY_LIMITS_PER_SHARE,
             "propertyNames": {"enum": list(training_instance_types())},
             "additionalProperties": {
                 "type": "integer",
@@ -139,7 +152,7 @@ class ShareConfig(StrictModel):
         default=None,
         description="Percent of own capacity that may be borrowed; LEND_AND_BORROW only; "
         f"omitted or -1 = unlimited; 0 = none; at most {MAX_BORROW_LIMIT}.",
-        json_schema_extra={"minimum": -1, "maximum": MAX_BORROW_LIMIT},
+        json_schema_extra={"minimum": UNLIMITED_BORROW, "maximum": MAX_BORROW_LIMIT},
     )
     in_share_preemption: StrictBool = Field(
         default=False, description="Let a higher-priority job preempt a lower one in this share."
@@ -172,10 +185,19 @@ class ShareConfig(StrictModel):
 class JobQueueConfig(StrictModel):
     """Job-queue settings of an organisation file."""
 
-    priority: StrictInt = Field(default=1, description="Job queue priority, 0..1000.")
+    priority: StrictInt = Field(
+        default=1,
+        description=f"Job queue priority, {QUEUE_PRIORITY_RANGE[0]}..{QUEUE_PRIORITY_RANGE[1]}.",
+        json_schema_extra={"minimum": QUEUE_PRIORITY_RANGE[0], "maximum": QUEUE_PRIORITY_RANGE[1]},
+    )
     runnable_timeout_minutes: StrictInt | None = Field(
         default=None,
-        description="10..1440: terminate jobs stuck RUNNABLE on a MISCONFIGURATION reason.",
+        description=f"{RUNNABLE_TIMEOUT_MINUTES_RANGE[0]}..{RUNNABLE_TIMEOUT_MINUTES_RANGE[1]}: "
+        "terminate jobs stuck RUNNABLE on a MISCONFIGURATION reason.",
+        json_schema_extra={
+            "minimum": RUNNABLE_TIMEOUT_MINUTES_RANGE[0],
+            "maximum": RUNNABLE_TIMEOUT_MINUTES_RANGE[1],
+        },
     )
 
 
@@ -183,8 +205,9 @@ class OrganisationFile(StrictModel):
     """An organisation file in ``stacks/orgs/``: one quota-managed queue and its shares."""
 
     organisation: str = Field(
-        description="Organisation name: letters, digits, '-'.",
-        json_schema_extra={"pattern": "^[A-Za-z][A-Za-z0-9-]{0,63}$"},
+        description="Organisation name: a letter, then letters, digits, '-'; at most "
+        f"{MAX_ORGANISATION_NAME_LENGTH} characters.",
+        json_schema_extra={"pattern": f"^{ORGANISATION_BODY}$"},
     )
     description: str = Field(
         default="",
@@ -193,7 +216,9 @@ class OrganisationFile(StrictModel):
         f"{MAX_ORGANISATION_DESCRIPTION_BYTES} UTF-8 bytes.",
         json_schema_extra={"maxLength": MAX_ORGANISATION_DESCRIPTION_CHARS},
     )
-    job_queue: JobQueueConfig = Field(default_factory=JobQueueConfig)
+    job_queue: JobQueueConfig = Field(
+        default_factory=JobQueueConfig, description="Settings of the organisation's job queue."
+    )
     tags: dict[str, str] = Field(
         default_factory=dict,
         description="Tags on every resource (AWS tagging rules).",
@@ -203,7 +228,10 @@ class OrganisationFile(StrictModel):
             "additionalProperties": {"type": "string", "maxLength": MAX_TAG_VALUE_LENGTH},
         },
     )
-    shares: list[ShareConfig] = Field(description="1 to 20 quota shares.")
+    shares: list[ShareConfig] = Field(
+        description=f"1 to {MAX_SHARES_PER_QUEUE} quota shares.",
+        json_schema_extra={"minItems": 1, "maxItems": MAX_SHARES_PER_QUEUE},
+    )
 
     def to_organisation(self) -> Organisation:
         return Organisation(
@@ -281,20 +309,130 @@ _FIXES = {
 }
 
 
-def pydantic_problems(error: ValidationError, prefix: str = "") -> list[Problem]:
-    """Pydantic errors as :class:`Problem` rows: field path (under ``prefix``), value, fix."""
+def pydantic_problems(
+    error: ValidationError, prefix: str = "", *, model: type[BaseModel] | None = None
+) -> list[Problem]:
+    """Pydantic errors as :class:`Problem` rows: field path (under ``prefix``), value, fix.
+
+    With ``model`` (the validated model), an unknown key's fix names the closest allowed key
+    ("did you mean 'borrow_limit'?") or lists the allowed ones.
+    """
     problems = []
     for item in error.errors():
         loc = _loc_to_path(item["loc"])
         path = f"{prefix}{'.' if prefix and not loc.startswith('[') else ''}{loc}"
         value = item.get("input") if item["type"] != "missing" else None
         fix = _FIXES.get(item["type"], "correct the value")
-        problems.append(Problem(path or "<root>", value, item["msg"], fix))
+        message = item["msg"]
+        if item["type"] == "extra_forbidden":
+            message = "unknown key"
+            if model is not None:
+                fix = _unknown_key_fix(model, item["loc"])
+        problems.append(Problem(path or "<root>", value, message, fix))
     return problems
 
 
+def _unknown_key_fix(model: type[BaseModel], loc: tuple[Any, ...]) -> str:
+    """ "did you mean 'x'?" for a close misspelling of an allowed key, else the allowed keys."""
+    parent = _model_at(model, loc[:-1])
+    if parent is None:
+        return _FIXES["extra_forbidden"]
+    allowed = list(parent.model_fields)
+    close = difflib.get_close_matches(str(loc[-1]), allowed, n=1, cutoff=0.6)
+    if close:
+        return f"did you mean '{close[0]}'?"
+    return f"remove the key; the keys allowed here are {', '.join(allowed)}"
+
+
+def _model_at(model: type[BaseModel], loc: tuple[Any, ...]) -> type[BaseModel] | None:
+    """The model class that validates the mapping at ``loc`` below ``model`` (None: not one)."""
+    current: type[BaseModel] | None = model
+    for part in loc:
+        if current is None:
+            return None
+        if isinstance(part, int):
+            continue
+        field = current.model_fields.get(str(part))
+        current = _inner_model(field.annotation) if field is not None else None
+    return current
+
+
+def _inner_model(annotation: Any) -> type[BaseModel] | None:
+    """The model class inside ``X``, ``list[X]``, ``X | None`` or ``dict[str, X]``."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in typing.get_args(annotation):
+        found = _inner_model(arg)
+        if found is not None:
+            return found
+    return None
+
+
+def _optional_fields(model: type[BaseModel]) -> set[str]:
+    """Field names of ``model`` and its nested models that have a default."""
+    names = {name for name, field in model.model_fields.items() if not field.is_required()}
+    for field in model.model_fields.values():
+        inner = _inner_model(field.annotation)
+        if inner is not None:
+            names |= _optional_fields(inner)
+    return names
+
+
+_PLACEHOLDERS: dict[str, Any] = {"strategy": SharingStrategy.RESERVE.value, "capacity": {}}
+"""Stand-ins for a share's required fields that failed, so its other rules are still checked."""
+_VALUE_STAND_INS: dict[str, Any] = {
+    "int_type": 1,
+    "int_from_float": 1,
+    "int_parsing": 1,
+    "string_type": "",
+}
+"""Stand-ins for failing values in a mapping (capacity counts, tags), keeping its key."""
+
+
+def _without_shape_errors(data: Any, error: ValidationError) -> Any:
+    """A copy of ``data`` with every failing part set aside, so that the domain rules can still
+    be checked on the rest of the file: unknown keys, failing optional fields and failing
+    entries of mappings and lists are removed; a share's failing required field gets a
+    stand-in (its problem is already reported, and problems at reported paths are dropped)."""
+    cleaned = copy.deepcopy(data)
+    optional = _optional_fields(OrganisationFile)
+    for item in sorted(error.errors(), key=lambda e: [str(p).zfill(9) for p in e["loc"]])[::-1]:
+        loc = item["loc"]
+        parent = _container_at(cleaned, loc[:-1])
+        model = _model_at(OrganisationFile, loc[:-1])
+        if parent is None or not loc:
+            continue
+        leaf = loc[-1]
+        removable = item["type"] == "extra_forbidden" or model is None or leaf in optional
+        if isinstance(parent, list) and isinstance(leaf, int) and leaf < len(parent):
+            del parent[leaf]
+        elif isinstance(parent, dict) and model is None and item["type"] in _VALUE_STAND_INS:
+            parent[leaf] = _VALUE_STAND_INS[item["type"]]  # e.g. a count of '2': still 1 type
+        elif isinstance(parent, dict) and removable:
+            parent.pop(leaf, None)
+        elif isinstance(parent, dict) and model is ShareConfig:
+            name = f"unnamed-{loc[-2]}" if leaf == "name" else None
+            parent[leaf] = name or copy.deepcopy(_PLACEHOLDERS.get(str(leaf)))
+    return cleaned
+
+
+def _container_at(data: Any, loc: tuple[Any, ...]) -> Any:
+    """The dict or list at ``loc`` in ``data`` (None: not there)."""
+    for part in loc:
+        try:
+            data = data[part]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return data if isinstance(data, dict | list) else None
+
+
 def parse_organisation(data: Any, *, source: str = "<data>") -> Organisation:
-    """Validate already-parsed data as an organisation; raise :class:`OrgFileError` listing all."""
+    """Validate already-parsed data as an organisation; raise :class:`OrgFileError` listing all.
+
+    All in one run: shape errors (unknown keys with "did you mean", wrong types, missing
+    fields) and the domain rules of everything that parsed once the unknown keys and failing
+    optional fields are set aside (duplicate names, instance types, counts ...).
+    """
     if not isinstance(data, dict):
         raise OrgFileError(
             [
@@ -310,14 +448,15 @@ def parse_organisation(data: Any, *, source: str = "<data>") -> Organisation:
     try:
         org = OrganisationFile.model_validate(data).to_organisation()
     except ValidationError as exc:
-        problems = pydantic_problems(exc)
+        problems = pydantic_problems(exc, model=OrganisationFile)
+        cleaned = _without_shape_errors(data, exc)
     else:
         rule_problems = org.problems()
         if rule_problems:
             raise OrgFileError(rule_problems, context=source)
         return org
     # Shape errors found: still report the domain rules of the parts that did parse.
-    problems += _rule_problems_of_parsable_parts(data, {p.path for p in problems})
+    problems += _rule_problems_of_parsable_parts(cleaned, {p.path for p in problems})
     raise OrgFileError(problems, context=source)
 
 

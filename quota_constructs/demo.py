@@ -24,6 +24,7 @@ import boto3
 import typer
 from rich.console import Console
 
+from quota_constructs.cli_output import ExitCode, fail, stdout_console
 from quota_constructs.local.testing import DUMMY_CREDENTIALS, SEED_DEMO, EmulatorServer
 from quota_constructs.runtime import (
     Backoff,
@@ -206,7 +207,7 @@ def run_tutorial(
             f"{'; '.join(reasons) or '-'}",
         )
 
-    console.rule("1. QS1 submits three jobs: priorities 3, 2, 1")
+    _section(console, "1. QS1 submits three jobs: priorities 3, 2, 1")
     p3, p2, p1 = (submit(f"qs1-p{p}", "QS1", p) for p in (3, 2, 1))
     wait([p3, p2], Until.RUNNING)
     wait([p1], Until.status(JobStatus.RUNNABLE))
@@ -226,7 +227,7 @@ def run_tutorial(
         )
     ]
 
-    console.rule("2. QS2 submits a job: it reclaims its lent instance")
+    _section(console, "2. QS2 submits a job: it reclaims its lent instance")
     q2 = submit("qs2-job", "QS2", 1)
     checks.append(
         preempted(
@@ -237,7 +238,7 @@ def run_tutorial(
         )
     )
 
-    console.rule("3. QS1 raises p1 to priority 4: in-share preemption")
+    _section(console, "3. QS1 raises p1 to priority 4: in-share preemption")
     client.update_priority(p1, 4)
     timeline.names[p1.job_id] = "qs1-p1 (QS1, p1 -> p4)"
     timeline.say(f"priority of {timeline.label(p1.job_id)} set to 4")
@@ -245,7 +246,7 @@ def run_tutorial(
         preempted("in-share preemption: p1 (now 4) runs, p3 back to RUNNABLE", p1, p3, "In-share")
     )
 
-    console.rule("clean up: terminate every job of QS1 and QS2")
+    _section(console, "clean up: terminate every job of QS1 and QS2")
     for share in ("QS1", "QS2"):
         result = client.terminate_share(share, reason="tutorial finished")
         timeline.say(f"terminated {len(result.terminated)} job(s) of {share}")
@@ -264,7 +265,7 @@ def demo(
     ] = None,
 ) -> None:
     """Replay the AWS quota-management tutorial on the local emulator (offline)."""
-    console = Console()
+    console = stdout_console()
     console.print(
         "[bold]AWS Batch quota management tutorial[/], replayed on the local emulator "
         "(seed-demo: QS1 LEND_AND_BORROW 200%, QS2 LEND, QS3 RESERVE; 1 x ml.g5.xlarge each)"
@@ -274,13 +275,15 @@ def demo(
         with EmulatorServer(org_files=[SEED_DEMO], clock=clock, speed=speed or 1.0) as emulator:
             checks = run_tutorial(emulator, console, speed=speed)
     except Exception as error:  # one line, never a traceback
-        Console(stderr=True).print(
-            f"[bold red]error:[/] {' '.join(str(error).split())}", highlight=False, soft_wrap=True
-        )
-        raise typer.Exit(1) from None
-    console.rule("outcomes")
+        fail(str(error), ExitCode.FAILED)
+    _section(console, "outcomes")
     for check in checks:
         mark = "[green]PASS[/]" if check.ok else "[bold red]FAIL[/]"
         console.print(f"{mark} {check.name}: {check.detail}", highlight=False)
     if not all(c.ok for c in checks):
-        raise typer.Exit(1)
+        raise typer.Exit(ExitCode.FAILED)
+
+
+def _section(console: Console, title: str) -> None:
+    """A section heading on its own line (a rule would fill a piped console's whole width)."""
+    console.print(f"\n[bold]== {title} ==[/]")

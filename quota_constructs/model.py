@@ -65,8 +65,12 @@ MAX_SHARE_DESCRIPTION_CHARS = 4096
 TAG_CHARACTERS = "_.:/=+-@"
 """Besides Unicode letters, digits and spaces, the characters AWS's tagging rules allow."""
 
-NAME_PATTERN = re.compile(r"\A[A-Za-z0-9_-]{1,128}\Z")
-ORGANISATION_PATTERN = re.compile(r"\A[A-Za-z][A-Za-z0-9-]{0,63}\Z")
+NAME_BODY = r"[A-Za-z0-9_-]{1,128}"
+"""Quota share (and job queue) names; also the JSON Schema's pattern."""
+ORGANISATION_BODY = rf"[A-Za-z][A-Za-z0-9-]{{0,{MAX_ORGANISATION_NAME_LENGTH - 1}}}"
+"""Organisation names (they name stacks and SSM paths); also the JSON Schema's pattern."""
+NAME_PATTERN = re.compile(rf"\A{NAME_BODY}\Z")
+ORGANISATION_PATTERN = re.compile(rf"\A{ORGANISATION_BODY}\Z")
 INSTANCE_TYPES_FILE = "data/sagemaker_training_instance_types.txt"
 
 # --- AWS statusReason strings for RUNNABLE jobs that can never fit (reference 2.6) -------------

@@ -7,9 +7,11 @@ import os
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from quota_constructs.advisor.optimize import SearchOptions, optimize
@@ -39,21 +41,20 @@ from quota_constructs.advisor.workload import (
     load_workload_csv,
     workload_csv,
 )
+from quota_constructs.cli_output import ExitCode, data_table, stderr_console, stdout_console
 from quota_constructs.config import load_organisation
 from quota_constructs.model import Organisation, Problem, QuotaConfigError
 
 advisor_app = typer.Typer(no_args_is_help=True)
 
-EXIT_INVALID = 2
-
 
 def _fail(exc: QuotaConfigError) -> typer.Exit:
-    """Print every problem of ``exc`` on stderr, one line each; the exit to raise."""
-    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    """Print every problem of ``exc`` on stderr, one line each; the exit (2) to raise."""
+    err = stderr_console()
     head = f"{exc.context}: " if exc.context else ""
     for problem in exc.problems:
-        err.print(f"[red]error[/] {head}{problem}")
-    return typer.Exit(EXIT_INVALID)
+        err.print(f"[red]error[/] {escape(head + str(problem))}")
+    return typer.Exit(ExitCode.USAGE)
 
 
 def _parse_prices(values: list[str], teams: TeamsFile) -> dict[str, float]:
@@ -75,30 +76,37 @@ def _parse_prices(values: list[str], teams: TeamsFile) -> dict[str, float]:
 
 def advice_json(advice: Advice) -> str:
     """Per team: strategy, borrow limit, in-share preemption, max usable, reasons, warnings."""
-    return json.dumps(
-        {
-            "organisation": advice.organisation.name,
-            "teams": {
-                t.share.name: {
-                    "strategy": t.share.strategy.value,
-                    "borrow_limit": t.share.borrow_limit,
-                    "in_share_preemption": t.share.in_share_preemption,
-                    "max_usable": dict(t.max_usable),
-                    "rationale": list(t.rationale),
-                    "warnings": list(t.warnings),
-                }
-                for t in advice.teams
-            },
+    return json.dumps(advice_data(advice), indent=2)
+
+
+def advice_data(advice: Advice) -> dict[str, Any]:
+    """:func:`advice_json` before encoding."""
+    return {
+        "organisation": advice.organisation.name,
+        "teams": {
+            t.share.name: {
+                "strategy": t.share.strategy.value,
+                "borrowLimit": t.share.borrow_limit,
+                "inSharePreemption": t.share.in_share_preemption,
+                "maxUsable": dict(t.max_usable),
+                "rationale": list(t.rationale),
+                "warnings": list(t.warnings),
+            }
+            for t in advice.teams
         },
-        indent=2,
-    )
+    }
 
 
 def advice_table(advice: Advice) -> Table:
     """Per team: strategy, in-share preemption, borrow limit in percent and instances."""
-    table = Table(title=f"Recommendation for {advice.organisation.name}")
-    for column in ("team", "strategy", "in-share preemption", "borrow limit", "max usable"):
-        table.add_column(column)
+    table = data_table(
+        "team",
+        "strategy",
+        "in-share preemption",
+        "borrow limit",
+        "max usable",
+        title=f"Recommendation for {advice.organisation.name}",
+    )
     for team in advice.teams:
         share = team.share
         if share.borrow_limit is None:
@@ -133,7 +141,6 @@ def recommend_command(
     output: Path | None = typer.Option(
         None,
         "--output",
-        "-o",
         help="Write the organisation file here (with --optimize: the optimised one).",
     ),
     price: list[str] = typer.Option(
@@ -165,9 +172,12 @@ def recommend_command(
         None, "--plot", help="Write a PNG: usage (--simulate) or comparison (--optimize)."
     ),
 ) -> None:
-    """Recommend each team's strategy, in-share preemption and borrow limit, with reasons."""
-    console = Console(highlight=False, soft_wrap=True)
-    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    """Recommend each team's strategy, in-share preemption and borrow limit, with reasons.
+
+    Exit 1 when --simulate finds a FAILED expectation or --optimize misses a team's target.
+    """
+    console = stdout_console()
+    err = stderr_console()
     try:
         _check_modes(simulate, optimize_, plot)
         teams = load_teams(teams_file)
@@ -185,14 +195,15 @@ def recommend_command(
         )
         _optimize(teams, prices, options, workers, output, plot, as_json, console, err)
         return
-    if as_json:
-        typer.echo(advice_json(advice))
-    else:
+    if not as_json:
         print_advice(advice, console)
+    elif not simulate:
+        typer.echo(advice_json(advice))
     if output is not None:
         _write(output, advice.to_yaml(), err if as_json else console)
     if simulate:
-        _simulate_advice(teams, advice, days, seed, startup_s, preemption_s, plot, console)
+        run = (days, seed, startup_s, preemption_s)
+        _simulate_advice(teams, advice, run, plot, console, as_json=as_json)
 
 
 def _check_modes(simulate: bool, optimize_: bool, plot: Path | None) -> None:
@@ -222,13 +233,15 @@ def _write(path: Path, text: str, console: Console) -> None:
 def _simulate_advice(
     teams: TeamsFile,
     advice: Advice,
-    days: int,
-    seed: int,
-    startup_s: float,
-    preemption_s: float,
+    run: tuple[int, int, float, float],
     plot: Path | None,
     console: Console,
+    *,
+    as_json: bool,
 ) -> None:
+    """Check the advice on a generated workload; with ``as_json`` one JSON document: the
+    advice, the simulation results and the findings. Exit 1 if an expectation FAILED."""
+    days, seed, startup_s, preemption_s = run
     try:
         jobs = generate_workload(teams, days=days, seed=seed)
         options = SimulationOptions(
@@ -238,14 +251,28 @@ def _simulate_advice(
         results = compare(list(configs.values()), jobs, options=options)
     except QuotaConfigError as exc:
         raise _fail(exc) from None
-    console.print(f"\n{len(jobs)} generated jobs over {days} days (seed {seed})")
-    console.print(results_table(results, list(configs)))
-    marks = {True: "[green]ok[/]", False: "[red]FAILED[/]", None: "[blue]info[/]"}
-    for finding in verify(advice, dict(zip(configs, results, strict=True))):
-        console.print(f"  {marks[finding.ok]} {finding.text}")
+    findings = verify(advice, dict(zip(configs, results, strict=True)))
+    if as_json:
+        simulation = json.loads(results_json(results, list(configs)))
+        found = [{"ok": f.ok, "text": f.text} for f in findings]
+        typer.echo(
+            json.dumps(
+                {**advice_data(advice), "simulation": simulation, "findings": found}, indent=2
+            )
+        )
+    else:
+        console.print(f"\n{len(jobs)} generated jobs over {days} days (seed {seed})")
+        console.print(results_table(results, list(configs)))
+        marks = {True: "[green]ok[/]", False: "[red]FAILED[/]", None: "[blue]info[/]"}
+        for finding in findings:
+            console.print(f"  {marks[finding.ok]} {escape(finding.text)}")
     if plot is not None:
         plot_results(results, list(configs), plot)
-        console.print(f"wrote {plot}")
+        (stderr_console() if as_json else console).print(f"wrote {plot}")
+    failed = sum(finding.ok is False for finding in findings)
+    if failed:
+        stderr_console().print(f"[bold red]error:[/] {failed} expectation(s) FAILED")
+        raise typer.Exit(ExitCode.FAILED)
 
 
 def _optimize(
@@ -287,6 +314,13 @@ def _optimize(
     if plot is not None:
         plot_comparison(search, plot)
         info.print(f"wrote {plot}")
+    if search.best.missed:
+        missed = sorted({check.team for check in search.best.missed})
+        info.print(
+            f"[bold red]error:[/] {len(search.best.missed)} target(s) missed by the best "
+            f"configuration found, teams: {', '.join(missed)}"
+        )
+        raise typer.Exit(ExitCode.FAILED)
 
 
 def _workload(
@@ -345,7 +379,7 @@ def simulate_command(
     ),
 ) -> None:
     """Run a workload through the emulator's scheduler in virtual time; measure each share."""
-    console = Console(highlight=False, soft_wrap=True)
+    console = stdout_console()
     paths = [org_file, *compare_files]
     try:
         orgs = [load_organisation(p) for p in paths]

@@ -398,7 +398,7 @@ def parse_teams(data: Any, *, source: str = "<data>") -> TeamsFile:
     try:
         teams = TeamsFile.model_validate(data)
     except ValidationError as exc:
-        raise TeamsFileError(pydantic_problems(exc), context=source) from None
+        raise TeamsFileError(pydantic_problems(exc, model=TeamsFile), context=source) from None
     problems = _rule_problems(teams)
     if problems:
         raise TeamsFileError(problems, context=source)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +19,7 @@ from quota_constructs.advisor.optimize import (
 )
 from quota_constructs.advisor.simulate import HOUR_S, ShareMetrics, SimulationResult
 from quota_constructs.advisor.workload import DAY_S
+from quota_constructs.cli_output import data_table, json_fields
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -69,10 +69,7 @@ _SHARE_ROWS: list[tuple[str, Callable[[ShareMetrics], str]]] = [
 
 def results_table(results: Sequence[SimulationResult], labels: Sequence[str]) -> Table:
     """One column per configuration; overall rows, then each share's rows."""
-    table = Table(title="What-if simulation", show_lines=False)
-    table.add_column("metric")
-    for label in labels:
-        table.add_column(label)
+    table = data_table("metric", *labels, title="What-if simulation")
     first = results[0]
     table.add_row("window", *(duration_text(r.window_s) for r in results))
     table.add_row("last job ended", *(duration_text(r.end_s) for r in results))
@@ -91,12 +88,12 @@ def results_table(results: Sequence[SimulationResult], labels: Sequence[str]) ->
 
 
 def results_json(results: Sequence[SimulationResult], labels: Sequence[str]) -> str:
-    """The results (without the timeline) as JSON, keyed by configuration label."""
-    out: dict[str, Any] = {}
-    for label, result in zip(labels, results, strict=True):
-        data = asdict(result)
-        data.pop("timeline")
-        out[label] = data
+    """The results (without the timeline) as JSON, keyed by configuration label; field names
+    in camelCase (``waitP95S``), ``null`` for an infinite figure."""
+    out = {
+        label: json_fields(result, skip=frozenset({"timeline"}))
+        for label, result in zip(labels, results, strict=True)
+    }
     return json.dumps(out, indent=2)
 
 
@@ -119,9 +116,13 @@ def _target_label(check: TargetCheck) -> str:
 def search_table(search: SearchResult) -> Table:
     """Rule-based and optimised side by side: settings, each target, borrowing, lost work."""
     rule, best = search.rule_based, search.best
-    table = Table(title=f"Optimised configuration for {search.organisation.name}")
-    for column in ("team", "", "rule-based", "optimised"):
-        table.add_column(column)
+    table = data_table(
+        "team",
+        "",
+        "rule-based",
+        "optimised",
+        title=f"Optimised configuration for {search.organisation.name}",
+    )
     for index, share in enumerate(search.organisation.queue.shares):
         name = share.name
         table.add_row(
@@ -177,23 +178,23 @@ def search_json(search: SearchResult) -> str:
             fig = e.team(share.name)
             teams[share.name] = {
                 "strategy": strategy.value,
-                "borrow_limit": limit,
-                "in_share_preemption": preempt,
+                "borrowLimit": limit,
+                "inSharePreemption": preempt,
                 "targets": [
                     {"target": c.target, "limit": c.limit, "value": _finite(c.value), "met": c.met}
                     for c in e.checks
                     if c.team == share.name
                 ],
                 "jobs": fig.jobs,
-                "preempted_jobs": fig.preempted_jobs,
-                "borrowed_instance_hours": fig.borrowed_instance_hours,
-                "lost_instance_hours": fig.lost_instance_hours,
+                "preemptedJobs": fig.preempted_jobs,
+                "borrowedInstanceHours": fig.borrowed_instance_hours,
+                "lostInstanceHours": fig.lost_instance_hours,
             }
-        return {"utilisation": e.utilisation, "mean_wait_s": _finite(e.mean_wait_s), "teams": teams}
+        return {"utilisation": e.utilisation, "meanWaitS": _finite(e.mean_wait_s), "teams": teams}
 
     return json.dumps(
         {
-            "rule_based": config(search.rule_based),
+            "ruleBased": config(search.rule_based),
             "optimised": config(search.best),
             "evaluated": search.evaluated,
             "space": search.space,

@@ -9,9 +9,8 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
-from quota_constructs.cli_output import ExitCode, fail
+from quota_constructs.cli_output import ExitCode, fail, stdout_console
 from quota_constructs.local.clock import MAX_SPEED, RealTimeClock, VirtualClock
 from quota_constructs.local.emulator import Emulator
 from quota_constructs.local.faults import FaultPlan
@@ -98,10 +97,10 @@ def serve(
 ) -> None:
     """Provision organisation files and serve the Batch and SSM APIs until Ctrl-C.
 
-    Exit 2 for a bad option or organisation file (one line naming it), 1 when the port cannot
-    be listened on.
+    Exit 2 for a bad option or organisation file and for a port that cannot be listened on
+    (one line naming it).
     """
-    console = Console()
+    console = stdout_console()  # the banner: one line per setting, never wrapped when piped
     check_serve_options(port=port, speed=speed, threads=threads)
     try:
         faults = FaultPlan.parse(fault_rate or [], seed=fault_seed) if fault_rate else None
@@ -118,7 +117,7 @@ def serve(
         fail(
             f"cannot listen on {host}:{port}: {error.strerror or error}; "
             "use another --port (0 picks a free one)",
-            ExitCode.FAILED,
+            ExitCode.USAGE,
         )
     endpoint = f"http://{host}:{server.port}"
     timing = "virtual clock" if virtual else f"speed x{speed:g}"

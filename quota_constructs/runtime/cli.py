@@ -11,23 +11,33 @@ default credentials and region reach AWS. Errors print one line and exit non-zer
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime
-from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 from botocore.exceptions import BotoCoreError, ClientError
-from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from quota_constructs.cli_output import ExitCode, fail, print_json
+from quota_constructs.cli_output import (
+    ExitCode,
+    data_table,
+    fail,
+    print_json,
+    stderr_console,
+    stdout_console,
+)
 from quota_constructs.model import QuotaConfigError
 from quota_constructs.runtime.jobs import ACTIVE_STATUSES, JobStatus, JobSummary
+from quota_constructs.runtime.json_view import (
+    details_json,
+    job_json,
+    snapshot_json,
+    terminate_json,
+)
 from quota_constructs.runtime.pacing import Backoff
 from quota_constructs.runtime.payload import JobSubmission, TrainingJob, attempt_token
 from quota_constructs.runtime.queue import JobHandle, QueueClient, error_text
@@ -39,36 +49,30 @@ jobs_app = typer.Typer(
     help="Submit, re-prioritise, watch and clean up training jobs in a quota share.",
     no_args_is_help=True,
 )
-out = Console()
-err = Console(stderr=True)
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
 
 
 class CliError(Exception):
-    """A user-facing error: printed as one line, exit code 1."""
+    """A usage error: printed as one line, exit code 2."""
 
 
 @contextmanager
 def _errors() -> Iterator[None]:
-    """Turn every expected failure into one line on stderr and a non-zero exit."""
+    """Turn every expected failure into one line on stderr and its exit code (README table)."""
     try:
         yield
     except QuotaConfigError as error:
-        _fail("; ".join(str(p) for p in error.problems) or str(error))
+        head = f"{error.context}: " if error.context else ""
+        fail(head + "; ".join(str(p) for p in error.problems) or str(error), ExitCode.USAGE)
     except WaitTimeout as error:
-        _fail(str(error), code=2)
+        fail(str(error), ExitCode.FAILED)
     except (ClientError, BotoCoreError) as error:
-        _fail(error_text(error))
+        fail(error_text(error), ExitCode.FAILED)
     except (CliError, ValueError, KeyError, OSError) as error:
-        _fail(str(error).strip("'\""))
+        fail(str(error).strip("'\""), ExitCode.USAGE)
     except KeyboardInterrupt:
-        _fail("interrupted; jobs already submitted keep running", code=130)
-
-
-def _fail(message: str, code: int = 1) -> None:
-    err.print(f"[bold red]error:[/] {' '.join(message.split())}", highlight=False, soft_wrap=True)
-    raise typer.Exit(code)
+        fail("interrupted; jobs already submitted keep running", ExitCode.INTERRUPTED)
 
 
 @dataclasses.dataclass
@@ -147,33 +151,14 @@ def _pairs(values: list[str] | None, what: str) -> dict[str, str]:
     return pairs
 
 
-def _jsonable(value: Any) -> Any:
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
-    if isinstance(value, datetime):
-        return value.isoformat()
-    if isinstance(value, Enum):
-        return value.value
-    if isinstance(value, dict) or hasattr(value, "items"):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_jsonable(v) for v in value]
-    return value
-
-
-def _print_json(value: Any) -> None:
-    out.print_json(json.dumps(_jsonable(value)))
-
-
 def _when(value: datetime | None) -> str:
     return value.strftime("%Y-%m-%d %H:%M:%S") if value else "-"
 
 
 def _jobs_table(jobs: list[JobSummary], title: str) -> Table:
-    table = Table(title=title)
-    table.add_column("job id", no_wrap=True)
-    for column in ("name", "share", "status", "instances", "created", "reason"):
-        table.add_column(column, overflow="fold")
+    table = data_table(
+        "job id", "name", "share", "status", "instances", "created", "reason", title=title
+    )
     for job in jobs:
         usage = ", ".join(f"{n} x {t}" for t, n in job.capacity_usage.items())
         table.add_row(
@@ -204,11 +189,13 @@ def submit(
     ] = None,
     image: Annotated[str | None, typer.Option(help="Training image URI (builder).")] = None,
     instance_type: Annotated[str | None, typer.Option(help="e.g. ml.g5.xlarge.")] = None,
-    instance_count: Annotated[int, typer.Option(help="Instances.")] = 1,
+    instance_count: Annotated[int | None, typer.Option(help="Instances (default 1).")] = None,
     role_arn: Annotated[str | None, typer.Option(help="SageMaker execution role ARN.")] = None,
     output_s3: Annotated[str | None, typer.Option(help="S3 output URI.")] = None,
     checkpoint_s3: Annotated[str | None, typer.Option(help="S3 checkpoint URI.")] = None,
-    max_runtime: Annotated[int, typer.Option(help="MaxRuntimeInSeconds.")] = 86_400,
+    max_runtime: Annotated[
+        int | None, typer.Option(help="MaxRuntimeInSeconds (default 86400).")
+    ] = None,
     hp: Annotated[list[str] | None, typer.Option(help="Hyperparameter KEY=VALUE.")] = None,
     env: Annotated[list[str] | None, typer.Option(help="Environment KEY=VALUE.")] = None,
     priority: Annotated[int | None, typer.Option(help="Scheduling priority 0..9999.")] = None,
@@ -224,7 +211,11 @@ def submit(
         typer.Option(help="Submit a new attempt even if this job was submitted (a new token)."),
     ] = False,
     dry_run: Annotated[
-        bool, typer.Option(help="Check and print the request, send nothing.")
+        bool,
+        typer.Option(
+            help="Check and print the SubmitServiceJob request as JSON (usable as "
+            "--cli-input-json), send nothing."
+        ),
     ] = False,
     as_json: JsonOpt = False,
 ) -> None:
@@ -234,18 +225,36 @@ def submit(
         share = share or options.as_team
         if share is None:
             raise CliError("no quota share: pass --share SHARE (or --as-team SHARE)")
+        builder = {
+            "--image": image,
+            "--instance-type": instance_type,
+            "--instance-count": instance_count,
+            "--role-arn": role_arn,
+            "--output-s3": output_s3,
+            "--checkpoint-s3": checkpoint_s3,
+            "--max-runtime": max_runtime,
+            "--hp": hp,
+            "--env": env,
+        }
         body: dict[str, Any] | TrainingJob
         if payload is not None:
+            given = [flag for flag, value in builder.items() if value is not None]
+            if given:
+                raise CliError(
+                    f"--payload {payload} and {', '.join(given)} conflict: the payload file is "
+                    "the whole CreateTrainingJob request; pass either --payload or the builder "
+                    "flags, not both"
+                )
             body = load_json(payload)
         elif image and instance_type and role_arn and output_s3:
             body = TrainingJob(
                 image=image,
                 instance_type=instance_type,
-                instance_count=instance_count,
+                instance_count=1 if instance_count is None else instance_count,
                 role_arn=role_arn,
                 output_s3_uri=output_s3,
                 checkpoint_s3_uri=checkpoint_s3,
-                max_runtime_s=max_runtime,
+                max_runtime_s=86_400 if max_runtime is None else max_runtime,
                 hyperparameters=_pairs(hp, "--hp"),
                 environment=_pairs(env, "--env"),
             )
@@ -269,21 +278,23 @@ def submit(
         if resubmit:
             submission = _new_attempt(client, submission)
         if dry_run:
-            request = client.render(submission)
-            request["serviceRequestPayload"] = json.loads(request["serviceRequestPayload"])
-            _print_json(request)
+            print_json(client.render(submission))  # serviceRequestPayload stays a JSON string
             return
         handle = client.submit_job(submission)
         if handle.already_submitted:
             _already_submitted(handle, as_json)
         if as_json:
-            _print_json(
+            print_json(
                 {"jobId": handle.job_id, "jobName": handle.job_name, "jobArn": handle.job_arn}
             )
         else:
-            out.print(f"submitted [bold]{handle.job_name}[/] to {share}: {handle.job_id}")
+            stdout_console().print(
+                f"submitted [bold]{handle.job_name}[/] to {share}: {handle.job_id}"
+            )
         if resubmit:
-            err.print(f"new attempt with clientToken {submission.client_token}", highlight=False)
+            stderr_console().print(
+                f"new attempt with clientToken {submission.client_token}", highlight=False
+            )
 
 
 def _new_attempt(client: QueueClient, submission: JobSubmission) -> JobSubmission:
@@ -315,7 +326,7 @@ def update(
     """Change a job's scheduling priority (may preempt, or make it preemptible)."""
     with _errors():
         _client(ctx).update_priority(job_id, priority)
-        out.print(f"{job_id}: priority {priority}")
+        stdout_console().print(f"{job_id}: priority {priority}")
 
 
 @jobs_app.command("ls")
@@ -331,9 +342,9 @@ def list_jobs(
     with _errors():
         jobs = _client(ctx).list(share=share, statuses=status or ACTIVE_STATUSES)
         if as_json:
-            _print_json(jobs)
+            print_json([job_json(job) for job in jobs])
         else:
-            out.print(_jobs_table(jobs, f"{len(jobs)} job(s)"))
+            stdout_console().print(_jobs_table(jobs, f"{len(jobs)} job(s)"))
 
 
 @jobs_app.command()
@@ -346,9 +357,10 @@ def describe(
     with _errors():
         job = _client(ctx).describe(job_id)
         if as_json:
-            _print_json(dataclasses.replace(job, payload=None))
+            print_json(details_json(job))
             return
-        table = Table(title=f"{job.job_name} ({job.job_id})", show_header=False)
+        table = data_table("field", "value", title=f"{job.job_name} ({job.job_id})")
+        table.show_header = False
         for key, value in (
             ("status", f"{job.status.value} {job.status_reason}".strip()),
             ("share", job.share or "-"),
@@ -364,7 +376,7 @@ def describe(
             table.add_row(key, value)
         for attempt in job.preemptions.recent:
             table.add_row(f"  preempted {_when(attempt.stopped_at)}", attempt.reason)
-        out.print(table)
+        stdout_console().print(table)
 
 
 @jobs_app.command()
@@ -380,10 +392,11 @@ def wait(
     ] = 5.0,
     as_json: JsonOpt = False,
 ) -> None:
-    """Wait for jobs with a live progress display; exit 2 on timeout."""
+    """Wait for jobs with a live progress display; exit 1 if one ends FAILED or on timeout."""
     with _errors():
         wait_target = Until.named(until)
         client = _client(ctx)
+        err = stderr_console()
         progress = Progress(
             TextColumn(f"waiting for {until}"),
             BarColumn(),
@@ -415,10 +428,14 @@ def wait(
                 on_transition=show,
             )
             progress.update(task, completed=len(result.jobs))
+        done = list(result.jobs.values())
         if as_json:
-            _print_json(list(result.jobs.values()))
+            print_json([job_json(job) for job in done])
         else:
-            out.print(_jobs_table(list(result.jobs.values()), f"{len(result.jobs)} job(s) done"))
+            stdout_console().print(_jobs_table(done, f"{len(done)} job(s) done"))
+        failed = [job.job_id for job in done if job.status is JobStatus.FAILED]
+        if failed:
+            fail(f"{len(failed)} job(s) ended FAILED: {', '.join(failed)}", ExitCode.FAILED)
 
 
 @jobs_app.command()
@@ -444,13 +461,13 @@ def terminate(
             else client.terminate_many(job_ids or [], reason)
         )
         if as_json:
-            _print_json(result)
+            print_json(terminate_json(result))
         else:
-            out.print(f"terminated {len(result.terminated)} job(s)")
+            stdout_console().print(f"terminated {len(result.terminated)} job(s)")
             for job_id, message in result.errors.items():
-                err.print(f"[red]{job_id}[/]: {message}", highlight=False)
+                stderr_console().print(f"[red]{job_id}[/]: {message}")
         if result.errors:
-            raise typer.Exit(1)
+            raise typer.Exit(ExitCode.FAILED)
 
 
 @jobs_app.command()
@@ -459,20 +476,17 @@ def snapshot(ctx: typer.Context, as_json: JsonOpt = False) -> None:
     with _errors():
         snap = _client(ctx).snapshot()
         if as_json:
-            _print_json(snap)
+            print_json(snapshot_json(snap))
             return
-        front = Table(title="front of the queue")
-        for column in ("#", "job id", "since"):
-            front.add_column(column)
+        front = data_table("#", "job id", "since", title="front of the queue")
         for index, entry in enumerate(snap.front, start=1):
             front.add_row(str(index), entry.job_id, _when(entry.since))
-        shares = Table(title="quota shares")
-        for column in ("share", "head job", "in use"):
-            shares.add_column(column)
+        shares = data_table("share", "head job", "in use", title="quota shares")
         for name in sorted({*snap.share_heads, *snap.usage}):
             heads = ", ".join(p.job_id for p in snap.share_heads.get(name, ())) or "-"
             usage = ", ".join(f"{n} x {t}" for t, n in snap.usage.get(name, {}).items()) or "-"
             shares.add_row(name, heads, usage)
+        out = stdout_console()
         out.print(front)
         out.print(shares)
         total = ", ".join(f"{n} x {t}" for t, n in snap.total_usage.items()) or "nothing"

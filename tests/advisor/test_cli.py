@@ -5,13 +5,17 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
+from quota_constructs.advisor import cli as advisor_cli
+from quota_constructs.advisor.verify import Finding
 from quota_constructs.cli import app
 from quota_constructs.config import ORGS_DIR
 from tests.advisor.conftest import ORG_FILE, TEAMS_FILE
 
 SEED = ORGS_DIR / "seed-demo.yaml"
+ML_PLATFORM = TEAMS_FILE.with_name("ml-platform.yaml")
 TRACE = (
     "submit_time_s,share,instance_type,instance_count,duration_s,priority\n"
     "0,QS1,ml.g5.xlarge,1,100,3\n"
@@ -37,7 +41,7 @@ def test_simulate_csv_as_json(tmp_path: Path) -> None:
     data = json.loads(out)["seed-demo"]
     qs1 = next(s for s in data["shares"] if s["share"] == "QS1")
     assert qs1["preemptions"]["CROSS_SHARE"] == 1
-    assert data["window_s"] == 100 and "timeline" not in data
+    assert data["windowS"] == 100 and "timeline" not in data
 
 
 def test_simulate_compare_and_plot(tmp_path: Path) -> None:
@@ -139,7 +143,7 @@ def test_recommend_optimize_prints_both_configurations_and_writes_the_best(
         "--optimize",
         "--days",
         "2",
-        "-o",
+        "--output",
         str(out),
         "--plot",
         str(plot),
@@ -180,8 +184,8 @@ def test_recommend_json_gives_each_teams_advice() -> None:
     code, text = run("recommend", str(TEAMS_FILE), "--json")
     assert code == 0, text
     teams = json.loads(text)["teams"]
-    assert teams["generative"]["borrow_limit"] == 50
-    assert teams["recommendation"]["max_usable"] == {"ml.g5.xlarge": 2}
+    assert teams["generative"]["borrowLimit"] == 50
+    assert teams["recommendation"]["maxUsable"] == {"ml.g5.xlarge": 2}
 
 
 def test_rejects_simulate_and_optimize_together() -> None:
@@ -199,3 +203,42 @@ def test_rejects_bad_search_options_on_the_command_line() -> None:
     assert code == 2 and "--workloads: needs at least one seed" in text
     code, text = run("recommend", str(TEAMS_FILE), "--optimize", "--workers", "-1")
     assert code == 2 and "--workers: must be 0 (one per core) or more" in text
+
+
+def test_recommend_simulate_exits_1_when_an_expectation_fails(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    failing = Finding(False, "generative: borrowed 0.0 instance-hours")
+    monkeypatch.setattr(advisor_cli, "verify", lambda advice, results: [failing])
+    result = CliRunner().invoke(app, ["recommend", str(TEAMS_FILE), "--simulate", "--days", "1"])
+    assert result.exit_code == 1
+    assert "FAILED generative: borrowed 0.0" in result.stdout
+    assert "error: 1 expectation(s) FAILED" in result.stderr
+
+
+def test_recommend_optimize_exits_1_when_a_target_is_missed() -> None:
+    args = ["--optimize", "--days", "2", "--workloads", "1", "--workers", "1"]
+    result = CliRunner().invoke(app, ["recommend", str(ML_PLATFORM), *args, "--json"])
+    assert result.exit_code == 1
+    assert json.loads(result.stdout)["optimised"]["teams"]["cv"]["strategy"] == "RESERVE"
+    assert "target(s) missed by the best configuration found, teams: cv" in result.stderr
+
+
+def test_recommend_simulate_json_is_one_document() -> None:
+    result = CliRunner().invoke(
+        app, ["recommend", str(TEAMS_FILE), "--simulate", "--days", "1", "--json"]
+    )
+    assert result.exit_code == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert set(data) == {"organisation", "teams", "simulation", "findings"}
+    assert set(data["simulation"]) == {"recommended", "all-RESERVE", "all-LEND_AND_BORROW"}
+    assert all(f["ok"] is not False for f in data["findings"])
+
+
+def test_ctrl_c_exits_130(monkeypatch: pytest.MonkeyPatch) -> None:
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(advisor_cli, "recommend", interrupted)
+    result = CliRunner().invoke(app, ["recommend", str(TEAMS_FILE)])
+    assert result.exit_code == 130 and "Traceback" not in result.output

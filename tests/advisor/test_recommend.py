@@ -161,7 +161,7 @@ def test_busy_reserved_team_gets_no_idle_warning() -> None:
 def test_recommend_cli_writes_an_org_file_that_org_validate_accepts(tmp_path: Path) -> None:
     out = tmp_path / "orgs" / "research.yaml"
     runner = CliRunner()
-    result = runner.invoke(app, ["recommend", str(TEAMS_FILE), "-o", str(out)])
+    result = runner.invoke(app, ["recommend", str(TEAMS_FILE), "--output", str(out)])
     assert result.exit_code == 0, result.output
     assert "LEND_AND_BORROW" in result.output and "reserved capacity is never lent" in result.output
     assert out.read_text() == ORG_FILE.read_text()
@@ -174,7 +174,7 @@ def test_rejects_bad_profile_in_cli_with_one_line_per_problem(
     path = write_teams([{"name": "a b", "capacity": {GPU: 1}, "workload": "ad_hoc", "x": 1}])
     result = CliRunner().invoke(app, ["recommend", str(path)])
     assert result.exit_code == 2
-    assert f"{path}: teams[0].x: Extra inputs are not permitted" in result.output
+    assert f"{path}: teams[0].x: unknown key" in result.output
     assert "Traceback" not in result.output
 
 

@@ -163,7 +163,7 @@ def test_rejects_a_port_in_use() -> None:
 
         result = CliRunner().invoke(app, ["local", "serve", "--port", str(port)])
 
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert f"cannot listen on 127.0.0.1:{port}" in result.output and "--port" in result.output
 
 

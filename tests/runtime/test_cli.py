@@ -49,11 +49,11 @@ def submit(emu: EmulatorServer, name: str, share: str, *extra: str) -> str:
 def test_submit_list_describe_update(emu: EmulatorServer) -> None:
     job_id = submit(emu, "cli-job", "QS1", "--priority", "0", "--hp", "epochs=3")
     code, out, _ = jobs(emu, "ls", "--share", "QS1", "--json")
-    assert code == 0 and [j["job_id"] for j in json.loads(out)] == [job_id]
+    assert code == 0 and [j["jobId"] for j in json.loads(out)] == [job_id]
     assert jobs(emu, "update", job_id, "--priority", "7")[0] == 0
     code, out, _ = jobs(emu, "describe", job_id, "--json")
     details = json.loads(out)
-    assert details["priority"] == 7 and details["share"] == "QS1"
+    assert details["schedulingPriority"] == 7 and details["quotaShareName"] == "QS1"
     code, out, _ = jobs(emu, "describe", job_id)
     assert code == 0 and "cli-job" in out and "preemptions" in out
 
@@ -72,7 +72,8 @@ def test_dry_run_prints_the_request_and_sends_nothing(emu: EmulatorServer) -> No
     request = json.loads(out)
     assert request["schedulingPriority"] == 0
     assert request["timeoutConfig"] == {"attemptDurationSeconds": 86400}
-    assert request["serviceRequestPayload"]["ResourceConfig"]["InstanceType"] == "ml.g5.xlarge"
+    payload = json.loads(request["serviceRequestPayload"])  # a JSON string, as the client sends
+    assert payload["ResourceConfig"]["InstanceType"] == "ml.g5.xlarge"
     assert "SubmitServiceJob" not in emu.request_counts
 
 
@@ -87,19 +88,19 @@ def test_submit_from_a_payload_file(emu: EmulatorServer, tmp_path: Path) -> None
 
 def test_rejects_unknown_share_in_one_line(emu: EmulatorServer) -> None:
     code, _, err = jobs(emu, "submit", "x", "--share", "QS9", *BUILDER)
-    assert code == 1
+    assert code == 2
     assert err.count("\n") == 1 and "Traceback" not in err
     assert "quotaShareName" in err and "QS1, QS2, QS3" in err
 
 
 def test_rejects_submit_without_payload(emu: EmulatorServer) -> None:
     code, _, err = jobs(emu, "submit", "x", "--share", "QS1")
-    assert code == 1 and "no payload: pass --payload" in err
+    assert code == 2 and "no payload: pass --payload" in err
 
 
 def test_rejects_missing_queue() -> None:
     result = runner.invoke(app, ["jobs", "ls"], env={"QUOTA_QUEUE": "", "QUOTA_ORGANISATION": ""})
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert "no job queue given: pass --queue" in result.stderr
 
 
@@ -110,7 +111,7 @@ def test_rejects_unknown_job_in_one_line(emu: EmulatorServer) -> None:
 
 def test_rejects_bad_key_value(emu: EmulatorServer) -> None:
     code, _, err = jobs(emu, "submit", "x", "--share", "QS1", *BUILDER, "--tag", "oops")
-    assert code == 1 and "--tag 'oops' is not KEY=VALUE" in err
+    assert code == 2 and "--tag 'oops' is not KEY=VALUE" in err
 
 
 def test_terminate_a_share(emu: EmulatorServer) -> None:
@@ -120,12 +121,12 @@ def test_terminate_a_share(emu: EmulatorServer) -> None:
     code, out, _ = jobs(emu, "terminate", "--share", "QS1", "--reason", "cleanup")
     assert code == 0 and "terminated 3 job(s)" in out
     code, out, _ = jobs(emu, "ls", "--json")
-    assert [j["job_id"] for j in json.loads(out)] == [keep]
+    assert [j["jobId"] for j in json.loads(out)] == [keep]
 
 
 def test_rejects_terminate_without_target(emu: EmulatorServer) -> None:
     code, _, err = jobs(emu, "terminate")
-    assert code == 1 and "pass job ids or --share" in err
+    assert code == 2 and "pass job ids or --share" in err
 
 
 def test_snapshot(emu: EmulatorServer) -> None:
@@ -134,7 +135,9 @@ def test_snapshot(emu: EmulatorServer) -> None:
     emu.advance(10)
     code, out, _ = jobs(emu, "snapshot", "--json")
     snap = json.loads(out)
-    assert code == 0 and snap["usage"]["QS1"] == {"ml.g5.xlarge": 2} and len(snap["front"]) == 1
+    usage = {u["quotaShareName"]: u["capacityUsage"] for u in snap["quotaShareUtilization"]}
+    assert code == 0 and len(snap["frontOfQueue"]) == 1
+    assert usage["QS1"] == [{"capacityUnit": "ml.g5.xlarge", "quantity": 2}]
     code, out, _ = jobs(emu, "snapshot")
     assert "front of the queue" in out and "QS1" in out
 
@@ -148,16 +151,16 @@ def test_wait_until_finished(wall_emu: EmulatorServer) -> None:
     assert "RUNNING -> SUCCEEDED" in err or "-> SUCCEEDED" in err
 
 
-def test_wait_times_out_with_exit_2(wall_emu: EmulatorServer) -> None:
+def test_wait_times_out_with_exit_1(wall_emu: EmulatorServer) -> None:
     tags = ["--tag", "quota.local/duration-seconds=100000"]
     job_id = submit(wall_emu, "long", "QS3", *tags)
     code, _, err = jobs(wall_emu, "wait", job_id, "--poll", "0.02", "--timeout", "0.2")
-    assert code == 2 and "1 job(s) not there after 0.2 s" in err
+    assert code == 1 and "1 job(s) not there after 0.2 s" in err
 
 
 def test_rejects_unknown_wait_target(emu: EmulatorServer) -> None:
     code, _, err = jobs(emu, "wait", "x", "--until", "later")
-    assert code == 1 and "unknown wait target 'later'" in err
+    assert code == 2 and "unknown wait target 'later'" in err
 
 
 def test_demo_replays_the_tutorial_and_checks_its_outcomes() -> None:

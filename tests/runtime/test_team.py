@@ -294,7 +294,7 @@ def test_cli_as_team_updates_and_terminates_as_the_role(
 def test_cli_as_team_needs_the_organisation_not_a_queue(research: EmulatorServer) -> None:
     code, out = quota_jobs(research, "--queue", "research-queue", "--as-team", "generative", "ls")
 
-    assert code == 1
+    assert code == 2
     assert "--as-team generative finds the team's role by organisation" in out
     assert "AssumeRole" not in research.request_counts
 
@@ -308,7 +308,7 @@ def test_cli_as_team_for_a_share_without_access_is_one_line(tmp_path: Path) -> N
     with EmulatorServer(org_files=[org]) as emu:
         code, out = quota_jobs(emu, "-o", "labs", "--as-team", "open", "ls")
 
-    assert code == 1
+    assert code == 2
     assert out.count("\n") == 1 and out.startswith("error: share: quota share open of")
     assert "has no team access" in out and "add an access block to the share" in out
 

@@ -131,7 +131,7 @@ def test_rejects_unknown_keys_in_the_access_block(tmp_path: Path) -> None:
         load_organisation(write(tmp_path, text))
     (problem,) = info.value.problems
     assert problem.path == "shares[0].access.max_prority"
-    assert "check its spelling" in problem.fix
+    assert problem.fix == "did you mean 'max_priority'?"
 
 
 def test_rejects_an_unquoted_account_id_telling_to_quote_it(tmp_path: Path) -> None:

@@ -82,8 +82,42 @@ def test_rejects_unknown_keys_naming_the_path(tmp_path: Path) -> None:
         load_organisation(path)
     (problem,) = info.value.problems
     assert problem.path == "shares[0].borow_limit"
-    assert "check its spelling" in problem.fix
+    assert problem.fix == "did you mean 'borrow_limit'?"
     assert str(path) in str(info.value)
+
+
+def test_rejects_an_unknown_key_far_from_any_listing_the_allowed_ones(tmp_path: Path) -> None:
+    share = "  - {name: s, capacity: {ml.g5.xlarge: 1}, strategy: LEND}\n"
+    path = write(tmp_path, "organisation: a\nowner: me\nshares:\n" + share)
+    with pytest.raises(OrgFileError) as info:
+        load_organisation(path)
+    (problem,) = info.value.problems
+    assert problem.path == "owner"
+    assert problem.fix.startswith("remove the key; the keys allowed here are organisation, ")
+
+
+def test_rejects_a_misspelt_key_and_every_rule_problem_of_the_file_in_one_run(
+    tmp_path: Path,
+) -> None:
+    path = write(
+        tmp_path,
+        "organisation: a\nshares:\n"
+        "  - {name: s, capacity: {ml.g5.xlarge: 0}, strategy: LEND, borow_limit: 5}\n"
+        "  - {name: s, capacity: {ml.g5.xlargee: 2}, strategy: LEND}\n",
+    )
+    with pytest.raises(OrgFileError) as info:
+        load_organisation(path)
+    found = {p.path: p for p in info.value.problems}
+    assert set(found) == {
+        "shares[0].borow_limit",
+        "shares[0].capacity.ml.g5.xlarge",
+        "shares[1].capacity.ml.g5.xlargee",
+        "shares[1].name",
+    }
+    assert found["shares[0].borow_limit"].fix == "did you mean 'borrow_limit'?"
+    assert "between 1 and" in found["shares[0].capacity.ml.g5.xlarge"].message
+    assert "did you mean ml.g5.xlarge" in found["shares[1].capacity.ml.g5.xlargee"].fix
+    assert "must be unique" in found["shares[1].name"].message
 
 
 def test_rejects_every_problem_at_once(tmp_path: Path) -> None:
