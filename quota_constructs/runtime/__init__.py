@@ -36,8 +36,11 @@ from quota_constructs.runtime.payload import (
     client_token,
 )
 from quota_constructs.runtime.queue import (
+    AmbiguousJobName,
     JobHandle,
+    JobNotFound,
     QueueClient,
+    ShareNotFound,
     error_text,
     queue_spec_from_api,
 )
@@ -55,9 +58,11 @@ __all__ = [
     "ACTIVE_STATUSES",
     "DISPATCHED_STATUSES",
     "TERMINAL_STATUSES",
+    "AmbiguousJobName",
     "Backoff",
     "JobDetails",
     "JobHandle",
+    "JobNotFound",
     "JobStatus",
     "JobSubmission",
     "JobSummary",
@@ -70,6 +75,7 @@ __all__ = [
     "QueueSnapshot",
     "RateLimiter",
     "RetryOptions",
+    "ShareNotFound",
     "SubmitOutcome",
     "TerminateOutcome",
     "TrackedJob",

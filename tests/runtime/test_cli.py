@@ -105,7 +105,7 @@ def test_rejects_missing_queue() -> None:
 
 def test_rejects_unknown_job_in_one_line(emu: EmulatorServer) -> None:
     code, _, err = jobs(emu, "describe", "nope")
-    assert code == 1 and err.startswith("error: ClientException:") and "Traceback" not in err
+    assert code == 3 and err.startswith("error: no job with id 'nope'") and "Traceback" not in err
 
 
 def test_rejects_bad_key_value(emu: EmulatorServer) -> None:
@@ -175,8 +175,9 @@ def test_ctrl_c_while_waiting_is_one_line(
     def interrupted(*args: object, **kwargs: object) -> None:
         raise KeyboardInterrupt
 
+    job_id = submit(emu, "some-job", "QS3")
     monkeypatch.setattr(QueueClient, "wait", interrupted)
-    code, _, err = jobs(emu, "wait", "some-job")
+    code, _, err = jobs(emu, "wait", job_id)
     assert code == 130 and "interrupted; jobs already submitted keep running" in err
     assert "Traceback" not in err
 
