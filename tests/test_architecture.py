@@ -77,7 +77,17 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "training_queue",
         "team_access",
     ),
-    "quota_constructs.runtime": ("pacing", "jobs", "payload", "waiting", "team", "queue", "cli"),
+    "quota_constructs.runtime": (
+        "pacing",
+        "jobs",
+        "payload",
+        "waiting",
+        "team",
+        "queue",
+        "status",
+        "cli",
+        "status_cli",
+    ),
 }
 
 

@@ -118,34 +118,42 @@ class QueueClientOptions:
         )
 
 
+QueueOpt = Annotated[
+    str | None,
+    typer.Option("--queue", "-q", envvar="QUOTA_QUEUE", help="Job queue name or ARN."),
+]
+OrganisationOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--organisation", "-o", envvar="QUOTA_ORGANISATION", help="Organisation (via SSM)."
+    ),
+]
+EndpointOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--endpoint-url", envvar="AWS_ENDPOINT_URL_BATCH", help="Batch/SSM endpoint (emulator)."
+    ),
+]
+RegionOpt = Annotated[str | None, typer.Option("--region", help="AWS region.")]
+AsTeamOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--as-team",
+        envvar="QUOTA_AS_TEAM",
+        help="Act as this share's team: assume its submitter role (needs --organisation).",
+    ),
+]
+"""The queue options of ``quota jobs`` and ``quota status`` (one declaration for both)."""
+
+
 @jobs_app.callback()
 def _options(
     ctx: typer.Context,
-    queue: Annotated[
-        str | None,
-        typer.Option("--queue", "-q", envvar="QUOTA_QUEUE", help="Job queue name or ARN."),
-    ] = None,
-    organisation: Annotated[
-        str | None,
-        typer.Option(
-            "--organisation", "-o", envvar="QUOTA_ORGANISATION", help="Organisation (via SSM)."
-        ),
-    ] = None,
-    endpoint_url: Annotated[
-        str | None,
-        typer.Option(
-            "--endpoint-url", envvar="AWS_ENDPOINT_URL_BATCH", help="Batch/SSM endpoint (emulator)."
-        ),
-    ] = None,
-    region: Annotated[str | None, typer.Option("--region", help="AWS region.")] = None,
-    as_team: Annotated[
-        str | None,
-        typer.Option(
-            "--as-team",
-            envvar="QUOTA_AS_TEAM",
-            help="Act as this share's team: assume its submitter role (needs --organisation).",
-        ),
-    ] = None,
+    queue: QueueOpt = None,
+    organisation: OrganisationOpt = None,
+    endpoint_url: EndpointOpt = None,
+    region: RegionOpt = None,
+    as_team: AsTeamOpt = None,
 ) -> None:
     ctx.obj = QueueClientOptions(queue, organisation, endpoint_url, region, as_team)
 
