@@ -112,7 +112,8 @@ class QueueStatus:
 
 def read_status(client: QueueClient) -> QueueStatus:
     """The queue's status now (see the module docstring for the calls made)."""
-    queue_arn = client.queue_detail()["jobQueueArn"]
+    detail = client.queue_detail()
+    queue_arn = detail["jobQueueArn"]
     pages = list(client.batch.get_paginator("list_quota_shares").paginate(jobQueue=queue_arn))
     shares = [share_from_api(s) for page in pages for s in page.get("quotaShares", [])]
     snapshot = client.snapshot()
@@ -122,8 +123,9 @@ def read_status(client: QueueClient) -> QueueStatus:
         for page in client.list_pages(status):
             calls += 1
             jobs += page
+    queue = str(detail.get("jobQueueName") or queue_arn)
     return derive_status(
-        shares, snapshot, jobs, queue=client.queue, read_at=datetime.now(UTC), api_calls=calls
+        shares, snapshot, jobs, queue=queue, read_at=datetime.now(UTC), api_calls=calls
     )
 
 

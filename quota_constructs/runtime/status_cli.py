@@ -120,7 +120,7 @@ def _watch(client: QueueClient, interval: float, refreshes: int | None, as_json:
 def status_table(view: QueueStatus) -> Table:
     """The status as a table: one row per share and instance type."""
     table = Table(
-        title=f"{view.queue} at {view.read_at:%Y-%m-%d %H:%M:%S} UTC",
+        title=f"{view.queue} at {view.read_at:%Y-%m-%dT%H:%M:%SZ}",
         caption="borrowed/lent between shares: derived from use and limits (docs/runtime.md)",
     )
     for column in COLUMNS:
@@ -147,6 +147,6 @@ def _cells(row: ShareStatus) -> tuple[str, ...]:
         str(row.idle),
         str(row.running),
         str(row.waiting),
-        f"{head.job_name} ({head.job_id})" if head else "-",
+        head.job_name if head else "-",
         (head.reason + (" (derived)" if head.derived else "")) if head else "-",
     )
