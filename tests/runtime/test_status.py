@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import pty
 import subprocess
 import sys
 import time
@@ -230,3 +232,25 @@ def test_ctrl_c_stops_watch_with_exit_130(
 def test_rejects_status_without_a_queue(emu: EmulatorServer) -> None:
     result = runner.invoke(app, ["status"], env={"QUOTA_QUEUE": "", "QUOTA_ORGANISATION": ""})
     assert result.exit_code == ExitCode.USAGE and "--organisation" in result.stderr
+
+
+def test_watch_on_a_terminal_redraws_in_place(emu: EmulatorServer, client: QueueClient) -> None:
+    tutorial_step_1(client, emu)
+    main, terminal = pty.openpty()
+    env = {**os.environ, **emu.env, "PYTHONPATH": str(ROOT), "COLUMNS": "300", "TERM": "xterm"}
+    code = "from quota_constructs.cli import main; main()"
+    args = ["status", "-o", "seed-demo", "--watch", "--interval", "0", "--refreshes", "2"]
+    with subprocess.Popen(
+        [sys.executable, "-c", code, *args], env=env, stdout=terminal, stderr=subprocess.PIPE
+    ) as process:
+        os.close(terminal)
+        shown = b""
+        with contextlib.suppress(OSError):  # EIO once the process closed the terminal
+            while chunk := os.read(main, 65536):
+                shown += chunk
+        assert process.wait(timeout=60) == 0
+    os.close(main)
+    text = shown.decode()
+    assert "seed-demo-queue at " in text and "1 from QS2" in text
+    assert text.count("seed-demo-queue at ") >= 2  # drawn, then redrawn...
+    assert "\x1b[1A" in text  # ...in place: the cursor goes back up over the table
