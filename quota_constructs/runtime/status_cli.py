@@ -69,6 +69,8 @@ def status(
 ) -> None:
     """Per share and instance type: limit, in use, borrowed, lent, idle, jobs, head job."""
     options = QueueClientOptions(queue, organisation, endpoint_url, region, as_team)
+    if refreshes is not None and not watch:
+        fail(f"--refreshes {refreshes} counts --watch refreshes: add --watch", ExitCode.USAGE)
     try:
         client = options.client()
         if not watch:

@@ -254,3 +254,9 @@ def test_watch_on_a_terminal_redraws_in_place(emu: EmulatorServer, client: Queue
     assert "seed-demo-queue at " in text and "1 from QS2" in text
     assert text.count("seed-demo-queue at ") >= 2  # drawn, then redrawn...
     assert "\x1b[1A" in text  # ...in place: the cursor goes back up over the table
+
+
+def test_rejects_refreshes_without_watch(emu: EmulatorServer) -> None:
+    args = ["status", "--endpoint-url", emu.endpoint_url, "-o", "seed-demo", "--refreshes", "2"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == ExitCode.USAGE and "add --watch" in result.stderr

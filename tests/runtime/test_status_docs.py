@@ -15,9 +15,11 @@ from tests.runtime.helpers import training_job
 from tests.runtime.test_team_docs import ROOT, blocks, console_steps, run_quota, section, shown
 
 
-def serve(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, **options: int) -> EmulatorServer:
+def serve(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, seed: int | None = None
+) -> EmulatorServer:
     """seed-demo on a virtual clock, its variables exported, ``job.json`` in the cwd."""
-    server = EmulatorServer(org_files=[SEED_DEMO], clock="virtual", **options).start()
+    server = EmulatorServer(org_files=[SEED_DEMO], clock="virtual", seed=seed).start()
     for name, value in server.env.items():
         monkeypatch.setenv(name, value)
     (tmp_path / "job.json").write_text(json.dumps(training_job().payload("docs-job")))
