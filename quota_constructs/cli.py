@@ -12,6 +12,7 @@ from quota_constructs.demo import demo
 from quota_constructs.local.cli import local_app
 from quota_constructs.org_cli import org_app
 from quota_constructs.runtime.cli import jobs_app
+from quota_constructs.runtime.status_cli import status
 
 app = typer.Typer(
     name="quota",
@@ -54,6 +55,7 @@ app.add_typer(org_app, name="org")
 app.add_typer(advisor_app)  # quota recommend, quota simulate
 app.add_typer(local_app, name="local")
 app.add_typer(jobs_app, name="jobs")
+app.command("status")(status)
 app.command("demo")(demo)
 
 

@@ -85,7 +85,9 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "waiting",
         "team",
         "queue",
+        "status",
         "cli",
+        "status_cli",
     ),
 }
 

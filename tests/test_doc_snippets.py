@@ -10,10 +10,11 @@ word). Exit codes are 0 unless ``EXIT_CODES`` says otherwise.
 
 ``quota local serve`` (which runs until Ctrl-C) is started in the background and the script
 goes on once it prints ``Ctrl-C stops it.``; it is stopped when the block ends. Blocks in
-``EMULATOR_BLOCKS`` run with an emulator serving seed-demo and research on port 8771 and its
-variables exported, as their docs say ("with the emulator's variables exported"). Commands in
-``NOT_RUN`` are not run; each says why. Every fence in the docs has a language, so no shell
-block can hide from this test.
+``EMULATOR_BLOCKS`` run with an emulator on port 8771 and its variables exported, started as
+their docs say ("with the emulator's variables exported"; by default seed-demo and research on
+a wall clock at speed 100; ``quota local serve --virtual --seed 1`` where a doc says so).
+Commands in ``NOT_RUN`` are not run; each says why. Every fence in the docs has a language, so
+no shell block can hide from this test.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 import pytest
 import yaml
@@ -60,16 +62,39 @@ EXIT_CODES: dict[str, int] = {
     "quota recommend stacks/teams/ml-platform.yaml --optimize": 1,
     "quota jobs -o research submit fine-tune-4": 2,
     "quota jobs -o research --as-team vision ls": 2,
+    "quota jobs -o seed-demo describe no-such-job": 3,
 }
 """Commands (by prefix) documented to fail, with their exit code (README, "Exit codes")."""
 
-EMULATOR_BLOCKS = (
-    "JOB_ID=$(quota jobs -o seed-demo submit train-1",
-    "aws batch list-quota-shares --job-queue seed-demo-queue --endpoint-url",
-    "aws ssm get-parameter --name /quota/research/",
-    "quota jobs -o research --as-team generative submit fine-tune-2",
-)
-"""Blocks (by their first command) that run against the emulator on port 8771."""
+
+@dataclass(frozen=True)
+class Emulated:
+    """How a block's doc says its emulator was started."""
+
+    orgs: tuple[str, ...] = ("seed-demo", "research")
+    clock: Literal["virtual", "wall"] = "wall"
+    seed: int | None = None
+
+    def server(self) -> EmulatorServer:
+        files = [ORGS_DIR / f"{name}.yaml" for name in self.orgs]
+        speed = 100 if self.clock == "wall" else 1
+        return EmulatorServer(files, clock=self.clock, speed=speed, seed=self.seed, port=PORT)
+
+
+VIRTUAL_SEED_DEMO = Emulated(orgs=("seed-demo",), clock="virtual")
+EMULATOR_BLOCKS: dict[str, Emulated] = {
+    "JOB_ID=$(quota jobs -o seed-demo submit train-1": Emulated(),
+    "aws batch list-quota-shares --job-queue seed-demo-queue --endpoint-url": Emulated(),
+    "aws ssm get-parameter --name /quota/research/": Emulated(),
+    "quota jobs -o research --as-team generative submit fine-tune-2": Emulated(),
+    # README, "Watching the queue": the tutorial on `quota local serve --virtual`.
+    "quota jobs -o seed-demo submit qs1-p3": VIRTUAL_SEED_DEMO,
+    # docs/emulator.md, "Driving it from the command line": `quota local serve --virtual --seed 1`.
+    "quota jobs -o seed-demo submit qs3-first": Emulated(
+        orgs=("seed-demo",), clock="virtual", seed=1
+    ),
+}
+"""Blocks (by their first command) that run against the emulator on port 8771, and how."""
 
 EXACT_OUTPUT = ("quota org validate docs/examples/hostile-org.yaml",)
 """Console commands (by prefix) whose shown output is all they print, line for line."""
@@ -117,8 +142,10 @@ class Block:
         return f"{self.doc}:{self.line}"
 
     @property
-    def needs_emulator(self) -> bool:
-        return any(self.commands[0].text.startswith(first) for first in EMULATOR_BLOCKS)
+    def emulator(self) -> Emulated | None:
+        """How to start this block's emulator, or None when it needs none."""
+        first = self.commands[0].text
+        return next((e for key, e in EMULATOR_BLOCKS.items() if first.startswith(key)), None)
 
 
 def _logical_lines(lines: list[str]) -> Iterator[str]:
@@ -256,9 +283,8 @@ def run_block(block: Block, tmp_path: Path) -> dict[int, tuple[int, str]]:
     scratch = scratch_dir(tmp_path)
     env = environment(tmp_path)
     assert port_is_free(), f"port {PORT} is in use: stop the local emulator to run the doc tests"
-    orgs = [ORGS_DIR / "seed-demo.yaml", ORGS_DIR / "research.yaml"]
-    server = EmulatorServer(orgs, clock="wall", speed=100, port=PORT)
-    if block.needs_emulator:
+    server = (block.emulator or Emulated()).server()
+    if block.emulator is not None:
         env |= server.start().env
     try:
         done = subprocess.run(

@@ -1,21 +1,34 @@
-"""``quota local``: run the emulator of AWS Batch quota management on this machine."""
+"""``quota local``: run the emulator of AWS Batch quota management on this machine, and drive it.
+
+``serve`` runs it; ``advance`` (virtual time) and ``why`` (why a job waits, why it was preempted)
+call its control endpoints (``/_quota/...``, docs/emulator.md) so that nothing needs curl.
+"""
 
 from __future__ import annotations
 
+import json
 import math
 import signal
 import threading
+import urllib.error
+import urllib.request
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
-from quota_constructs.cli_output import ExitCode, fail, stdout_console
+from quota_constructs.cli_output import ExitCode, fail, print_json, stdout_console
 from quota_constructs.local.clock import MAX_SPEED, RealTimeClock, VirtualClock
 from quota_constructs.local.emulator import Emulator
 from quota_constructs.local.faults import FaultPlan
 from quota_constructs.local.job_service import ClientTokenMode
-from quota_constructs.local.server import MAX_THREADS, start_server
+from quota_constructs.local.server import (
+    ADVANCE_PATH,
+    EXPLAIN_PREFIX,
+    MAX_THREADS,
+    start_server,
+)
 from quota_constructs.local.testing import DUMMY_CREDENTIALS, SEED_DEMO
 from quota_constructs.model import QuotaConfigError
 
@@ -138,11 +151,15 @@ def serve(
         console.print(f"  {line}", highlight=False, soft_wrap=True)
     if virtual:
         console.print(
-            f"  advance time: curl -X POST {endpoint}/_quota/advance -d '{{\"seconds\": 60}}'",
+            f"  advance time: quota local advance 60 --endpoint-url {endpoint}",
             highlight=False,
             soft_wrap=True,
         )
-    console.print(f"Why a job waits or was preempted: curl {endpoint}/_quota/jobs/<job id>")
+    console.print(
+        f"Why a job waits or was preempted: quota local why JOB_ID --endpoint-url {endpoint}",
+        highlight=False,
+        soft_wrap=True,
+    )
     console.print("Ctrl-C stops it.")
     signal.signal(signal.SIGTERM, _interrupt)  # `kill` stops it as cleanly as Ctrl-C
     try:
@@ -151,3 +168,132 @@ def serve(
         console.print("stopping")
     finally:
         server.shutdown()
+
+
+# --- driving a running emulator: its control endpoints ------------------------------------------
+
+DEFAULT_ENDPOINT = "http://127.0.0.1:8771"
+"""Where ``quota local serve`` listens by default."""
+CONTROL_TIMEOUT_S = 30.0
+EndpointOpt = Annotated[
+    str,
+    typer.Option(
+        "--endpoint-url",
+        envvar="AWS_ENDPOINT_URL_BATCH",
+        help="The emulator's endpoint (quota local serve prints it).",
+    ),
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print the endpoint's JSON answer.")]
+
+
+class ControlError(Exception):
+    """The emulator refused a control request (``status``: its HTTP status)."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def control(endpoint: str, path: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
+    """GET ``path`` (or POST ``body`` as JSON) on the emulator; its JSON answer.
+
+    Raises :class:`ControlError` with the emulator's message when it refuses the request, and
+    ``OSError`` when nothing answers.
+    """
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(
+        endpoint.rstrip("/") + path,
+        data=data,
+        method="GET" if body is None else "POST",
+        headers={"Content-Type": "application/json"},
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=CONTROL_TIMEOUT_S) as response:
+            answer: dict[str, Any] = json.loads(response.read())
+            return answer
+    except urllib.error.HTTPError as error:
+        try:
+            message = str(json.loads(error.read()).get("message", error.reason))
+        except ValueError:
+            message = str(error.reason)
+        raise ControlError(error.code, message) from None
+
+
+def _call(endpoint: str, path: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
+    """:func:`control`, a failure printed as one line with its exit code (README table)."""
+    try:
+        return control(endpoint, path, body)
+    except ControlError as error:
+        code = ExitCode.NOT_FOUND if path.startswith(EXPLAIN_PREFIX) else ExitCode.USAGE
+        fail(str(error), code)
+    except OSError as error:
+        fail(
+            f"no emulator answers at {endpoint} ({getattr(error, 'reason', error)}); start one "
+            "with quota local serve, or pass --endpoint-url (AWS_ENDPOINT_URL_BATCH)",
+            ExitCode.FAILED,
+        )
+
+
+@local_app.command()
+def advance(
+    seconds: Annotated[float, typer.Argument(min=0, help="Emulated seconds to let pass.")],
+    endpoint_url: EndpointOpt = DEFAULT_ENDPOINT,
+    as_json: JsonOpt = False,
+) -> None:
+    """Let SECONDS of virtual time pass (serve --virtual): jobs dispatch, run, finish."""
+    answer = _call(endpoint_url, ADVANCE_PATH, {"seconds": seconds})
+    if as_json:
+        print_json(answer)
+    else:
+        stdout_console().print(f"emulator time: {answer['now']:g} s", markup=False)
+
+
+@local_app.command()
+def why(
+    job: Annotated[str, typer.Argument(help="Job id or ARN.")],
+    endpoint_url: EndpointOpt = DEFAULT_ENDPOINT,
+    as_json: JsonOpt = False,
+) -> None:
+    """Why a job waits (typed pending reason) and every preemption it suffered, and by whom."""
+    answer = _call(endpoint_url, EXPLAIN_PREFIX + job)
+    if as_json:
+        print_json(answer)
+        return
+    console = stdout_console()
+    for line in explanation_lines(answer):
+        console.print(line, markup=False)
+
+
+def explanation_lines(answer: dict[str, Any]) -> list[str]:
+    """The emulator's explanation of a job as lines of text."""
+    lines = [
+        f"{answer['jobName']} ({answer['jobId']}) in {answer['quotaShareName']}: "
+        f"{answer['status']}, priority {answer['schedulingPriority']}"
+    ]
+    pending = answer.get("pending")
+    if pending:
+        lines.append(
+            f"waits: {pending['kind']}: {pending['message']} (position {pending['position']})"
+        )
+    if answer.get("borrowed"):
+        lines.append(f"borrows: {_capacity(answer['borrowed'])}")
+    for p in answer.get("preemptions") or ():
+        end = "; terminated" if p.get("terminated") else ""
+        lines.append(
+            f"preempted {_time(p.get('at'))} by {p['preemptorJobId']} ({p['preemptorShare']}), "
+            f"{p['rule']}: {p['reason']}; borrowed {_capacity(p['borrowedBefore'])} -> "
+            f"{_capacity(p['borrowedAfter'])}{end}"
+        )
+    if answer.get("submittedBy"):
+        lines.append(f"submitted by: {answer['submittedBy']}")
+    return lines
+
+
+def _capacity(amounts: dict[str, int]) -> str:
+    return ", ".join(f"{n} x {t}" for t, n in amounts.items()) or "nothing"
+
+
+def _time(epoch_ms: int | None) -> str:
+    if epoch_ms is None:
+        return "-"
+    return datetime.fromtimestamp(epoch_ms / 1000, tz=UTC).strftime("%Y-%m-%d %H:%M:%S")

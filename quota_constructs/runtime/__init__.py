@@ -38,8 +38,11 @@ from quota_constructs.runtime.payload import (
     payload_problems,
 )
 from quota_constructs.runtime.queue import (
+    AmbiguousJobName,
     JobHandle,
+    JobNotFound,
     QueueClient,
+    ShareNotFound,
     error_text,
     queue_spec_from_api,
 )
@@ -57,9 +60,11 @@ __all__ = [
     "ACTIVE_STATUSES",
     "DISPATCHED_STATUSES",
     "TERMINAL_STATUSES",
+    "AmbiguousJobName",
     "Backoff",
     "JobDetails",
     "JobHandle",
+    "JobNotFound",
     "JobStatus",
     "JobSubmission",
     "JobSummary",
@@ -72,6 +77,7 @@ __all__ = [
     "QueueSnapshot",
     "RateLimiter",
     "RetryOptions",
+    "ShareNotFound",
     "SubmitOutcome",
     "TerminateOutcome",
     "TrackedJob",

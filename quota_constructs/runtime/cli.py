@@ -11,8 +11,9 @@ default credentials and region reach AWS. Errors print one line and exit non-zer
 from __future__ import annotations
 
 import dataclasses
+from collections import Counter
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any
@@ -40,7 +41,14 @@ from quota_constructs.runtime.json_view import (
 )
 from quota_constructs.runtime.pacing import Backoff
 from quota_constructs.runtime.payload import JobSubmission, TrainingJob, attempt_token
-from quota_constructs.runtime.queue import JobHandle, QueueClient, error_text
+from quota_constructs.runtime.queue import (
+    AmbiguousJobName,
+    JobHandle,
+    JobNotFound,
+    QueueClient,
+    ShareNotFound,
+    error_text,
+)
 from quota_constructs.runtime.waiting import TrackedJob, Transition, Until, WaitTimeout
 from quota_constructs.safe_load import load_json
 
@@ -75,6 +83,17 @@ def _errors() -> Iterator[None]:
         fail("interrupted; jobs already submitted keep running", ExitCode.INTERRUPTED)
 
 
+@contextmanager
+def _lookups() -> Iterator[None]:
+    """An unknown job or share exits 3, an ambiguous job name 2 (README, "Exit codes")."""
+    try:
+        yield
+    except (JobNotFound, ShareNotFound) as error:
+        fail(str(error), ExitCode.NOT_FOUND)
+    except AmbiguousJobName as error:
+        fail(str(error), ExitCode.USAGE)
+
+
 @dataclasses.dataclass
 class QueueClientOptions:
     """The ``quota jobs`` options that pick the queue and endpoint; builds the client."""
@@ -104,34 +123,42 @@ class QueueClientOptions:
         )
 
 
+QueueOpt = Annotated[
+    str | None,
+    typer.Option("--queue", "-q", envvar="QUOTA_QUEUE", help="Job queue name or ARN."),
+]
+OrganisationOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--organisation", "-o", envvar="QUOTA_ORGANISATION", help="Organisation (via SSM)."
+    ),
+]
+EndpointOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--endpoint-url", envvar="AWS_ENDPOINT_URL_BATCH", help="Batch/SSM endpoint (emulator)."
+    ),
+]
+RegionOpt = Annotated[str | None, typer.Option("--region", help="AWS region.")]
+AsTeamOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--as-team",
+        envvar="QUOTA_AS_TEAM",
+        help="Act as this share's team: assume its submitter role (needs --organisation).",
+    ),
+]
+"""The queue options of ``quota jobs`` and ``quota status`` (one declaration for both)."""
+
+
 @jobs_app.callback()
 def _options(
     ctx: typer.Context,
-    queue: Annotated[
-        str | None,
-        typer.Option("--queue", "-q", envvar="QUOTA_QUEUE", help="Job queue name or ARN."),
-    ] = None,
-    organisation: Annotated[
-        str | None,
-        typer.Option(
-            "--organisation", "-o", envvar="QUOTA_ORGANISATION", help="Organisation (via SSM)."
-        ),
-    ] = None,
-    endpoint_url: Annotated[
-        str | None,
-        typer.Option(
-            "--endpoint-url", envvar="AWS_ENDPOINT_URL_BATCH", help="Batch/SSM endpoint (emulator)."
-        ),
-    ] = None,
-    region: Annotated[str | None, typer.Option("--region", help="AWS region.")] = None,
-    as_team: Annotated[
-        str | None,
-        typer.Option(
-            "--as-team",
-            envvar="QUOTA_AS_TEAM",
-            help="Act as this share's team: assume its submitter role (needs --organisation).",
-        ),
-    ] = None,
+    queue: QueueOpt = None,
+    organisation: OrganisationOpt = None,
+    endpoint_url: EndpointOpt = None,
+    region: RegionOpt = None,
+    as_team: AsTeamOpt = None,
 ) -> None:
     ctx.obj = QueueClientOptions(queue, organisation, endpoint_url, region, as_team)
 
@@ -139,6 +166,68 @@ def _options(
 def _client(ctx: typer.Context) -> QueueClient:
     options: QueueClientOptions = ctx.obj
     return options.client()
+
+
+# --- shell completion: asks the queue only when a queue or organisation is given ------------
+
+
+def completion_client(ctx: typer.Context) -> QueueClient | None:
+    """The client the command line being completed names, or ``None`` when it names no queue.
+
+    Reads the queue options (and their environment variables) parsed so far by this command
+    and the groups above it.
+    """
+    params: dict[str, Any] = {}
+    node: Any = ctx
+    while node is not None:
+        params = {**node.params, **params}
+        node = node.parent
+    fields = [f.name for f in dataclasses.fields(QueueClientOptions)]
+    options = QueueClientOptions(**{name: params.get(name) for name in fields})
+    if not (options.queue or options.organisation):
+        return None
+    return options.client()
+
+
+def complete_share(ctx: typer.Context, incomplete: str) -> list[str]:
+    """Share names starting with ``incomplete`` (one ``ListQuotaShares`` call)."""
+    with suppress(*_COMPLETION_ERRORS):
+        client = completion_client(ctx)
+        if client is not None:
+            return [name for name in client.share_names() if name.startswith(incomplete)]
+    return []
+
+
+def complete_job(ctx: typer.Context, incomplete: str) -> list[tuple[str, str]]:
+    """Active jobs whose id, or unique name, starts with ``incomplete`` (one ``ListServiceJobs``
+    call per active status)."""
+    with suppress(*_COMPLETION_ERRORS):
+        client = completion_client(ctx)
+        if client is not None:
+            jobs = client.list()
+            names = Counter(job.job_name for job in jobs)
+            found = [
+                (job.job_id, f"{job.job_name}, {job.status.value}, {job.share or '-'}")
+                for job in jobs
+                if job.job_id.startswith(incomplete)
+            ]
+            found += [
+                (job.job_name, f"{job.job_id}, {job.status.value}, {job.share or '-'}")
+                for job in jobs
+                if job.job_name.startswith(incomplete) and names[job.job_name] == 1
+            ]
+            return found
+    return []
+
+
+_COMPLETION_ERRORS = (ClientError, BotoCoreError, QuotaConfigError, CliError, ValueError)
+JobArg = typer.Argument(
+    help="Job id, ARN, or name of an active job (unique among them).", autocompletion=complete_job
+)
+JobsArg = typer.Argument(
+    help="Job ids, ARNs, or names of active jobs (each unique among them).",
+    autocompletion=complete_job,
+)
 
 
 def _pairs(values: list[str] | None, what: str) -> dict[str, str]:
@@ -220,7 +309,7 @@ def submit(
     as_json: JsonOpt = False,
 ) -> None:
     """Check a job against the live queue and submit it (or print it with --dry-run)."""
-    with _errors():
+    with _errors(), _lookups():
         options: QueueClientOptions = ctx.obj
         share = share or options.as_team
         if share is None:
@@ -275,6 +364,7 @@ def submit(
             client_token=client_token,
         )
         client = _client(ctx)
+        client.check_share(share)  # an unknown share: exit 3, naming the queue's shares
         if resubmit:
             submission = _new_attempt(client, submission)
         if dry_run:
@@ -320,27 +410,34 @@ def _already_submitted(handle: JobHandle, as_json: bool) -> None:
 @jobs_app.command()
 def update(
     ctx: typer.Context,
-    job_id: Annotated[str, typer.Argument(help="Job id.")],
+    job_id: Annotated[str, JobArg],
     priority: Annotated[int, typer.Option("--priority", "-p", help="New priority 0..9999.")],
 ) -> None:
     """Change a job's scheduling priority (may preempt, or make it preemptible)."""
-    with _errors():
-        _client(ctx).update_priority(job_id, priority)
+    with _errors(), _lookups():
+        client = _client(ctx)
+        client.update_priority(client.resolve_job(job_id), priority)
         stdout_console().print(f"{job_id}: priority {priority}")
 
 
 @jobs_app.command("ls")
 def list_jobs(
     ctx: typer.Context,
-    share: Annotated[str | None, typer.Option("--share", "-s", help="Only this share.")] = None,
+    share: Annotated[
+        str | None,
+        typer.Option("--share", "-s", help="Only this share.", autocompletion=complete_share),
+    ] = None,
     status: Annotated[
         list[JobStatus] | None, typer.Option(help="Statuses (default: every active one).")
     ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """List jobs by share and status (one API call per status page)."""
-    with _errors():
-        jobs = _client(ctx).list(share=share, statuses=status or ACTIVE_STATUSES)
+    with _errors(), _lookups():
+        client = _client(ctx)
+        if share is not None:
+            client.check_share(share)
+        jobs = client.list(share=share, statuses=status or ACTIVE_STATUSES)
         if as_json:
             print_json([job_json(job) for job in jobs])
         else:
@@ -350,12 +447,12 @@ def list_jobs(
 @jobs_app.command()
 def describe(
     ctx: typer.Context,
-    job_id: Annotated[str, typer.Argument(help="Job id.")],
+    job_id: Annotated[str, JobArg],
     as_json: JsonOpt = False,
 ) -> None:
     """A job's details and preemption history."""
-    with _errors():
-        job = _client(ctx).describe(job_id)
+    with _errors(), _lookups():
+        job = _client(ctx).find_job(job_id)
         if as_json:
             print_json(details_json(job))
             return
@@ -382,7 +479,7 @@ def describe(
 @jobs_app.command()
 def wait(
     ctx: typer.Context,
-    job_ids: Annotated[list[str], typer.Argument(help="Job ids.")],
+    job_ids: Annotated[list[str], JobsArg],
     until: Annotated[
         str, typer.Option(help="terminal | dispatched | running | requeued | a status.")
     ] = "terminal",
@@ -393,9 +490,10 @@ def wait(
     as_json: JsonOpt = False,
 ) -> None:
     """Wait for jobs with a live progress display; exit 1 if one ends FAILED or on timeout."""
-    with _errors():
+    with _errors(), _lookups():
         wait_target = Until.named(until)
         client = _client(ctx)
+        job_ids = list(client.resolve_jobs(job_ids))
         err = stderr_console()
         progress = Progress(
             TextColumn(f"waiting for {until}"),
@@ -441,9 +539,12 @@ def wait(
 @jobs_app.command()
 def terminate(
     ctx: typer.Context,
-    job_ids: Annotated[list[str] | None, typer.Argument(help="Job ids.")] = None,
+    job_ids: Annotated[list[str] | None, JobsArg] = None,
     share: Annotated[
-        str | None, typer.Option("--share", "-s", help="Every active job of this share.")
+        str | None,
+        typer.Option(
+            "--share", "-s", help="Every active job of this share.", autocompletion=complete_share
+        ),
     ] = None,
     reason: Annotated[
         str, typer.Option(help="Reason recorded on the jobs.")
@@ -451,14 +552,14 @@ def terminate(
     as_json: JsonOpt = False,
 ) -> None:
     """Terminate jobs by id (50 per call) or every active job of a share."""
-    with _errors():
+    with _errors(), _lookups():
         if bool(job_ids) == bool(share):
             raise CliError("pass job ids or --share SHARE (one of them)")
         client = _client(ctx)
         result = (
-            client.terminate_share(share, reason)
+            client.terminate_share(client.check_share(share).name, reason)
             if share
-            else client.terminate_many(job_ids or [], reason)
+            else client.terminate_many(client.resolve_jobs(job_ids or []), reason)
         )
         if as_json:
             print_json(terminate_json(result))

@@ -43,6 +43,7 @@ from quota_constructs.runtime.jobs import (
     QueueSnapshot,
     SubmitOutcome,
     TerminateOutcome,
+    job_id_from_arn,
 )
 from quota_constructs.runtime.pacing import (
     SUBMIT_RATE_PER_S,
@@ -69,6 +70,8 @@ TERMINATE_BATCH = 50
 RESUBMIT_ROUNDS = 3
 """Extra rounds in which :meth:`QueueClient.submit_many` retries transiently refused jobs."""
 _EPOCH = datetime.fromtimestamp(0, tz=UTC)
+MAX_LISTED_MATCHES = 10
+"""Most matching jobs an :class:`AmbiguousJobName` message lists."""
 _THROTTLING_CODES = frozenset(
     {"ThrottlingException", "Throttling", "TooManyRequestsException", "RequestLimitExceeded"}
 )
@@ -89,6 +92,32 @@ def error_text(error: Exception) -> str:
         info = error.response.get("Error", {})
         return f"{info.get('Code', 'Error')}: {info.get('Message', str(error))}"
     return str(error)
+
+
+class JobNotFound(LookupError):
+    """No job of this queue has the id, ARN or (active job's) name asked for."""
+
+
+class ShareNotFound(LookupError):
+    """The queue has no quota share of that name."""
+
+
+class AmbiguousJobName(ValueError):
+    """Several active jobs of the queue have the name asked for; ``matches`` lists them."""
+
+    def __init__(self, name: str, matches: Sequence[JobSummary]) -> None:
+        self.name = name
+        self.matches = tuple(matches)
+        shown = ", ".join(
+            f"{j.job_id} ({j.status.value}, {j.share or '-'})"
+            for j in self.matches[:MAX_LISTED_MATCHES]
+        )
+        more = len(self.matches) - MAX_LISTED_MATCHES
+        super().__init__(
+            f"{len(self.matches)} active jobs are named {name!r}: {shown}"
+            + (f" and {more} more" if more > 0 else "")
+            + "; pass the job id instead"
+        )
 
 
 def queue_spec_from_api(
@@ -616,6 +645,104 @@ class QueueClient:
     def snapshot(self) -> QueueSnapshot:
         """``GetJobQueueSnapshot``: front of the queue and of each share, capacity in use."""
         return QueueSnapshot.from_api(self.batch.get_job_queue_snapshot(jobQueue=self.queue))
+
+    # --- names and ids ----------------------------------------------------------------------
+
+    def share_names(self) -> tuple[str, ...]:
+        """The queue's quota shares, in the order ``ListQuotaShares`` gives them (cached)."""
+        return tuple(s.name for s in self.spec().shares)
+
+    def check_share(self, share: str) -> QuotaShareSpec:
+        """The share called ``share``, read again once if the cache does not know it.
+
+        Raises :class:`ShareNotFound` naming the queue's shares otherwise.
+        """
+        for spec in (self.spec(), self.refresh()):
+            for found in spec.shares:
+                if found.name == share:
+                    return found
+        known = ", ".join(self.share_names()) or "none"
+        raise ShareNotFound(f"no quota share {share!r} in job queue {self.queue} (shares: {known})")
+
+    def resolve_job(self, ref: JobRef) -> str:
+        """The id of the job ``ref`` names in this queue: its id, its ARN, or its name.
+
+        An id or ARN costs one ``DescribeServiceJob`` call (plus ``DescribeJobQueues`` once per
+        client, to check the job's queue). When Batch does not know it (``ClientException``),
+        ``ref`` is taken as a job name and looked up with one ``ListServiceJobs`` ``JOB_NAME``
+        call per page, keeping active jobs of exactly that name. Raises :class:`JobNotFound`
+        when nothing matches, :class:`AmbiguousJobName` listing the matches when several active
+        jobs have the name.
+        """
+        found = self._described(ref)
+        return found["jobId"] if found is not None else self._job_named(_job_id(ref)).job_id
+
+    def resolve_jobs(self, refs: Iterable[JobRef]) -> Sequence[str]:
+        """:meth:`resolve_job` for each ref, in order; every unknown or ambiguous ref is named
+        in the one error raised (:class:`JobNotFound` if any is unknown)."""
+        ids: list[str] = []
+        unknown: list[str] = []
+        ambiguous: list[AmbiguousJobName] = []
+        for ref in refs:
+            try:
+                ids.append(self.resolve_job(ref))
+            except JobNotFound as error:
+                unknown.append(str(error))
+            except AmbiguousJobName as error:
+                ambiguous.append(error)
+        if unknown:
+            raise JobNotFound("; ".join(unknown + [str(e) for e in ambiguous]))
+        if len(ambiguous) == 1:
+            raise ambiguous[0]
+        if ambiguous:
+            raise AmbiguousJobName(
+                ambiguous[0].name, [j for e in ambiguous for j in e.matches]
+            ) from ambiguous[0]
+        return ids
+
+    def find_job(self, ref: JobRef) -> JobDetails:
+        """:meth:`describe` of the job ``ref`` names (id, ARN or name, as :meth:`resolve_job`)."""
+        found = self._described(ref)
+        if found is not None:
+            return JobDetails.from_api(found)
+        return self.describe(self._job_named(_job_id(ref)).job_id)
+
+    def _described(self, ref: JobRef) -> dict[str, Any] | None:
+        """``DescribeServiceJob`` of ``ref`` if it is an id or ARN of a job of this queue;
+        ``None`` when Batch does not know it; :class:`JobNotFound` when another queue has it."""
+        text = _job_id(ref)
+        job_id = job_id_from_arn(text) if text.startswith("arn:") else text
+        try:
+            found = dict(self.batch.describe_service_job(jobId=job_id))
+        except ClientError as error:
+            if error.response.get("Error", {}).get("Code") != "ClientException":
+                raise
+            return None
+        detail = self.queue_detail()
+        queue = found.get("jobQueue")
+        if queue not in (None, detail.get("jobQueueArn"), detail.get("jobQueueName")):
+            raise JobNotFound(f"job {job_id} is in job queue {queue}, not in {self.queue}")
+        return found
+
+    def _job_named(self, name: str) -> JobSummary:
+        """The one active job called ``name`` (one ``ListServiceJobs`` call per page)."""
+        params = {"jobQueue": self.queue, "filters": [{"name": "JOB_NAME", "values": [name]}]}
+        named = [
+            JobSummary.from_api(s)
+            for page in self.batch.get_paginator("list_service_jobs").paginate(**params)
+            for s in page.get("jobSummaryList", [])
+            if s.get("jobName") == name
+        ]
+        active = [j for j in named if j.status.is_active]
+        if len(active) > 1:
+            raise AmbiguousJobName(name, active)
+        if active:
+            return active[0]
+        finished = ", ".join(f"{j.job_id} ({j.status.value})" for j in named[:MAX_LISTED_MATCHES])
+        raise JobNotFound(
+            f"no job with id {name!r} and no active job named {name!r} in job queue {self.queue}"
+            + (f"; finished jobs of that name: {finished} (pass the id)" if finished else "")
+        )
 
     def wait(
         self,

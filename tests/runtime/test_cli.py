@@ -86,11 +86,11 @@ def test_submit_from_a_payload_file(emu: EmulatorServer, tmp_path: Path) -> None
     assert "submitted from-file to QS3" in out
 
 
-def test_rejects_unknown_share_in_one_line(emu: EmulatorServer) -> None:
+def test_rejects_unknown_share_in_one_line_as_not_found(emu: EmulatorServer) -> None:
     code, _, err = jobs(emu, "submit", "x", "--share", "QS9", *BUILDER)
-    assert code == 2
+    assert code == 3
     assert err.count("\n") == 1 and "Traceback" not in err
-    assert "quotaShareName" in err and "QS1, QS2, QS3" in err
+    assert "no quota share 'QS9'" in err and "QS1, QS2, QS3" in err
 
 
 def test_rejects_submit_without_payload(emu: EmulatorServer) -> None:
@@ -106,7 +106,7 @@ def test_rejects_missing_queue() -> None:
 
 def test_rejects_unknown_job_in_one_line(emu: EmulatorServer) -> None:
     code, _, err = jobs(emu, "describe", "nope")
-    assert code == 1 and err.startswith("error: ClientException:") and "Traceback" not in err
+    assert code == 3 and err.startswith("error: no job with id 'nope'") and "Traceback" not in err
 
 
 def test_rejects_bad_key_value(emu: EmulatorServer) -> None:
@@ -178,8 +178,9 @@ def test_ctrl_c_while_waiting_is_one_line(
     def interrupted(*args: object, **kwargs: object) -> None:
         raise KeyboardInterrupt
 
+    job_id = submit(emu, "some-job", "QS3")
     monkeypatch.setattr(QueueClient, "wait", interrupted)
-    code, _, err = jobs(emu, "wait", "some-job")
+    code, _, err = jobs(emu, "wait", job_id)
     assert code == 130 and "interrupted; jobs already submitted keep running" in err
     assert "Traceback" not in err
 

@@ -1,0 +1,154 @@
+"""Owns ``quota status``: the live view of a queue's shares, once, or refreshed with ``--watch``.
+
+The queue options are ``quota jobs``'s (:class:`~.cli.QueueClientOptions`); the figures come
+from :func:`~.status.read_status` (eight API calls per refresh). Piped, each refresh prints whole
+values, one row per line; on a terminal ``--watch`` redraws in place until Ctrl-C (exit 130).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from typing import Annotated
+
+import typer
+from botocore.exceptions import BotoCoreError, ClientError
+from rich.live import Live
+from rich.table import Table
+
+from quota_constructs.cli_output import ExitCode, fail, print_json, stdout_console
+from quota_constructs.model import QuotaConfigError, ShareState
+from quota_constructs.runtime.cli import (
+    AsTeamOpt,
+    CliError,
+    EndpointOpt,
+    OrganisationOpt,
+    QueueClientOptions,
+    QueueOpt,
+    RegionOpt,
+)
+from quota_constructs.runtime.queue import QueueClient, error_text
+from quota_constructs.runtime.status import QueueStatus, ShareStatus, read_status, status_json
+
+COLUMNS = (
+    "share",
+    "instance type",
+    "strategy",
+    "limit",
+    "in use",
+    "borrowed",
+    "lent",
+    "idle",
+    "running",
+    "waiting",
+    "head job",
+    "why it waits",
+)
+
+
+def status(
+    queue: QueueOpt = None,
+    organisation: OrganisationOpt = None,
+    endpoint_url: EndpointOpt = None,
+    region: RegionOpt = None,
+    as_team: AsTeamOpt = None,
+    watch: Annotated[
+        bool, typer.Option("--watch", "-w", help="Refresh every --interval seconds until Ctrl-C.")
+    ] = False,
+    interval: Annotated[
+        float, typer.Option(min=0, help="Seconds between refreshes with --watch.")
+    ] = 5.0,
+    refreshes: Annotated[
+        int | None,
+        typer.Option(min=1, help="With --watch: stop after this many reads (default: Ctrl-C)."),
+    ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="JSON (with --watch: one line per refresh).")
+    ] = False,
+) -> None:
+    """Per share and instance type: limit, in use, borrowed, lent, idle, jobs, head job."""
+    options = QueueClientOptions(queue, organisation, endpoint_url, region, as_team)
+    if refreshes is not None and not watch:
+        fail(f"--refreshes {refreshes} counts --watch refreshes: add --watch", ExitCode.USAGE)
+    try:
+        client = options.client()
+        if not watch:
+            _show(read_status(client), as_json)
+        else:
+            _watch(client, interval, refreshes, as_json)
+    except KeyboardInterrupt:
+        fail("interrupted", ExitCode.INTERRUPTED)
+    except (CliError, QuotaConfigError) as error:
+        fail(str(error), ExitCode.USAGE)
+    except (ClientError, BotoCoreError) as error:
+        fail(error_text(error), ExitCode.FAILED)
+
+
+def _show(view: QueueStatus, as_json: bool) -> None:
+    if as_json:
+        print_json(status_json(view))
+    else:
+        stdout_console().print(status_table(view))
+
+
+def _watch(client: QueueClient, interval: float, refreshes: int | None, as_json: bool) -> None:
+    """Read and show the status every ``interval`` s, ``refreshes`` times (``None``: forever)."""
+    count = 0
+
+    def more() -> bool:
+        return refreshes is None or count < refreshes
+
+    if as_json or not sys.stdout.isatty():
+        while more():
+            if count:
+                time.sleep(interval)
+            view = read_status(client)
+            count += 1
+            if as_json:
+                sys.stdout.write(json.dumps(status_json(view)) + "\n")
+                sys.stdout.flush()
+            else:
+                stdout_console().print(status_table(view))
+        return
+    with Live(status_table(read_status(client)), console=stdout_console()) as live:
+        count = 1
+        while more():
+            time.sleep(interval)
+            live.update(status_table(read_status(client)), refresh=True)
+            count += 1
+
+
+def status_table(view: QueueStatus) -> Table:
+    """The status as a table: one row per share and instance type."""
+    table = Table(
+        title=f"{view.queue} at {view.read_at:%Y-%m-%dT%H:%M:%SZ}",
+        caption="borrowed/lent between shares: derived from use and limits (docs/runtime.md)",
+    )
+    for column in COLUMNS:
+        table.add_column(column, overflow="fold")
+    for row in view.rows:
+        table.add_row(*_cells(row))
+    if view.unattributed:
+        lost = ", ".join(f"{n} x {t}" for t, n in view.unattributed.items())
+        table.caption = f"{table.caption}; borrowed from no idle lender: {lost}"
+    return table
+
+
+def _cells(row: ShareStatus) -> tuple[str, ...]:
+    state = "" if row.state is ShareState.ENABLED else f" ({row.state.value})"
+    head = row.head
+    return (
+        row.share + state,
+        row.instance_type,
+        row.strategy.value,
+        str(row.limit),
+        str(row.in_use),
+        ", ".join(f"{ln.quantity} from {ln.share}" for ln in row.borrowed) or "0",
+        ", ".join(f"{ln.quantity} to {ln.share}" for ln in row.lent) or "0",
+        str(row.idle),
+        str(row.running),
+        str(row.waiting),
+        head.job_name if head else "-",
+        (head.reason + (" (derived)" if head.derived else "")) if head else "-",
+    )
