@@ -18,6 +18,8 @@ from constructs import Construct
 
 from quota_constructs import contracts
 from quota_constructs.constructs import (
+    OrganisationDashboard,
+    QueueNotifications,
     QuotaManagedTrainingQueue,
     QuotaShareTeamAccess,
     access_log_bucket,
@@ -30,6 +32,10 @@ TEAM_ACCESS_SCOPE = "TeamAccess"
 """Construct scope of the teams' access (one ``QuotaShareTeamAccess`` per share, by name)."""
 ACCESS_LOGS_ID = "AccessLogs"
 """Construct id of the bucket receiving the team buckets' server access logs."""
+NOTIFICATIONS_ID = "Notifications"
+"""Construct id of the queue's preemption and FAILED-job notifications."""
+DASHBOARD_ID = "Dashboard"
+"""Construct id of the organisation's CloudWatch dashboard."""
 
 
 def stack_name_for(organisation: Organisation) -> str:
@@ -63,6 +69,15 @@ class OrganisationStack(cdk.Stack):
         self.organisation = organisation
         self.queue = QuotaManagedTrainingQueue(self, "TrainingQueue", spec=organisation.queue)
         self.team_access = self._team_access()
+        self.notifications = self._notifications()
+        self.dashboard = OrganisationDashboard(
+            self,
+            DASHBOARD_ID,
+            organisation=organisation,
+            job_queue_arn=self.queue.job_queue_arn,
+            job_queue_name=self.queue.job_queue_name,
+            notifications=self.notifications,
+        )
         self._publish()
         for key, value in organisation.tags.items():
             cdk.Tags.of(self).add(key, value)
@@ -89,6 +104,17 @@ class OrganisationStack(cdk.Stack):
             for spec in specs
             if spec.access is not None
         }
+
+    def _notifications(self) -> QueueNotifications:
+        """The rule, topic and subscribers of the organisation file's ``notifications:``."""
+        shares = self.organisation.queue.shares
+        return QueueNotifications(
+            self,
+            NOTIFICATIONS_ID,
+            job_queue_arn=self.queue.job_queue_arn,
+            subscribers=self.organisation.notifications,
+            share_subscribers={share.name: share.notifications for share in shares},
+        )
 
     def _publish(self) -> None:
         org = self.organisation.name
@@ -118,6 +144,18 @@ class OrganisationStack(cdk.Stack):
             )
         if self.team_access:
             self._publish_team_access()
+        cdk.CfnOutput(
+            self,
+            contracts.NOTIFICATION_TOPIC_OUTPUT,
+            value=self.notifications.topic_arn,
+            description="SNS topic of preemption and FAILED-job notifications",
+        )
+        cdk.CfnOutput(
+            self,
+            contracts.DASHBOARD_OUTPUT,
+            value=self.dashboard.dashboard.dashboard_name,
+            description="CloudWatch dashboard of this organisation",
+        )
 
     def _publish_team_access(self) -> None:
         org = self.organisation.name

@@ -76,6 +76,8 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "job_queue",
         "training_queue",
         "team_access",
+        "notifications",
+        "dashboard",
     ),
     "quota_constructs.runtime": ("pacing", "jobs", "payload", "waiting", "team", "queue", "cli"),
 }
