@@ -10,8 +10,10 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from quota_constructs.cli_output import ExitCode, fail
 from quota_constructs.local.clock import RealTimeClock, VirtualClock
 from quota_constructs.local.emulator import Emulator
+from quota_constructs.local.events import EventSink
 from quota_constructs.local.faults import FaultPlan
 from quota_constructs.local.server import start_server
 from quota_constructs.local.testing import DUMMY_CREDENTIALS, SEED_DEMO
@@ -25,6 +27,20 @@ local_app = typer.Typer(
 
 def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
+
+
+def _event_sink(path: Path | None) -> EventSink | None:
+    """The sink of ``--events-file``; a path that cannot be written is bad input (exit 2)."""
+    if path is None:
+        return None
+    try:
+        return EventSink(path)
+    except OSError as error:
+        fail(
+            f"cannot write --events-file {path}: {error.strerror or error}; "
+            "name a file in an existing, writable directory",
+            ExitCode.USAGE,
+        )
 
 
 @local_app.command()
@@ -64,14 +80,23 @@ def serve(
         ),
     ] = None,
     threads: Annotated[int, typer.Option(help="Worker threads of the HTTP server.")] = 8,
+    events_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--events-file",
+            help="Append AWS Batch's EventBridge events of service jobs (state changes, "
+            "preemption started/completed) to this file, one JSON event per line.",
+        ),
+    ] = None,
 ) -> None:
     """Provision organisation files and serve the Batch and SSM APIs until Ctrl-C."""
     console = Console()
     err = Console(stderr=True)
+    events = _event_sink(events_file)
     try:
         faults = FaultPlan.parse(fault_rate or [], seed=fault_seed) if fault_rate else None
         clock = VirtualClock() if virtual else RealTimeClock(speed=speed)
-        emulator = Emulator(clock=clock, faults=faults, seed=seed)
+        emulator = Emulator(clock=clock, faults=faults, seed=seed, events=events)
         provisioned = [emulator.provision_file(path) for path in org or [SEED_DEMO]]
         server = start_server(emulator, host=host, port=port, threads=threads)
     except OSError as error:
@@ -108,6 +133,8 @@ def serve(
             soft_wrap=True,
         )
     console.print(f"Why a job waits or was preempted: curl {endpoint}/_quota/jobs/<job id>")
+    if events_file is not None:
+        console.print(f"EventBridge events of service jobs: {events_file}", highlight=False)
     console.print("Ctrl-C stops it.")
     signal.signal(signal.SIGTERM, _interrupt)  # `kill` stops it as cleanly as Ctrl-C
     try:

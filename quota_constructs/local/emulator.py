@@ -22,6 +22,7 @@ from quota_constructs.local.api_errors import DOMAIN_ERRORS
 from quota_constructs.local.arns import Account
 from quota_constructs.local.clock import EmulatorClock, VirtualClock
 from quota_constructs.local.errors import EmulatorError, InvalidRequest
+from quota_constructs.local.events import BatchEvents, EventSink
 from quota_constructs.local.faults import FaultInjector, FaultPlan
 from quota_constructs.local.handlers import Handler
 from quota_constructs.local.handlers.parameters import ParameterHandlers
@@ -50,6 +51,8 @@ class Emulator:
     are random UUIDs; a ``seed`` makes them reproducible (same seed and requests, same ids).
     ``explain_pending``: a RUNNABLE
     job with no AWS ``statusReason`` reports the core's typed pending reason instead of none.
+    ``events``: where AWS Batch's EventBridge events of service jobs go (state changes,
+    preemption started and completed; :mod:`.events`); default none are made.
     """
 
     def __init__(
@@ -61,12 +64,16 @@ class Emulator:
         options: SchedulerOptions | None = None,
         seed: int | None = None,
         explain_pending: bool = True,
+        events: EventSink | None = None,
     ) -> None:
         self.clock: EmulatorClock = clock or VirtualClock()
         self.account = account or Account()
         self.lock = threading.RLock()
         self.tags = TagStore()
         self.jobs = JobService(self.account, self.clock, self.tags, options=options, seed=seed)
+        self.events = events
+        if events is not None:
+            self.jobs.listeners.append(BatchEvents(self.account, self.clock, events))
         self.registry = Registry(self.account, self.tags, listener=self.jobs)
         self.parameters = ParameterStore(self.account)
         self.identities = Identities(self.account)

@@ -23,8 +23,9 @@ from __future__ import annotations
 
 import random
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any
 
 from quota_constructs.api_shapes import time_limits_from_api
@@ -33,7 +34,14 @@ from quota_constructs.local.clock import EmulatorClock
 from quota_constructs.local.errors import InvalidParameter, InvalidRequest, NotFound
 from quota_constructs.local.registry import ENABLED, JobQueue, ShareRecord
 from quota_constructs.local.tags import TagStore
-from quota_constructs.scheduling import Job, JobRequest, PendingReason, Scheduler, SchedulerOptions
+from quota_constructs.scheduling import (
+    Job,
+    JobRequest,
+    PendingReason,
+    Scheduler,
+    SchedulerEvent,
+    SchedulerOptions,
+)
 
 
 @dataclass(frozen=True)
@@ -92,6 +100,8 @@ class JobService:
         self.submitted: dict[str, Submission] = {}
         self.tokens: dict[str, tuple[str, Job]] = {}
         """``clientToken`` -> fingerprint of its request and the job it created."""
+        self.listeners: list[Callable[[str, SchedulerEvent], None]] = []
+        """Told (queue name, event) of every scheduler event of queues created from now on."""
 
     # --- scheduler lifecycle (registry listener) ---------------------------------------------
 
@@ -107,6 +117,8 @@ class JobService:
             options=self._options(queue),
             start_time=self.clock.now(),
         )
+        for listener in self.listeners:
+            self.schedulers[queue.name].subscribe(partial(listener, queue.name))
 
     def queue_changed(self, queue: JobQueue) -> None:
         self.schedulers[queue.name].options = self._options(queue)
