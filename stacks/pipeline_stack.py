@@ -13,7 +13,9 @@ stage templates, never this stack's code.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import aws_cdk as cdk
@@ -32,6 +34,12 @@ TEST_COMMAND = "make test"
 """The README's test command; the synth step runs it before synthesizing."""
 TOOLS_ON_PATH = 'export PATH="$PWD/.venv/bin:$PWD/node_modules/.bin:$PATH"'
 OUTPUT_DIRECTORY = "cdk.out"
+PACKAGE_JSON = Path(__file__).resolve().parent.parent / "package.json"
+
+
+def cdk_cli_version() -> str:
+    """The CDK CLI version pinned in package.json: the self-mutation step installs that one."""
+    return str(json.loads(PACKAGE_JSON.read_text())["devDependencies"]["aws-cdk"])
 
 
 def synth_commands(pipeline_file: str) -> list[str]:
@@ -99,6 +107,7 @@ class PipelineStack(cdk.Stack):
                 commands=synth_commands(pipeline.path),
                 primary_output_directory=OUTPUT_DIRECTORY,
             ),
+            cli_version=cdk_cli_version(),
             cross_account_keys=True,
             enable_key_rotation=True,
             self_mutation=True,

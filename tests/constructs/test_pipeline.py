@@ -17,7 +17,12 @@ from cfnlint.api import lint
 from quota_constructs.config import ORGS_DIR, discover_org_files, load_organisation
 from stacks.organisation_app import PIPELINE_FILE_CONTEXT, build_app
 from stacks.organisation_stack import OrganisationStack, stack_name_for
-from stacks.pipeline_stack import INSTALL_COMMAND, TEST_COMMAND, PipelineStack, synth_commands
+from stacks.pipeline_stack import (
+    INSTALL_COMMAND,
+    TEST_COMMAND,
+    PipelineStack,
+    synth_commands,
+)
 from tests.constructs.helpers import ROOT, cdk_json_context, make_app
 
 EXAMPLE = "stacks/pipeline.example.yaml"
@@ -100,8 +105,10 @@ def test_synth_step_installs_from_the_project_runs_the_readme_tests_then_synthes
     assert synth["phases"]["build"]["commands"][-1].endswith(f"-c pipeline_file={EXAMPLE}")
     readme = (ROOT / "README.md").read_text()
     assert f"\n{TEST_COMMAND}   #" in readme  # the README's test command
-    mutation = [s for s in specs if s is not synth]
-    assert len(mutation) == 1 and "cdk -a" in json.dumps(mutation[0])  # self-mutation
+    [mutation] = [s for s in specs if s is not synth]
+    pinned = json.loads((ROOT / "package.json").read_text())["devDependencies"]["aws-cdk"]
+    assert f"npm install -g aws-cdk@{pinned}" in json.dumps(mutation)  # the project's CLI pin
+    assert "cdk -a" in json.dumps(mutation)  # self-mutation
 
 
 def test_production_waits_for_a_manual_approval_and_staging_does_not(
