@@ -181,6 +181,26 @@ def test_changing_an_organisation_file_changes_its_stage_not_the_pipeline(
     assert len(shares) == 4 and stage_after != stage_before
 
 
+def test_adding_an_organisation_to_an_environment_changes_only_the_pipeline_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    files = [ORGS_DIR / "seed-demo.yaml", ORGS_DIR / "research.yaml"]
+    deployed = []
+    for organisations in ("[seed-demo]", "[seed-demo, research]"):
+        (tmp_path / "pipeline.yaml").write_text(ONE_STAGE.replace("[seed-demo]", organisations))
+        app = pipeline_app("pipeline.yaml")
+        stacks = build_app(app, files, checks=False)
+        template = dict(Template.from_stack(app.node.find_child("Quota-Pipeline")).to_json())  # type: ignore[arg-type]
+        [staging] = pipeline_stages(template)[3:]
+        names = {a["Configuration"].get("StackName") for a in staging["Actions"]}
+        deployed.append(([s.stack_name for s in stacks], names - {None}))
+    assert deployed == [
+        (["Quota-seed-demo"], {"Quota-seed-demo"}),
+        (["Quota-seed-demo", "Quota-research"], {"Quota-seed-demo", "Quota-research"}),
+    ]
+
+
 def walk(assembly: cx_api.CloudAssembly) -> Iterator[cx_api.CloudFormationStackArtifact]:
     yield from assembly.stacks
     for nested in assembly.nested_assemblies:
