@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from quota_constructs.config import OrganisationFile, OrgFileError, load_organisation
-from quota_constructs.model import MAX_SUBSCRIPTIONS, Subscribers
+from quota_constructs.model import MAX_ENDPOINT_LENGTH, MAX_SUBSCRIPTIONS, Subscribers
 
 HEAD = "organisation: n\n"
 SHARE = "shares:\n  - {name: A, capacity: {ml.g5.xlarge: 1}, strategy: LEND}\n"
@@ -81,3 +81,9 @@ def test_rejects_more_subscriptions_than_the_bound(tmp_path: Path) -> None:
     path = write(tmp_path, HEAD + f"notifications:\n  email: [{emails}]\n" + SHARE)
     with pytest.raises(OrgFileError, match=rf"at most {MAX_SUBSCRIPTIONS} subscriptions"):
         load_organisation(path)
+
+
+def test_the_input_limits_doc_states_the_models_bounds() -> None:
+    text = (Path(__file__).resolve().parents[2] / "docs" / "input-limits.md").read_text()
+    assert f"at most {MAX_SUBSCRIPTIONS} subscriptions per file" in text
+    assert f"each at most {MAX_ENDPOINT_LENGTH:,} characters" in text
