@@ -47,6 +47,9 @@ class OrganisationStack(cdk.Stack):
     """The quota-managed training queue of one organisation, with outputs and SSM parameters.
 
     :param organisation: a validated model ``Organisation`` (from ``config.load_organisation``).
+    :param monitoring: default ``True``: the preemption notifications (``Notifications``) and
+        the dashboard (``Dashboard``); ``False`` leaves both out (the synth benchmark compares
+        the queue alone with raw L1s).
     Other keyword arguments are ``cdk.Stack`` props (``env``, ``synthesizer``, ...). The stack
     name defaults to ``Quota-<organisation>``; the organisation's tags go on every resource.
     """
@@ -57,6 +60,7 @@ class OrganisationStack(cdk.Stack):
         construct_id: str,
         *,
         organisation: Organisation,
+        monitoring: bool = True,
         **stack_props: Any,
     ) -> None:
         organisation.validate(context=f"organisation {organisation.name!r}")
@@ -69,15 +73,18 @@ class OrganisationStack(cdk.Stack):
         self.organisation = organisation
         self.queue = QuotaManagedTrainingQueue(self, "TrainingQueue", spec=organisation.queue)
         self.team_access = self._team_access()
-        self.notifications = self._notifications()
-        self.dashboard = OrganisationDashboard(
-            self,
-            DASHBOARD_ID,
-            organisation=organisation,
-            job_queue_arn=self.queue.job_queue_arn,
-            job_queue_name=self.queue.job_queue_name,
-            notifications=self.notifications,
-        )
+        self.notifications: QueueNotifications | None = None
+        self.dashboard: OrganisationDashboard | None = None
+        if monitoring:
+            self.notifications = self._notifications()
+            self.dashboard = OrganisationDashboard(
+                self,
+                DASHBOARD_ID,
+                organisation=organisation,
+                job_queue_arn=self.queue.job_queue_arn,
+                job_queue_name=self.queue.job_queue_name,
+                notifications=self.notifications,
+            )
         self._publish()
         for key, value in organisation.tags.items():
             cdk.Tags.of(self).add(key, value)
@@ -144,18 +151,20 @@ class OrganisationStack(cdk.Stack):
             )
         if self.team_access:
             self._publish_team_access()
-        cdk.CfnOutput(
-            self,
-            contracts.NOTIFICATION_TOPIC_OUTPUT,
-            value=self.notifications.topic_arn,
-            description="SNS topic of preemption and FAILED-job notifications",
-        )
-        cdk.CfnOutput(
-            self,
-            contracts.DASHBOARD_OUTPUT,
-            value=self.dashboard.dashboard.dashboard_name,
-            description="CloudWatch dashboard of this organisation",
-        )
+        if self.notifications is not None:
+            cdk.CfnOutput(
+                self,
+                contracts.NOTIFICATION_TOPIC_OUTPUT,
+                value=self.notifications.topic_arn,
+                description="SNS topic of preemption and FAILED-job notifications",
+            )
+        if self.dashboard is not None:
+            cdk.CfnOutput(
+                self,
+                contracts.DASHBOARD_OUTPUT,
+                value=self.dashboard.dashboard.dashboard_name,
+                description="CloudWatch dashboard of this organisation",
+            )
 
     def _publish_team_access(self) -> None:
         org = self.organisation.name

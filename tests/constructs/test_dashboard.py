@@ -77,3 +77,18 @@ def test_graphs_show_each_share_and_the_services_own_metrics(template: dict[str,
     assert "{/aws/sagemaker/TrainingJobs,Host}" in text
     assert "NumberOfNotificationsFailed" in text
     assert "ApproximateNumberOfMessagesVisible" in text
+
+
+def test_without_monitoring_the_stack_is_the_queue_and_its_contract_only() -> None:
+    stack = OrganisationStack(make_app(), "Quota-seed-demo", organisation=SEED, monitoring=False)
+    template = Template.from_stack(stack).to_json()
+    types = {r["Type"] for r in template["Resources"].values()}
+    assert types == {
+        "AWS::Batch::SchedulingPolicy",
+        "AWS::Batch::ServiceEnvironment",
+        "AWS::Batch::JobQueue",
+        "AWS::Batch::QuotaShare",
+        "AWS::SSM::Parameter",
+    }
+    assert len(template["Resources"]) == 11
+    assert "NotificationTopicArn" not in template["Outputs"]
