@@ -35,6 +35,7 @@ ACCESS_LOGS_ID = "AccessLogs"
 NOTIFICATIONS_ID = "Notifications"
 """Construct id of the queue's preemption and FAILED-job notifications."""
 DASHBOARD_ID = "Dashboard"
+DASHBOARD_TYPE = "AWS::CloudWatch::Dashboard"
 """Construct id of the organisation's CloudWatch dashboard."""
 
 
@@ -87,7 +88,9 @@ class OrganisationStack(cdk.Stack):
             )
         self._publish()
         for key, value in organisation.tags.items():
-            cdk.Tags.of(self).add(key, value)
+            # CloudWatch dashboards take no empty tag value (every other resource here does).
+            skip = [] if value else [DASHBOARD_TYPE]
+            cdk.Tags.of(self).add(key, value, exclude_resource_types=skip)
 
     def _team_access(self) -> dict[str, QuotaShareTeamAccess]:
         """One ``QuotaShareTeamAccess`` per share with ``access``; the access-log bucket once."""

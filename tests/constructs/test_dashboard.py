@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -92,3 +93,13 @@ def test_without_monitoring_the_stack_is_the_queue_and_its_contract_only() -> No
     }
     assert len(template["Resources"]) == 11
     assert "NotificationTopicArn" not in template["Outputs"]
+
+
+def test_a_tag_with_an_empty_value_skips_only_the_dashboard() -> None:
+    org = replace(SEED, tags={"project": "gpu", "empty": ""})
+    stack = OrganisationStack(make_app(), "Quota-seed-demo", organisation=org)
+    resources = Template.from_stack(stack).to_json()["Resources"]
+    [dashboard] = [r for r in resources.values() if r["Type"] == "AWS::CloudWatch::Dashboard"]
+    assert dashboard["Properties"]["Tags"] == [{"Key": "project", "Value": "gpu"}]
+    [topic] = [r for r in resources.values() if r["Type"] == "AWS::SNS::Topic"]
+    assert {"Key": "empty", "Value": ""} in topic["Properties"]["Tags"]
