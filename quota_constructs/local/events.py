@@ -15,7 +15,6 @@ import json
 import time
 import uuid
 from collections import deque
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -36,9 +35,6 @@ DETAIL_TYPES = {
 RECENT_PREEMPTED_ATTEMPTS = 5
 DEFAULT_KEPT_EVENTS = 10_000
 """Events the in-memory list keeps (the oldest are dropped first); the file keeps every one."""
-
-SchedulerListener = Callable[[str, SchedulerEvent], None]
-"""Called with the queue's name and each event of that queue's scheduler."""
 
 
 class EventSink:
