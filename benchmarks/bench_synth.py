@@ -176,7 +176,7 @@ def _canonical(template: dict[str, Any]) -> dict[str, Any]:
 
 
 def construct_stack(app: cdk.App, org: Organisation) -> cdk.Stack:
-    return OrganisationStack(app, stack_name_for(org), organisation=org)
+    return OrganisationStack(app, stack_name_for(org), organisation=org, monitoring=False)
 
 
 Builder = Callable[[cdk.App, Organisation], cdk.Stack]

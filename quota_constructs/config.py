@@ -24,6 +24,8 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, Strict
 from quota_constructs.model import (
     BUCKET_BODY,
     CREATE,
+    EMAIL_BODY,
+    HTTPS_BODY,
     MAX_ACCESS_PRINCIPALS,
     MAX_BORROW_LIMIT,
     MAX_CAPACITY_LIMITS_PER_SHARE,
@@ -44,6 +46,7 @@ from quota_constructs.model import (
     ROLE_ARN_BODY,
     RUNNABLE_TIMEOUT_MINUTES_RANGE,
     SCHEDULING_PRIORITY_RANGE,
+    SQS_ARN_BODY,
     UNLIMITED_BORROW,
     JobQueueSpec,
     Organisation,
@@ -52,6 +55,7 @@ from quota_constructs.model import (
     QuotaShareSpec,
     ShareState,
     SharingStrategy,
+    Subscribers,
     TeamAccess,
     shared_access_problems,
     training_instance_types,
@@ -125,6 +129,42 @@ class AccessConfig(StrictModel):
         )
 
 
+class NotificationsConfig(StrictModel):
+    """Subscribers to preemption and FAILED-job notifications (``notifications:``)."""
+
+    email: list[StrictStr] = Field(
+        default_factory=list,
+        description="Email addresses; each confirms its subscription by email.",
+        json_schema_extra={"uniqueItems": True, "items": {"pattern": f"^(?:{EMAIL_BODY})$"}},
+    )
+    https: list[StrictStr] = Field(
+        default_factory=list,
+        description="HTTPS endpoints; each confirms SNS's SubscriptionConfirmation request.",
+        json_schema_extra={"uniqueItems": True, "items": {"pattern": f"^(?:{HTTPS_BODY})$"}},
+    )
+    sqs: list[StrictStr] = Field(
+        default_factory=list,
+        description="Standard SQS queue ARNs; the queue policy must let sns.amazonaws.com send "
+        "from the topic (its ARN is the stack output NotificationTopicArn).",
+        json_schema_extra={"uniqueItems": True, "items": {"pattern": f"^(?:{SQS_ARN_BODY})$"}},
+    )
+
+    def to_spec(self) -> Subscribers:
+        return Subscribers(email=tuple(self.email), https=tuple(self.https), sqs=tuple(self.sqs))
+
+    @classmethod
+    def from_spec(cls, subscribers: Subscribers) -> NotificationsConfig | None:
+        if not subscribers.endpoints:
+            return None
+        return cls(
+            email=list(subscribers.email), https=list(subscribers.https), sqs=list(subscribers.sqs)
+        )
+
+
+def _subscribers(config: NotificationsConfig | None) -> Subscribers:
+    return config.to_spec() if config is not None else Subscribers()
+
+
 class ShareConfig(StrictModel):
     """One quota share of an organisation file."""
 
@@ -168,6 +208,11 @@ class ShareConfig(StrictModel):
         description="Team access: a submitter role for these principals, limited to this share; "
         "omitted: the stack makes no team identity.",
     )
+    notifications: NotificationsConfig | None = Field(
+        default=None,
+        description="Who hears of this share's preemptions and FAILED jobs (besides the "
+        "organisation's subscribers).",
+    )
 
     def to_spec(self) -> QuotaShareSpec:
         return QuotaShareSpec(
@@ -179,6 +224,7 @@ class ShareConfig(StrictModel):
             state=self.state,
             description=self.description,
             access=self.access.to_spec() if self.access is not None else None,
+            notifications=_subscribers(self.notifications),
         )
 
 
@@ -232,6 +278,10 @@ class OrganisationFile(StrictModel):
         description=f"1 to {MAX_SHARES_PER_QUEUE} quota shares.",
         json_schema_extra={"minItems": 1, "maxItems": MAX_SHARES_PER_QUEUE},
     )
+    notifications: NotificationsConfig | None = Field(
+        default=None,
+        description="Who hears of every share's preemptions and FAILED jobs.",
+    )
 
     def to_organisation(self) -> Organisation:
         return Organisation(
@@ -243,6 +293,7 @@ class OrganisationFile(StrictModel):
                 priority=self.job_queue.priority,
                 runnable_timeout_minutes=self.job_queue.runnable_timeout_minutes,
             ),
+            notifications=_subscribers(self.notifications),
         )
 
     @classmethod
@@ -266,9 +317,11 @@ class OrganisationFile(StrictModel):
                     state=s.state,
                     description=s.description,
                     access=AccessConfig.from_spec(s.access) if s.access is not None else None,
+                    notifications=NotificationsConfig.from_spec(s.notifications),
                 )
                 for s in org.queue.shares
             ],
+            notifications=NotificationsConfig.from_spec(org.notifications),
         )
 
     def to_yaml(self) -> str:

@@ -86,3 +86,10 @@ def team_tag_value(organisation: str, share: str) -> str:
     a share of the same name would otherwise update and terminate each other's jobs.
     """
     return f"{organisation}/{share}"
+
+
+NOTIFICATION_TOPIC_OUTPUT = "NotificationTopicArn"
+"""Stack output (no SSM parameter): the SNS topic of the queue's preemption and FAILED-job
+notifications, for subscribers outside the organisation file (e.g. an SQS queue's policy)."""
+DASHBOARD_OUTPUT = "DashboardName"
+"""Stack output (no SSM parameter): the name of the organisation's CloudWatch dashboard."""

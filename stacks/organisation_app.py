@@ -1,6 +1,8 @@
 """Build the CDK app: one ``OrganisationStack`` per organisation file, cdk-nag registered.
 
-``app.py`` calls :func:`build_app`; tests and the synth benchmark call it too.
+With ``-c pipeline_file=PATH`` the app is the pipeline stack instead, whose stages hold the
+organisation stacks of each environment. ``app.py`` calls :func:`build_app`; tests and the
+synth benchmark call it too.
 """
 
 from __future__ import annotations
@@ -13,10 +15,15 @@ from cdk_nag import AwsSolutionsChecks
 
 from quota_constructs.config import ORGS_DIR, OrgFileError, discover_org_files, load_organisations
 from quota_constructs.model import Problem
+from quota_constructs.pipeline_config import load_pipeline
 from stacks.organisation_stack import OrganisationStack, stack_name_for
+from stacks.pipeline_stack import PipelineStack
 
 ORG_FILE_CONTEXT = "org_file"
 """``cdk synth -c org_file=PATH`` synthesizes only that organisation file."""
+PIPELINE_FILE_CONTEXT = "pipeline_file"
+"""``cdk synth -c pipeline_file=PATH`` synthesizes the pipeline stack of that pipeline file."""
+PIPELINE_STACK_ID = "Quota-Pipeline"
 
 
 def organisation_files(app: cdk.App, orgs_dir: Path = ORGS_DIR) -> list[Path]:
@@ -47,9 +54,22 @@ def add_checks(app: cdk.App) -> None:
 def build_app(
     app: cdk.App, files: Sequence[Path] | None = None, *, checks: bool = True
 ) -> list[OrganisationStack]:
-    """Add one stack per organisation file; :class:`OrgFileError` lists every file problem."""
+    """Add one stack per organisation file; :class:`OrgFileError` lists every file problem.
+
+    With ``-c pipeline_file=PATH`` add the pipeline stack instead and return the organisation
+    stacks of its stages (:class:`~quota_constructs.pipeline_config.PipelineFileError` lists
+    every pipeline file problem).
+    """
     paths = list(files) if files is not None else organisation_files(app)
     organisations = load_organisations(paths)
+    pipeline_file = app.node.try_get_context(PIPELINE_FILE_CONTEXT)
+    if pipeline_file:
+        by_name = {org.name: org for org in organisations}
+        pipeline = load_pipeline(str(pipeline_file), by_name)
+        if checks:
+            add_checks(app)
+        stack = PipelineStack(app, PIPELINE_STACK_ID, pipeline=pipeline, organisations=by_name)
+        return [org_stack for stage in stack.stages for org_stack in stage.stacks]
     if checks:
         add_checks(app)
     return [OrganisationStack(app, stack_name_for(org), organisation=org) for org in organisations]

@@ -18,6 +18,8 @@ from constructs import Construct
 
 from quota_constructs import contracts
 from quota_constructs.constructs import (
+    OrganisationDashboard,
+    QueueNotifications,
     QuotaManagedTrainingQueue,
     QuotaShareTeamAccess,
     access_log_bucket,
@@ -30,6 +32,11 @@ TEAM_ACCESS_SCOPE = "TeamAccess"
 """Construct scope of the teams' access (one ``QuotaShareTeamAccess`` per share, by name)."""
 ACCESS_LOGS_ID = "AccessLogs"
 """Construct id of the bucket receiving the team buckets' server access logs."""
+NOTIFICATIONS_ID = "Notifications"
+"""Construct id of the queue's preemption and FAILED-job notifications."""
+DASHBOARD_ID = "Dashboard"
+DASHBOARD_TYPE = "AWS::CloudWatch::Dashboard"
+"""Construct id of the organisation's CloudWatch dashboard."""
 
 
 def stack_name_for(organisation: Organisation) -> str:
@@ -41,6 +48,9 @@ class OrganisationStack(cdk.Stack):
     """The quota-managed training queue of one organisation, with outputs and SSM parameters.
 
     :param organisation: a validated model ``Organisation`` (from ``config.load_organisation``).
+    :param monitoring: default ``True``: the preemption notifications (``Notifications``) and
+        the dashboard (``Dashboard``); ``False`` leaves both out (the synth benchmark compares
+        the queue alone with raw L1s).
     Other keyword arguments are ``cdk.Stack`` props (``env``, ``synthesizer``, ...). The stack
     name defaults to ``Quota-<organisation>``; the organisation's tags go on every resource.
     """
@@ -51,6 +61,7 @@ class OrganisationStack(cdk.Stack):
         construct_id: str,
         *,
         organisation: Organisation,
+        monitoring: bool = True,
         **stack_props: Any,
     ) -> None:
         organisation.validate(context=f"organisation {organisation.name!r}")
@@ -63,9 +74,23 @@ class OrganisationStack(cdk.Stack):
         self.organisation = organisation
         self.queue = QuotaManagedTrainingQueue(self, "TrainingQueue", spec=organisation.queue)
         self.team_access = self._team_access()
+        self.notifications: QueueNotifications | None = None
+        self.dashboard: OrganisationDashboard | None = None
+        if monitoring:
+            self.notifications = self._notifications()
+            self.dashboard = OrganisationDashboard(
+                self,
+                DASHBOARD_ID,
+                organisation=organisation,
+                job_queue_arn=self.queue.job_queue_arn,
+                job_queue_name=self.queue.job_queue_name,
+                notifications=self.notifications,
+            )
         self._publish()
         for key, value in organisation.tags.items():
-            cdk.Tags.of(self).add(key, value)
+            # CloudWatch dashboards take no empty tag value (every other resource here does).
+            skip = [] if value else [DASHBOARD_TYPE]
+            cdk.Tags.of(self).add(key, value, exclude_resource_types=skip)
 
     def _team_access(self) -> dict[str, QuotaShareTeamAccess]:
         """One ``QuotaShareTeamAccess`` per share with ``access``; the access-log bucket once."""
@@ -89,6 +114,17 @@ class OrganisationStack(cdk.Stack):
             for spec in specs
             if spec.access is not None
         }
+
+    def _notifications(self) -> QueueNotifications:
+        """The rule, topic and subscribers of the organisation file's ``notifications:``."""
+        shares = self.organisation.queue.shares
+        return QueueNotifications(
+            self,
+            NOTIFICATIONS_ID,
+            job_queue_arn=self.queue.job_queue_arn,
+            subscribers=self.organisation.notifications,
+            share_subscribers={share.name: share.notifications for share in shares},
+        )
 
     def _publish(self) -> None:
         org = self.organisation.name
@@ -118,6 +154,20 @@ class OrganisationStack(cdk.Stack):
             )
         if self.team_access:
             self._publish_team_access()
+        if self.notifications is not None:
+            cdk.CfnOutput(
+                self,
+                contracts.NOTIFICATION_TOPIC_OUTPUT,
+                value=self.notifications.topic_arn,
+                description="SNS topic of preemption and FAILED-job notifications",
+            )
+        if self.dashboard is not None:
+            cdk.CfnOutput(
+                self,
+                contracts.DASHBOARD_OUTPUT,
+                value=self.dashboard.dashboard.dashboard_name,
+                description="CloudWatch dashboard of this organisation",
+            )
 
     def _publish_team_access(self) -> None:
         org = self.organisation.name

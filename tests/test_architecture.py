@@ -29,6 +29,16 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
     ),
     "quota_constructs.api_shapes": ("aws_cdk", "boto3", "botocore", "quota_constructs.local"),
     "quota_constructs.config": ("aws_cdk", "boto3", "quota_constructs.local"),
+    "quota_constructs.pipeline_config": (
+        "aws_cdk",
+        "boto3",
+        "botocore",
+        "quota_constructs.local",
+        "quota_constructs.runtime",
+        "quota_constructs.constructs",
+        "quota_constructs.scheduling",
+        "stacks",
+    ),
     "quota_constructs.scheduling": (
         "aws_cdk",
         "boto3",
@@ -76,6 +86,8 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "job_queue",
         "training_queue",
         "team_access",
+        "notifications",
+        "dashboard",
     ),
     "quota_constructs.runtime": (
         "pacing",

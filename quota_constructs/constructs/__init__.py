@@ -1,7 +1,9 @@
 """CDK constructs for quota-managed SageMaker training queues on AWS Batch (imports aws_cdk)."""
 
 from quota_constructs.constructs import grants
+from quota_constructs.constructs.dashboard import OrganisationDashboard
 from quota_constructs.constructs.job_queue import IQuotaManagedJobQueue, QuotaManagedJobQueue
+from quota_constructs.constructs.notifications import QueueNotifications
 from quota_constructs.constructs.quota_share import IQuotaShare, IQuotaShareRegistry, QuotaShare
 from quota_constructs.constructs.scheduling_policy import (
     IdleResourceAssignmentStrategy,
@@ -16,6 +18,8 @@ __all__ = [
     "IQuotaShare",
     "IQuotaShareRegistry",
     "IdleResourceAssignmentStrategy",
+    "OrganisationDashboard",
+    "QueueNotifications",
     "QuotaManagedJobQueue",
     "QuotaManagedTrainingQueue",
     "QuotaShare",

@@ -21,6 +21,7 @@ import typer
 from quota_constructs.cli_output import ExitCode, fail, print_json, stdout_console
 from quota_constructs.local.clock import MAX_SPEED, RealTimeClock, VirtualClock
 from quota_constructs.local.emulator import Emulator
+from quota_constructs.local.events import EventSink
 from quota_constructs.local.faults import FaultPlan
 from quota_constructs.local.job_service import ClientTokenMode
 from quota_constructs.local.server import (
@@ -55,6 +56,20 @@ def check_serve_options(*, port: int, speed: float, threads: int) -> None:
         )
     if not 1 <= threads <= MAX_THREADS:
         fail(f"--threads {threads}: must be from 1 to {MAX_THREADS}", ExitCode.USAGE)
+
+
+def _event_sink(path: Path | None) -> EventSink | None:
+    """The sink of ``--events-file``; a path that cannot be written is bad input (exit 2)."""
+    if path is None:
+        return None
+    try:
+        return EventSink(path)
+    except OSError as error:
+        fail(
+            f"cannot write --events-file {path}: {error.strerror or error}; "
+            "name a file in an existing, writable directory",
+            ExitCode.USAGE,
+        )
 
 
 @local_app.command()
@@ -107,6 +122,14 @@ def serve(
             "replay the first job's ids."
         ),
     ] = ClientTokenMode.REJECT,
+    events_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--events-file",
+            help="Append AWS Batch's EventBridge events of service jobs (state changes, "
+            "preemption started/completed) to this file, one JSON event per line.",
+        ),
+    ] = None,
 ) -> None:
     """Provision organisation files and serve the Batch and SSM APIs until Ctrl-C.
 
@@ -115,11 +138,16 @@ def serve(
     """
     console = stdout_console()  # the banner: one line per setting, never wrapped when piped
     check_serve_options(port=port, speed=speed, threads=threads)
+    events = _event_sink(events_file)
     try:
         faults = FaultPlan.parse(fault_rate or [], seed=fault_seed) if fault_rate else None
         clock = VirtualClock() if virtual else RealTimeClock(speed=speed)
         emulator = Emulator(
-            clock=clock, faults=faults, seed=seed, client_token_mode=client_token_mode
+            clock=clock,
+            faults=faults,
+            seed=seed,
+            client_token_mode=client_token_mode,
+            events=events,
         )
         provisioned = [emulator.provision_file(path) for path in org or [SEED_DEMO]]
     except (QuotaConfigError, ValueError) as error:
@@ -160,6 +188,8 @@ def serve(
         highlight=False,
         soft_wrap=True,
     )
+    if events_file is not None:
+        console.print(f"EventBridge events of service jobs: {events_file}", highlight=False)
     console.print("Ctrl-C stops it.")
     signal.signal(signal.SIGTERM, _interrupt)  # `kill` stops it as cleanly as Ctrl-C
     try:

@@ -22,6 +22,7 @@ from quota_constructs.local.api_errors import DOMAIN_ERRORS
 from quota_constructs.local.arns import Account
 from quota_constructs.local.clock import EmulatorClock, VirtualClock
 from quota_constructs.local.errors import EmulatorError, InvalidRequest
+from quota_constructs.local.events import BatchEvents, EventSink
 from quota_constructs.local.faults import FaultInjector, FaultPlan
 from quota_constructs.local.handlers import Handler
 from quota_constructs.local.handlers.parameters import ParameterHandlers
@@ -52,6 +53,8 @@ class Emulator:
     job with no AWS ``statusReason`` reports the core's typed pending reason instead of none.
     ``client_token_mode``: a repeated ``clientToken`` is rejected as AWS documents (default) or
     answered with the first job (:class:`~.job_service.ClientTokenMode`).
+    ``events``: where AWS Batch's EventBridge events of service jobs go (state changes,
+    preemption started and completed; :mod:`.events`); default none are made.
     """
 
     def __init__(
@@ -64,6 +67,7 @@ class Emulator:
         seed: int | None = None,
         explain_pending: bool = True,
         client_token_mode: ClientTokenMode = ClientTokenMode.REJECT,
+        events: EventSink | None = None,
     ) -> None:
         self.clock: EmulatorClock = clock or VirtualClock()
         self.account = account or Account()
@@ -77,6 +81,9 @@ class Emulator:
             seed=seed,
             client_token_mode=client_token_mode,
         )
+        self.events = events
+        if events is not None:
+            self.jobs.listeners.append(BatchEvents(self.account, self.clock, events))
         self.registry = Registry(self.account, self.tags, listener=self.jobs)
         self.parameters = ParameterStore(self.account)
         self.identities = Identities(self.account)

@@ -25,9 +25,10 @@ from __future__ import annotations
 
 import random
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from enum import StrEnum
+from functools import partial
 from typing import Any
 
 from quota_constructs.api_shapes import time_limits_from_api
@@ -36,7 +37,14 @@ from quota_constructs.local.clock import EmulatorClock
 from quota_constructs.local.errors import InvalidParameter, InvalidRequest, NotFound
 from quota_constructs.local.registry import ENABLED, JobQueue, ShareRecord
 from quota_constructs.local.tags import TagStore
-from quota_constructs.scheduling import Job, JobRequest, PendingReason, Scheduler, SchedulerOptions
+from quota_constructs.scheduling import (
+    Job,
+    JobRequest,
+    PendingReason,
+    Scheduler,
+    SchedulerEvent,
+    SchedulerOptions,
+)
 
 REPEATED_TOKEN_MESSAGE = (
     "clientToken {token!r}: a SubmitServiceJob request with this token was already received, "
@@ -120,6 +128,8 @@ class JobService:
         self.submitted: dict[str, Submission] = {}
         self.tokens: dict[str, tuple[str, Job]] = {}
         """``clientToken`` -> fingerprint of its request and the job it created."""
+        self.listeners: list[Callable[[str, SchedulerEvent], None]] = []
+        """Told (queue name, event) of every scheduler event of queues created from now on."""
 
     # --- scheduler lifecycle (registry listener) ---------------------------------------------
 
@@ -135,6 +145,8 @@ class JobService:
             options=self._options(queue),
             start_time=self.clock.now(),
         )
+        for listener in self.listeners:
+            self.schedulers[queue.name].subscribe(partial(listener, queue.name))
 
     def queue_changed(self, queue: JobQueue) -> None:
         self.schedulers[queue.name].options = self._options(queue)

@@ -69,11 +69,25 @@ def test_physical_names_are_generated(seed_stack: OrganisationStack) -> None:
                 assert key not in props
 
 
+UNTAGGABLE = {
+    "AWS::Logs::MetricFilter",
+    "AWS::SNS::Subscription",
+    "AWS::SNS::TopicPolicy",
+    "AWS::SQS::QueuePolicy",
+}
+"""Resource types CloudFormation cannot tag."""
+
+
 def test_organisation_tags_are_on_every_resource(seed_stack: OrganisationStack) -> None:
     template = Template.from_stack(seed_stack).to_json()
-    assert len(template["Resources"]) == 11
+    assert len(template["Resources"]) == 24
     for logical_id, resource in template["Resources"].items():
-        assert resource["Properties"]["Tags"] == {"project": "gpu-quota-sharing"}, logical_id
+        if resource["Type"] in UNTAGGABLE:
+            continue
+        tags = resource["Properties"]["Tags"]
+        if isinstance(tags, list):
+            tags = {tag["Key"]: tag["Value"] for tag in tags}
+        assert tags == {"project": "gpu-quota-sharing"}, logical_id
 
 
 def test_stack_name_and_description_are_pinned(seed_stack: OrganisationStack) -> None:
@@ -88,8 +102,21 @@ def test_stack_name_and_description_are_pinned(seed_stack: OrganisationStack) ->
 def test_logical_ids_of_the_seed_demo_stack_are_pinned(seed_stack: OrganisationStack) -> None:
     template = Template.from_stack(seed_stack).to_json()
     assert sorted(template["Resources"]) == [
+        "Dashboard7A06DACF",
+        "DashboardEvents316E72B8",
+        "DashboardEventsRule00E27FAF",
+        "DashboardFailedJobs1FEDC222",
+        "DashboardPreemptedAttemptsB579EB76",
         "JobQueueArnParameter",
         "JobQueueNameParameter",
+        "Notifications87298708",
+        "NotificationsDeadLetterQueue32AE6445",
+        "NotificationsDeadLetterQueuePolicy3B123E3A",
+        "NotificationsKeyADCFA950",
+        "NotificationsShareSubscribersQS1https6cf19eb9532eC97FCA7E",
+        "NotificationsSubscribersemailf7b088e151fb7D445209",
+        "NotificationsTopicAE679CBD",
+        "NotificationsTopicPolicyAF92D34A",
         "QuotaShareArnsQS1Parameter2D9FC643",
         "QuotaShareArnsQS2Parameter5A3B9CDA",
         "QuotaShareArnsQS3Parameter8816BFDE",

@@ -1,0 +1,167 @@
+"""Owns the emulator's EventBridge events: AWS Batch's service-job event shapes, to a sink.
+
+Three shapes, with AWS's field names (reference section 4), source ``aws.batch`` and the job's
+ARN in ``resources``: ``Batch Service Job State Change`` (the DescribeServiceJob shape without
+``tags`` and ``serviceRequestPayload``; none for the initial submission),
+``Batch Service Job Preemption Started`` (``statusReason``, ``preemptedJobArn``, ``status``) and
+``Batch Service Job Preemption Completed`` (``preemptedJobArn``, ``preemptionSummary``,
+``status``). Events go to an :class:`EventSink`: a bounded in-memory list that tests read, and
+optionally a JSON Lines file (``quota local serve --events-file``).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections import deque
+from pathlib import Path
+from typing import Any
+
+from quota_constructs.local.arns import Account, training_job_name
+from quota_constructs.local.clock import EmulatorClock
+from quota_constructs.model import JobStatus
+from quota_constructs.scheduling import EventKind, Job, SchedulerEvent, attempt_id
+
+SOURCE = "aws.batch"
+STATE_CHANGE = "Batch Service Job State Change"
+PREEMPTION_STARTED = "Batch Service Job Preemption Started"
+PREEMPTION_COMPLETED = "Batch Service Job Preemption Completed"
+DETAIL_TYPES = {
+    EventKind.STATE_CHANGE: STATE_CHANGE,
+    EventKind.PREEMPTION_STARTED: PREEMPTION_STARTED,
+    EventKind.PREEMPTION_COMPLETED: PREEMPTION_COMPLETED,
+}
+RECENT_PREEMPTED_ATTEMPTS = 5
+DEFAULT_KEPT_EVENTS = 10_000
+"""Events the in-memory list keeps (the oldest are dropped first); the file keeps every one."""
+
+
+class EventSink:
+    """Where emitted events go: ``events`` (the last ``keep``) and, when given, a JSONL file."""
+
+    def __init__(self, path: str | Path | None = None, *, keep: int = DEFAULT_KEPT_EVENTS) -> None:
+        self.path = Path(path) if path is not None else None
+        self._events: deque[dict[str, Any]] = deque(maxlen=keep)
+        if self.path is not None:
+            self.path.write_text("")  # fails early on an unwritable path
+
+    @property
+    def events(self) -> list[dict[str, Any]]:
+        return list(self._events)
+
+    def of_type(self, detail_type: str) -> list[dict[str, Any]]:
+        """The kept events of one ``detail-type``, oldest first."""
+        return [e for e in self._events if e["detail-type"] == detail_type]
+
+    def emit(self, event: dict[str, Any]) -> None:
+        self._events.append(event)
+        if self.path is not None:
+            with self.path.open("a", encoding="utf-8") as file:
+                file.write(json.dumps(event) + "\n")
+
+
+class BatchEvents:
+    """Renders scheduler events as AWS Batch's EventBridge events into ``sink``."""
+
+    def __init__(self, account: Account, clock: EmulatorClock, sink: EventSink) -> None:
+        self.account = account
+        self.clock = clock
+        self.sink = sink
+        self._ids = uuid.uuid4()
+        self._count = 0
+
+    def __call__(self, queue_name: str, event: SchedulerEvent) -> None:
+        detail_type = DETAIL_TYPES.get(event.kind)
+        if detail_type is None:
+            return
+        if event.kind is EventKind.STATE_CHANGE and event.previous_status in (None, event.status):
+            return  # AWS sends none for the initial submission
+        self.sink.emit(self._envelope(detail_type, event, self._detail(queue_name, event)))
+
+    def _envelope(
+        self, detail_type: str, event: SchedulerEvent, detail: dict[str, Any]
+    ) -> dict[str, Any]:
+        seconds = self.clock.epoch(event.time)
+        self._count += 1
+        return {
+            "version": "0",
+            "id": str(uuid.uuid5(self._ids, str(self._count))),
+            "detail-type": detail_type,
+            "source": SOURCE,
+            "account": self.account.account_id,
+            "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds)),
+            "region": self.account.region,
+            "resources": [self.account.service_job(event.job.job_id)],
+            "detail": detail,
+        }
+
+    def _detail(self, queue_name: str, event: SchedulerEvent) -> dict[str, Any]:
+        job = event.job
+        arn = self.account.service_job(job.job_id)
+        if event.kind is EventKind.PREEMPTION_STARTED:
+            reason = event.status_reason
+            return {"statusReason": reason, "preemptedJobArn": arn, "status": event.status.value}
+        if event.kind is EventKind.PREEMPTION_COMPLETED:
+            summary = self._preemption_summary(job)
+            return {
+                "preemptedJobArn": arn,
+                "preemptionSummary": summary,
+                "status": job.status.value,
+            }
+        return self._state(queue_name, job, event.status, event.status_reason)
+
+    def _state(
+        self, queue_name: str, job: Job, status: JobStatus, reason: str | None
+    ) -> dict[str, Any]:
+        detail = {
+            "attempts": [
+                {
+                    "serviceResourceId": self._resource(job, a.number),
+                    "startedAt": self._ms(a.started_at),
+                    "stoppedAt": self._ms(a.stopped_at),
+                    "statusReason": a.status_reason,
+                }
+                for a in job.attempts
+            ],
+            "createdAt": self._ms(job.created_at),
+            "jobArn": self.account.service_job(job.job_id),
+            "jobId": job.job_id,
+            "jobName": job.request.job_name,
+            "jobQueue": self.account.job_queue(queue_name),
+            "quotaShareName": job.share_name,
+            "schedulingPriority": job.priority,
+            "serviceJobType": "SAGEMAKER_TRAINING",
+            "status": status.value,
+            "statusReason": reason,
+            "startedAt": self._ms(job.started_at),
+            "stoppedAt": self._ms(job.stopped_at),
+            "preemptionSummary": self._preemption_summary(job),
+        }
+        if job.attempts:
+            latest = self._resource(job, job.attempts[-1].number)
+            detail["latestAttempt"] = {"serviceResourceId": latest}
+        return {key: value for key, value in detail.items() if value is not None}
+
+    def _preemption_summary(self, job: Job) -> dict[str, Any] | None:
+        if not job.preemptions:
+            return None
+        return {
+            "preemptedAttemptCount": len(job.preemptions),
+            "recentPreemptedAttempts": [
+                {
+                    "serviceResourceId": self._resource(job, p.attempt),
+                    "startedAt": self._ms(p.attempt_started_at),
+                    "stoppedAt": self._ms(p.completed_at),
+                    "statusReason": p.reason,
+                }
+                for p in job.preemptions[-RECENT_PREEMPTED_ATTEMPTS:]
+            ],
+        }
+
+    def _resource(self, job: Job, number: int) -> dict[str, str]:
+        name = training_job_name(job.request.job_name, attempt_id(job.job_id, number))
+        return {"name": "TrainingJobArn", "value": self.account.training_job(name)}
+
+    def _ms(self, t: float | None) -> int | None:
+        return None if t is None else round(self.clock.epoch(t) * 1000)

@@ -1,0 +1,261 @@
+"""Owns the pipeline stack: CDK Pipelines from a repository branch to every environment.
+
+Built only when ``cdk synth -c pipeline_file=PATH`` names a pipeline file
+(:mod:`quota_constructs.pipeline_config`). The synth step installs from the project's own files
+(``make setup``: requirements*.txt, package-lock.json), runs the README's test command
+(``make test``), then synthesizes the app with the same pipeline file; the pipeline updates
+itself from that output (self-mutation). One stage per environment, in file order, deploys that
+environment's organisation stacks through the target account's CDK bootstrap roles
+(``cdk bootstrap --trust <pipeline account>``); an environment with ``approval: true`` waits for
+a manual approval first. Organisation files are read at synth time, so changing one changes the
+stage templates, never this stack's code.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import aws_cdk as cdk
+from aws_cdk import aws_codepipeline as codepipeline
+from aws_cdk import aws_iam as iam
+from aws_cdk import pipelines
+from constructs import Construct, IConstruct
+
+from quota_constructs.model import Organisation
+from quota_constructs.pipeline_config import Environment, Pipeline
+from stacks.organisation_stack import OrganisationStack, stack_name_for
+
+PIPELINE_STACK_NAME = "Quota-Pipeline"
+INSTALL_COMMAND = "make setup"
+TEST_COMMAND = "make test"
+"""The README's test command; the synth step runs it before synthesizing."""
+TOOLS_ON_PATH = 'export PATH="$PWD/.venv/bin:$PWD/node_modules/.bin:$PATH"'
+OUTPUT_DIRECTORY = "cdk.out"
+PACKAGE_JSON = Path(__file__).resolve().parent.parent / "package.json"
+
+
+def cdk_cli_version() -> str:
+    """The CDK CLI version pinned in package.json: the self-mutation step installs that one."""
+    return str(json.loads(PACKAGE_JSON.read_text())["devDependencies"]["aws-cdk"])
+
+
+def synth_commands(pipeline_file: str) -> list[str]:
+    """The synth step's commands after the install: the tests, then the synthesis."""
+    return [
+        TEST_COMMAND,
+        TOOLS_ON_PATH,
+        f"cdk synth --quiet -c pipeline_file={pipeline_file}",
+    ]
+
+
+class OrganisationsStage(cdk.Stage):
+    """One environment: the stacks of its organisations, in its account and region."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        environment: Environment,
+        organisations: Mapping[str, Organisation],
+    ) -> None:
+        env = cdk.Environment(account=environment.account, region=environment.region)
+        super().__init__(scope, environment.name, env=env)
+        self.stacks = [
+            OrganisationStack(self, stack_name_for(org), organisation=org)
+            for org in (organisations[name] for name in environment.organisations)
+        ]
+
+
+class PipelineStack(cdk.Stack):
+    """The CodePipeline that tests, synthesizes and deploys every environment in order.
+
+    :param pipeline: a validated pipeline file. :param organisations: organisation name ->
+    model, every name the file's environments list. Other keyword arguments are
+    ``cdk.Stack`` props; the stack is named ``Quota-Pipeline`` and lives in the connection's
+    account and region.
+    """
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        pipeline: Pipeline,
+        organisations: Mapping[str, Organisation],
+        **stack_props: Any,
+    ) -> None:
+        stack_props.setdefault("stack_name", PIPELINE_STACK_NAME)
+        stack_props.setdefault(
+            "env", cdk.Environment(account=pipeline.account, region=pipeline.region)
+        )
+        stack_props.setdefault(
+            "description", f"Quota sharing: {pipeline.repository}@{pipeline.branch} to production"
+        )
+        super().__init__(scope, construct_id, **stack_props)
+        source = pipelines.CodePipelineSource.connection(
+            pipeline.repository, pipeline.branch, connection_arn=pipeline.connection_arn
+        )
+        self.pipeline = pipelines.CodePipeline(
+            self,
+            "Pipeline",
+            synth=pipelines.ShellStep(
+                "Synth",
+                input=source,
+                install_commands=[INSTALL_COMMAND],
+                commands=synth_commands(pipeline.path),
+                primary_output_directory=OUTPUT_DIRECTORY,
+            ),
+            cli_version=cdk_cli_version(),
+            cross_account_keys=True,
+            enable_key_rotation=True,
+            self_mutation=True,
+        )
+        self.stages = []
+        for environment in pipeline.environments:
+            stage = OrganisationsStage(self, environment, organisations)
+            pre = [_approval(environment)] if environment.approval else []
+            self.pipeline.add_stage(stage, pre=pre)
+            self.stages.append(stage)
+        self.pipeline.build_pipeline()
+        _acknowledge(self, self.pipeline)
+        _lint_clean(self, self.pipeline.pipeline)
+
+
+def _approval(environment: Environment) -> pipelines.ManualApprovalStep:
+    return pipelines.ManualApprovalStep(
+        "Approve",
+        comment=f"Deploy {', '.join(environment.organisations)} to {environment.name} "
+        f"({environment.account}, {environment.region})?",
+    )
+
+
+# --- cfn-lint: what CDK Pipelines generates, rewritten to the forms cfn-lint accepts ----------
+
+
+def _lint_clean(stack: cdk.Stack, pipeline: codepipeline.Pipeline) -> None:
+    """Drop the DependsOn the role's GetAtt already implies (W3005), and write each action's
+    ``Fn::Join`` of an ARN as the equal ``Fn::Sub`` (E3703)."""
+    cfn = pipeline.node.default_child
+    assert isinstance(cfn, codepipeline.CfnPipeline)
+    policy = _default_policy(pipeline.role)
+    assert isinstance(policy, cdk.CfnElement)
+    cfn.add_override("DependsOn", [stack.resolve(stack.get_logical_id(policy))])
+    stages = stack.resolve(cfn.stages)
+    for i, stage in enumerate(stages):
+        for j, action in enumerate(stage["actions"]):
+            for key, value in (action.get("configuration") or {}).items():
+                sub = _as_sub(value)
+                if sub is not None:
+                    path = f"Stages.{i}.Actions.{j}.Configuration.{key}"
+                    cfn.add_property_override(path, {"Fn::Sub": sub})
+
+
+def _as_sub(value: object) -> str | None:
+    """``{"Fn::Join": ["", [text | {"Ref": name}, ...]]}`` as a ``Fn::Sub`` string, else None."""
+    if not isinstance(value, dict) or list(value) != ["Fn::Join"]:
+        return None
+    delimiter, parts = value["Fn::Join"]
+    if delimiter != "" or not all(
+        isinstance(p, str) or (isinstance(p, dict) and list(p) == ["Ref"]) for p in parts
+    ):
+        return None
+    return "".join(p if isinstance(p, str) else "${" + p["Ref"] + "}" for p in parts)
+
+
+# --- cdk-nag: what CDK Pipelines generates, acknowledged finding by finding -------------------
+
+_ARTIFACT_KEY = (
+    "CDK's grant on the pipeline's own artifact key: kms:GenerateDataKey* and kms:ReEncrypt* "
+    "are the variants of one key operation, and the resource is that one key"
+)
+_ARTIFACT_BUCKET = (
+    "CDK's grant on the pipeline's own artifacts bucket: artifact objects are named per "
+    "execution, so the grant covers the bucket's objects and its read/write action families"
+)
+_BUILD_LOGS = (
+    "CodeBuild names log streams and report groups per build: scoped to this project's own "
+    "log group and report-group prefix"
+)
+
+
+def _acknowledge(stack: cdk.Stack, pipeline: pipelines.CodePipeline) -> None:
+    """Acknowledge each cdk-nag finding on CDK Pipelines' generated resources, with why."""
+    account, region = stack.account, stack.region
+    bucket = _logical_id(stack, pipeline.pipeline.artifact_bucket)
+    artifacts = [
+        ("Action::kms:GenerateDataKey*", _ARTIFACT_KEY),
+        ("Action::kms:ReEncrypt*", _ARTIFACT_KEY),
+        *(
+            (f"Action::s3:{action}", _ARTIFACT_BUCKET)
+            for action in ("Abort*", "DeleteObject*", "GetBucket*", "GetObject*", "List*")
+        ),
+        (f"Resource::<{bucket}.Arn>/*", _ARTIFACT_BUCKET),
+    ]
+    for policy in _generated_policies(pipeline):
+        _ack_iam5(policy, artifacts)
+    for project in (pipeline.synth_project, pipeline.self_mutation_project):
+        name = _logical_id(stack, project)
+        logs = f"arn:aws:logs:{region}:{account}:log-group:/aws/codebuild/<{name}>:*"
+        reports = f"arn:aws:codebuild:{region}:{account}:report-group/<{name}>-*"
+        _ack_iam5(
+            _default_policy(project.role),
+            [(f"Resource::{logs}", _BUILD_LOGS), (f"Resource::{reports}", _BUILD_LOGS)],
+        )
+    _ack_iam5(
+        _default_policy(pipeline.self_mutation_project.role),
+        [
+            (
+                f"Resource::arn:*:iam::{account}:role/*",
+                "self-mutation assumes this account's CDK bootstrap roles, which CDK names "
+                "per qualifier; the policy allows only roles tagged aws-cdk:bootstrap-role",
+            ),
+            (
+                "Resource::*",
+                "cloudformation:DescribeStacks and s3:ListBucket on the stacks and assets the "
+                "app names, known only at run time; both are read-only",
+            ),
+        ],
+    )
+    bucket_resource = pipeline.pipeline.artifact_bucket.node.default_child
+    assert bucket_resource is not None
+    cdk.Validations.of(bucket_resource).acknowledge(
+        cdk.Acknowledgment(
+            id="AwsSolutions::AwsSolutions-S1",
+            reason="pipeline artifacts are transient build outputs, encrypted with the "
+            "pipeline's key; CodePipeline and CloudTrail record who reads and writes them",
+        )
+    )
+
+
+def _generated_policies(pipeline: pipelines.CodePipeline) -> list[Construct]:
+    """The default policies of every role CDK Pipelines made (pipeline, actions, projects)."""
+    return [
+        construct
+        for construct in pipeline.node.find_all()
+        if isinstance(construct, iam.CfnPolicy)
+        and construct.node.path.endswith("Role/DefaultPolicy/Resource")
+    ]
+
+
+def _default_policy(role: iam.IRole | None) -> Construct:
+    assert role is not None
+    policy = role.node.find_child("DefaultPolicy").node.default_child
+    assert isinstance(policy, Construct)
+    return policy
+
+
+def _ack_iam5(policy: Construct, findings: list[tuple[str, str]]) -> None:
+    cdk.Validations.of(policy).acknowledge(
+        *(
+            cdk.Acknowledgment(id=f"AwsSolutions::AwsSolutions-IAM5[{finding}]", reason=reason)
+            for finding, reason in findings
+        )
+    )
+
+
+def _logical_id(stack: cdk.Stack, resource: IConstruct) -> str:
+    cfn = resource.node.default_child
+    assert isinstance(cfn, cdk.CfnElement)
+    return str(stack.resolve(stack.get_logical_id(cfn)))

@@ -1,0 +1,94 @@
+"""Every command in a block marked as run by this file, in docs and README, run as written."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import signal
+import subprocess
+import sys
+import urllib.request
+from pathlib import Path
+
+import boto3
+import pytest
+
+from quota_constructs.local.testing import DUMMY_CREDENTIALS
+from tests.emulator.helpers import payload
+from tests.emulator.test_server_cli import wait_for_endpoint
+
+ROOT = Path(__file__).resolve().parents[2]
+MARK = "<!-- run by tests/constructs/test_pipeline_docs.py -->"
+DOCS = (ROOT / "docs" / "pipeline.md", ROOT / "docs" / "notifications.md")
+BLOCK = re.compile(re.escape(MARK) + r"\n```bash\n(.*?)```", re.S)
+BIN = Path(sys.executable).parent
+
+
+def commands() -> list[str]:
+    blocks = [block for doc in DOCS for block in BLOCK.findall(doc.read_text())]
+    return [line for block in blocks for line in block.splitlines() if line.strip()]
+
+
+def environment() -> dict[str, str]:
+    return {
+        **os.environ,
+        "PATH": f"{BIN}:{ROOT / 'node_modules' / '.bin'}:{os.environ['PATH']}",
+        "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION": "20",
+        "CDK_DISABLE_CLI_TELEMETRY": "true",
+        "PYTHONPATH": str(ROOT),
+        "NO_COLOR": "1",
+    }
+
+
+def test_the_marked_blocks_hold_the_commands_below() -> None:
+    assert commands() == [
+        "cdk synth --quiet -c pipeline_file=stacks/pipeline.example.yaml",
+        "quota local serve --virtual --events-file events.jsonl",
+    ]
+
+
+@pytest.mark.slow
+def test_cdk_synth_with_the_example_pipeline_file() -> None:
+    command = commands()[0]
+    result = subprocess.run(
+        shlex.split(command), cwd=ROOT, env=environment(), capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stderr
+    manifest = json.loads((ROOT / "cdk.out" / "manifest.json").read_text())
+    assert "Quota-Pipeline" in manifest["artifacts"]
+
+
+def test_serve_with_an_events_file(tmp_path: Path) -> None:
+    command = commands()[1]
+    process = subprocess.Popen(
+        shlex.split(command),
+        cwd=tmp_path,
+        env=environment(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    printed: list[str] = []
+    try:
+        endpoint = wait_for_endpoint(process, printed)
+        batch = boto3.client(
+            "batch", endpoint_url=endpoint, region_name="us-east-1", **DUMMY_CREDENTIALS
+        )
+        batch.submit_service_job(
+            jobName="j",
+            jobQueue="seed-demo-queue",
+            serviceJobType="SAGEMAKER_TRAINING",
+            quotaShareName="QS1",
+            serviceRequestPayload=payload(),
+        )
+        request = urllib.request.Request(
+            f"{endpoint}/_quota/advance", data=b'{"seconds": 30}', method="POST"
+        )
+        urllib.request.urlopen(request).close()
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.communicate(timeout=20)
+    events = (tmp_path / "events.jsonl").read_text().splitlines()
+    assert events and json.loads(events[0])["source"] == "aws.batch"
