@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from quota_constructs.adopt_cli import diff_command, import_command
 from quota_constructs.config import OrgFileError, json_schema, load_organisation
 from quota_constructs.model import (
     MAX_LISTED_PROBLEMS,
@@ -18,7 +19,10 @@ from quota_constructs.model import (
     one_line,
 )
 
-org_app = typer.Typer(help="Organisation files: validate, schema.", no_args_is_help=True)
+org_app = typer.Typer(
+    help="Organisation files: validate, schema; import and diff a live queue.",
+    no_args_is_help=True,
+)
 
 EXIT_INVALID = 2
 
@@ -107,3 +111,8 @@ def validate(files: list[Path] = typer.Argument(..., help="Organisation YAML fil
 def schema() -> None:
     """Print the JSON Schema of organisation files (for editor completion)."""
     typer.echo(json_schema())
+
+
+# Reading a live queue (quota_constructs.adopt_cli): write a file from it, compare a file with it.
+org_app.command("import")(import_command)
+org_app.command("diff")(diff_command)

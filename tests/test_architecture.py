@@ -77,7 +77,16 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "training_queue",
         "team_access",
     ),
-    "quota_constructs.runtime": ("pacing", "jobs", "payload", "waiting", "team", "queue", "cli"),
+    "quota_constructs.runtime": (
+        "pacing",
+        "jobs",
+        "payload",
+        "waiting",
+        "team",
+        "queue",
+        "adopt",
+        "cli",
+    ),
 }
 
 
