@@ -17,7 +17,12 @@ from quota_constructs.config import ORGS_DIR, load_organisation
 from quota_constructs.local.testing import SEED_DEMO, EmulatorServer
 from quota_constructs.model import Organisation
 from quota_constructs.runtime import QueueClient
-from quota_constructs.runtime.adopt import organisation_name_for, read_organisation
+from quota_constructs.runtime.adopt import (
+    job_record,
+    organisation_drift,
+    organisation_name_for,
+    read_organisation,
+)
 from stacks.organisation_stack import OrganisationStack
 from tests.constructs.helpers import make_app
 from tests.runtime.helpers import write_org
@@ -229,3 +234,63 @@ def test_rejects_diff_of_an_invalid_file_with_exit_2(both: EmulatorServer, tmp_p
     result = quota(f"quota org diff {path}", both)
     assert result.exit_code == 2
     assert "capacity" in result.stderr
+
+
+# --- pure parts: records and drift --------------------------------------------------------------
+
+
+def describe(**fields: Any) -> dict[str, Any]:
+    base = {
+        "jobId": "j1",
+        "jobName": "n",
+        "quotaShareName": "A",
+        "status": "SUCCEEDED",
+        "createdAt": 1_000_000,
+        "scheduledAt": 1_030_000,
+        "schedulingPriority": 5,
+        "serviceRequestPayload": json.dumps(
+            {"ResourceConfig": {"InstanceType": "ml.p4d.24xlarge", "InstanceCount": 4}}
+        ),
+        "attempts": [{"startedAt": 1_030_000, "stoppedAt": 1_090_000}],
+    }
+    return {**base, **fields}
+
+
+def test_a_record_reads_request_times_and_priority() -> None:
+    record = job_record(describe())
+    assert (record.instance_type, record.instance_count, record.priority) == (
+        "ml.p4d.24xlarge",
+        4,
+        5,
+    )
+    assert (record.created_s, record.first_dispatch_s) == (1000, 1030)
+    assert (record.run_started_s, record.run_stopped_s) == (1030, 1090)
+
+
+def test_a_record_of_a_job_placed_again_waits_until_its_first_attempt() -> None:
+    attempts = [
+        {"startedAt": 1_010_000, "stoppedAt": 1_020_000},
+        {"startedAt": 1_040_000, "stoppedAt": 1_050_000},
+    ]
+    record = job_record(describe(attempts=attempts, scheduledAt=1_040_000))
+    assert record.first_dispatch_s == 1010
+    assert (record.run_started_s, record.run_stopped_s) == (1040, 1050)
+
+
+def test_a_record_falls_back_to_capacity_usage_and_refuses_mixed_types() -> None:
+    usage = [{"capacityUnit": "ml.g5.xlarge", "quantity": 3.0}]
+    record = job_record(describe(serviceRequestPayload="not json", capacityUsage=usage))
+    assert (record.instance_type, record.instance_count) == ("ml.g5.xlarge", 3)
+    groups = {"ResourceConfig": {"InstanceGroups": [{"InstanceType": "ml.g5.xlarge"}]}}
+    mixed = [*usage, {"capacityUnit": "ml.p5.48xlarge", "quantity": 1.0}]
+    record = job_record(describe(serviceRequestPayload=json.dumps(groups), capacityUsage=mixed))
+    assert (record.instance_type, record.instance_count) == (None, None)
+
+
+def test_drift_compares_the_effective_borrow_limit() -> None:
+    org = load_organisation(SEED_DEMO)
+    qs1 = org.queue.shares[0]
+    unlimited = replace(org, queue=replace(org.queue, shares=(replace(qs1, borrow_limit=None),)))
+    minus_one = replace(org, queue=replace(org.queue, shares=(replace(qs1, borrow_limit=-1),)))
+    assert not organisation_drift(unlimited, minus_one).drifted
+    assert organisation_drift(org, unlimited).fields[0].field == "borrowLimit"
