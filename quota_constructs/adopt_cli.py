@@ -90,6 +90,14 @@ def import_command(
         str | None,
         typer.Option("--name", help="Organisation name (default: the queue's, minus -queue)."),
     ] = None,
+    resource_mapping: Annotated[
+        Path | None,
+        typer.Option(
+            "--resource-mapping",
+            help="Also write the mapping for `cdk import --resource-mapping` (logical ID -> "
+            "identifier) here.",
+        ),
+    ] = None,
     endpoint_url: EndpointOpt = None,
     region: RegionOpt = None,
     as_json: JsonOpt = False,
@@ -103,8 +111,9 @@ def import_command(
         imported = read_organisation(client, name)
     text = _file_text(imported)
     if output is not None:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(text, encoding="utf-8")
+        _write(output, text)
+    if resource_mapping is not None:
+        _write(resource_mapping, json.dumps(cdk_resource_mapping(imported), indent=2) + "\n")
     if as_json:
         print_json(_import_json(imported, output, text))
         return
@@ -123,6 +132,30 @@ def import_command(
         console.print(identifier_table(imported))
     for note in imported.notes:
         err.print(f"note: {note}", markup=False)
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+def cdk_resource_mapping(imported: ImportedQueue) -> dict[str, dict[str, str]]:
+    """``{logical ID: {identifier name: value}}`` of the imported organisation's stack.
+
+    The stack is built in memory (no synth to disk) to learn the logical IDs ``cdk import``
+    uses; aws_cdk is imported only here, so other commands start fast.
+    """
+    import aws_cdk as cdk
+
+    from stacks.organisation_stack import OrganisationStack, stack_name_for
+
+    org = imported.organisation
+    stack = OrganisationStack(cdk.App(), stack_name_for(org), organisation=org)
+    by_path = {c.node.path: c for c in stack.node.find_all() if isinstance(c, cdk.CfnResource)}
+    return {
+        str(stack.resolve(by_path[r.construct_path].logical_id)): {r.identifier_name: r.identifier}
+        for r in imported.resources
+    }
 
 
 def _file_text(imported: ImportedQueue) -> str:

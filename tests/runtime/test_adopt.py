@@ -294,3 +294,27 @@ def test_drift_compares_the_effective_borrow_limit() -> None:
     minus_one = replace(org, queue=replace(org.queue, shares=(replace(qs1, borrow_limit=-1),)))
     assert not organisation_drift(unlimited, minus_one).drifted
     assert organisation_drift(org, unlimited).fields[0].field == "borrowLimit"
+
+
+def test_import_writes_the_resource_mapping_cdk_import_reads(
+    both: EmulatorServer, tmp_path: Path
+) -> None:
+    out, mapping = tmp_path / "seed-demo.yaml", tmp_path / "mapping.json"
+    command = (
+        f"quota org import --queue seed-demo-queue --output {out} --resource-mapping {mapping}"
+    )
+    assert quota(command, both).exit_code == 0
+    found = json.loads(mapping.read_text())
+    stack = OrganisationStack(make_app(), "Quota-seed-demo", organisation=load_organisation(out))
+    resources = Template.from_stack(stack).to_json()["Resources"]
+    emulated = both.organisation("seed-demo")
+    assert {resources[logical]["Type"]: ids for logical, ids in found.items() if "Arn" in ids} == {
+        "AWS::Batch::SchedulingPolicy": {"Arn": emulated.scheduling_policy_arn}
+    }
+    shares = {
+        resources[logical]["Properties"]["QuotaShareName"]: ids["QuotaShareArn"]
+        for logical, ids in found.items()
+        if resources[logical]["Type"] == "AWS::Batch::QuotaShare"
+    }
+    assert shares == dict(emulated.quota_share_arns)
+    assert len(found) == 6
