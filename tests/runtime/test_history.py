@@ -167,3 +167,9 @@ def test_rejects_from_queue_with_another_workload_source() -> None:
     result = runner.invoke(app, ["simulate", "--from-queue", "research", "--generate", str(TEAMS)])
     assert result.exit_code == 2
     assert "--from-queue" in result.stderr
+
+
+def test_rejects_simulate_without_an_organisation_file_or_a_queue() -> None:
+    result = runner.invoke(app, ["simulate", "--generate", str(TEAMS)])
+    assert result.exit_code == 2
+    assert "ORG_FILE" in result.stderr and "--from-queue" in result.stderr
