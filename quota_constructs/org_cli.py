@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from quota_constructs.adopt_cli import diff_command, import_command
 from quota_constructs.api_shapes import capacity_limits_to_api, share_to_api
 from quota_constructs.cli_output import (
     ExitCode,
@@ -28,7 +29,10 @@ from quota_constructs.model import (
     one_line,
 )
 
-org_app = typer.Typer(help="Organisation files: validate, schema.", no_args_is_help=True)
+org_app = typer.Typer(
+    help="Organisation files: validate, schema; import and diff a live queue.",
+    no_args_is_help=True,
+)
 
 EXIT_INVALID = ExitCode.USAGE
 
@@ -180,3 +184,8 @@ def _print_problems(path: str, problems: tuple[Problem, ...], err: Console) -> N
 def schema() -> None:
     """Print the JSON Schema of organisation files (for editor completion)."""
     typer.echo(json_schema())
+
+
+# Reading a live queue (quota_constructs.adopt_cli): write a file from it, compare a file with it.
+org_app.command("import")(import_command)
+org_app.command("diff")(diff_command)

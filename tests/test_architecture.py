@@ -98,6 +98,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "team",
         "queue",
         "status",
+        "adopt",
         "cli",
         "status_cli",
     ),

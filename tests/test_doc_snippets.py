@@ -51,6 +51,12 @@ NOT_RUN: dict[str, str] = {
     "make test": "is the test suite itself (CI runs it through .ci/run)",
     "make synth": "installs from PyPI and npm first (network); `cdk synth` runs here",
     "cdk deploy": "deploys to an AWS account",
+    "quota org import --queue research-queue": "needs a queue with a job history: "
+    "tests/runtime/test_adopt_docs.py runs it as written on an emulator that ran a day of jobs",
+    "quota org diff research.yaml": "tests/runtime/test_adopt_docs.py runs it as written, "
+    "before and after a borrow limit is changed behind the file's back",
+    "quota simulate --from-queue research": "tests/runtime/test_adopt_docs.py runs it as written "
+    "on an emulator that ran a day of jobs",
     ".venv/bin/python benchmarks/": "a benchmark: minutes of CPU, run by `make bench`, figures "
     "in the docs",
 }

@@ -355,7 +355,9 @@ def _labels(paths: list[Path], orgs: list[Organisation]) -> list[str]:
 
 @advisor_app.command("simulate")
 def simulate_command(
-    org_file: Path = typer.Argument(..., help="Organisation YAML file."),
+    org_file: Path | None = typer.Argument(
+        None, help="Organisation YAML file (with --from-queue: optional, compared too)."
+    ),
     workload: Path | None = typer.Option(None, "--workload", help="Workload CSV file."),
     generate: Path | None = typer.Option(
         None, "--generate", help="Generate the workload from this team-profile file."
@@ -377,8 +379,44 @@ def simulate_command(
     preemption_s: float = typer.Option(
         20.0, "--preemption-s", help="Preemption started-to-completed time (s)."
     ),
+    from_queue: str | None = typer.Option(
+        None,
+        "--from-queue",
+        help="Replay this queue's job history (organisation name, queue name or ARN) on its "
+        "live configuration (and ORG_FILE / --compare files).",
+    ),
+    since: str = typer.Option(
+        "7d", "--since", help="With --from-queue: history to replay, e.g. 90m, 1h, 7d."
+    ),
+    endpoint_url: str | None = typer.Option(
+        None,
+        "--endpoint-url",
+        envvar="AWS_ENDPOINT_URL_BATCH",
+        help="With --from-queue: Batch/SSM endpoint (emulator).",
+    ),
+    region: str | None = typer.Option(None, "--region", help="With --from-queue: AWS region."),
 ) -> None:
     """Run a workload through the emulator's scheduler in virtual time; measure each share."""
+    if from_queue is not None:
+        _simulate_from_queue(
+            from_queue,
+            since,
+            [*([org_file] if org_file else []), *compare_files],
+            as_json=as_json,
+            plot=plot,
+            save_workload=save_workload,
+            options=SimulationOptions(startup_s=startup_s, preemption_s=preemption_s),
+            endpoint_url=endpoint_url,
+            region=region,
+            sources=(workload, generate),
+        )
+        return
+    if org_file is None:
+        raise _fail(
+            QuotaConfigError(
+                [Problem("ORG_FILE", None, "missing", "pass an organisation file or --from-queue")]
+            )
+        )
     console = stdout_console()
     paths = [org_file, *compare_files]
     try:
@@ -411,3 +449,30 @@ def _print_stuck(results: list[SimulationResult], console: Console) -> None:
                     f"[yellow]warning[/] {result.organisation}: {count} job(s) of {share.share} "
                     f"never started: {reason}"
                 )
+
+
+def _simulate_from_queue(
+    from_queue: str,
+    since: str,
+    org_files: list[Path],
+    *,
+    sources: tuple[Path | None, Path | None],
+    **options: Any,
+) -> None:
+    """``--from-queue``: the workload is the queue's history (``quota_constructs.adopt_cli``)."""
+    from quota_constructs.adopt_cli import simulate_from_queue  # reads AWS: only when asked
+
+    if any(source is not None for source in sources):
+        raise _fail(
+            QuotaConfigError(
+                [
+                    Problem(
+                        "--from-queue",
+                        from_queue,
+                        "the workload comes from the queue's history",
+                        "drop --workload/--generate, or drop --from-queue",
+                    )
+                ]
+            )
+        )
+    simulate_from_queue(from_queue, since, org_files=org_files, **options)

@@ -77,7 +77,11 @@ def test_reads_the_example_pipeline_file(monkeypatch: pytest.MonkeyPatch) -> Non
             r"line 1: connection_arn: not a CodeConnections connection ARN",
         ),
         ("my-org/gpu-quotas", "gpu-quotas", r"repository: not an owner/name repository"),
-        ("branch: main", "branch: main\ntrigger: push", r"trigger: unknown key.*fix: remove the key"),
+        (
+            "branch: main",
+            "branch: main\ntrigger: push",
+            r"trigger: unknown key.*fix: remove the key",
+        ),
     ],
 )
 def test_rejects_a_bad_pipeline_file_naming_line_field_value_and_fix(
