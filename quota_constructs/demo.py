@@ -24,7 +24,7 @@ import boto3
 import typer
 from rich.console import Console
 
-from quota_constructs.cli_output import ExitCode, fail, stdout_console
+from quota_constructs.cli_output import ExitCode, fail, print_json, stderr_console, stdout_console
 from quota_constructs.local.testing import DUMMY_CREDENTIALS, SEED_DEMO, EmulatorServer
 from quota_constructs.runtime import (
     Backoff,
@@ -263,9 +263,18 @@ def demo(
             "(e.g. 20) instead of its virtual clock.",
         ),
     ] = None,
+    as_json: Annotated[
+        bool,
+        typer.Option(
+            "--json",
+            help="Print the outcomes as JSON on stdout (the timeline goes to stderr).",
+        ),
+    ] = False,
 ) -> None:
-    """Replay the AWS quota-management tutorial on the local emulator (offline)."""
-    console = stdout_console()
+    """Replay the AWS quota-management tutorial on the local emulator (offline).
+
+    Exit 1 when an outcome fails (README, "Exit codes")."""
+    console = stderr_console() if as_json else stdout_console()
     console.print(
         "[bold]AWS Batch quota management tutorial[/], replayed on the local emulator "
         "(seed-demo: QS1 LEND_AND_BORROW 200%, QS2 LEND, QS3 RESERVE; 1 x ml.g5.xlarge each)"
@@ -276,12 +285,24 @@ def demo(
             checks = run_tutorial(emulator, console, speed=speed)
     except Exception as error:  # one line, never a traceback
         fail(str(error), ExitCode.FAILED)
+    if as_json:
+        print_json(
+            {
+                "ok": all(c.ok for c in checks),
+                "outcomes": [{"name": c.name, "ok": c.ok, "detail": c.detail} for c in checks],
+            }
+        )
+    else:
+        _print_outcomes(console, checks)
+    if not all(c.ok for c in checks):
+        raise typer.Exit(ExitCode.FAILED)
+
+
+def _print_outcomes(console: Console, checks: list[Check]) -> None:
     _section(console, "outcomes")
     for check in checks:
         mark = "[green]PASS[/]" if check.ok else "[bold red]FAIL[/]"
         console.print(f"{mark} {check.name}: {check.detail}", highlight=False)
-    if not all(c.ok for c in checks):
-        raise typer.Exit(ExitCode.FAILED)
 
 
 def _section(console: Console, title: str) -> None:

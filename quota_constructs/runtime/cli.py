@@ -412,12 +412,17 @@ def update(
     ctx: typer.Context,
     job_id: Annotated[str, JobArg],
     priority: Annotated[int, typer.Option("--priority", "-p", help="New priority 0..9999.")],
+    as_json: JsonOpt = False,
 ) -> None:
     """Change a job's scheduling priority (may preempt, or make it preemptible)."""
     with _errors(), _lookups():
         client = _client(ctx)
-        client.update_priority(client.resolve_job(job_id), priority)
-        stdout_console().print(f"{job_id}: priority {priority}")
+        resolved = client.resolve_job(job_id)
+        client.update_priority(resolved, priority)
+        if as_json:
+            print_json({"jobId": resolved, "schedulingPriority": priority})
+        else:
+            stdout_console().print(f"{job_id}: priority {priority}")
 
 
 @jobs_app.command("ls")

@@ -58,6 +58,13 @@ def test_submit_list_describe_update(emu: EmulatorServer) -> None:
     assert code == 0 and "cli-job" in out and "preemptions" in out
 
 
+def test_update_by_name_prints_json_with_the_resolved_id(emu: EmulatorServer) -> None:
+    job_id = submit(emu, "named-job", "QS2")
+    code, out, err = jobs(emu, "update", "named-job", "--priority", "9", "--json")
+    assert code == 0, err
+    assert json.loads(out) == {"jobId": job_id, "schedulingPriority": 9}
+
+
 def test_ls_prints_a_table(emu: EmulatorServer) -> None:
     submit(emu, "table-job", "QS2")
     code, out, _ = jobs(emu, "ls")
@@ -183,6 +190,15 @@ def test_ctrl_c_while_waiting_is_one_line(
     code, _, err = jobs(emu, "wait", job_id)
     assert code == 130 and "interrupted; jobs already submitted keep running" in err
     assert "Traceback" not in err
+
+
+def test_demo_json_prints_the_outcomes_and_sends_the_timeline_to_stderr() -> None:
+    result = runner.invoke(app, ["demo", "--json"])
+    assert result.exit_code == 0, result.stdout + result.stderr
+    outcome = json.loads(result.stdout)
+    assert outcome["ok"] is True and [o["ok"] for o in outcome["outcomes"]] == [True] * 3
+    assert "cross-share preemption" in outcome["outcomes"][1]["name"]
+    assert "qs1-p2 (QS1, p2) dispatched" in result.stderr
 
 
 def test_demo_on_a_fast_wall_clock() -> None:
