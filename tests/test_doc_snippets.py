@@ -19,6 +19,7 @@ no shell block can hide from this test.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -115,7 +116,14 @@ def _advisor_files(scratch: Path) -> None:
         assert (scratch / figure).read_bytes().startswith(b"\x89PNG")
 
 
+def _pipeline_synthesized(scratch: Path) -> None:
+    """docs/pipeline.md's synth with the example pipeline file made the pipeline stack."""
+    manifest = json.loads((scratch / "cdk.out" / "manifest.json").read_text())
+    assert "Quota-Pipeline" in manifest["artifacts"]
+
+
 AFTER: dict[str, Callable[[Path], None]] = {
+    "node_modules/.bin/cdk synth --quiet -c pipeline_file=": _pipeline_synthesized,
     "quota recommend stacks/teams/research.yaml --output stacks/orgs/research.yaml   # rules": (
         _advisor_files
     ),
@@ -253,7 +261,7 @@ def shown(line: str) -> re.Pattern[str]:
 def scratch_dir(tmp_path: Path) -> Path:
     shutil.copytree(ROOT / "stacks", tmp_path / "stacks")
     shutil.copytree(ROOT / "docs", tmp_path / "docs")
-    for name in ("app.py", "cdk.json"):
+    for name in ("app.py", "cdk.json", "package.json"):
         shutil.copy(ROOT / name, tmp_path / name)
     (tmp_path / "node_modules").symlink_to((ROOT / "node_modules").resolve())
     (tmp_path / ".venv").symlink_to(Path(sys.prefix))

@@ -370,7 +370,8 @@ def organisation_drift(file: Organisation, live: Organisation) -> OrganisationDr
 
     Compared: job queue ``priority``, ``runnableTimeoutMinutes`` and ``tags``; per share
     ``capacityLimits``, ``strategy``, ``borrowLimit`` (unset with LEND_AND_BORROW is -1),
-    ``inSharePreemption`` and ``state``. Descriptions and team access live only in the file.
+    ``inSharePreemption`` and ``state``. Descriptions, team access and notifications live only in
+    the file.
     """
     fields = [
         FieldDrift(None, name, a, b)

@@ -15,7 +15,7 @@ from typer.testing import CliRunner, Result
 from quota_constructs.cli import app
 from quota_constructs.config import ORGS_DIR, load_organisation
 from quota_constructs.local.testing import SEED_DEMO, EmulatorServer
-from quota_constructs.model import Organisation
+from quota_constructs.model import Organisation, Subscribers
 from quota_constructs.runtime import QueueClient
 from quota_constructs.runtime.adopt import (
     job_record,
@@ -39,9 +39,17 @@ def quota(command: str, emu: EmulatorServer) -> Result:
 
 
 def file_part(org: Organisation) -> Organisation:
-    """``org`` without what AWS does not store (descriptions, team access)."""
-    shares = tuple(replace(s, description="", access=None) for s in org.queue.shares)
-    return replace(org, description="", queue=replace(org.queue, shares=shares))
+    """``org`` without what Batch does not store (descriptions, team access, notifications)."""
+    shares = tuple(
+        replace(s, description="", access=None, notifications=Subscribers())
+        for s in org.queue.shares
+    )
+    return replace(
+        org,
+        description="",
+        notifications=Subscribers(),
+        queue=replace(org.queue, shares=shares),
+    )
 
 
 @pytest.fixture

@@ -113,6 +113,6 @@ def test_submit_json_uses_the_same_names_as_ls(emu: EmulatorServer) -> None:
 def test_piped_errors_stay_on_one_line_at_40_columns(emu: EmulatorServer) -> None:
     base = ["jobs", "--endpoint-url", emu.endpoint_url, "-o", "seed-demo"]
     result = quota(*base, "submit", "x", "--share", "QS9", *BUILDER)
-    assert result.returncode == 2
+    assert result.returncode == 3  # not found (README, "Exit codes")
     assert result.stderr.count("\n") == 1 and len(result.stderr) > 40
-    assert result.stderr.startswith("error: job x: quotaShareName: ")
+    assert result.stderr.startswith("error: no quota share 'QS9' in job queue ")
