@@ -42,7 +42,7 @@ from quota_constructs.runtime.adopt import (
     read_job_history,
     read_organisation,
 )
-from quota_constructs.runtime.queue import QueueClient, error_text
+from quota_constructs.runtime.queue import QueueClient, error_text, is_setup_error
 
 EndpointOpt = Annotated[
     str | None,
@@ -64,7 +64,7 @@ def _errors() -> Iterator[None]:
     except QuotaConfigError as error:
         fail(_problems(error), ExitCode.USAGE)
     except (ClientError, BotoCoreError) as error:
-        fail(error_text(error))
+        fail(error_text(error), ExitCode.USAGE if is_setup_error(error) else ExitCode.FAILED)
 
 
 def _problems(error: QuotaConfigError) -> str:

@@ -48,6 +48,7 @@ from quota_constructs.runtime.queue import (
     QueueClient,
     ShareNotFound,
     error_text,
+    is_setup_error,
 )
 from quota_constructs.runtime.waiting import TrackedJob, Transition, Until, WaitTimeout
 from quota_constructs.safe_load import load_json
@@ -76,7 +77,7 @@ def _errors() -> Iterator[None]:
     except WaitTimeout as error:
         fail(str(error), ExitCode.FAILED)
     except (ClientError, BotoCoreError) as error:
-        fail(error_text(error), ExitCode.FAILED)
+        fail(error_text(error), ExitCode.USAGE if is_setup_error(error) else ExitCode.FAILED)
     except (CliError, ValueError, KeyError, OSError) as error:
         fail(str(error).strip("'\""), ExitCode.USAGE)
     except KeyboardInterrupt:

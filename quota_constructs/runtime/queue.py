@@ -22,7 +22,15 @@ from typing import Any
 
 import boto3
 from botocore.client import BaseClient
-from botocore.exceptions import BotoCoreError, ClientError, HTTPClientError
+from botocore.exceptions import (
+    BotoCoreError,
+    ClientError,
+    EndpointConnectionError,
+    HTTPClientError,
+    NoCredentialsError,
+    NoRegionError,
+    PartialCredentialsError,
+)
 from botocore.exceptions import ConnectionError as BotocoreConnectionError
 
 from quota_constructs.api_shapes import share_from_api
@@ -86,12 +94,27 @@ def is_transient(error: ClientError | BotoCoreError) -> bool:
     return isinstance(error, (BotocoreConnectionError, HTTPClientError))
 
 
+_EMULATOR_HINT = "for the local emulator, export the variables `quota local serve` prints"
+
+
 def error_text(error: Exception) -> str:
-    """One line for a boto3/botocore error: ``Code: message``."""
+    """One line for a boto3/botocore error: ``Code: message``, with the fix where it is ours."""
     if isinstance(error, ClientError):
         info = error.response.get("Error", {})
         return f"{info.get('Code', 'Error')}: {info.get('Message', str(error))}"
+    if isinstance(error, NoRegionError):
+        return f"no AWS region: pass --region REGION or set AWS_DEFAULT_REGION ({_EMULATOR_HINT})"
+    if isinstance(error, NoCredentialsError | PartialCredentialsError):
+        return f"{error}: configure AWS credentials (AWS_PROFILE, ...; {_EMULATOR_HINT})"
+    if isinstance(error, EndpointConnectionError):
+        return f"{error}: is the endpoint up? (for the local emulator: `quota local serve`)"
     return str(error)
+
+
+def is_setup_error(error: Exception) -> bool:
+    """True for a missing region or credentials: the caller's set-up, exit 2, not an AWS
+    failure."""
+    return isinstance(error, NoRegionError | NoCredentialsError | PartialCredentialsError)
 
 
 class JobNotFound(LookupError):

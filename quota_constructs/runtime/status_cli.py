@@ -28,7 +28,7 @@ from quota_constructs.runtime.cli import (
     QueueOpt,
     RegionOpt,
 )
-from quota_constructs.runtime.queue import QueueClient, error_text
+from quota_constructs.runtime.queue import QueueClient, error_text, is_setup_error
 from quota_constructs.runtime.status import QueueStatus, ShareStatus, read_status, status_json
 
 COLUMNS = (
@@ -82,7 +82,7 @@ def status(
     except (CliError, QuotaConfigError) as error:
         fail(str(error), ExitCode.USAGE)
     except (ClientError, BotoCoreError) as error:
-        fail(error_text(error), ExitCode.FAILED)
+        fail(error_text(error), ExitCode.USAGE if is_setup_error(error) else ExitCode.FAILED)
 
 
 def _show(view: QueueStatus, as_json: bool) -> None:

@@ -116,3 +116,23 @@ def test_piped_errors_stay_on_one_line_at_40_columns(emu: EmulatorServer) -> Non
     assert result.returncode == 3  # not found (README, "Exit codes")
     assert result.stderr.count("\n") == 1 and len(result.stderr) > 40
     assert result.stderr.startswith("error: no quota share 'QS9' in job queue ")
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("jobs", "-o", "seed-demo", "ls"),
+        ("status", "-o", "seed-demo"),
+        ("org", "diff", str(SEED_DEMO)),
+    ],
+    ids=lambda c: " ".join(c[:2]),
+)
+def test_no_region_is_a_set_up_error_naming_the_fix(
+    command: tuple[str, ...], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("AWS_DEFAULT_REGION", "AWS_REGION", "AWS_PROFILE"):
+        monkeypatch.delenv(name, raising=False)
+    result = quota(*command, env={"AWS_CONFIG_FILE": os.devnull})
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.startswith("error: no AWS region: pass --region REGION or set ")
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
