@@ -18,10 +18,11 @@ from collections import deque
 from pathlib import Path
 from typing import Any
 
-from quota_constructs.local.arns import Account, training_job_name
+from quota_constructs.local.arns import Account
 from quota_constructs.local.clock import EmulatorClock
+from quota_constructs.local.job_view import attempt_resource, epoch_ms, preemption_summary
 from quota_constructs.model import JobStatus
-from quota_constructs.scheduling import EventKind, Job, SchedulerEvent, attempt_id
+from quota_constructs.scheduling import EventKind, Job, SchedulerEvent
 
 SOURCE = "aws.batch"
 STATE_CHANGE = "Batch Service Job State Change"
@@ -32,7 +33,6 @@ DETAIL_TYPES = {
     EventKind.PREEMPTION_STARTED: PREEMPTION_STARTED,
     EventKind.PREEMPTION_COMPLETED: PREEMPTION_COMPLETED,
 }
-RECENT_PREEMPTED_ATTEMPTS = 5
 DEFAULT_KEPT_EVENTS = 10_000
 """Events the in-memory list keeps (the oldest are dropped first); the file keeps every one."""
 
@@ -103,7 +103,7 @@ class BatchEvents:
             reason = event.status_reason
             return {"statusReason": reason, "preemptedJobArn": arn, "status": event.status.value}
         if event.kind is EventKind.PREEMPTION_COMPLETED:
-            summary = self._preemption_summary(job)
+            summary = preemption_summary(self.account, self.clock, job)
             return {
                 "preemptedJobArn": arn,
                 "preemptionSummary": summary,
@@ -117,14 +117,14 @@ class BatchEvents:
         detail = {
             "attempts": [
                 {
-                    "serviceResourceId": self._resource(job, a.number),
-                    "startedAt": self._ms(a.started_at),
-                    "stoppedAt": self._ms(a.stopped_at),
+                    "serviceResourceId": attempt_resource(self.account, job, a.number),
+                    "startedAt": epoch_ms(self.clock, a.started_at),
+                    "stoppedAt": epoch_ms(self.clock, a.stopped_at),
                     "statusReason": a.status_reason,
                 }
                 for a in job.attempts
             ],
-            "createdAt": self._ms(job.created_at),
+            "createdAt": epoch_ms(self.clock, job.created_at),
             "jobArn": self.account.service_job(job.job_id),
             "jobId": job.job_id,
             "jobName": job.request.job_name,
@@ -134,34 +134,11 @@ class BatchEvents:
             "serviceJobType": "SAGEMAKER_TRAINING",
             "status": status.value,
             "statusReason": reason,
-            "startedAt": self._ms(job.started_at),
-            "stoppedAt": self._ms(job.stopped_at),
-            "preemptionSummary": self._preemption_summary(job),
+            "startedAt": epoch_ms(self.clock, job.started_at),
+            "stoppedAt": epoch_ms(self.clock, job.stopped_at),
+            "preemptionSummary": preemption_summary(self.account, self.clock, job),
         }
         if job.attempts:
-            latest = self._resource(job, job.attempts[-1].number)
+            latest = attempt_resource(self.account, job, job.attempts[-1].number)
             detail["latestAttempt"] = {"serviceResourceId": latest}
         return {key: value for key, value in detail.items() if value is not None}
-
-    def _preemption_summary(self, job: Job) -> dict[str, Any] | None:
-        if not job.preemptions:
-            return None
-        return {
-            "preemptedAttemptCount": len(job.preemptions),
-            "recentPreemptedAttempts": [
-                {
-                    "serviceResourceId": self._resource(job, p.attempt),
-                    "startedAt": self._ms(p.attempt_started_at),
-                    "stoppedAt": self._ms(p.completed_at),
-                    "statusReason": p.reason,
-                }
-                for p in job.preemptions[-RECENT_PREEMPTED_ATTEMPTS:]
-            ],
-        }
-
-    def _resource(self, job: Job, number: int) -> dict[str, str]:
-        name = training_job_name(job.request.job_name, attempt_id(job.job_id, number))
-        return {"name": "TrainingJobArn", "value": self.account.training_job(name)}
-
-    def _ms(self, t: float | None) -> int | None:
-        return None if t is None else round(self.clock.epoch(t) * 1000)

@@ -14,25 +14,26 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from functools import partial
 from typing import Any
 
 from quota_constructs.api_shapes import capacity_usage_to_api
 from quota_constructs.local.api_errors import DOMAIN_ERRORS, ApiError, api_error
-from quota_constructs.local.arns import Account, training_job_name
+from quota_constructs.local.arns import Account
 from quota_constructs.local.clock import EmulatorClock
 from quota_constructs.local.errors import InvalidParameter, InvalidRequest, NotFound
 from quota_constructs.local.handlers import Handler
 from quota_constructs.local.handlers.job_filters import JobFilter
 from quota_constructs.local.handlers.pagination import paginate
 from quota_constructs.local.job_service import JobService, Submission
+from quota_constructs.local.job_view import attempt_resource, epoch_ms, preemption_summary
 from quota_constructs.local.registry import SAGEMAKER_TRAINING, Registry
 from quota_constructs.local.submit_request import request_from_submit
 from quota_constructs.local.tags import TagStore
 from quota_constructs.model import MAX_PAYLOAD_BYTES
-from quota_constructs.scheduling import Job, attempt_id
+from quota_constructs.scheduling import Job
 
 MAX_TERMINATE_BATCH = 50
-RECENT_PREEMPTED_ATTEMPTS = 5
 
 
 def _fingerprint(params: Mapping[str, Any]) -> str:
@@ -169,14 +170,14 @@ class ServiceJobHandlers:
             else self.registry.job_queues()
         )
         wanted = JobFilter.from_request(params.get("filters") or [], params.get("jobStatus"))
-        jobs = wanted.select(self.jobs.jobs_of(queues), created_ms=self._ms)
+        jobs = wanted.select(self.jobs.jobs_of(queues), created_ms=partial(epoch_ms, self.clock))
         page, token = paginate(jobs, params.get("maxResults"), params.get("nextToken"))
         return {"jobSummaryList": [self._summary(j) for j in page], "nextToken": token}
 
     def get_job_queue_snapshot(self, params: Mapping[str, Any]) -> dict[str, Any]:
         queue = self.registry.queue(params["jobQueue"])
         snapshot = self.jobs.scheduler(queue).snapshot()
-        at = self._ms(snapshot.time)
+        at = epoch_ms(self.clock, snapshot.time)
         return {
             "frontOfQueue": {"jobs": self._front(snapshot.front_of_queue), "lastUpdatedAt": at},
             "frontOfQuotaShares": {
@@ -223,7 +224,7 @@ class ServiceJobHandlers:
             },
             "preemptions": [
                 {
-                    "at": self._ms(p.time),
+                    "at": epoch_ms(self.clock, p.time),
                     "rule": p.rule.value,
                     "preemptorJobId": p.preemptor_job_id,
                     "preemptorShare": p.preemptor_share,
@@ -238,9 +239,6 @@ class ServiceJobHandlers:
 
     # --- output shapes -------------------------------------------------------------------------
 
-    def _ms(self, t: float | None) -> int | None:
-        return None if t is None else round(self.clock.epoch(t) * 1000)
-
     def _ids(self, job: Job) -> dict[str, Any]:
         return {
             "jobArn": self.account.service_job(job.job_id),
@@ -248,15 +246,10 @@ class ServiceJobHandlers:
             "jobId": job.job_id,
         }
 
-    def _attempt_resource(self, job: Job, number: int) -> dict[str, str]:
-        """``serviceResourceId`` of attempt ``number``: its SageMaker training job ARN."""
-        name = training_job_name(job.request.job_name, attempt_id(job.job_id, number))
-        return {"name": "TrainingJobArn", "value": self.account.training_job(name)}
-
     def _latest_attempt(self, job: Job) -> dict[str, Any] | None:
         if job.attempt_count == 0:
             return None
-        return {"serviceResourceId": self._attempt_resource(job, job.attempt_count)}
+        return {"serviceResourceId": attempt_resource(self.account, job, job.attempt_count)}
 
     def _status_reason(self, job: Job) -> str | None:
         if job.status_reason is None and self.explain_pending:
@@ -270,14 +263,14 @@ class ServiceJobHandlers:
             **self._ids(job),
             "latestAttempt": self._latest_attempt(job),
             "capacityUsage": capacity_usage_to_api(job.demand),
-            "createdAt": self._ms(job.created_at),
-            "scheduledAt": self._ms(job.scheduled_at),
+            "createdAt": epoch_ms(self.clock, job.created_at),
+            "scheduledAt": epoch_ms(self.clock, job.scheduled_at),
             "serviceJobType": SAGEMAKER_TRAINING,
             "quotaShareName": job.share_name,
             "status": job.status.value,
             "statusReason": self._status_reason(job),
-            "startedAt": self._ms(job.started_at),
-            "stoppedAt": self._ms(job.stopped_at),
+            "startedAt": epoch_ms(self.clock, job.started_at),
+            "stoppedAt": epoch_ms(self.clock, job.stopped_at),
             "isTerminated": True if job.is_terminated else None,
         }
 
@@ -287,9 +280,9 @@ class ServiceJobHandlers:
             **self._summary(job),
             "attempts": [
                 {
-                    "serviceResourceId": self._attempt_resource(job, a.number),
-                    "startedAt": self._ms(a.started_at),
-                    "stoppedAt": self._ms(a.stopped_at),
+                    "serviceResourceId": attempt_resource(self.account, job, a.number),
+                    "startedAt": epoch_ms(self.clock, a.started_at),
+                    "stoppedAt": epoch_ms(self.clock, a.stopped_at),
                     "statusReason": a.status_reason,
                 }
                 for a in job.attempts
@@ -300,32 +293,16 @@ class ServiceJobHandlers:
             "schedulingPriority": job.priority,
             "serviceRequestPayload": sent.payload,
             "preemptionConfiguration": sent.preemption_configuration,
-            "preemptionSummary": self._preemption_summary(job),
+            "preemptionSummary": preemption_summary(self.account, self.clock, job),
             "tags": self.tags.of(self.account.service_job(job.job_id)),
             "timeoutConfig": sent.timeout_config,
-        }
-
-    def _preemption_summary(self, job: Job) -> dict[str, Any] | None:
-        if not job.preemptions:
-            return None
-        return {
-            "preemptedAttemptCount": len(job.preemptions),
-            "recentPreemptedAttempts": [
-                {
-                    "serviceResourceId": self._attempt_resource(job, p.attempt),
-                    "startedAt": self._ms(p.attempt_started_at),
-                    "stoppedAt": self._ms(p.completed_at),
-                    "statusReason": p.reason,
-                }
-                for p in job.preemptions[-RECENT_PREEMPTED_ATTEMPTS:]
-            ],
         }
 
     def _front(self, entries: tuple[Any, ...]) -> list[dict[str, Any]]:
         return [
             {
                 "jobArn": self.account.service_job(e.job_id),
-                "earliestTimeAtPosition": self._ms(e.earliest_time_at_position),
+                "earliestTimeAtPosition": epoch_ms(self.clock, e.earliest_time_at_position),
             }
             for e in entries
         ]

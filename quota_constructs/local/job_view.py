@@ -1,0 +1,45 @@
+"""A service job's attempts and preemptions as Batch's API shows them.
+
+One rendering for DescribeServiceJob (``handlers/service_jobs.py``) and the EventBridge events
+(``events.py``), so the two cannot drift apart.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from quota_constructs.local.arns import Account, training_job_name
+from quota_constructs.local.clock import EmulatorClock
+from quota_constructs.scheduling import Job, attempt_id
+
+RECENT_PREEMPTED_ATTEMPTS = 5
+"""``preemptionSummary.recentPreemptedAttempts`` lists at most this many, the newest."""
+
+
+def epoch_ms(clock: EmulatorClock, t: float | None) -> int | None:
+    """Emulated time ``t`` as the API's epoch milliseconds (``None`` stays ``None``)."""
+    return None if t is None else round(clock.epoch(t) * 1000)
+
+
+def attempt_resource(account: Account, job: Job, number: int) -> dict[str, str]:
+    """``serviceResourceId`` of attempt ``number``: its SageMaker training job ARN."""
+    name = training_job_name(job.request.job_name, attempt_id(job.job_id, number))
+    return {"name": "TrainingJobArn", "value": account.training_job(name)}
+
+
+def preemption_summary(account: Account, clock: EmulatorClock, job: Job) -> dict[str, Any] | None:
+    """``preemptionSummary`` of ``job``, or ``None`` before its first preemption."""
+    if not job.preemptions:
+        return None
+    return {
+        "preemptedAttemptCount": len(job.preemptions),
+        "recentPreemptedAttempts": [
+            {
+                "serviceResourceId": attempt_resource(account, job, p.attempt),
+                "startedAt": epoch_ms(clock, p.attempt_started_at),
+                "stoppedAt": epoch_ms(clock, p.completed_at),
+                "statusReason": p.reason,
+            }
+            for p in job.preemptions[-RECENT_PREEMPTED_ATTEMPTS:]
+        ],
+    }
