@@ -30,13 +30,15 @@ PROBE = (
 
 
 def probe(root: Path, **env: str) -> tuple[bool, Path]:
-    """``COMPILED`` and the ledger module's file when the package under ``root`` is imported."""
+    """``COMPILED`` and the ledger module's file when the package under ``root`` is imported
+    (``QUOTA_COMPILE`` only as given in ``env``)."""
+    inherited = {k: v for k, v in os.environ.items() if k != compiled.DISABLE_ENV}
     result = subprocess.run(
         [sys.executable, "-c", PROBE],
         capture_output=True,
         text=True,
         cwd=root,
-        env={**os.environ, "PYTHONPATH": str(root), **env},
+        env={**inherited, "PYTHONPATH": str(root), **env},
         timeout=120,
         check=True,
     )
