@@ -42,6 +42,7 @@ bench: setup
 	$(PY) benchmarks/bench_synth.py --repeat 9
 	$(PY) benchmarks/bench_core.py
 	$(PY) benchmarks/bench_overload.py
+	$(PY) benchmarks/bench_compiled.py
 	$(PY) benchmarks/bench_server.py
 	$(PY) benchmarks/bench_tracking.py
 	$(PY) benchmarks/bench_simulator.py
