@@ -7,15 +7,20 @@ export PATH := $(CURDIR)/$(VENV)/bin:$(CURDIR)/node_modules/.bin:$(PATH)
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 export CDK_DISABLE_CLI_TELEMETRY := true
 
-.PHONY: setup main synth demo serve test lint bench
+.PHONY: setup core main synth demo serve test lint bench
 
-setup: $(VENV)/.installed node_modules/.installed
+setup: $(VENV)/.installed node_modules/.installed core
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -r requirements-dev.txt -e .
 	touch $@
+
+# The optional mypyc build of the scheduler core (build/compiled-core/, used only while it matches
+# the sources; QUOTA_COMPILE=0 skips it). Rebuilt when the sources changed; never fails set-up.
+core: $(VENV)/.installed
+	$(PY) tools/compile_core.py
 
 node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
@@ -37,6 +42,7 @@ bench: setup
 	$(PY) benchmarks/bench_synth.py --repeat 9
 	$(PY) benchmarks/bench_core.py
 	$(PY) benchmarks/bench_overload.py
+	$(PY) benchmarks/bench_compiled.py
 	$(PY) benchmarks/bench_server.py
 	$(PY) benchmarks/bench_tracking.py
 	$(PY) benchmarks/bench_simulator.py

@@ -39,6 +39,7 @@ from rich.table import Table
 
 from quota_constructs.model import QuotaShareSpec, SharingStrategy
 from quota_constructs.scheduling import (
+    COMPILED,
     JobRequest,
     JobStatus,
     Scheduler,
@@ -211,7 +212,8 @@ def main() -> None:
         cases = [Case("overloaded", 20, 1)]
     run(cases[0], 2_000, args.seed + 1)  # warm-up, not measured
     console = Console(width=120)
-    table = Table(title="Scheduler core: jobs per CPU-second (simulator options)")
+    core = "compiled" if COMPILED else "pure Python"
+    table = Table(title=f"Scheduler core ({core}): jobs per CPU-second (simulator options)")
     for column in ("family", "shares", "types", "load", "10k", "100k", "growth", "queued", "goal"):
         table.add_column(column, justify="right")
     small_n, large_n = args.sizes

@@ -28,6 +28,7 @@ from pathlib import Path
 
 from quota_constructs.model import QuotaShareSpec, ShareState, SharingStrategy
 from quota_constructs.scheduling import (
+    COMPILED,
     Capacity,
     Job,
     JobRequest,
@@ -306,6 +307,7 @@ TRACES = [
 
 
 def fingerprints(quick: bool) -> dict[str, str]:
+    print(f"scheduler core: {'compiled' if COMPILED else 'pure Python'}", flush=True)
     out: dict[str, str] = {}
     for scenario in SCENARIOS:
         out[scenario.name] = Player(scenario).play()

@@ -30,9 +30,16 @@ def package_version() -> str:
         return "0+unknown"
 
 
+def core_build() -> str:
+    """Which scheduler core runs: the mypyc build (``make setup``) or the pure Python reference."""
+    from quota_constructs.scheduling import COMPILED
+
+    return "compiled (mypyc)" if COMPILED else "pure Python"
+
+
 def _show_version(value: bool) -> None:
     if value:
-        typer.echo(f"quota {package_version()}")
+        typer.echo(f"quota {package_version()} (scheduler core: {core_build()})")
         raise typer.Exit()
 
 
@@ -44,7 +51,7 @@ def _main(
             "--version",
             callback=_show_version,
             is_eager=True,
-            help="Print the version and exit.",
+            help="Print the version and which scheduler core runs (compiled or pure), and exit.",
         ),
     ] = False,
 ) -> None:

@@ -31,10 +31,17 @@ Modules, each importing only those before it: ``capacity``, ``records``, ``job``
 ``event_queue`` (:class:`EventQueue`), ``preemptions_in_progress``; ``lifecycle``
 (:class:`JobLifecycle`); ``preemptor`` (:class:`Preemptor`: pure planning, then issuing);
 ``dispatcher`` (:class:`Dispatcher`); ``pending``, ``admission``; ``scheduler`` (the facade);
-``bulk`` (:func:`collector_paused`, for running a whole workload at once).
+``bulk`` (:func:`collector_paused`, for running a whole workload at once). ``compiled`` picks
+the optional mypyc build of the others (:data:`COMPILED`) before they are imported.
 """
 
 from __future__ import annotations
+
+from quota_constructs.scheduling.compiled import activate
+
+COMPILED: bool = activate(__path__)
+"""Whether the mypyc build of the core is in use (``compiled``: only a build of exactly these
+sources, made by ``make setup``); otherwise the pure Python modules, the reference."""
 
 from quota_constructs.model import JobStatus  # the model's states, re-exported
 from quota_constructs.scheduling.bulk import collector_paused
@@ -69,6 +76,7 @@ from quota_constructs.scheduling.scheduler import Scheduler
 from quota_constructs.scheduling.victims import DefaultVictimPolicy, VictimCandidate, VictimPolicy
 
 __all__ = [
+    "COMPILED",
     "JSTLA_REASON",
     "PREEMPTION_IN_PROGRESS",
     "REASON_CROSS_SHARE",

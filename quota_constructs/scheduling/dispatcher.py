@@ -65,6 +65,9 @@ class Dispatcher:
         self._preemptor = preemptor
         self._lifecycle = lifecycle
         self._changes = changes
+        self.every_share = False
+        """True: each pass looks at every share, as after :meth:`forget_blocked_heads` (a
+        check that the indexed passes miss nothing, ``tests/scheduling/test_indexes.py``)."""
         self._coarse = True
         """Coarse rules (see the class docstring), decided at each :meth:`forget_blocked_heads`."""
         self._blocked: dict[str, Job] = {}
@@ -95,6 +98,8 @@ class Dispatcher:
                     f"scheduler for {self.queue_name!r} did not settle at t={events.now} after "
                     f"{MAX_PASSES} passes (a bug: please report it with the workload)"
                 )
+            if self.every_share:
+                self.forget_blocked_heads()
             self._pass()
 
     def forget_blocked_heads(self) -> None:

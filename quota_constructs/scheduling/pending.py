@@ -72,12 +72,12 @@ class PendingExplainer:
                     f"{account.lent.get(itype, 0)} x {itype} of quota share {account.name} are "
                     "lent out and cannot be reclaimed yet",
                 )
-            cap = spec.borrow_cap(itype)
+            cap = spec.borrow_cap(itype)  # a whole number here; compiled, a float: int() it
             if account.borrowed.get(itype, 0) + need > cap:
                 return reason(
                     PendingKind.BORROW_LIMIT_REACHED,
                     f"quota share {account.name} borrows {account.borrowed.get(itype, 0)} x "
-                    f"{itype}; borrowing {need} more would exceed its borrow limit of {cap}",
+                    f"{itype}; borrowing {need} more would exceed its borrow limit of {int(cap)}",
                 )
             lendable = self._ledger.lendable(account, itype)
             if lendable < need:

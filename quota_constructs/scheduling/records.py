@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from types import MappingProxyType
 from typing import Any, TypeVar
@@ -145,7 +145,7 @@ class JobRequest:
         read-only copies, an outcome given as its string becomes the :class:`Outcome`."""
         if type(outcome) is not Outcome and isinstance(outcome, str) and outcome in _OUTCOMES:
             outcome = Outcome(outcome)
-        self.__dict__.update(
+        fields = dict(
             job_name=job_name,
             share_name=share_name,
             demand=MappingProxyType(dict(demand)),
@@ -162,6 +162,11 @@ class JobRequest:
             tags=tags if tags is _NO_TAGS else MappingProxyType(dict(tags)),
             job_id=job_id,
         )
+        if _FIELDS_IN_DICT:
+            self.__dict__.update(fields)
+        else:
+            for name, value in fields.items():
+                object.__setattr__(self, name, value)
 
 
 @dataclass(frozen=True)
@@ -243,12 +248,19 @@ class ShareLedger:
 
 R = TypeVar("R")
 
+_FIELDS_IN_DICT = hasattr(PendingReason(PendingKind.SHARE_DISABLED, ""), "__dict__")
+"""Whether records keep their fields in ``__dict__``: True in pure Python; False when mypyc
+compiled this module (its classes are native, fields in slots), where the one-step shortcuts
+below do not apply and are not needed (a native constructor is fast)."""
+
 
 def record_of(cls: type[R], fields: dict[str, object]) -> R:
     """``cls(**fields)`` for a frozen dataclass without ``__post_init__``, ``fields`` naming
     every field in declaration order: the same record, built in one step (the generated
     ``__init__`` sets each field through ``object.__setattr__``, and the scheduler builds an
     event per state change and an attempt per dispatch). ``fields`` becomes the record's own."""
+    if not _FIELDS_IN_DICT:
+        return cls(**fields)
     record = object.__new__(cls)
     object.__setattr__(record, "__dict__", fields)
     return record
@@ -257,4 +269,6 @@ def record_of(cls: type[R], fields: dict[str, object]) -> R:
 def replaced_record(record: R, **changes: object) -> R:
     """``dataclasses.replace(record, **changes)`` for a frozen dataclass without
     ``__post_init__``: a copy of its fields with ``changes``, built in one step."""
+    if not _FIELDS_IN_DICT:
+        return replace(record, **changes)  # type: ignore[type-var]
     return record_of(type(record), {**vars(record), **changes})

@@ -12,7 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from quota_constructs.cli import package_version
+from quota_constructs.cli import core_build, package_version
 from quota_constructs.config import ORGS_DIR
 from tests.emulator.test_server_cli import wait_for_endpoint
 
@@ -37,9 +37,10 @@ def row(output: str, first: str) -> str:
     return next(line for line in output.splitlines() if f" {first} " in line)
 
 
-def test_version_comes_from_the_package_metadata() -> None:
+def test_version_comes_from_the_package_metadata_and_names_the_core() -> None:
     result = quota("--version")
-    assert result.returncode == 0 and result.stdout == f"quota {package_version()}\n"
+    expected = f"quota {package_version()} (scheduler core: {core_build()})\n"
+    assert result.returncode == 0 and result.stdout == expected
 
 
 def test_org_validate_prints_whole_values_one_share_per_line() -> None:

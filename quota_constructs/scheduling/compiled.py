@@ -1,0 +1,95 @@
+"""The optional compiled core: use a mypyc build of this package only when it matches the sources.
+
+``tools/compile_core.py`` (run by ``make setup`` unless ``QUOTA_COMPILE=0``) compiles every
+module of this package except this one and ``__init__`` with mypyc into ``build/compiled-core/``
+at the top of the checkout, outside the source tree, and records there a digest of the sources it
+compiled (this package and ``quota_constructs/model.py``, the only project module the core
+imports) with the interpreter's extension suffix. On import, the package calls :func:`activate`:
+when that record matches the current sources and interpreter, the build's directory is put first
+on the package's ``__path__``, so its extension modules are imported instead of the ``.py`` files;
+otherwise nothing changes and the pure Python modules are imported, so a binary can never shadow
+edited source. ``QUOTA_COMPILE=0`` in the environment ignores any build. Pure Python is the
+reference: both give the same results (``benchmarks/core_fingerprint.py``), the build is faster.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import os
+import sys
+import sysconfig
+from pathlib import Path
+
+PACKAGE_DIR = Path(__file__).resolve().parent
+"""This package's directory (its ``.py`` files are the sources that are compiled)."""
+MODEL_SOURCE = PACKAGE_DIR.parent / "model.py"
+"""The one project module outside this package that the core imports (types it relies on)."""
+NOT_COMPILED = frozenset({"__init__.py", "compiled.py"})
+"""The package's own import logic stays Python."""
+BUILD_DIR = PACKAGE_DIR.parents[1] / "build" / "compiled-core"
+"""Where ``tools/compile_core.py`` puts the build (``build/`` is gitignored)."""
+MANIFEST = "manifest.json"
+SHARED_LIB = "quota_core__mypyc"
+"""mypyc's shared library of the build (its ``group_name`` plus ``__mypyc``)."""
+DISABLE_ENV = "QUOTA_COMPILE"
+"""Set to ``0`` to neither build nor use the compiled core."""
+
+
+def compiled_sources(package_dir: Path = PACKAGE_DIR) -> list[Path]:
+    """The modules mypyc compiles, sorted by name."""
+    return sorted(p for p in package_dir.glob("*.py") if p.name not in NOT_COMPILED)
+
+
+def source_digest(package_dir: Path = PACKAGE_DIR) -> str:
+    """SHA-256 over every ``.py`` file of the package and the model it imports."""
+    digest = hashlib.sha256()
+    for path in [*sorted(package_dir.glob("*.py")), package_dir.parent / "model.py"]:
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def interpreter_tag() -> str:
+    """What a build is only valid for: the interpreter's extension-module suffix."""
+    return str(sysconfig.get_config_var("EXT_SUFFIX"))
+
+
+def disabled() -> bool:
+    return os.environ.get(DISABLE_ENV, "").strip() == "0"
+
+
+def usable_build(build_dir: Path = BUILD_DIR, package_dir: Path = PACKAGE_DIR) -> bool:
+    """True when ``build_dir`` holds a build of exactly the current sources for this interpreter."""
+    try:
+        manifest = json.loads((build_dir / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return (
+        isinstance(manifest, dict)
+        and manifest.get("digest") == source_digest(package_dir)
+        and manifest.get("interpreter") == interpreter_tag()
+    )
+
+
+def activate(package_path: list[str]) -> bool:
+    """Put a matching build first on ``package_path`` (the package's ``__path__``) and load its
+    shared library; return whether the compiled core is in use. Never raises: any problem means
+    pure Python."""
+    build_dir = BUILD_DIR
+    if disabled() or not usable_build(build_dir):
+        return False
+    modules = build_dir / "quota_constructs" / "scheduling"
+    try:
+        if SHARED_LIB not in sys.modules:
+            (lib,) = build_dir.glob(SHARED_LIB + interpreter_tag())
+            spec = importlib.util.spec_from_file_location(SHARED_LIB, lib)
+            if spec is None or spec.loader is None:
+                return False
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+            sys.modules[SHARED_LIB] = module
+    except (ImportError, OSError, ValueError):
+        return False
+    package_path.insert(0, str(modules))
+    return True
