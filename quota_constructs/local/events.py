@@ -20,7 +20,12 @@ from typing import Any
 
 from quota_constructs.local.arns import Account
 from quota_constructs.local.clock import EmulatorClock
-from quota_constructs.local.job_view import attempt_resource, epoch_ms, preemption_summary
+from quota_constructs.local.job_view import (
+    attempt_resource,
+    attempts,
+    epoch_ms,
+    preemption_summary,
+)
 from quota_constructs.model import JobStatus
 from quota_constructs.scheduling import EventKind, Job, SchedulerEvent
 
@@ -115,15 +120,7 @@ class BatchEvents:
         self, queue_name: str, job: Job, status: JobStatus, reason: str | None
     ) -> dict[str, Any]:
         detail = {
-            "attempts": [
-                {
-                    "serviceResourceId": attempt_resource(self.account, job, a.number),
-                    "startedAt": epoch_ms(self.clock, a.started_at),
-                    "stoppedAt": epoch_ms(self.clock, a.stopped_at),
-                    "statusReason": a.status_reason,
-                }
-                for a in job.attempts
-            ],
+            "attempts": attempts(self.account, self.clock, job),
             "createdAt": epoch_ms(self.clock, job.created_at),
             "jobArn": self.account.service_job(job.job_id),
             "jobId": job.job_id,

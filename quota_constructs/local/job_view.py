@@ -27,6 +27,19 @@ def attempt_resource(account: Account, job: Job, number: int) -> dict[str, str]:
     return {"name": "TrainingJobArn", "value": account.training_job(name)}
 
 
+def attempts(account: Account, clock: EmulatorClock, job: Job) -> list[dict[str, Any]]:
+    """``attempts`` of ``job``: each attempt's resource, start, stop and reason."""
+    return [
+        {
+            "serviceResourceId": attempt_resource(account, job, a.number),
+            "startedAt": epoch_ms(clock, a.started_at),
+            "stoppedAt": epoch_ms(clock, a.stopped_at),
+            "statusReason": a.status_reason,
+        }
+        for a in job.attempts
+    ]
+
+
 def preemption_summary(account: Account, clock: EmulatorClock, job: Job) -> dict[str, Any] | None:
     """``preemptionSummary`` of ``job``, or ``None`` before its first preemption."""
     if not job.preemptions:

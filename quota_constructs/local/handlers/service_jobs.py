@@ -26,7 +26,12 @@ from quota_constructs.local.handlers import Handler
 from quota_constructs.local.handlers.job_filters import JobFilter
 from quota_constructs.local.handlers.pagination import paginate
 from quota_constructs.local.job_service import JobService, Submission
-from quota_constructs.local.job_view import attempt_resource, epoch_ms, preemption_summary
+from quota_constructs.local.job_view import (
+    attempt_resource,
+    attempts,
+    epoch_ms,
+    preemption_summary,
+)
 from quota_constructs.local.registry import SAGEMAKER_TRAINING, Registry
 from quota_constructs.local.submit_request import request_from_submit
 from quota_constructs.local.tags import TagStore
@@ -278,15 +283,7 @@ class ServiceJobHandlers:
         sent = self.jobs.submission(job.job_id)
         return {
             **self._summary(job),
-            "attempts": [
-                {
-                    "serviceResourceId": attempt_resource(self.account, job, a.number),
-                    "startedAt": epoch_ms(self.clock, a.started_at),
-                    "stoppedAt": epoch_ms(self.clock, a.stopped_at),
-                    "statusReason": a.status_reason,
-                }
-                for a in job.attempts
-            ],
+            "attempts": attempts(self.account, self.clock, job),
             "isTerminated": job.is_terminated,
             "jobQueue": sent.queue_arn,
             "retryStrategy": sent.retry_strategy,
