@@ -6,17 +6,11 @@ import json
 import os
 import re
 import shlex
-import signal
 import subprocess
 import sys
-import urllib.request
 from pathlib import Path
 
-import boto3
-
-from quota_constructs.local.testing import DUMMY_CREDENTIALS
-from tests.emulator.helpers import payload
-from tests.emulator.test_server_cli import wait_for_endpoint
+from tests.emulator.test_events import run_one_job
 
 ROOT = Path(__file__).resolve().parents[2]
 MARK = "<!-- run by tests/constructs/test_pipeline_docs.py -->"
@@ -58,25 +52,6 @@ def test_serve_with_an_events_file(tmp_path: Path) -> None:
         stderr=subprocess.PIPE,
         text=True,
     )
-    printed: list[str] = []
-    try:
-        endpoint = wait_for_endpoint(process, printed)
-        batch = boto3.client(
-            "batch", endpoint_url=endpoint, region_name="us-east-1", **DUMMY_CREDENTIALS
-        )
-        batch.submit_service_job(
-            jobName="j",
-            jobQueue="seed-demo-queue",
-            serviceJobType="SAGEMAKER_TRAINING",
-            quotaShareName="QS1",
-            serviceRequestPayload=payload(),
-        )
-        request = urllib.request.Request(
-            f"{endpoint}/_quota/advance", data=b'{"seconds": 30}', method="POST"
-        )
-        urllib.request.urlopen(request).close()
-    finally:
-        process.send_signal(signal.SIGINT)
-        process.communicate(timeout=20)
+    run_one_job(process)
     events = (tmp_path / "events.jsonl").read_text().splitlines()
     assert events and json.loads(events[0])["source"] == "aws.batch"

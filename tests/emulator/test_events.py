@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import signal
+import subprocess
 import urllib.request
 from pathlib import Path
 from typing import Any, cast
@@ -179,9 +180,9 @@ def test_an_emulator_without_a_sink_makes_no_events() -> None:
     assert emulator.jobs.listeners == []
 
 
-def test_serve_writes_events_to_the_events_file(tmp_path: Path) -> None:
-    events = tmp_path / "events.jsonl"
-    process = start_serve("--virtual", "--events-file", str(events))
+def run_one_job(process: subprocess.Popen[str]) -> tuple[str, list[str]]:
+    """On a started ``quota local serve --virtual``: submit one QS1 job, let 30 s pass, stop the
+    server; the job's ARN and what the server printed."""
     printed: list[str] = []
     try:
         endpoint = wait_for_endpoint(process, printed)
@@ -202,6 +203,12 @@ def test_serve_writes_events_to_the_events_file(tmp_path: Path) -> None:
     finally:
         process.send_signal(signal.SIGINT)
         process.communicate(timeout=20)
+    return str(job), printed
+
+
+def test_serve_writes_events_to_the_events_file(tmp_path: Path) -> None:
+    events = tmp_path / "events.jsonl"
+    job, printed = run_one_job(start_serve("--virtual", "--events-file", str(events)))
 
     lines = [json.loads(line) for line in events.read_text().splitlines()]
     assert {e["detail-type"] for e in lines} == {STATE_CHANGE}
