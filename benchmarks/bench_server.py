@@ -26,8 +26,8 @@ from werkzeug.serving import WSGIRequestHandler, make_server
 from werkzeug.test import Client
 
 from quota_constructs.local.emulator import Emulator
-from quota_constructs.local.server import EmulatorApp, start_server
 from quota_constructs.local.testing import DUMMY_CREDENTIALS, SEED_DEMO
+from quota_constructs.local.wire.server import EmulatorApp, start_server
 
 PAYLOAD = json.dumps(
     {

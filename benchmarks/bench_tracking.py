@@ -24,7 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from quota_constructs.demo import emulator_client
+from quota_constructs.commands.demo import emulator_client
 from quota_constructs.local.testing import EmulatorServer
 from quota_constructs.runtime import (
     Backoff,

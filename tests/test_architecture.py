@@ -99,8 +99,6 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "queue",
         "status",
         "adopt",
-        "cli",
-        "status_cli",
     ),
 }
 

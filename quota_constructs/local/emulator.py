@@ -18,10 +18,6 @@ from pathlib import Path
 from typing import Any
 
 from quota_constructs.config import load_organisation
-from quota_constructs.local.api_errors import DOMAIN_ERRORS
-from quota_constructs.local.arns import Account
-from quota_constructs.local.clock import EmulatorClock, VirtualClock
-from quota_constructs.local.errors import EmulatorError, InvalidRequest
 from quota_constructs.local.events import BatchEvents, EventSink
 from quota_constructs.local.faults import FaultInjector, FaultPlan
 from quota_constructs.local.handlers import Handler
@@ -30,12 +26,16 @@ from quota_constructs.local.handlers.resources import ResourceHandlers
 from quota_constructs.local.handlers.service_jobs import ServiceJobHandlers
 from quota_constructs.local.handlers.sts import StsHandlers
 from quota_constructs.local.handlers.training_jobs import TrainingJobHandlers
-from quota_constructs.local.identities import Identities
-from quota_constructs.local.job_service import ClientTokenMode, JobService
-from quota_constructs.local.parameter_store import ParameterStore
 from quota_constructs.local.provision import ProvisionedOrganisation, provision
-from quota_constructs.local.registry import Registry
-from quota_constructs.local.tags import TagStore
+from quota_constructs.local.state.arns import Account
+from quota_constructs.local.state.clock import EmulatorClock, VirtualClock
+from quota_constructs.local.state.errors import EmulatorError, InvalidRequest
+from quota_constructs.local.state.identities import Identities
+from quota_constructs.local.state.job_service import ClientTokenMode, JobService
+from quota_constructs.local.state.parameter_store import ParameterStore
+from quota_constructs.local.state.registry import Registry
+from quota_constructs.local.state.tags import TagStore
+from quota_constructs.local.wire.api_errors import DOMAIN_ERRORS
 from quota_constructs.model import Organisation, Problem, QuotaConfigError
 from quota_constructs.scheduling import SchedulerOptions
 
@@ -192,7 +192,7 @@ class Emulator:
             self.jobs.advance(self.clock.now())
 
     def provision(self, org: Organisation) -> ProvisionedOrganisation:
-        """Create ``org``'s resources and SSM parameters as its stack would (contract 1)."""
+        """Create ``org``'s resources and SSM parameters as its stack would (docs/constructs.md)."""
         org.validate(context=f"organisation {org.name!r}")
         with self.lock:
             if org.name in self.organisations:

@@ -1,6 +1,6 @@
 """Owns the emulator's EventBridge events: AWS Batch's service-job event shapes, to a sink.
 
-Three shapes, with AWS's field names (reference section 4), source ``aws.batch`` and the job's
+Three shapes, with AWS's field names (docs/aws-semantics.md §4), source ``aws.batch`` and the job's
 ARN in ``resources``: ``Batch Service Job State Change`` (the DescribeServiceJob shape without
 ``tags`` and ``serviceRequestPayload``; none for the initial submission),
 ``Batch Service Job Preemption Started`` (``statusReason``, ``preemptedJobArn``, ``status``) and
@@ -18,14 +18,14 @@ from collections import deque
 from pathlib import Path
 from typing import Any
 
-from quota_constructs.local.arns import Account
-from quota_constructs.local.clock import EmulatorClock
-from quota_constructs.local.job_view import (
+from quota_constructs.local.handlers.job_view import (
     attempt_resource,
     attempts,
     epoch_ms,
     preemption_summary,
 )
+from quota_constructs.local.state.arns import Account
+from quota_constructs.local.state.clock import EmulatorClock
 from quota_constructs.model import JobStatus
 from quota_constructs.scheduling import EventKind, Job, SchedulerEvent
 

@@ -8,7 +8,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from quota_constructs.local.api_errors import ApiError
+from quota_constructs.local.wire.api_errors import ApiError
 from quota_constructs.model import Problem, QuotaConfigError
 
 ALL_OPERATIONS = "*"

@@ -1,8 +1,10 @@
-"""Owns provisioning an organisation in the emulator exactly as its stack would (contract 1).
+"""Owns provisioning an organisation in the emulator exactly as its stack would.
+
+The stack contract is in docs/constructs.md.
 
 Same model, same order (scheduling policy -> service environment sized from the shares -> job
 queue -> quota shares -> SSM parameters), through the same Batch operations a client calls, with
-the deterministic names of contract 1: job queue ``<org>-queue``, service environment
+the deterministic names of the stack contract: job queue ``<org>-queue``, service environment
 ``<org>-training``, scheduling policy ``<org>-quota-policy``, shares by their names. A share
 with ``access`` carries the team tag and publishes its team's resources (:class:`TeamResources`):
 roles the stack would create are named ``<org>-<share>-submitter`` / ``-execution`` in the
@@ -32,7 +34,7 @@ from quota_constructs.contracts import (
     submitter_role_arn_parameter,
     team_tag_value,
 )
-from quota_constructs.local.arns import Account
+from quota_constructs.local.state.arns import Account
 from quota_constructs.model import Organisation, QuotaShareSpec
 
 MAX_ROLE_NAME = 64
@@ -98,7 +100,7 @@ class ProvisionedOrganisation:
     """Per share with ``access``: its team's tag, roles and bucket."""
 
     def parameters(self) -> dict[str, str]:
-        """The SSM parameters the organisation's stack writes (contract 1)."""
+        """The SSM parameters the organisation's stack writes (the stack contract)."""
         params = {
             job_queue_name_parameter(self.name): self.job_queue_name,
             job_queue_arn_parameter(self.name): self.job_queue_arn,

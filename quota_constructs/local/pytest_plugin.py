@@ -1,4 +1,6 @@
-"""pytest plugin: an ``emulator`` fixture serving the seed-demo organisation (contract 3).
+"""pytest plugin: an ``emulator`` fixture serving the seed-demo organisation.
+
+See docs/emulator.md, "In tests and demos".
 
 Register it with ``pytest_plugins = ["quota_constructs.local.pytest_plugin"]`` in a
 ``conftest.py``. Each test gets a fresh :class:`~quota_constructs.local.testing.EmulatorServer`

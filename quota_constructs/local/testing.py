@@ -1,4 +1,4 @@
-"""In-process emulator for tests and demos (contract 3).
+"""In-process emulator for tests and demos (docs/emulator.md, in tests).
 
 ::
 
@@ -23,13 +23,13 @@ import boto3
 from botocore.config import Config
 
 from quota_constructs.config import ORGS_DIR
-from quota_constructs.local.arns import Account
-from quota_constructs.local.clock import EmulatorClock, RealTimeClock, VirtualClock
 from quota_constructs.local.emulator import Emulator
 from quota_constructs.local.faults import FaultPlan
-from quota_constructs.local.job_service import ClientTokenMode
 from quota_constructs.local.provision import ProvisionedOrganisation
-from quota_constructs.local.server import RunningServer, ServerLimits, start_server
+from quota_constructs.local.state.arns import Account
+from quota_constructs.local.state.clock import EmulatorClock, RealTimeClock, VirtualClock
+from quota_constructs.local.state.job_service import ClientTokenMode
+from quota_constructs.local.wire.server import RunningServer, ServerLimits, start_server
 from quota_constructs.scheduling import SchedulerOptions
 
 SEED_DEMO = ORGS_DIR / "seed-demo.yaml"

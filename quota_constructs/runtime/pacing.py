@@ -22,7 +22,7 @@ from botocore.retries import quota, standard
 RetryMode = Literal["standard", "adaptive"]
 
 SUBMIT_RATE_PER_S = 5.0
-"""SubmitServiceJob requests per second per account (reference 1.1)."""
+"""SubmitServiceJob requests per second per account (docs/aws-semantics.md §1.1)."""
 
 
 class PacingClock(Protocol):

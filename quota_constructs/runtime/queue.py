@@ -74,7 +74,7 @@ TEAM_DEFAULT_PRIORITY = 0
 priority cap is a condition on ``batch:SchedulingPriority``, which a request without the key
 fails (docs/security.md)."""
 TERMINATE_BATCH = 50
-"""TerminateServiceJobs takes at most 50 job ids per call (reference 1.1)."""
+"""TerminateServiceJobs takes at most 50 job ids per call (docs/aws-semantics.md §1.1)."""
 RESUBMIT_ROUNDS = 3
 """Extra rounds in which :meth:`QueueClient.submit_many` retries transiently refused jobs."""
 _EPOCH = datetime.fromtimestamp(0, tz=UTC)

@@ -3,7 +3,7 @@
 ``tools/compile_core.py`` (run by ``make setup`` unless ``QUOTA_COMPILE=0``) compiles every
 module of this package except this one and ``__init__`` with mypyc into ``build/compiled-core/``
 at the top of the checkout, outside the source tree, and records there a digest of the sources it
-compiled (this package and ``quota_constructs/model.py``, the only project module the core
+compiled (this package and ``quota_constructs/model/``, the only project code the core
 imports) with the interpreter's extension suffix. On import, the package calls :func:`activate`:
 when that record matches the current sources and interpreter, the build's directory is put first
 on the package's ``__path__``, so its extension modules are imported instead of the ``.py`` files;
@@ -24,8 +24,8 @@ from pathlib import Path
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 """This package's directory (its ``.py`` files are the sources that are compiled)."""
-MODEL_SOURCE = PACKAGE_DIR.parent / "model.py"
-"""The one project module outside this package that the core imports (types it relies on)."""
+MODEL_DIR = PACKAGE_DIR.parent / "model"
+"""The one project package outside this one that the core imports (types it relies on)."""
 NOT_COMPILED = frozenset({"__init__.py", "compiled.py"})
 """The package's own import logic stays Python."""
 BUILD_DIR = PACKAGE_DIR.parents[1] / "build" / "compiled-core"
@@ -43,10 +43,12 @@ def compiled_sources(package_dir: Path = PACKAGE_DIR) -> list[Path]:
 
 
 def source_digest(package_dir: Path = PACKAGE_DIR) -> str:
-    """SHA-256 over every ``.py`` file of the package and the model it imports."""
+    """SHA-256 over every ``.py`` file of the package and of the model package it imports."""
     digest = hashlib.sha256()
-    for path in [*sorted(package_dir.glob("*.py")), package_dir.parent / "model.py"]:
-        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    model = sorted((package_dir.parent / "model").glob("*.py"))
+    for path in [*sorted(package_dir.glob("*.py")), *model]:
+        name = f"model/{path.name}" if path.parent.name == "model" else path.name
+        digest.update(name.encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()
 
 

@@ -14,7 +14,7 @@ from quota_constructs.scheduling.capacity import Capacity
 # --- constants --------------------------------------------------------------------------------
 
 REASON_CROSS_SHARE = "Cross-share preemption triggered to reclaim borrowed capacity"
-"""AWS's own string (EventBridge preemption events, reference 2.5)."""
+"""AWS's own string (EventBridge preemption events, docs/aws-semantics.md §2.5)."""
 REASON_IN_SHARE = "In-share preemption triggered by a higher-priority job in the quota share"
 """Our string: AWS does not document one (UNCONFIRMED)."""
 REASON_LIMIT_LOWERED = "Quota share capacity reduced below current usage; preemption triggered"

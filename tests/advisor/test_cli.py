@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from quota_constructs.advisor import cli as advisor_cli
 from quota_constructs.advisor.verify import Finding
-from quota_constructs.cli import app
+from quota_constructs.commands import advise as advisor_cli
+from quota_constructs.commands import app
 from quota_constructs.config import ORGS_DIR
 from tests.advisor.conftest import ORG_FILE, TEAMS_FILE
 

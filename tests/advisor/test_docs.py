@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from quota_constructs.cli import app
+from quota_constructs.commands import app
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "advisor.md"

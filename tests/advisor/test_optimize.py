@@ -11,8 +11,8 @@ import pytest
 
 from quota_constructs.advisor.optimize import SearchOptions, SearchResult, optimize
 from quota_constructs.advisor.profiles import TeamsFile, load_teams, parse_teams
-from quota_constructs.advisor.report import search_json
 from quota_constructs.advisor.workload import WorkloadJob
+from quota_constructs.commands._reports import search_json
 from quota_constructs.model import QuotaConfigError, SharingStrategy
 from tests.advisor.conftest import TEAMS_FILE
 

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from quota_constructs.advisor.profiles import load_teams, parse_teams
 from quota_constructs.advisor.recommend import Advice, recommend
-from quota_constructs.cli import app
+from quota_constructs.commands import app
 from quota_constructs.config import load_organisation, parse_organisation
 from quota_constructs.model import QuotaConfigError, SharingStrategy
 from tests.advisor.conftest import ORG_FILE, TEAMS_FILE

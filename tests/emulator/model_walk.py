@@ -10,7 +10,7 @@ from typing import Any
 from botocore.model import OperationModel, Shape
 
 from quota_constructs.local.emulator import Emulator
-from quota_constructs.local.protocol import service_model
+from quota_constructs.local.wire.protocol import service_model
 
 KEY, VALUE = "<key>", "<value>"
 """Path steps into a map's key or value (a list's step is its index, 0)."""

@@ -10,7 +10,7 @@ import pytest
 from botocore.exceptions import ClientError
 from typer.testing import CliRunner
 
-from quota_constructs.cli import app
+from quota_constructs.commands import app
 from quota_constructs.local.testing import DUMMY_CREDENTIALS
 from tests.emulator.helpers import submit
 from tests.emulator.test_server_cli import start_serve, wait_for_endpoint

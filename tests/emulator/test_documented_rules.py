@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from botocore.model import Shape
 
-from quota_constructs.local.protocol import service_model
+from quota_constructs.local.wire.protocol import service_model
 from tests.emulator.documented_rules import RULES, Rule, markdown_table
 
 TESTS = Path(__file__).resolve().parents[1]

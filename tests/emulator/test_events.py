@@ -19,7 +19,7 @@ from moto.events.models import EventPattern
 from moto.events.utils import EventMessageType
 from typer.testing import CliRunner
 
-from quota_constructs.cli import app
+from quota_constructs.commands import app
 from quota_constructs.config import ORGS_DIR
 from quota_constructs.constructs.dashboard import events_pattern
 from quota_constructs.constructs.notifications import notification_pattern, share_filter_policy

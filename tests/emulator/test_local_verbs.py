@@ -12,8 +12,8 @@ import sys
 
 from typer.testing import CliRunner
 
-from quota_constructs.cli import app
-from quota_constructs.cli_output import ExitCode
+from quota_constructs.commands import app
+from quota_constructs.commands._common import ExitCode
 from quota_constructs.local.testing import SEED_DEMO, EmulatorServer
 from tests.emulator.helpers import submit
 from tests.emulator.test_server_cli import start_serve, wait_for_endpoint
@@ -101,7 +101,7 @@ def test_the_commands_serve_prints_run_as_written() -> None:
         shown = [line.split(": ", 1)[1].strip() for line in printed if ": quota local " in line]
         advance = next(c for c in shown if c.startswith("quota local advance"))
         env = {**os.environ, "PYTHONPATH": os.environ.get("PYTHONPATH", ""), "COLUMNS": "40"}
-        code = "from quota_constructs.cli import main; main()"
+        code = "from quota_constructs.commands import main; main()"
         done = subprocess.run(
             [sys.executable, "-c", code, *shlex.split(advance)[1:]],
             env=env,

@@ -18,9 +18,9 @@ from xml.etree import ElementTree
 import pytest
 from botocore.serialize import create_serializer
 
-from quota_constructs.local.api_errors import ApiError
-from quota_constructs.local.protocol import validate
 from quota_constructs.local.testing import SEED_DEMO, EmulatorServer
+from quota_constructs.local.wire.api_errors import ApiError
+from quota_constructs.local.wire.protocol import validate
 from tests.emulator.model_walk import (
     OMIT,
     PATTERN_SAMPLES,

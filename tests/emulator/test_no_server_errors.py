@@ -15,9 +15,9 @@ from hypothesis import strategies as st
 from werkzeug.test import Client
 
 from quota_constructs.local.emulator import Emulator
-from quota_constructs.local.job_service import JobIds
-from quota_constructs.local.server import EmulatorApp
+from quota_constructs.local.state.job_service import JobIds
 from quota_constructs.local.testing import SEED_DEMO
+from quota_constructs.local.wire.server import EmulatorApp
 from tests.emulator.helpers import payload
 from tests.emulator.model_walk import served_operations
 
@@ -256,7 +256,7 @@ def test_an_emulator_bug_is_a_logged_500_not_a_client_error(
     assert isinstance(app, EmulatorApp)
     monkeypatch.setitem(app.emulator._batch, "DescribeServiceJob", broken)
 
-    with caplog.at_level(logging.ERROR, logger="quota_constructs.local.server"):
+    with caplog.at_level(logging.ERROR, logger="quota_constructs.local.wire.server"):
         answer = client.post("/v1/describeservicejob", data=json.dumps({"jobId": "x"}))
 
     assert answer.status_code == 500

@@ -16,7 +16,7 @@ import boto3
 import pytest
 from typer.testing import CliRunner
 
-from quota_constructs.cli import app
+from quota_constructs.commands import app
 from quota_constructs.local.testing import DUMMY_CREDENTIALS, SEED_DEMO
 from tests.emulator.helpers import payload
 

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from quota_constructs.local.server import MAX_ADVANCE_SECONDS
 from quota_constructs.local.testing import EmulatorServer
+from quota_constructs.local.wire.server import MAX_ADVANCE_SECONDS
 from tests.emulator.helpers import submit
 
 RANGE = f"from 0 to {MAX_ADVANCE_SECONDS}"

@@ -1,5 +1,5 @@
 """Service jobs over HTTP: submit errors, idempotency, listing, termination and the documented
-misconfiguration statusReason strings (reference 2.6)."""
+misconfiguration statusReason strings (docs/aws-semantics.md §2.6)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from quota_constructs.local.job_service import REPEATED_TOKEN_MESSAGE
+from quota_constructs.local.state.job_service import REPEATED_TOKEN_MESSAGE
 from quota_constructs.local.testing import SEED_DEMO, EmulatorServer
 from quota_constructs.model import (
     REASON_BORROWABLE,
@@ -217,7 +217,7 @@ def test_runnable_job_explains_why_it_waits(
     assert reason.startswith("WAITING_FOR_OWN_CAPACITY")
 
 
-# --- misconfiguration statusReason strings (reference 2.6) ------------------------------------
+# --- misconfiguration statusReason strings (docs/aws-semantics.md §2.6) ---------------------------
 
 MISCONFIGURED = """\
 organisation: misconfigured

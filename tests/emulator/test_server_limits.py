@@ -10,8 +10,8 @@ from contextlib import ExitStack, contextmanager
 
 import pytest
 
-from quota_constructs.local.server import ServerLimits
 from quota_constructs.local.testing import SEED_DEMO, EmulatorServer
+from quota_constructs.local.wire.server import ServerLimits
 
 FAST_TIMEOUT = ServerLimits(channel_timeout=1, cleanup_interval=1, connection_limit=100)
 """Waitress's own connection limit, and connections dropped after a second of silence."""

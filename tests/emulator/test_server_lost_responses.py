@@ -21,7 +21,7 @@ from botocore.exceptions import ClientError
 from botocore.handlers import generate_idempotent_uuid
 from typer.testing import CliRunner
 
-from quota_constructs.cli import app
+from quota_constructs.commands import app
 from quota_constructs.local.faults import FaultPlan
 from quota_constructs.local.testing import DUMMY_CREDENTIALS, SEED_DEMO, EmulatorServer
 from tests.emulator.helpers import submit

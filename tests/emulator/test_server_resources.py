@@ -15,7 +15,7 @@ ARN = re.compile(r"^arn:aws:batch:us-east-1:[0-9]{12}:")
 SHARE_ARN = re.compile(
     r"^arn:aws[a-z\-]*:batch:[a-z0-9\-]+:[0-9]{12}:job-queue/[a-zA-Z0-9_\-]{1,128}"
     r"/quota-share/[a-zA-Z0-9_\-]{1,128}$"
-)  # the CloudFormation schema's pattern (reference 1.2)
+)  # the CloudFormation schema's pattern (docs/aws-semantics.md §1.2)
 
 
 @pytest.fixture

@@ -26,9 +26,9 @@ from quota_constructs.contracts import (
     execution_role_arn_parameter,
     submitter_role_arn_parameter,
 )
-from quota_constructs.local.protocol import service_model
-from quota_constructs.local.query_protocol import query_params
 from quota_constructs.local.testing import DUMMY_CREDENTIALS, EmulatorServer
+from quota_constructs.local.wire.protocol import service_model
+from quota_constructs.local.wire.query_protocol import query_params
 from tests.emulator.helpers import payload
 from tests.emulator.test_awscli import AWS
 from tests.emulator.test_server_cli import QUOTA, wait_for_endpoint

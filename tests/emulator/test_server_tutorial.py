@@ -1,4 +1,4 @@
-"""The AWS quota-management tutorial on seed-demo, through boto3 over HTTP (reference 2.4)."""
+"""The AWS quota-management tutorial on seed-demo, over HTTP (docs/aws-semantics.md §2.4)."""
 
 from __future__ import annotations
 

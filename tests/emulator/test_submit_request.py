@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from quota_constructs.local.submit_request import request_from_submit
+from quota_constructs.local.handlers.submit_request import request_from_submit
 from quota_constructs.scheduling import Outcome, SubmitRejected
 
 G5 = "ml.g5.xlarge"

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from quota_constructs.demo import emulator_client
+from quota_constructs.commands.demo import emulator_client
 from quota_constructs.local.testing import SEED_DEMO, EmulatorServer
 from quota_constructs.runtime import Backoff, QueueClient
 from tests.runtime.helpers import FAST_RETRIES

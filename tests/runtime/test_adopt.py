@@ -12,7 +12,7 @@ import pytest
 from aws_cdk.assertions import Template
 from typer.testing import CliRunner, Result
 
-from quota_constructs.cli import app
+from quota_constructs.commands import app
 from quota_constructs.config import ORGS_DIR, load_organisation
 from quota_constructs.local.testing import SEED_DEMO, EmulatorServer
 from quota_constructs.model import Organisation, Subscribers

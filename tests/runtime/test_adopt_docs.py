@@ -16,10 +16,10 @@ from typer.testing import CliRunner
 
 from quota_constructs.advisor.profiles import load_teams
 from quota_constructs.advisor.workload import generate_workload
-from quota_constructs.cli import app
+from quota_constructs.commands import app
+from quota_constructs.commands.demo import emulator_client
 from quota_constructs.config import ORGS_DIR
-from quota_constructs.demo import emulator_client
-from quota_constructs.local.submit_request import DURATION_TAG
+from quota_constructs.local.handlers.submit_request import DURATION_TAG
 from quota_constructs.local.testing import EmulatorServer
 from tests.runtime.helpers import FAST_RETRIES, training_job
 from tests.runtime.test_team_docs import blocks, section

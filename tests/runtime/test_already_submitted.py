@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from quota_constructs.demo import emulator_client
+from quota_constructs.commands.demo import emulator_client
 from quota_constructs.local.faults import FaultPlan
 from quota_constructs.local.testing import SEED_DEMO, EmulatorServer
 from quota_constructs.runtime import JobSubmission, QueueClient

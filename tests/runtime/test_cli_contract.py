@@ -25,7 +25,7 @@ LONG_NAME = "a-job-name-far-longer-than-forty-columns-of-terminal"
 def quota(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """Run ``quota ARGS`` as a subprocess: stdout a pipe, ``COLUMNS=40``."""
     return subprocess.run(
-        [sys.executable, "-m", "quota_constructs.cli", *args],
+        [sys.executable, "-m", "quota_constructs.commands", *args],
         capture_output=True,
         text=True,
         env={**os.environ, "COLUMNS": "40", **(env or {})},

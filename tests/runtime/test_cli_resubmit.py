@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from quota_constructs.cli_output import ExitCode
+from quota_constructs.commands._common import ExitCode
 from quota_constructs.local.testing import EmulatorServer
 from quota_constructs.runtime import JobStatus, QueueClient
 from tests.runtime.test_cli import BUILDER

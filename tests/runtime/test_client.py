@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from botocore.exceptions import ClientError
 
-from quota_constructs.demo import emulator_client
+from quota_constructs.commands.demo import emulator_client
 from quota_constructs.local.testing import EmulatorServer
 from quota_constructs.model import QuotaConfigError, SharingStrategy
 from quota_constructs.runtime import JobStatus, JobSubmission, QueueClient, Until

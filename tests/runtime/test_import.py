@@ -8,7 +8,7 @@ import sys
 
 def test_runtime_import_does_not_import_aws_cdk() -> None:
     code = (
-        "import sys, quota_constructs.runtime, quota_constructs.runtime.cli; "
+        "import sys, quota_constructs.runtime, quota_constructs.commands.jobs; "
         "bad = sorted(m for m in sys.modules if m.split('.')[0] in {'aws_cdk', 'constructs', "
         "'jsii'}); print(','.join(bad))"
     )
@@ -21,7 +21,7 @@ def test_runtime_import_does_not_import_aws_cdk() -> None:
 def test_runtime_import_leaves_logging_alone() -> None:
     code = (
         "import logging; root = logging.getLogger(); before = (root.level, list(root.handlers)); "
-        "import quota_constructs.runtime, quota_constructs.runtime.cli; "
+        "import quota_constructs.runtime, quota_constructs.commands.jobs; "
         "print((root.level, list(root.handlers)) == before)"
     )
     result = subprocess.run(

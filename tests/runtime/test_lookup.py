@@ -7,8 +7,8 @@ import typer
 from typer._completion_classes import BashComplete
 from typer.testing import CliRunner
 
-from quota_constructs.cli import app
-from quota_constructs.cli_output import ExitCode
+from quota_constructs.commands import app
+from quota_constructs.commands._common import ExitCode
 from quota_constructs.config import ORGS_DIR
 from quota_constructs.local.testing import SEED_DEMO, EmulatorServer
 from quota_constructs.runtime import (

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from quota_constructs.demo import emulator_client
+from quota_constructs.commands.demo import emulator_client
 from quota_constructs.local.faults import FaultPlan
 from quota_constructs.local.testing import EmulatorServer
 from quota_constructs.runtime import (

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from quota_constructs.cli import app
-from quota_constructs.cli_output import ExitCode
-from quota_constructs.demo import emulator_client
+from quota_constructs.commands import app
+from quota_constructs.commands._common import ExitCode
+from quota_constructs.commands.demo import emulator_client
 from quota_constructs.local.testing import SEED_DEMO, EmulatorServer
 from quota_constructs.model import QuotaShareSpec, SharingStrategy
 from quota_constructs.runtime import QueueClient, QueueSnapshot
@@ -174,7 +174,7 @@ def test_loans_go_to_lenders_in_share_order() -> None:
 def quota(emu: EmulatorServer, *args: str) -> subprocess.CompletedProcess[str]:
     """``quota ARGS`` as a process with stdout piped and a 40-column terminal width."""
     env = {**os.environ, **emu.env, "COLUMNS": "40", "PYTHONPATH": str(ROOT), "NO_COLOR": "1"}
-    code = "from quota_constructs.cli import main; main()"
+    code = "from quota_constructs.commands import main; main()"
     return subprocess.run(
         [sys.executable, "-c", code, *args], env=env, capture_output=True, text=True, timeout=120
     )
@@ -238,7 +238,7 @@ def test_watch_on_a_terminal_redraws_in_place(emu: EmulatorServer, client: Queue
     tutorial_step_1(client, emu)
     main, terminal = pty.openpty()
     env = {**os.environ, **emu.env, "PYTHONPATH": str(ROOT), "COLUMNS": "300", "TERM": "xterm"}
-    code = "from quota_constructs.cli import main; main()"
+    code = "from quota_constructs.commands import main; main()"
     args = ["status", "-o", "seed-demo", "--watch", "--interval", "0", "--refreshes", "2"]
     with subprocess.Popen(
         [sys.executable, "-c", code, *args], env=env, stdout=terminal, stderr=subprocess.PIPE

@@ -13,10 +13,10 @@ import pytest
 from botocore.credentials import RefreshableCredentials
 from typer.testing import CliRunner
 
-from quota_constructs.cli import app
+from quota_constructs.commands import app
+from quota_constructs.commands.demo import emulator_client
 from quota_constructs.config import ORGS_DIR
 from quota_constructs.contracts import TEAM_TAG_KEY, submitter_role_arn_parameter
-from quota_constructs.demo import emulator_client
 from quota_constructs.local.testing import DUMMY_CREDENTIALS, EmulatorServer
 from quota_constructs.model import QuotaConfigError
 from quota_constructs.runtime import JobSubmission, QueueClient, client_token

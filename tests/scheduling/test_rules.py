@@ -53,7 +53,7 @@ def share(name: str, n: int, strategy: SharingStrategy, **kw: object) -> QuotaSh
     return QuotaShareSpec(name, {M5: n}, strategy, **kw)  # type: ignore[arg-type]
 
 
-# --- reference 2.6: RUNNABLE jobs that can never fit keep AWS's exact statusReason ---------
+# --- docs/aws-semantics.md §2.6: RUNNABLE jobs that can never fit keep AWS's exact statusReason ---
 
 
 def _stuck(sched: Scheduler, request: JobRequest) -> str | None:

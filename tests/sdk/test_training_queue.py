@@ -145,7 +145,7 @@ def test_model_trainer_of_the_latest_attempt_comes_from_describe_training_job(
     assert sdk.request_counts["DescribeTrainingJob"] == 1
 
 
-# --- the tutorial's three outcomes through the SDK alone (reference 2.4) ------------------------
+# --- the tutorial's three outcomes through the SDK alone (docs/aws-semantics.md §2.4) -------------
 
 
 def tutorial_jobs(queue: TrainingQueue) -> list[TrainingQueuedJob]:

@@ -9,7 +9,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from quota_constructs.cli import app
+from quota_constructs.commands import app
 from quota_constructs.config import (
     OrganisationFile,
     OrgFileError,

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from quota_constructs import cli_output
-from quota_constructs.cli_output import ExitCode, camel_case, data_table, json_fields
+from quota_constructs.commands import _common as cli_output
+from quota_constructs.commands._common import ExitCode, camel_case, data_table, json_fields
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 LONG = "LEND_AND_BORROW-with-a-value-longer-than-the-terminal"

@@ -12,7 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from quota_constructs.cli import core_build, package_version
+from quota_constructs.commands import core_build, package_version
 from quota_constructs.config import ORGS_DIR
 from tests.emulator.test_server_cli import wait_for_endpoint
 
@@ -21,9 +21,9 @@ NARROW = {"COLUMNS": "40"}
 
 
 def quota(*args: str) -> subprocess.CompletedProcess[str]:
-    """``python -m quota_constructs.cli ARGS`` with stdout a pipe and ``COLUMNS=40``."""
+    """``python -m quota_constructs.commands ARGS`` with stdout a pipe and ``COLUMNS=40``."""
     return subprocess.run(
-        [sys.executable, "-m", "quota_constructs.cli", *args],
+        [sys.executable, "-m", "quota_constructs.commands", *args],
         capture_output=True,
         text=True,
         env={**os.environ, **NARROW},
@@ -108,7 +108,7 @@ def test_demo_lines_are_whole() -> None:
 
 def test_local_serve_banner_prints_one_setting_per_line() -> None:
     process = subprocess.Popen(
-        [sys.executable, "-m", "quota_constructs.cli", "local", "serve", "--port", "0"],
+        [sys.executable, "-m", "quota_constructs.commands", "local", "serve", "--port", "0"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

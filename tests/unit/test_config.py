@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from quota_constructs.cli import app
+from quota_constructs.commands import app
 from quota_constructs.config import (
     ORGS_DIR,
     OrganisationFile,

@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from quota_constructs.local.errors import InvalidParameter
+from quota_constructs.local.state.errors import InvalidParameter
 from quota_constructs.model import JobStatus
 from quota_constructs.scheduling import Job
 

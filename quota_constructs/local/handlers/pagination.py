@@ -7,7 +7,7 @@ import binascii
 from collections.abc import Sequence
 from typing import TypeVar
 
-from quota_constructs.local.errors import InvalidParameter, InvalidRequest
+from quota_constructs.local.state.errors import InvalidParameter, InvalidRequest
 
 T = TypeVar("T")
 DEFAULT_PAGE_SIZE = 100

@@ -8,10 +8,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from quota_constructs.local.errors import InvalidParameter
 from quota_constructs.local.handlers import Handler
 from quota_constructs.local.handlers.pagination import paginate
-from quota_constructs.local.parameter_store import Parameter, ParameterStore
+from quota_constructs.local.state.errors import InvalidParameter
+from quota_constructs.local.state.parameter_store import Parameter, ParameterStore
 
 MAX_BY_PATH_RESULTS = 10
 

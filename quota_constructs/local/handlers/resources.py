@@ -14,10 +14,10 @@ from quota_constructs.api_shapes import (
     capacity_limits_to_api,
     share_to_api,
 )
-from quota_constructs.local.errors import InvalidParameter, refuse
 from quota_constructs.local.handlers import Handler
 from quota_constructs.local.handlers.pagination import paginate
-from quota_constructs.local.registry import (
+from quota_constructs.local.state.errors import InvalidParameter, refuse
+from quota_constructs.local.state.registry import (
     ENABLED,
     SAGEMAKER_TRAINING,
     JobQueue,
@@ -26,7 +26,7 @@ from quota_constructs.local.registry import (
     ServiceEnvironment,
     ShareRecord,
 )
-from quota_constructs.local.tags import TagStore
+from quota_constructs.local.state.tags import TagStore
 from quota_constructs.model import (
     Problem,
     QuotaShareSpec,

@@ -18,23 +18,23 @@ from functools import partial
 from typing import Any
 
 from quota_constructs.api_shapes import capacity_usage_to_api
-from quota_constructs.local.api_errors import DOMAIN_ERRORS, ApiError, api_error
-from quota_constructs.local.arns import Account
-from quota_constructs.local.clock import EmulatorClock
-from quota_constructs.local.errors import InvalidParameter, InvalidRequest, NotFound
 from quota_constructs.local.handlers import Handler
 from quota_constructs.local.handlers.job_filters import JobFilter
-from quota_constructs.local.handlers.pagination import paginate
-from quota_constructs.local.job_service import JobService, Submission
-from quota_constructs.local.job_view import (
+from quota_constructs.local.handlers.job_view import (
     attempt_resource,
     attempts,
     epoch_ms,
     preemption_summary,
 )
-from quota_constructs.local.registry import SAGEMAKER_TRAINING, Registry
-from quota_constructs.local.submit_request import request_from_submit
-from quota_constructs.local.tags import TagStore
+from quota_constructs.local.handlers.pagination import paginate
+from quota_constructs.local.handlers.submit_request import request_from_submit
+from quota_constructs.local.state.arns import Account
+from quota_constructs.local.state.clock import EmulatorClock
+from quota_constructs.local.state.errors import InvalidParameter, InvalidRequest, NotFound
+from quota_constructs.local.state.job_service import JobService, Submission
+from quota_constructs.local.state.registry import SAGEMAKER_TRAINING, Registry
+from quota_constructs.local.state.tags import TagStore
+from quota_constructs.local.wire.api_errors import DOMAIN_ERRORS, ApiError, api_error
 from quota_constructs.model import MAX_PAYLOAD_BYTES
 from quota_constructs.scheduling import Job
 

@@ -12,7 +12,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from quota_constructs.local.handlers import Handler
-from quota_constructs.local.identities import MAX_SESSION_SECONDS, REQUEST_ACCESS_KEY, Identities
+from quota_constructs.local.state.identities import (
+    MAX_SESSION_SECONDS,
+    REQUEST_ACCESS_KEY,
+    Identities,
+)
 
 
 class StsHandlers:

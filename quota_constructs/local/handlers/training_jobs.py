@@ -16,15 +16,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from quota_constructs.local.arns import Account, training_job_name
-from quota_constructs.local.clock import EmulatorClock
-from quota_constructs.local.errors import NotFound
 from quota_constructs.local.handlers import Handler
-from quota_constructs.local.job_service import JobService
-from quota_constructs.local.protocol import service_model
-from quota_constructs.local.registry import Registry
-from quota_constructs.local.submit_request import SAGEMAKER_STATUS_PREFIX
-from quota_constructs.local.validation import problems
+from quota_constructs.local.handlers.submit_request import SAGEMAKER_STATUS_PREFIX
+from quota_constructs.local.state.arns import Account, training_job_name
+from quota_constructs.local.state.clock import EmulatorClock
+from quota_constructs.local.state.errors import NotFound
+from quota_constructs.local.state.job_service import JobService
+from quota_constructs.local.state.registry import Registry
+from quota_constructs.local.wire.protocol import service_model
+from quota_constructs.local.wire.validation import problems
 from quota_constructs.scheduling import (
     PREEMPTION_IN_PROGRESS,
     REASON_SUCCEEDED,

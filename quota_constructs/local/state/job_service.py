@@ -32,11 +32,11 @@ from functools import partial
 from typing import Any
 
 from quota_constructs.api_shapes import time_limits_from_api
-from quota_constructs.local.arns import JOB_ID_PATTERN, SERVICE_JOB_ARN, Account
-from quota_constructs.local.clock import EmulatorClock
-from quota_constructs.local.errors import InvalidParameter, InvalidRequest, NotFound
-from quota_constructs.local.registry import ENABLED, JobQueue, ShareRecord
-from quota_constructs.local.tags import TagStore
+from quota_constructs.local.state.arns import JOB_ID_PATTERN, SERVICE_JOB_ARN, Account
+from quota_constructs.local.state.clock import EmulatorClock
+from quota_constructs.local.state.errors import InvalidParameter, InvalidRequest, NotFound
+from quota_constructs.local.state.registry import ENABLED, JobQueue, ShareRecord
+from quota_constructs.local.state.tags import TagStore
 from quota_constructs.scheduling import (
     Job,
     JobRequest,

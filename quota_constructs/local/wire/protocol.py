@@ -23,8 +23,8 @@ from urllib.parse import unquote
 import botocore.session
 from botocore.model import OperationModel, ServiceModel, Shape
 
-from quota_constructs.local.api_errors import ApiError, client_error, validation_error
-from quota_constructs.local.validation import problems
+from quota_constructs.local.wire.api_errors import ApiError, client_error, validation_error
+from quota_constructs.local.wire.validation import problems
 from quota_constructs.safe_load import MAX_DEPTH, InputFileError, parse_json
 
 

@@ -18,19 +18,19 @@ from typing import Annotated, Any
 
 import typer
 
-from quota_constructs.cli_output import ExitCode, fail, print_json, stdout_console
-from quota_constructs.local.clock import MAX_SPEED, RealTimeClock, VirtualClock
+from quota_constructs.commands._common import ExitCode, fail, print_json, stdout_console
 from quota_constructs.local.emulator import Emulator
 from quota_constructs.local.events import EventSink
 from quota_constructs.local.faults import FaultPlan
-from quota_constructs.local.job_service import ClientTokenMode
-from quota_constructs.local.server import (
+from quota_constructs.local.state.clock import MAX_SPEED, RealTimeClock, VirtualClock
+from quota_constructs.local.state.job_service import ClientTokenMode
+from quota_constructs.local.testing import DUMMY_CREDENTIALS, SEED_DEMO
+from quota_constructs.local.wire.server import (
     ADVANCE_PATH,
     EXPLAIN_PREFIX,
     MAX_THREADS,
     start_server,
 )
-from quota_constructs.local.testing import DUMMY_CREDENTIALS, SEED_DEMO
 from quota_constructs.model import QuotaConfigError
 
 local_app = typer.Typer(

@@ -12,7 +12,7 @@ STS answers ``AccessDenied`` (HTTP 403) and ``ValidationError``.
 
 from __future__ import annotations
 
-from quota_constructs.local.errors import (
+from quota_constructs.local.state.errors import (
     AccessDenied,
     EmulatorError,
     InvalidParameter,

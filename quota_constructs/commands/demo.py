@@ -24,7 +24,13 @@ import boto3
 import typer
 from rich.console import Console
 
-from quota_constructs.cli_output import ExitCode, fail, print_json, stderr_console, stdout_console
+from quota_constructs.commands._common import (
+    ExitCode,
+    fail,
+    print_json,
+    stderr_console,
+    stdout_console,
+)
 from quota_constructs.local.testing import DUMMY_CREDENTIALS, SEED_DEMO, EmulatorServer
 from quota_constructs.runtime import (
     Backoff,

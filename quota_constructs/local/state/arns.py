@@ -1,4 +1,4 @@
-"""AWS-format ARNs and ids for the emulator's resources (reference section 3.1)."""
+"""AWS-format ARNs and ids for the emulator's resources (docs/aws-semantics.md §3.1)."""
 
 from __future__ import annotations
 

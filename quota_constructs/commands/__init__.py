@@ -7,12 +7,12 @@ from typing import Annotated
 
 import typer
 
-from quota_constructs.advisor.cli import advisor_app
-from quota_constructs.demo import demo
-from quota_constructs.local.cli import local_app
-from quota_constructs.org_cli import org_app
-from quota_constructs.runtime.cli import jobs_app
-from quota_constructs.runtime.status_cli import status
+from quota_constructs.commands.advise import advisor_app
+from quota_constructs.commands.demo import demo
+from quota_constructs.commands.jobs import jobs_app
+from quota_constructs.commands.local import local_app
+from quota_constructs.commands.org import org_app
+from quota_constructs.commands.status import status
 
 app = typer.Typer(
     name="quota",
@@ -68,7 +68,3 @@ app.command("demo")(demo)
 
 def main() -> None:  # pragma: no cover - console entry point
     app()
-
-
-if __name__ == "__main__":  # pragma: no cover - ``python -m quota_constructs.cli``
-    main()

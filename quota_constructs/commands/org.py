@@ -11,15 +11,15 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from quota_constructs.adopt_cli import diff_command, import_command
 from quota_constructs.api_shapes import capacity_limits_to_api, share_to_api
-from quota_constructs.cli_output import (
+from quota_constructs.commands._common import (
     ExitCode,
     data_table,
     print_json,
     stderr_console,
     stdout_console,
 )
+from quota_constructs.commands.adopt import diff_command, import_command
 from quota_constructs.config import OrgFileError, json_schema, load_organisation
 from quota_constructs.model import (
     MAX_LISTED_PROBLEMS,
@@ -186,6 +186,6 @@ def schema() -> None:
     typer.echo(json_schema())
 
 
-# Reading a live queue (quota_constructs.adopt_cli): write a file from it, compare a file with it.
+# Reading a live queue (commands.adopt): write a file from it, compare a file with it.
 org_app.command("import")(import_command)
 org_app.command("diff")(diff_command)

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from quota_constructs.local.arns import Account, training_job_name
-from quota_constructs.local.clock import EmulatorClock
+from quota_constructs.local.state.arns import Account, training_job_name
+from quota_constructs.local.state.clock import EmulatorClock
 from quota_constructs.scheduling import Job, attempt_id
 
 RECENT_PREEMPTED_ATTEMPTS = 5

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from quota_constructs.local.errors import NotFound, refuse
+from quota_constructs.local.state.errors import NotFound, refuse
 from quota_constructs.model import check_tags
 
 

@@ -17,15 +17,7 @@ from rich.table import Table
 from quota_constructs.advisor.optimize import SearchOptions, optimize
 from quota_constructs.advisor.profiles import TeamsFile, load_teams
 from quota_constructs.advisor.recommend import Advice, price_problems, recommend
-from quota_constructs.advisor.report import (
-    plot_comparison,
-    plot_results,
-    results_json,
-    results_table,
-    search_json,
-    search_summary,
-    search_table,
-)
+from quota_constructs.advisor.report import plot_comparison, plot_results
 from quota_constructs.advisor.simulate import (
     SimulationOptions,
     SimulationResult,
@@ -41,7 +33,14 @@ from quota_constructs.advisor.workload import (
     load_workload_csv,
     workload_csv,
 )
-from quota_constructs.cli_output import ExitCode, data_table, stderr_console, stdout_console
+from quota_constructs.commands._common import ExitCode, data_table, stderr_console, stdout_console
+from quota_constructs.commands._reports import (
+    results_json,
+    results_table,
+    search_json,
+    search_summary,
+    search_table,
+)
 from quota_constructs.config import load_organisation
 from quota_constructs.model import Organisation, Problem, QuotaConfigError
 
@@ -459,8 +458,8 @@ def _simulate_from_queue(
     sources: tuple[Path | None, Path | None],
     **options: Any,
 ) -> None:
-    """``--from-queue``: the workload is the queue's history (``quota_constructs.adopt_cli``)."""
-    from quota_constructs.adopt_cli import simulate_from_queue  # reads AWS: only when asked
+    """``--from-queue``: the workload is the queue's history (``commands.adopt``)."""
+    from quota_constructs.commands.adopt import simulate_from_queue  # reads AWS: only when asked
 
     if any(source is not None for source in sources):
         raise _fail(

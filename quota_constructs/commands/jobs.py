@@ -23,7 +23,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from quota_constructs.cli_output import (
+from quota_constructs.commands._common import (
     ExitCode,
     data_table,
     fail,

@@ -2,7 +2,7 @@
 
 The AWS reading is :mod:`quota_constructs.runtime.adopt`; the workload and replay are the
 advisor's (:mod:`quota_constructs.advisor.history`, :mod:`quota_constructs.advisor.simulate`).
-Output and exit codes follow :mod:`quota_constructs.cli_output`: data on stdout, messages on
+Output and exit codes follow :mod:`quota_constructs.commands._common`: data on stdout, messages on
 stderr; 0 success, 1 drift found (diff) or a failed AWS call, 2 bad input, 3 queue not found.
 """
 
@@ -20,16 +20,17 @@ from botocore.exceptions import BotoCoreError, ClientError
 from rich.table import Table
 
 from quota_constructs.advisor.history import HistoryWorkload, parse_duration, workload_from_history
-from quota_constructs.advisor.report import plot_results, results_json, results_table
+from quota_constructs.advisor.report import plot_results
 from quota_constructs.advisor.simulate import SimulationOptions, compare
 from quota_constructs.advisor.workload import workload_csv
-from quota_constructs.cli_output import (
+from quota_constructs.commands._common import (
     ExitCode,
     fail,
     print_json,
     stderr_console,
     stdout_console,
 )
+from quota_constructs.commands._reports import results_json, results_table
 from quota_constructs.config import OrganisationFile, load_organisation
 from quota_constructs.model import Organisation, QuotaConfigError
 from quota_constructs.runtime.adopt import (

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from quota_constructs.local.arns import Account
-from quota_constructs.local.errors import AccessDenied, InvalidParameter
+from quota_constructs.local.state.arns import Account
+from quota_constructs.local.state.errors import AccessDenied, InvalidParameter
 
 REQUEST_ACCESS_KEY: ContextVar[str | None] = ContextVar("quota_request_access_key", default=None)
 """Access key id of the request being answered (``None``: unsigned, or an in-process call)."""

@@ -17,9 +17,8 @@ from botocore.exceptions import BotoCoreError, ClientError
 from rich.live import Live
 from rich.table import Table
 
-from quota_constructs.cli_output import ExitCode, fail, print_json, stdout_console
-from quota_constructs.model import QuotaConfigError, ShareState
-from quota_constructs.runtime.cli import (
+from quota_constructs.commands._common import ExitCode, fail, print_json, stdout_console
+from quota_constructs.commands.jobs import (
     AsTeamOpt,
     CliError,
     EndpointOpt,
@@ -28,6 +27,7 @@ from quota_constructs.runtime.cli import (
     QueueOpt,
     RegionOpt,
 )
+from quota_constructs.model import QuotaConfigError, ShareState
 from quota_constructs.runtime.queue import QueueClient, error_text, is_setup_error
 from quota_constructs.runtime.status import QueueStatus, ShareStatus, read_status, status_json
 

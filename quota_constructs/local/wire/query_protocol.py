@@ -20,8 +20,8 @@ from xml.etree import ElementTree as ET
 from botocore.model import Shape
 from werkzeug.wrappers import Request, Response
 
-from quota_constructs.local.api_errors import DOMAIN_ERRORS, ApiError, api_error
-from quota_constructs.local.protocol import service_model, validate
+from quota_constructs.local.wire.api_errors import DOMAIN_ERRORS, ApiError, api_error
+from quota_constructs.local.wire.protocol import service_model, validate
 
 QUERY_CONTENT_TYPE = "application/x-www-form-urlencoded"
 QUERY_SERVICE = "sts"

@@ -9,7 +9,7 @@ the fix. Every quota rule comes from :mod:`quota_constructs.model` (names, capac
 borrow limit vs strategy, 20 shares per queue, priority range). Changes the job side must follow
 go to a :class:`QueueListener` given at construction.
 
-Choices where AWS is UNCONFIRMED (reference section 7), documented in ``docs/emulator.md``:
+Choices where AWS is UNCONFIRMED (docs/aws-semantics.md §7), documented in ``docs/emulator.md``:
 resources are ``VALID`` at once (no CREATING phase); a quota share's instance types need not
 appear in the service environment; deleting a queue still holding quota shares is refused.
 """
@@ -20,10 +20,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from quota_constructs.local.arns import Account
-from quota_constructs.local.errors import InvalidRequest, NotFound, refuse
-from quota_constructs.local.fair_share import fair_share_problems
-from quota_constructs.local.tags import TagStore
+from quota_constructs.local.state.arns import Account
+from quota_constructs.local.state.errors import InvalidRequest, NotFound, refuse
+from quota_constructs.local.state.fair_share import fair_share_problems
+from quota_constructs.local.state.tags import TagStore
 from quota_constructs.model import (
     QUEUE_PRIORITY_RANGE,
     RUNNABLE_TIMEOUT_MINUTES_RANGE,

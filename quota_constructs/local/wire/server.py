@@ -8,7 +8,7 @@ JSON error format (``x-amzn-ErrorType`` header and ``__type`` / ``message`` body
 parses into ``ClientError`` with the right code: a refused request's domain error becomes its
 API error here (:func:`~.api_errors.api_error`), and nowhere else. A request the emulator fails
 on (a bug) is answered ``ServerException`` (HTTP 500) and logged with its traceback on the
-``quota_constructs.local.server`` logger. Authentication is not checked; the request's access
+``quota_constructs.local.wire.server`` logger. Authentication is not checked; the request's access
 key (SigV4 ``Authorization``) only tells :mod:`.identities` who is calling.
 
 The server cannot be wedged by its clients (:class:`ServerLimits`): idle and stalled
@@ -32,16 +32,16 @@ from waitress.channel import HTTPChannel
 from waitress.server import create_server
 from werkzeug.wrappers import Request, Response
 
-from quota_constructs.local.api_errors import (
+from quota_constructs.local.emulator import Emulator
+from quota_constructs.local.state.identities import REQUEST_ACCESS_KEY, access_key_id
+from quota_constructs.local.wire.api_errors import (
     DOMAIN_ERRORS,
     ApiError,
     api_error,
     client_error,
     server_error,
 )
-from quota_constructs.local.emulator import Emulator
-from quota_constructs.local.identities import REQUEST_ACCESS_KEY, access_key_id
-from quota_constructs.local.protocol import (
+from quota_constructs.local.wire.protocol import (
     error_body,
     json_body,
     match_route,
@@ -50,7 +50,7 @@ from quota_constructs.local.protocol import (
     service_model,
     validate,
 )
-from quota_constructs.local.query_protocol import QueryFront, is_query_request
+from quota_constructs.local.wire.query_protocol import QueryFront, is_query_request
 from quota_constructs.model import bounded_repr
 
 if TYPE_CHECKING:

@@ -18,8 +18,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from quota_constructs.contracts import PARAMETER_ROOT
-from quota_constructs.local.arns import Account
-from quota_constructs.local.errors import InvalidParameter, NotFound, VersionNotFound
+from quota_constructs.local.state.arns import Account
+from quota_constructs.local.state.errors import InvalidParameter, NotFound, VersionNotFound
 
 MAX_HIERARCHY_LEVELS = 15
 """SSM: "A parameter name hierarchy can have a maximum of 15 levels"."""

@@ -1,0 +1,271 @@
+"""The job queue spec and the organisation: the rules across shares."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from quota_constructs.model.access import shared_access_problems
+from quota_constructs.model.jobs import (
+    REASON_BORROWABLE,
+    REASON_SE_MAX,
+    REASON_SHARE_AND_BORROW_LIMIT,
+    REASON_SHARE_LIMIT,
+)
+from quota_constructs.model.limits import (
+    MAX_INSTANCES_PER_TYPE,
+    MAX_ORGANISATION_DESCRIPTION_BYTES,
+    MAX_ORGANISATION_DESCRIPTION_CHARS,
+    MAX_SHARES_PER_QUEUE,
+    MAX_TAGS,
+    ORGANISATION_PATTERN,
+    QUEUE_PRIORITY_RANGE,
+    RUNNABLE_TIMEOUT_MINUTES_RANGE,
+    TEAM_TAG_KEY,
+    check_description,
+    check_int_range,
+    check_tags,
+)
+from quota_constructs.model.notifications import Subscribers, subscription_count_problems
+from quota_constructs.model.problems import Problem, clip, join_path, raise_if
+from quota_constructs.model.share import QuotaShareSpec
+
+# --- queue ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class JobQueueSpec:
+    """A quota-managed SAGEMAKER_TRAINING job queue and its quota shares."""
+
+    shares: tuple[QuotaShareSpec, ...]
+    priority: int = 1
+    runnable_timeout_minutes: int | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "shares", tuple(self.shares))
+
+    def share(self, name: str) -> QuotaShareSpec:
+        """The share called ``name``; ``KeyError`` naming the known shares otherwise."""
+        for share in self.shares:
+            if share.name == name:
+                return share
+        known = ", ".join(s.name for s in self.shares) or "none"
+        raise KeyError(f"no quota share {name!r} on this queue (shares: {known})")
+
+    def service_environment_capacity(self) -> dict[str, int]:
+        """Capacity of the service environment: the sum of the shares' limits per instance type."""
+        total: dict[str, int] = {}
+        for share in self.shares:
+            for itype, count in share.capacity.items():
+                total[itype] = total.get(itype, 0) + count
+        return dict(sorted(total.items()))
+
+    def lendable(self, instance_type: str, *, excluding: str) -> int:
+        """Configured capacity of ``instance_type`` that other lending shares could lend."""
+        return sum(
+            s.limit(instance_type) for s in self.shares if s.name != excluding and s.strategy.lends
+        )
+
+    def max_usable(self, share_name: str, instance_type: str) -> int:
+        """Most instances of ``instance_type`` share ``share_name`` can ever hold at once.
+
+        Own limit, plus (LEND_AND_BORROW only) borrowing capped by the borrow limit and by the
+        configured capacity of the other LEND / LEND_AND_BORROW shares. A share with no limit
+        for the type cannot run it at all (docs/aws-semantics.md §2.4, INFERRED).
+        """
+        share = self.share(share_name)
+        own = share.limit(instance_type)
+        lendable = self.lendable(instance_type, excluding=share.name)
+        borrowable = min(share.borrow_cap(instance_type), lendable)
+        return own + int(borrowable)
+
+    def infeasibility(
+        self,
+        share_name: str,
+        demand: Mapping[str, int],
+        *,
+        service_environment: Mapping[str, int] | None = None,
+    ) -> str | None:
+        """The AWS ``statusReason`` if a job needing ``demand`` can never run in the share.
+
+        Checks, in AWS's order: service environment maximum, own limit (RESERVE / LEND),
+        own limit times the borrow limit, then all configured borrowable capacity.
+        ``service_environment``: its capacity when set apart from the shares (default: the sum
+        of the shares' limits, as the constructs size it).
+        """
+        share = self.share(share_name)
+        se = (
+            dict(service_environment)
+            if service_environment is not None
+            else self.service_environment_capacity()
+        )
+        for itype, count in demand.items():
+            if count > se.get(itype, 0):
+                return REASON_SE_MAX
+        for itype, count in demand.items():
+            own = share.limit(itype)
+            if count <= own:
+                continue
+            if not share.strategy.borrows or own == 0:
+                return REASON_SHARE_LIMIT
+            if count > own + share.borrow_cap(itype):
+                return REASON_SHARE_AND_BORROW_LIMIT
+            if count > own + self.lendable(itype, excluding=share.name):
+                return REASON_BORROWABLE
+        return None
+
+    def problems(self, path: str = "") -> list[Problem]:
+        """Every rule the queue and its shares break, with field paths below ``path``."""
+        problems: list[Problem] = []
+        low, high = QUEUE_PRIORITY_RANGE
+        problems += check_int_range(
+            self.priority,
+            join_path(path, "job_queue.priority"),
+            low,
+            high,
+            what="job queue priority",
+        )
+        if self.runnable_timeout_minutes is not None:
+            low, high = RUNNABLE_TIMEOUT_MINUTES_RANGE
+            problems += check_int_range(
+                self.runnable_timeout_minutes,
+                join_path(path, "job_queue.runnable_timeout_minutes"),
+                low,
+                high,
+                what="runnable timeout (minutes)",
+            )
+        shares_path = join_path(path, "shares")
+        if not 1 <= len(self.shares) <= MAX_SHARES_PER_QUEUE:
+            problems.append(
+                Problem(
+                    shares_path,
+                    len(self.shares),
+                    f"a quota-managed job queue needs 1 to {MAX_SHARES_PER_QUEUE} quota shares",
+                    "split the teams over several organisations"
+                    if self.shares
+                    else "declare at least one share",
+                )
+            )
+        problems += self._pool_problems(shares_path)
+        seen: dict[str, int] = {}
+        for index, share in enumerate(self.shares):
+            share_path = f"{shares_path}[{index}]"
+            problems += share.problems(share_path)
+            if share.name in seen:
+                problems.append(
+                    Problem(
+                        f"{share_path}.name",
+                        share.name,
+                        f"quota share names must be unique in a queue; shares[{seen[share.name]}] "
+                        "has the same name",
+                        "give each share its own name",
+                    )
+                )
+            seen.setdefault(share.name, index)
+        problems += shared_access_problems(
+            (f"{shares_path}[{index}].access", share.access)
+            for index, share in enumerate(self.shares)
+            if share.access is not None
+        )
+        return problems
+
+    def _pool_problems(self, shares_path: str) -> list[Problem]:
+        """The service environment (the sum of the shares per type) within the stated bound."""
+        totals: dict[str, int] = {}
+        for share in self.shares:
+            for itype, count in share.capacity.items():
+                if isinstance(count, int) and 1 <= count <= MAX_INSTANCES_PER_TYPE:
+                    totals[itype] = totals.get(itype, 0) + count
+        return [
+            Problem(
+                shares_path,
+                total,
+                f"the shares' capacity limits for {clip(str(itype))} add up to {total} instances; "
+                f"the service environment allows at most {MAX_INSTANCES_PER_TYPE} of a type",
+                "lower the shares' capacity for that type",
+            )
+            for itype, total in totals.items()
+            if total > MAX_INSTANCES_PER_TYPE
+        ]
+
+    def validate(self, *, context: str = "") -> JobQueueSpec:
+        """Return self, or raise :class:`QuotaConfigError` listing every problem."""
+        raise_if(self.problems(), context=context)
+        return self
+
+
+# --- organisation -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Organisation:
+    """One organisation: a quota-managed queue, its shares and tags. One CDK stack each."""
+
+    name: str
+    queue: JobQueueSpec
+    description: str = ""
+    tags: Mapping[str, str] = field(default_factory=dict)
+    notifications: Subscribers = field(default_factory=Subscribers)
+    """Who hears of every share's preemptions and FAILED jobs."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "tags", MappingProxyType(dict(self.tags)))
+
+    def problems(self) -> list[Problem]:
+        problems: list[Problem] = []
+        if not isinstance(self.name, str) or not ORGANISATION_PATTERN.fullmatch(self.name):
+            problems.append(
+                Problem(
+                    "organisation",
+                    self.name,
+                    "organisation names are 1-64 letters, digits and '-', starting with a letter",
+                    "rename it, e.g. 'research-eu'",
+                )
+            )
+        if self.description:
+            problems += check_description(
+                self.description,
+                "description",
+                max_chars=MAX_ORGANISATION_DESCRIPTION_CHARS,
+                max_bytes=MAX_ORGANISATION_DESCRIPTION_BYTES,
+                what="the organisation's description (it goes into the stack description)",
+            )
+        problems += check_tags(self.tags)
+        problems += self._team_tag_problems()
+        problems += self.queue.problems()
+        problems += self.notifications.problems()
+        problems += subscription_count_problems(
+            len(self.notifications.endpoints),
+            sum(len(s.notifications.endpoints) for s in self.queue.shares),
+        )
+        return problems
+
+    def _team_tag_problems(self) -> list[Problem]:
+        """The team tag is reserved, and it is one more tag on every share with team access."""
+        problems = [
+            Problem(
+                f"tags.{key}",
+                key,
+                f"tag key {TEAM_TAG_KEY!r} is reserved: the stack sets it on each team's share",
+                "rename the tag",
+            )
+            for key in self.tags
+            if isinstance(key, str) and key.lower() == TEAM_TAG_KEY
+        ]
+        if any(s.access is not None for s in self.queue.shares) and len(self.tags) >= MAX_TAGS:
+            problems.append(
+                Problem(
+                    "tags",
+                    len(self.tags),
+                    f"at most {MAX_TAGS - 1} tags when a share has an access block: its quota "
+                    f"share also carries the team tag {TEAM_TAG_KEY!r} (AWS allows {MAX_TAGS})",
+                    f"remove {len(self.tags) - MAX_TAGS + 1} tag(s)",
+                )
+            )
+        return problems
+
+    def validate(self, *, context: str = "") -> Organisation:
+        """Return self, or raise :class:`QuotaConfigError` listing every problem."""
+        raise_if(self.problems(), context=context)
+        return self

@@ -1,0 +1,151 @@
+"""A quota share: sharing strategy, state, and the share spec with its rules."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from types import MappingProxyType
+
+from quota_constructs.model.access import TeamAccess
+from quota_constructs.model.limits import (
+    MAX_BORROW_LIMIT,
+    MAX_CAPACITY_LIMITS_PER_SHARE,
+    MAX_SHARE_DESCRIPTION_CHARS,
+    MIN_CAPACITY_LIMITS_PER_SHARE,
+    UNLIMITED_BORROW,
+    check_capacity_limit,
+    check_description,
+    check_int_range,
+    check_name,
+)
+from quota_constructs.model.notifications import Subscribers
+from quota_constructs.model.problems import Problem, join_path
+
+
+class SharingStrategy(StrEnum):
+    """How a quota share treats idle capacity (``resourceSharingConfiguration.strategy``)."""
+
+    RESERVE = "RESERVE"
+    """Idle capacity stays reserved for the share; never lent, never borrows."""
+    LEND = "LEND"
+    """Idle capacity may be lent to borrowing shares; reclaimed by cross-share preemption."""
+    LEND_AND_BORROW = "LEND_AND_BORROW"
+    """Lends idle capacity and borrows others' idle capacity up to the borrow limit."""
+
+    @property
+    def lends(self) -> bool:
+        return self is not SharingStrategy.RESERVE
+
+    @property
+    def borrows(self) -> bool:
+        return self is SharingStrategy.LEND_AND_BORROW
+
+
+class ShareState(StrEnum):
+    """``ENABLED`` accepts new jobs; ``DISABLED`` accepts none, submitted jobs may finish."""
+
+    ENABLED = "ENABLED"
+    DISABLED = "DISABLED"
+
+
+# --- quota share ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class QuotaShareSpec:
+    """A quota share: capacity limits per instance type, sharing strategy, preemption settings.
+
+    ``borrow_limit`` is a percent of the share's own ``max_capacity`` for each instance type;
+    ``None`` means "not set", which for ``LEND_AND_BORROW`` is ``-1`` (unlimited). ``0`` is kept.
+    """
+
+    name: str
+    capacity: Mapping[str, int]
+    strategy: SharingStrategy
+    borrow_limit: int | None = None
+    in_share_preemption: bool = False
+    state: ShareState = ShareState.ENABLED
+    description: str = ""
+    access: TeamAccess | None = None
+    """Team access (submitter role, execution role, bucket); ``None``: the stack makes none."""
+    notifications: Subscribers = field(default_factory=Subscribers)
+    """Who hears of this share's preemptions and FAILED jobs (besides the organisation's)."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "capacity", MappingProxyType(dict(self.capacity)))
+        object.__setattr__(self, "strategy", SharingStrategy(self.strategy))
+        object.__setattr__(self, "state", ShareState(self.state))
+
+    @property
+    def effective_borrow_limit(self) -> int | None:
+        """Borrow limit as sent to AWS: ``-1`` = unlimited, ``None`` = share cannot borrow."""
+        if not self.strategy.borrows:
+            return None
+        return UNLIMITED_BORROW if self.borrow_limit is None else self.borrow_limit
+
+    def limit(self, instance_type: str) -> int:
+        """Own capacity limit for ``instance_type`` (0 when the share has no limit for it)."""
+        return self.capacity.get(instance_type, 0)
+
+    def borrow_cap(self, instance_type: str) -> float:
+        """Most instances of ``instance_type`` this share may borrow (``inf`` when unlimited)."""
+        limit = self.effective_borrow_limit
+        own = self.limit(instance_type)
+        if limit is None or own == 0:
+            return 0
+        if limit == UNLIMITED_BORROW:
+            return math.inf
+        return (own * limit) // 100
+
+    def problems(self, path: str = "") -> list[Problem]:
+        """Every rule this share breaks on its own (queue-level rules are on QueueSpec)."""
+        problems = check_name(self.name, join_path(path, "name"), what="quota share name")
+        cap_path = join_path(path, "capacity")
+        count = len(self.capacity)
+        if not MIN_CAPACITY_LIMITS_PER_SHARE <= count <= MAX_CAPACITY_LIMITS_PER_SHARE:
+            problems.append(
+                Problem(
+                    cap_path,
+                    dict(self.capacity),
+                    f"a quota share needs 1 to 5 capacity limits (instance types), got {count}",
+                    "list between one and five instance types with their instance counts",
+                )
+            )
+        for itype, count_ in self.capacity.items():
+            item = f"{cap_path}.{itype}"
+            problems += check_capacity_limit(
+                itype, count_, type_path=item, count_path=item, what="max capacity (instances)"
+            )
+        if self.borrow_limit is not None:
+            bl_path = join_path(path, "borrow_limit")
+            if not self.strategy.borrows:
+                problems.append(
+                    Problem(
+                        bl_path,
+                        self.borrow_limit,
+                        f"borrow_limit is only allowed with strategy LEND_AND_BORROW, "
+                        f"not {self.strategy.value}",
+                        "remove borrow_limit or set strategy: LEND_AND_BORROW",
+                    )
+                )
+            else:
+                problems += check_int_range(
+                    self.borrow_limit,
+                    bl_path,
+                    UNLIMITED_BORROW,
+                    MAX_BORROW_LIMIT,
+                    what="borrow limit (percent; -1 = unlimited)",
+                )
+        if self.description:
+            problems += check_description(
+                self.description,
+                join_path(path, "description"),
+                max_chars=MAX_SHARE_DESCRIPTION_CHARS,
+                what="a share's description",
+            )
+        if self.access is not None:
+            problems += self.access.problems(join_path(path, "access"))
+        problems += self.notifications.problems(join_path(path, "notifications"))
+        return problems
