@@ -1,32 +1,10 @@
-"""Helpers for the emulator's HTTP tests: training-job payloads and submit shortcuts."""
+"""Helpers for the emulator's HTTP tests: submit and status shortcuts."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-ROLE = "arn:aws:iam::123456789012:role/SageMakerExecutionRole"
-
-
-def payload(instance_type: str = "ml.g5.xlarge", count: int = 1, runtime_s: int = 3600) -> str:
-    """JSON of a SageMaker CreateTrainingJob request, as ``serviceRequestPayload`` carries it."""
-    return json.dumps(
-        {
-            "TrainingJobName": "train",
-            "RoleArn": ROLE,
-            "AlgorithmSpecification": {
-                "TrainingImage": "123456789012.dkr.ecr.us-east-1.amazonaws.com/train:1",
-                "TrainingInputMode": "File",
-            },
-            "ResourceConfig": {
-                "InstanceType": instance_type,
-                "InstanceCount": count,
-                "VolumeSizeInGB": 30,
-            },
-            "StoppingCondition": {"MaxRuntimeInSeconds": runtime_s},
-            "OutputDataConfig": {"S3OutputPath": "s3://bucket/out"},
-        }
-    )
+from tests.helpers import payload
 
 
 def submit(batch: Any, queue: str, share: str | None, name: str, **extra: Any) -> str:
