@@ -1,9 +1,11 @@
-"""Helpers for the emulator's HTTP tests: submit and status shortcuts."""
+"""Helpers for the emulator's tests: submit and status shortcuts over HTTP, a queue built on the
+state layer directly."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from quota_constructs.local.state.registry import SAGEMAKER_TRAINING, JobQueue, Registry
 from tests.helpers import payload
 
 
@@ -23,3 +25,22 @@ def submit(batch: Any, queue: str, share: str | None, name: str, **extra: Any) -
 
 def status(batch: Any, job_id: str) -> str:
     return str(batch.describe_service_job(jobId=job_id)["status"])
+
+
+GPU = "ml.g5.xlarge"
+"""The instance type of the state tests' queues."""
+FIFO = {"idleResourceAssignmentStrategy": "FIFO"}
+"""A ``quotaSharePolicy`` as clients send it."""
+
+
+def create_queue(registry: Registry, name: str = "q", capacity: int = 2) -> JobQueue:
+    """A quota-share policy, a service environment of ``capacity`` GPUs and an ENABLED queue."""
+    policy = registry.create_scheduling_policy(f"{name}-policy", quota_share_policy=FIFO)
+    registry.create_service_environment(f"{name}-env", {GPU: capacity})
+    return registry.create_job_queue(
+        name,
+        priority=1,
+        queue_type=SAGEMAKER_TRAINING,
+        service_environments=[f"{name}-env"],
+        scheduling_policy=policy.arn,
+    )
