@@ -65,6 +65,7 @@ SMALL_JOBS.append(WorkloadJob(30 * MIN, "b", GPU, 2, 30 * MIN, 5))
 
 
 def search_small(**options: Any) -> tuple[SearchResult, CountingExecutor]:
+    """The optimizer on the small case with ``options``, and the executor it ran on."""
     with CountingExecutor() as executor:
         result = optimize(
             SMALL, workloads=[SMALL_JOBS], executor=executor, options=SearchOptions(**options)
