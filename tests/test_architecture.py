@@ -288,3 +288,36 @@ def test_emulator_layer_imports_only_the_layers_below(layer: str) -> None:
         and not any(name == ok or name.startswith(ok + ".") for ok in EMULATOR_LAYER_ALLOWED)
     )
     assert bad == []
+
+
+def imports_of_test_modules(root: Path) -> list[str]:
+    """``module imports test_module`` for every module under ``root/tests`` importing a test
+    module (absolute or relative): shared helpers belong in ``helpers.py`` or ``conftest.py``."""
+    graph = import_graph(module_files(root, ("tests",)))
+    return sorted(
+        f"{module} imports {imported}"
+        for module, imports in graph.items()
+        for imported in imports
+        if imported.rsplit(".", 1)[-1].startswith("test_")
+    )
+
+
+def test_no_module_under_tests_imports_a_test_module() -> None:
+    assert imports_of_test_modules(ROOT) == []
+
+
+def test_absolute_and_relative_imports_of_test_modules_are_found(tmp_path: Path) -> None:
+    (tmp_path / "tests" / "sub").mkdir(parents=True)
+    for name in ("__init__", "helpers", "test_a", "sub/__init__", "sub/test_b"):
+        (tmp_path / "tests" / f"{name}.py").write_text("")
+    (tmp_path / "tests" / "sub" / "test_c.py").write_text(
+        "from . import test_b\nfrom ..test_a import x\nfrom tests.helpers import y\n"
+    )
+    (tmp_path / "tests" / "sub" / "helpers.py").write_text(
+        "def f():\n    import tests.sub.test_b\n"
+    )
+    assert imports_of_test_modules(tmp_path) == [
+        "tests.sub.helpers imports tests.sub.test_b",
+        "tests.sub.test_c imports tests.sub.test_b",
+        "tests.sub.test_c imports tests.test_a",
+    ]
