@@ -72,6 +72,9 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
         "quota_constructs.advisor",
         "quota_constructs.constructs",
     ),
+    # the `quota` command: the top layer, it may import everything; nothing imports it
+    "quota_constructs.commands": (),
+    "stacks": ("quota_constructs.commands",),
 }
 
 
@@ -239,3 +242,29 @@ def test_no_module_imports_another_modules_private_names() -> None:
         and owning_module(name, files) not in (None, module)
     )
     assert offenders == []
+
+
+COMMANDS = "quota_constructs.commands"
+TERMINAL_LIBRARIES = ("typer", "click", "rich")
+
+
+def _imports_outside_commands(prefixes: tuple[str, ...]) -> list[str]:
+    """``module imports name`` for each module outside ``COMMANDS`` importing one of
+    ``prefixes``."""
+    files = module_files(ROOT, PACKAGES)
+    return sorted(
+        f"{module} imports {name}"
+        for module, path in files.items()
+        if not (module == COMMANDS or module.startswith(COMMANDS + "."))
+        for name in imported_names(module, path)
+        if any(name == prefix or name.startswith(prefix + ".") for prefix in prefixes)
+    )
+
+
+def test_only_the_commands_use_typer_click_or_rich() -> None:
+    """Library code never prints: the terminal belongs to ``quota_constructs.commands``."""
+    assert _imports_outside_commands(TERMINAL_LIBRARIES) == []
+
+
+def test_nothing_but_tests_imports_the_commands() -> None:
+    assert _imports_outside_commands((COMMANDS,)) == []
