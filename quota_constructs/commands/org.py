@@ -325,7 +325,7 @@ def diff_command(
 ) -> None:
     """Compare a file with the live queue; exit 0 when they match, 1 when they drift."""
     org = load_organisation(org_file)
-    options = {"endpoint_url": endpoint_url, "region": region}
+    options: dict[str, Any] = {"endpoint_url": endpoint_url, "region": region}
     client = QueueClient(queue, **options) if queue else organisation_client(org.name, **options)
     live = read_organisation(client, org.name).organisation
     drift = organisation_drift(org, live)

@@ -118,10 +118,13 @@ THROTTLED = ClientError(
         ),
         (QueueNotFound([BAD_SHARE]), Failure((str(BAD_SHARE),), ExitCode.NOT_FOUND)),
         (JobNotFound("no job with id 'x'"), Failure(("no job with id 'x'",), ExitCode.NOT_FOUND)),
-        (ShareNotFound("no quota share 'QS9'"), Failure(("no quota share 'QS9'",), 3)),
+        (
+            ShareNotFound("no quota share 'QS9'"),
+            Failure(("no quota share 'QS9'",), ExitCode.NOT_FOUND),
+        ),
         (
             WaitTimeout({"j1": None}, 5),
-            Failure(("1 job(s) not there after 5 s: j1 (not found)",), 1),
+            Failure(("1 job(s) not there after 5 s: j1 (not found)",), ExitCode.FAILED),
         ),
         (THROTTLED, Failure(("ThrottlingException: slow down",), ExitCode.FAILED)),
         (CliError("no job queue given"), Failure(("no job queue given",), ExitCode.USAGE)),
