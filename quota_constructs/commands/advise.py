@@ -398,17 +398,17 @@ def simulate_command(
 ) -> None:
     """Run a workload through the emulator's scheduler in virtual time; measure each share."""
     if from_queue is not None:
-        _simulate_from_queue(
+        _check_history_is_the_workload(from_queue, workload, generate)
+        simulate_from_queue(
             from_queue,
             since,
-            [*([org_file] if org_file else []), *compare_files],
+            org_files=[*([org_file] if org_file else []), *compare_files],
             as_json=as_json,
             plot=plot,
             save_workload=save_workload,
             options=SimulationOptions(startup_s=startup_s, preemption_s=preemption_s),
             endpoint_url=endpoint_url,
             region=region,
-            sources=(workload, generate),
         )
         return
     if org_file is None:
@@ -446,16 +446,11 @@ def _print_stuck(results: list[SimulationResult], console: Console) -> None:
                 )
 
 
-def _simulate_from_queue(
-    from_queue: str,
-    since: str,
-    org_files: list[Path],
-    *,
-    sources: tuple[Path | None, Path | None],
-    **options: Any,
+def _check_history_is_the_workload(
+    from_queue: str, workload: Path | None, generate: Path | None
 ) -> None:
     """``--from-queue``: the workload is the queue's history, not --workload or --generate."""
-    if any(source is not None for source in sources):
+    if workload is not None or generate is not None:
         raise QuotaConfigError(
             [
                 Problem(
@@ -466,7 +461,6 @@ def _simulate_from_queue(
                 )
             ]
         )
-    simulate_from_queue(from_queue, since, org_files=org_files, **options)
 
 
 def simulate_from_queue(
