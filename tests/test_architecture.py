@@ -72,6 +72,9 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
         "quota_constructs.advisor",
         "quota_constructs.constructs",
     ),
+    # the `quota` command: the top layer, it may import everything; nothing imports it
+    "quota_constructs.commands": (),
+    "stacks": ("quota_constructs.commands",),
 }
 
 
@@ -321,3 +324,29 @@ def test_absolute_and_relative_imports_of_test_modules_are_found(tmp_path: Path)
         "tests.sub.test_c imports tests.sub.test_b",
         "tests.sub.test_c imports tests.test_a",
     ]
+
+
+COMMANDS = "quota_constructs.commands"
+TERMINAL_LIBRARIES = ("typer", "click", "rich")
+
+
+def _imports_outside_commands(prefixes: tuple[str, ...]) -> list[str]:
+    """``module imports name`` for each module outside ``COMMANDS`` importing one of
+    ``prefixes``."""
+    files = module_files(ROOT, PACKAGES)
+    return sorted(
+        f"{module} imports {name}"
+        for module, path in files.items()
+        if not (module == COMMANDS or module.startswith(COMMANDS + "."))
+        for name in imported_names(module, path)
+        if any(name == prefix or name.startswith(prefix + ".") for prefix in prefixes)
+    )
+
+
+def test_only_the_commands_use_typer_click_or_rich() -> None:
+    """Library code never prints: the terminal belongs to ``quota_constructs.commands``."""
+    assert _imports_outside_commands(TERMINAL_LIBRARIES) == []
+
+
+def test_nothing_but_tests_imports_the_commands() -> None:
+    assert _imports_outside_commands((COMMANDS,)) == []

@@ -1,19 +1,26 @@
-"""``quota recommend`` and ``quota simulate``: the advisor and the what-if simulator."""
+"""``quota recommend`` and ``quota simulate``: the advisor and the what-if simulator.
+
+``quota simulate --from-queue`` replays a live queue's job history: the AWS reading is
+:mod:`quota_constructs.runtime.adopt`, the workload :mod:`quota_constructs.advisor.history`.
+"""
 
 from __future__ import annotations
 
 import json
 import os
+import time
+from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from quota_constructs.advisor.history import HistoryWorkload, parse_duration, workload_from_history
 from quota_constructs.advisor.optimize import SearchOptions, optimize
 from quota_constructs.advisor.profiles import TeamsFile, load_teams
 from quota_constructs.advisor.recommend import Advice, price_problems, recommend
@@ -33,7 +40,18 @@ from quota_constructs.advisor.workload import (
     load_workload_csv,
     workload_csv,
 )
-from quota_constructs.commands._common import ExitCode, data_table, stderr_console, stdout_console
+from quota_constructs.commands._common import (
+    ExitCode,
+    data_table,
+    endpoint_option,
+    fail,
+    handle_errors,
+    json_option,
+    print_json,
+    region_option,
+    stderr_console,
+    stdout_console,
+)
 from quota_constructs.commands._reports import (
     results_json,
     results_table,
@@ -43,17 +61,10 @@ from quota_constructs.commands._reports import (
 )
 from quota_constructs.config import load_organisation
 from quota_constructs.model import Organisation, Problem, QuotaConfigError
+from quota_constructs.runtime.adopt import queue_client, read_job_history, read_organisation
+from quota_constructs.runtime.queue import QueueClient
 
 advisor_app = typer.Typer(no_args_is_help=True)
-
-
-def _fail(exc: QuotaConfigError) -> typer.Exit:
-    """Print every problem of ``exc`` on stderr, one line each; the exit (2) to raise."""
-    err = stderr_console()
-    head = f"{exc.context}: " if exc.context else ""
-    for problem in exc.problems:
-        err.print(f"[red]error[/] {escape(head + str(problem))}")
-    return typer.Exit(ExitCode.USAGE)
 
 
 def _parse_prices(values: list[str], teams: TeamsFile) -> dict[str, float]:
@@ -135,6 +146,7 @@ def print_advice(advice: Advice, console: Console) -> None:
 
 
 @advisor_app.command("recommend")
+@handle_errors
 def recommend_command(
     teams_file: Path = typer.Argument(..., help="Team-profile YAML file."),
     output: Path | None = typer.Option(
@@ -166,7 +178,7 @@ def recommend_command(
     preemption_s: float = typer.Option(
         20.0, "--preemption-s", help="Preemption started-to-completed time (s)."
     ),
-    as_json: bool = typer.Option(False, "--json", help="Print the advice (or search) as JSON."),
+    as_json: Annotated[bool, json_option("Print the advice (or search) as JSON.")] = False,
     plot: Path | None = typer.Option(
         None, "--plot", help="Write a PNG: usage (--simulate) or comparison (--optimize)."
     ),
@@ -177,13 +189,10 @@ def recommend_command(
     """
     console = stdout_console()
     err = stderr_console()
-    try:
-        _check_modes(simulate, optimize_, plot)
-        teams = load_teams(teams_file)
-        prices = _parse_prices(price, teams)
-        advice = recommend(teams, prices=prices)
-    except QuotaConfigError as exc:
-        raise _fail(exc) from None
+    _check_modes(simulate, optimize_, plot)
+    teams = load_teams(teams_file)
+    prices = _parse_prices(price, teams)
+    advice = recommend(teams, prices=prices)
     if optimize_:
         sim = SimulationOptions(startup_s=startup_s, preemption_s=preemption_s)
         options = SearchOptions(
@@ -241,15 +250,12 @@ def _simulate_advice(
     """Check the advice on a generated workload; with ``as_json`` one JSON document: the
     advice, the simulation results and the findings. Exit 1 if an expectation FAILED."""
     days, seed, startup_s, preemption_s = run
-    try:
-        jobs = generate_workload(teams, days=days, seed=seed)
-        options = SimulationOptions(
-            startup_s=startup_s, preemption_s=preemption_s, window_s=days * DAY_S
-        )
-        configs = alternatives(advice.organisation)
-        results = compare(list(configs.values()), jobs, options=options)
-    except QuotaConfigError as exc:
-        raise _fail(exc) from None
+    jobs = generate_workload(teams, days=days, seed=seed)
+    options = SimulationOptions(
+        startup_s=startup_s, preemption_s=preemption_s, window_s=days * DAY_S
+    )
+    configs = alternatives(advice.organisation)
+    results = compare(list(configs.values()), jobs, options=options)
     findings = verify(advice, dict(zip(configs, results, strict=True)))
     if as_json:
         simulation = json.loads(results_json(results, list(configs)))
@@ -286,19 +292,16 @@ def _optimize(
     err: Console,
 ) -> None:
     """Run the search on a process pool and print it (JSON on stdout with ``--json``)."""
-    try:
-        if workers < 0:
-            raise QuotaConfigError(
-                [Problem("--workers", workers, "must be 0 (one per core) or more", "e.g. 2")]
-            )
-        flags = {"seeds": "--workloads", "days": "--days", "max_candidates": "--max-candidates"}
-        problems = [replace(p, path=flags.get(p.path, p.path)) for p in options.problems()]
-        if problems:
-            raise QuotaConfigError(problems)
-        with ProcessPoolExecutor(max_workers=workers or os.cpu_count() or 1) as pool:
-            search = optimize(teams, options=options, executor=pool, prices=prices)
-    except QuotaConfigError as exc:
-        raise _fail(exc) from None
+    if workers < 0:
+        raise QuotaConfigError(
+            [Problem("--workers", workers, "must be 0 (one per core) or more", "e.g. 2")]
+        )
+    flags = {"seeds": "--workloads", "days": "--days", "max_candidates": "--max-candidates"}
+    problems = [replace(p, path=flags.get(p.path, p.path)) for p in options.problems()]
+    if problems:
+        raise QuotaConfigError(problems)
+    with ProcessPoolExecutor(max_workers=workers or os.cpu_count() or 1) as pool:
+        search = optimize(teams, options=options, executor=pool, prices=prices)
     info = err  # warnings and progress: stderr (data only on stdout)
     if as_json:
         typer.echo(search_json(search))
@@ -353,6 +356,7 @@ def _labels(paths: list[Path], orgs: list[Organisation]) -> list[str]:
 
 
 @advisor_app.command("simulate")
+@handle_errors
 def simulate_command(
     org_file: Path | None = typer.Argument(
         None, help="Organisation YAML file (with --from-queue: optional, compared too)."
@@ -369,7 +373,7 @@ def simulate_command(
     compare_files: list[Path] = typer.Option(
         [], "--compare", help="More organisation files to run on the same workload."
     ),
-    as_json: bool = typer.Option(False, "--json", help="Print the results as JSON."),
+    as_json: Annotated[bool, json_option("Print the results as JSON.")] = False,
     plot: Path | None = typer.Option(None, "--plot", help="Write a PNG plot here."),
     save_workload: Path | None = typer.Option(
         None, "--save-workload", help="Write the workload used as CSV."
@@ -387,44 +391,36 @@ def simulate_command(
     since: str = typer.Option(
         "7d", "--since", help="With --from-queue: history to replay, e.g. 90m, 1h, 7d."
     ),
-    endpoint_url: str | None = typer.Option(
-        None,
-        "--endpoint-url",
-        envvar="AWS_ENDPOINT_URL_BATCH",
-        help="With --from-queue: Batch/SSM endpoint (emulator).",
-    ),
-    region: str | None = typer.Option(None, "--region", help="With --from-queue: AWS region."),
+    endpoint_url: Annotated[
+        str | None, endpoint_option("With --from-queue: Batch/SSM endpoint (emulator).")
+    ] = None,
+    region: Annotated[str | None, region_option("With --from-queue: AWS region.")] = None,
 ) -> None:
     """Run a workload through the emulator's scheduler in virtual time; measure each share."""
     if from_queue is not None:
-        _simulate_from_queue(
+        _check_history_is_the_workload(from_queue, workload, generate)
+        simulate_from_queue(
             from_queue,
             since,
-            [*([org_file] if org_file else []), *compare_files],
+            org_files=[*([org_file] if org_file else []), *compare_files],
             as_json=as_json,
             plot=plot,
             save_workload=save_workload,
             options=SimulationOptions(startup_s=startup_s, preemption_s=preemption_s),
             endpoint_url=endpoint_url,
             region=region,
-            sources=(workload, generate),
         )
         return
     if org_file is None:
-        raise _fail(
-            QuotaConfigError(
-                [Problem("ORG_FILE", None, "missing", "pass an organisation file or --from-queue")]
-            )
+        raise QuotaConfigError(
+            [Problem("ORG_FILE", None, "missing", "pass an organisation file or --from-queue")]
         )
     console = stdout_console()
     paths = [org_file, *compare_files]
-    try:
-        orgs = [load_organisation(p) for p in paths]
-        jobs, window = _workload(workload, generate, days, seed, intensity)
-        options = SimulationOptions(startup_s=startup_s, preemption_s=preemption_s, window_s=window)
-        results: list[SimulationResult] = compare(orgs, jobs, options=options)
-    except QuotaConfigError as exc:
-        raise _fail(exc) from None
+    orgs = [load_organisation(p) for p in paths]
+    jobs, window = _workload(workload, generate, days, seed, intensity)
+    options = SimulationOptions(startup_s=startup_s, preemption_s=preemption_s, window_s=window)
+    results: list[SimulationResult] = compare(orgs, jobs, options=options)
     labels = _labels(paths, orgs)
     if save_workload is not None:
         save_workload.write_text(workload_csv(jobs), encoding="utf-8")
@@ -450,28 +446,84 @@ def _print_stuck(results: list[SimulationResult], console: Console) -> None:
                 )
 
 
-def _simulate_from_queue(
+def _check_history_is_the_workload(
+    from_queue: str, workload: Path | None, generate: Path | None
+) -> None:
+    """``--from-queue``: the workload is the queue's history, not --workload or --generate."""
+    if workload is not None or generate is not None:
+        raise QuotaConfigError(
+            [
+                Problem(
+                    "--from-queue",
+                    from_queue,
+                    "the workload comes from the queue's history",
+                    "drop --workload/--generate, or drop --from-queue",
+                )
+            ]
+        )
+
+
+def simulate_from_queue(
     from_queue: str,
     since: str,
-    org_files: list[Path],
     *,
-    sources: tuple[Path | None, Path | None],
-    **options: Any,
+    org_files: Sequence[Path] = (),
+    as_json: bool = False,
+    plot: Path | None = None,
+    save_workload: Path | None = None,
+    options: SimulationOptions | None = None,
+    endpoint_url: str | None = None,
+    region: str | None = None,
 ) -> None:
-    """``--from-queue``: the workload is the queue's history (``commands.adopt``)."""
-    from quota_constructs.commands.adopt import simulate_from_queue  # reads AWS: only when asked
-
-    if any(source is not None for source in sources):
-        raise _fail(
-            QuotaConfigError(
-                [
-                    Problem(
-                        "--from-queue",
-                        from_queue,
-                        "the workload comes from the queue's history",
-                        "drop --workload/--generate, or drop --from-queue",
-                    )
-                ]
-            )
+    """Replay the queue's history since ``since`` on its live configuration and ``org_files``."""
+    seconds = parse_duration(since)
+    client = queue_client(from_queue, endpoint_url=endpoint_url, region=region)
+    live = read_organisation(client).organisation
+    history = read_job_history(client, time.time() - seconds)
+    workload = workload_from_history(history.jobs, start_s=history.since_s, now_s=history.now_s)
+    orgs = [live, *(load_organisation(p) for p in org_files)]
+    if not workload.jobs:
+        lines = "; ".join(workload.report()) or "no jobs at all"
+        fail(f"no job to replay in the last {since} on {client.queue} ({lines})")
+    labels = [f"{live.name} (live)", *(str(p) for p in org_files)]
+    sim = options or SimulationOptions()
+    sim = SimulationOptions(sim.startup_s, sim.preemption_s, window_s=workload.window_s or None)
+    results = compare(orgs, list(workload.jobs), options=sim)
+    if save_workload is not None:
+        save_workload.write_text(workload_csv(workload.jobs), encoding="utf-8")
+    if as_json:
+        print_json(
+            {
+                "jobQueue": client.queue,
+                "history": workload.as_json(),
+                "results": json.loads(results_json(results, labels)),
+            }
         )
-    simulate_from_queue(from_queue, since, org_files=org_files, **options)
+    else:
+        _print_history(workload, client, since)
+        stdout_console().print(results_table(results, labels))
+    if plot is not None:
+        plot_results(results, labels, plot)
+
+
+def _print_history(workload: HistoryWorkload, client: QueueClient, since: str) -> None:
+    console = stdout_console()
+    console.print(
+        f"{workload.total} job(s) created in the last {since} on {client.queue}; "
+        f"{len(workload.jobs)} replayed"
+    )
+    for line in workload.report():
+        console.print(f"  {line}")
+    table = Table(title="Observed on the queue")
+    for column in ("share", "jobs", "started", "wait p50", "wait max", "preemptions"):
+        table.add_column(column)
+    for s in workload.observed:
+        table.add_row(
+            s.share,
+            str(s.jobs),
+            str(s.started),
+            f"{s.wait_p50_s:.0f} s",
+            f"{s.wait_max_s:.0f} s",
+            f"{s.preemptions} ({s.preempted_jobs} jobs)",
+        )
+    console.print(table)

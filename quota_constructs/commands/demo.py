@@ -27,6 +27,8 @@ from rich.console import Console
 from quota_constructs.commands._common import (
     ExitCode,
     fail,
+    handle_errors,
+    json_option,
     print_json,
     stderr_console,
     stdout_console,
@@ -260,6 +262,7 @@ def run_tutorial(
     return checks
 
 
+@handle_errors
 def demo(
     speed: Annotated[
         float | None,
@@ -270,11 +273,7 @@ def demo(
         ),
     ] = None,
     as_json: Annotated[
-        bool,
-        typer.Option(
-            "--json",
-            help="Print the outcomes as JSON on stdout (the timeline goes to stderr).",
-        ),
+        bool, json_option("Print the outcomes as JSON on stdout (the timeline goes to stderr).")
     ] = False,
 ) -> None:
     """Replay the AWS quota-management tutorial on the local emulator (offline).
@@ -289,7 +288,7 @@ def demo(
         clock: Literal["virtual", "wall"] = "virtual" if speed is None else "wall"
         with EmulatorServer(org_files=[SEED_DEMO], clock=clock, speed=speed or 1.0) as emulator:
             checks = run_tutorial(emulator, console, speed=speed)
-    except Exception as error:  # one line, never a traceback
+    except Exception as error:  # the tutorial did not run through: exit 1, one line
         fail(str(error), ExitCode.FAILED)
     if as_json:
         print_json(

@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
-from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import suppress
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any
@@ -24,9 +23,17 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from quota_constructs.commands._common import (
+    AsTeamOpt,
+    CliError,
+    EndpointOpt,
     ExitCode,
+    JsonOpt,
+    OrganisationOpt,
+    QueueOpt,
+    RegionOpt,
     data_table,
     fail,
+    handle_errors,
     print_json,
     stderr_console,
     stdout_console,
@@ -41,16 +48,8 @@ from quota_constructs.runtime.json_view import (
 )
 from quota_constructs.runtime.pacing import Backoff
 from quota_constructs.runtime.payload import JobSubmission, TrainingJob, attempt_token
-from quota_constructs.runtime.queue import (
-    AmbiguousJobName,
-    JobHandle,
-    JobNotFound,
-    QueueClient,
-    ShareNotFound,
-    error_text,
-    is_setup_error,
-)
-from quota_constructs.runtime.waiting import TrackedJob, Transition, Until, WaitTimeout
+from quota_constructs.runtime.queue import JobHandle, QueueClient
+from quota_constructs.runtime.waiting import TrackedJob, Transition, Until
 from quota_constructs.safe_load import load_json
 
 jobs_app = typer.Typer(
@@ -58,41 +57,6 @@ jobs_app = typer.Typer(
     help="Submit, re-prioritise, watch and clean up training jobs in a quota share.",
     no_args_is_help=True,
 )
-
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
-
-
-class CliError(Exception):
-    """A usage error: printed as one line, exit code 2."""
-
-
-@contextmanager
-def _errors() -> Iterator[None]:
-    """Turn every expected failure into one line on stderr and its exit code (README table)."""
-    try:
-        yield
-    except QuotaConfigError as error:
-        head = f"{error.context}: " if error.context else ""
-        fail(head + "; ".join(str(p) for p in error.problems) or str(error), ExitCode.USAGE)
-    except WaitTimeout as error:
-        fail(str(error), ExitCode.FAILED)
-    except (ClientError, BotoCoreError) as error:
-        fail(error_text(error), ExitCode.USAGE if is_setup_error(error) else ExitCode.FAILED)
-    except (CliError, ValueError, KeyError, OSError) as error:
-        fail(str(error).strip("'\""), ExitCode.USAGE)
-    except KeyboardInterrupt:
-        fail("interrupted; jobs already submitted keep running", ExitCode.INTERRUPTED)
-
-
-@contextmanager
-def _lookups() -> Iterator[None]:
-    """An unknown job or share exits 3, an ambiguous job name 2 (README, "Exit codes")."""
-    try:
-        yield
-    except (JobNotFound, ShareNotFound) as error:
-        fail(str(error), ExitCode.NOT_FOUND)
-    except AmbiguousJobName as error:
-        fail(str(error), ExitCode.USAGE)
 
 
 @dataclasses.dataclass
@@ -122,34 +86,6 @@ class QueueClientOptions:
             "no job queue given: pass --queue NAME|ARN or --organisation NAME "
             "(or set QUOTA_QUEUE / QUOTA_ORGANISATION)"
         )
-
-
-QueueOpt = Annotated[
-    str | None,
-    typer.Option("--queue", "-q", envvar="QUOTA_QUEUE", help="Job queue name or ARN."),
-]
-OrganisationOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--organisation", "-o", envvar="QUOTA_ORGANISATION", help="Organisation (via SSM)."
-    ),
-]
-EndpointOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--endpoint-url", envvar="AWS_ENDPOINT_URL_BATCH", help="Batch/SSM endpoint (emulator)."
-    ),
-]
-RegionOpt = Annotated[str | None, typer.Option("--region", help="AWS region.")]
-AsTeamOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--as-team",
-        envvar="QUOTA_AS_TEAM",
-        help="Act as this share's team: assume its submitter role (needs --organisation).",
-    ),
-]
-"""The queue options of ``quota jobs`` and ``quota status`` (one declaration for both)."""
 
 
 @jobs_app.callback()
@@ -267,6 +203,7 @@ def _jobs_table(jobs: list[JobSummary], title: str) -> Table:
 
 
 @jobs_app.command()
+@handle_errors
 def submit(
     ctx: typer.Context,
     name: Annotated[str, typer.Argument(help="Job name.")],
@@ -310,82 +247,77 @@ def submit(
     as_json: JsonOpt = False,
 ) -> None:
     """Check a job against the live queue and submit it (or print it with --dry-run)."""
-    with _errors(), _lookups():
-        options: QueueClientOptions = ctx.obj
-        share = share or options.as_team
-        if share is None:
-            raise CliError("no quota share: pass --share SHARE (or --as-team SHARE)")
-        builder = {
-            "--image": image,
-            "--instance-type": instance_type,
-            "--instance-count": instance_count,
-            "--role-arn": role_arn,
-            "--output-s3": output_s3,
-            "--checkpoint-s3": checkpoint_s3,
-            "--max-runtime": max_runtime,
-            "--hp": hp,
-            "--env": env,
-        }
-        body: dict[str, Any] | TrainingJob
-        if payload is not None:
-            given = [flag for flag, value in builder.items() if value is not None]
-            if given:
-                raise CliError(
-                    f"--payload {payload} and {', '.join(given)} conflict: the payload file is "
-                    "the whole CreateTrainingJob request; pass either --payload or the builder "
-                    "flags, not both"
-                )
-            body = load_json(payload)
-        elif image and instance_type and role_arn and output_s3:
-            body = TrainingJob(
-                image=image,
-                instance_type=instance_type,
-                instance_count=1 if instance_count is None else instance_count,
-                role_arn=role_arn,
-                output_s3_uri=output_s3,
-                checkpoint_s3_uri=checkpoint_s3,
-                max_runtime_s=86_400 if max_runtime is None else max_runtime,
-                hyperparameters=_pairs(hp, "--hp"),
-                environment=_pairs(env, "--env"),
-            )
-        else:
+    options: QueueClientOptions = ctx.obj
+    share = share or options.as_team
+    if share is None:
+        raise CliError("no quota share: pass --share SHARE (or --as-team SHARE)")
+    builder = {
+        "--image": image,
+        "--instance-type": instance_type,
+        "--instance-count": instance_count,
+        "--role-arn": role_arn,
+        "--output-s3": output_s3,
+        "--checkpoint-s3": checkpoint_s3,
+        "--max-runtime": max_runtime,
+        "--hp": hp,
+        "--env": env,
+    }
+    body: dict[str, Any] | TrainingJob
+    if payload is not None:
+        given = [flag for flag, value in builder.items() if value is not None]
+        if given:
             raise CliError(
-                "no payload: pass --payload FILE.json, or --image, --instance-type, --role-arn "
-                "and --output-s3"
+                f"--payload {payload} and {', '.join(given)} conflict: the payload file is "
+                "the whole CreateTrainingJob request; pass either --payload or the builder "
+                "flags, not both"
             )
-        submission = JobSubmission(
-            job_name=name,
-            share=share,
-            payload=body,
-            priority=priority,
-            preemption_retries=preemption_retries,
-            retry_attempts=retry_attempts,
-            timeout_s=timeout,
-            tags=_pairs(tag, "--tag"),
-            client_token=client_token,
+        body = load_json(payload)
+    elif image and instance_type and role_arn and output_s3:
+        body = TrainingJob(
+            image=image,
+            instance_type=instance_type,
+            instance_count=1 if instance_count is None else instance_count,
+            role_arn=role_arn,
+            output_s3_uri=output_s3,
+            checkpoint_s3_uri=checkpoint_s3,
+            max_runtime_s=86_400 if max_runtime is None else max_runtime,
+            hyperparameters=_pairs(hp, "--hp"),
+            environment=_pairs(env, "--env"),
         )
-        client = _client(ctx)
-        client.check_share(share)  # an unknown share: exit 3, naming the queue's shares
-        if resubmit:
-            submission = _new_attempt(client, submission)
-        if dry_run:
-            print_json(client.render(submission))  # serviceRequestPayload stays a JSON string
-            return
-        handle = client.submit_job(submission)
-        if handle.already_submitted:
-            _already_submitted(handle, as_json)
-        if as_json:
-            print_json(
-                {"jobId": handle.job_id, "jobName": handle.job_name, "jobArn": handle.job_arn}
-            )
-        else:
-            stdout_console().print(
-                f"submitted [bold]{handle.job_name}[/] to {share}: {handle.job_id}"
-            )
-        if resubmit:
-            stderr_console().print(
-                f"new attempt with clientToken {submission.client_token}", highlight=False
-            )
+    else:
+        raise CliError(
+            "no payload: pass --payload FILE.json, or --image, --instance-type, --role-arn "
+            "and --output-s3"
+        )
+    submission = JobSubmission(
+        job_name=name,
+        share=share,
+        payload=body,
+        priority=priority,
+        preemption_retries=preemption_retries,
+        retry_attempts=retry_attempts,
+        timeout_s=timeout,
+        tags=_pairs(tag, "--tag"),
+        client_token=client_token,
+    )
+    client = _client(ctx)
+    client.check_share(share)  # an unknown share: exit 3, naming the queue's shares
+    if resubmit:
+        submission = _new_attempt(client, submission)
+    if dry_run:
+        print_json(client.render(submission))  # serviceRequestPayload stays a JSON string
+        return
+    handle = client.submit_job(submission)
+    if handle.already_submitted:
+        _already_submitted(handle, as_json)
+    if as_json:
+        print_json({"jobId": handle.job_id, "jobName": handle.job_name, "jobArn": handle.job_arn})
+    else:
+        stdout_console().print(f"submitted [bold]{handle.job_name}[/] to {share}: {handle.job_id}")
+    if resubmit:
+        stderr_console().print(
+            f"new attempt with clientToken {submission.client_token}", highlight=False
+        )
 
 
 def _new_attempt(client: QueueClient, submission: JobSubmission) -> JobSubmission:
@@ -409,6 +341,7 @@ def _already_submitted(handle: JobHandle, as_json: bool) -> None:
 
 
 @jobs_app.command()
+@handle_errors
 def update(
     ctx: typer.Context,
     job_id: Annotated[str, JobArg],
@@ -416,17 +349,17 @@ def update(
     as_json: JsonOpt = False,
 ) -> None:
     """Change a job's scheduling priority (may preempt, or make it preemptible)."""
-    with _errors(), _lookups():
-        client = _client(ctx)
-        resolved = client.resolve_job(job_id)
-        client.update_priority(resolved, priority)
-        if as_json:
-            print_json({"jobId": resolved, "schedulingPriority": priority})
-        else:
-            stdout_console().print(f"{job_id}: priority {priority}")
+    client = _client(ctx)
+    resolved = client.resolve_job(job_id)
+    client.update_priority(resolved, priority)
+    if as_json:
+        print_json({"jobId": resolved, "schedulingPriority": priority})
+    else:
+        stdout_console().print(f"{job_id}: priority {priority}")
 
 
 @jobs_app.command("ls")
+@handle_errors
 def list_jobs(
     ctx: typer.Context,
     share: Annotated[
@@ -439,50 +372,50 @@ def list_jobs(
     as_json: JsonOpt = False,
 ) -> None:
     """List jobs by share and status (one API call per status page)."""
-    with _errors(), _lookups():
-        client = _client(ctx)
-        if share is not None:
-            client.check_share(share)
-        jobs = client.list(share=share, statuses=status or ACTIVE_STATUSES)
-        if as_json:
-            print_json([job_json(job) for job in jobs])
-        else:
-            stdout_console().print(_jobs_table(jobs, f"{len(jobs)} job(s)"))
+    client = _client(ctx)
+    if share is not None:
+        client.check_share(share)
+    jobs = client.list(share=share, statuses=status or ACTIVE_STATUSES)
+    if as_json:
+        print_json([job_json(job) for job in jobs])
+    else:
+        stdout_console().print(_jobs_table(jobs, f"{len(jobs)} job(s)"))
 
 
 @jobs_app.command()
+@handle_errors
 def describe(
     ctx: typer.Context,
     job_id: Annotated[str, JobArg],
     as_json: JsonOpt = False,
 ) -> None:
     """A job's details and preemption history."""
-    with _errors(), _lookups():
-        job = _client(ctx).find_job(job_id)
-        if as_json:
-            print_json(details_json(job))
-            return
-        table = data_table("field", "value", title=f"{job.job_name} ({job.job_id})")
-        table.show_header = False
-        for key, value in (
-            ("status", f"{job.status.value} {job.status_reason}".strip()),
-            ("share", job.share or "-"),
-            ("priority", "-" if job.priority is None else str(job.priority)),
-            ("instances", ", ".join(f"{n} x {t}" for t, n in job.capacity_usage.items()) or "-"),
-            (
-                "created / started / stopped",
-                " / ".join(_when(t) for t in (job.created_at, job.started_at, job.stopped_at)),
-            ),
-            ("attempt timeout", f"{job.attempt_duration_s} s" if job.attempt_duration_s else "-"),
-            ("preemptions", str(job.preemptions.count)),
-        ):
-            table.add_row(key, value)
-        for attempt in job.preemptions.recent:
-            table.add_row(f"  preempted {_when(attempt.stopped_at)}", attempt.reason)
-        stdout_console().print(table)
+    job = _client(ctx).find_job(job_id)
+    if as_json:
+        print_json(details_json(job))
+        return
+    table = data_table("field", "value", title=f"{job.job_name} ({job.job_id})")
+    table.show_header = False
+    for key, value in (
+        ("status", f"{job.status.value} {job.status_reason}".strip()),
+        ("share", job.share or "-"),
+        ("priority", "-" if job.priority is None else str(job.priority)),
+        ("instances", ", ".join(f"{n} x {t}" for t, n in job.capacity_usage.items()) or "-"),
+        (
+            "created / started / stopped",
+            " / ".join(_when(t) for t in (job.created_at, job.started_at, job.stopped_at)),
+        ),
+        ("attempt timeout", f"{job.attempt_duration_s} s" if job.attempt_duration_s else "-"),
+        ("preemptions", str(job.preemptions.count)),
+    ):
+        table.add_row(key, value)
+    for attempt in job.preemptions.recent:
+        table.add_row(f"  preempted {_when(attempt.stopped_at)}", attempt.reason)
+    stdout_console().print(table)
 
 
 @jobs_app.command()
+@handle_errors
 def wait(
     ctx: typer.Context,
     job_ids: Annotated[list[str], JobsArg],
@@ -496,53 +429,53 @@ def wait(
     as_json: JsonOpt = False,
 ) -> None:
     """Wait for jobs with a live progress display; exit 1 if one ends FAILED or on timeout."""
-    with _errors(), _lookups():
-        wait_target = Until.named(until)
-        client = _client(ctx)
-        job_ids = list(client.resolve_jobs(job_ids))
-        err = stderr_console()
-        progress = Progress(
-            TextColumn(f"waiting for {until}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            console=err,
-            transient=as_json,
+    wait_target = Until.named(until)
+    client = _client(ctx)
+    job_ids = list(client.resolve_jobs(job_ids))
+    err = stderr_console()
+    progress = Progress(
+        TextColumn(f"waiting for {until}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        transient=as_json,
+    )
+    task = progress.add_task("wait", total=len(set(job_ids)))
+    reached: set[str] = set()
+
+    def show(change: Transition) -> None:
+        job = change.job
+        progress.console.print(
+            f"{job.job_name} ({job.job_id}): {change.previous or 'new'} -> "
+            f"{job.status.value} [dim]{job.status_reason}[/]",
+            highlight=False,
         )
-        task = progress.add_task("wait", total=len(set(job_ids)))
-        reached: set[str] = set()
+        if job.status.is_terminal or wait_target(TrackedJob(job.job_id, job)):
+            reached.add(job.job_id)
+        progress.update(task, completed=len(reached))
 
-        def show(change: Transition) -> None:
-            job = change.job
-            progress.console.print(
-                f"{job.job_name} ({job.job_id}): {change.previous or 'new'} -> "
-                f"{job.status.value} [dim]{job.status_reason}[/]",
-                highlight=False,
-            )
-            if job.status.is_terminal or wait_target(TrackedJob(job.job_id, job)):
-                reached.add(job.job_id)
-            progress.update(task, completed=len(reached))
-
-        with progress:
-            result = client.wait(
-                job_ids,
-                until=wait_target,
-                timeout=timeout,
-                backoff=Backoff(initial=poll, maximum=max(poll, 60.0)),
-                on_transition=show,
-            )
-            progress.update(task, completed=len(result.jobs))
-        done = list(result.jobs.values())
-        if as_json:
-            print_json([job_json(job) for job in done])
-        else:
-            stdout_console().print(_jobs_table(done, f"{len(done)} job(s) done"))
-        failed = [job.job_id for job in done if job.status is JobStatus.FAILED]
-        if failed:
-            fail(f"{len(failed)} job(s) ended FAILED: {', '.join(failed)}", ExitCode.FAILED)
+    with progress:
+        result = client.wait(
+            job_ids,
+            until=wait_target,
+            timeout=timeout,
+            backoff=Backoff(initial=poll, maximum=max(poll, 60.0)),
+            on_transition=show,
+        )
+        progress.update(task, completed=len(result.jobs))
+    done = list(result.jobs.values())
+    if as_json:
+        print_json([job_json(job) for job in done])
+    else:
+        stdout_console().print(_jobs_table(done, f"{len(done)} job(s) done"))
+    failed = [job.job_id for job in done if job.status is JobStatus.FAILED]
+    if failed:
+        fail(f"{len(failed)} job(s) ended FAILED: {', '.join(failed)}", ExitCode.FAILED)
 
 
 @jobs_app.command()
+@handle_errors
 def terminate(
     ctx: typer.Context,
     job_ids: Annotated[list[str] | None, JobsArg] = None,
@@ -558,43 +491,42 @@ def terminate(
     as_json: JsonOpt = False,
 ) -> None:
     """Terminate jobs by id (50 per call) or every active job of a share."""
-    with _errors(), _lookups():
-        if bool(job_ids) == bool(share):
-            raise CliError("pass job ids or --share SHARE (one of them)")
-        client = _client(ctx)
-        result = (
-            client.terminate_share(client.check_share(share).name, reason)
-            if share
-            else client.terminate_many(client.resolve_jobs(job_ids or []), reason)
-        )
-        if as_json:
-            print_json(terminate_json(result))
-        else:
-            stdout_console().print(f"terminated {len(result.terminated)} job(s)")
-            for job_id, message in result.errors.items():
-                stderr_console().print(f"[red]{job_id}[/]: {message}")
-        if result.errors:
-            raise typer.Exit(ExitCode.FAILED)
+    if bool(job_ids) == bool(share):
+        raise CliError("pass job ids or --share SHARE (one of them)")
+    client = _client(ctx)
+    result = (
+        client.terminate_share(client.check_share(share).name, reason)
+        if share
+        else client.terminate_many(client.resolve_jobs(job_ids or []), reason)
+    )
+    if as_json:
+        print_json(terminate_json(result))
+    else:
+        stdout_console().print(f"terminated {len(result.terminated)} job(s)")
+        for job_id, message in result.errors.items():
+            stderr_console().print(f"[red]{job_id}[/]: {message}")
+    if result.errors:
+        raise typer.Exit(ExitCode.FAILED)
 
 
 @jobs_app.command()
+@handle_errors
 def snapshot(ctx: typer.Context, as_json: JsonOpt = False) -> None:
     """Who is next in the queue and in each share, and capacity in use per share."""
-    with _errors():
-        snap = _client(ctx).snapshot()
-        if as_json:
-            print_json(snapshot_json(snap))
-            return
-        front = data_table("#", "job id", "since", title="front of the queue")
-        for index, entry in enumerate(snap.front, start=1):
-            front.add_row(str(index), entry.job_id, _when(entry.since))
-        shares = data_table("share", "head job", "in use", title="quota shares")
-        for name in sorted({*snap.share_heads, *snap.usage}):
-            heads = ", ".join(p.job_id for p in snap.share_heads.get(name, ())) or "-"
-            usage = ", ".join(f"{n} x {t}" for t, n in snap.usage.get(name, {}).items()) or "-"
-            shares.add_row(name, heads, usage)
-        out = stdout_console()
-        out.print(front)
-        out.print(shares)
-        total = ", ".join(f"{n} x {t}" for t, n in snap.total_usage.items()) or "nothing"
-        out.print(f"in use: {total}")
+    snap = _client(ctx).snapshot()
+    if as_json:
+        print_json(snapshot_json(snap))
+        return
+    front = data_table("#", "job id", "since", title="front of the queue")
+    for index, entry in enumerate(snap.front, start=1):
+        front.add_row(str(index), entry.job_id, _when(entry.since))
+    shares = data_table("share", "head job", "in use", title="quota shares")
+    for name in sorted({*snap.share_heads, *snap.usage}):
+        heads = ", ".join(p.job_id for p in snap.share_heads.get(name, ())) or "-"
+        usage = ", ".join(f"{n} x {t}" for t, n in snap.usage.get(name, {}).items()) or "-"
+        shares.add_row(name, heads, usage)
+    out = stdout_console()
+    out.print(front)
+    out.print(shares)
+    total = ", ".join(f"{n} x {t}" for t, n in snap.total_usage.items()) or "nothing"
+    out.print(f"in use: {total}")

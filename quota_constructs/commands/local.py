@@ -18,7 +18,15 @@ from typing import Annotated, Any
 
 import typer
 
-from quota_constructs.commands._common import ExitCode, fail, print_json, stdout_console
+from quota_constructs.commands._common import (
+    ExitCode,
+    endpoint_option,
+    fail,
+    handle_errors,
+    json_option,
+    print_json,
+    stdout_console,
+)
 from quota_constructs.local.emulator import Emulator
 from quota_constructs.local.events import EventSink
 from quota_constructs.local.faults import FaultPlan
@@ -31,7 +39,6 @@ from quota_constructs.local.wire.server import (
     MAX_THREADS,
     start_server,
 )
-from quota_constructs.model import QuotaConfigError
 
 local_app = typer.Typer(
     help="Local emulator of AWS Batch quota management (offline, no AWS account).",
@@ -73,6 +80,7 @@ def _event_sink(path: Path | None) -> EventSink | None:
 
 
 @local_app.command()
+@handle_errors
 def serve(
     host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="TCP port, 0 to 65535 (0: any free port).")] = 8771,
@@ -139,19 +147,12 @@ def serve(
     console = stdout_console()  # the banner: one line per setting, never wrapped when piped
     check_serve_options(port=port, speed=speed, threads=threads)
     events = _event_sink(events_file)
-    try:
-        faults = FaultPlan.parse(fault_rate or [], seed=fault_seed) if fault_rate else None
-        clock = VirtualClock() if virtual else RealTimeClock(speed=speed)
-        emulator = Emulator(
-            clock=clock,
-            faults=faults,
-            seed=seed,
-            client_token_mode=client_token_mode,
-            events=events,
-        )
-        provisioned = [emulator.provision_file(path) for path in org or [SEED_DEMO]]
-    except (QuotaConfigError, ValueError) as error:
-        fail(str(error), ExitCode.USAGE)
+    faults = FaultPlan.parse(fault_rate or [], seed=fault_seed) if fault_rate else None
+    clock = VirtualClock() if virtual else RealTimeClock(speed=speed)
+    emulator = Emulator(
+        clock=clock, faults=faults, seed=seed, client_token_mode=client_token_mode, events=events
+    )
+    provisioned = [emulator.provision_file(path) for path in org or [SEED_DEMO]]
     try:
         server = start_server(emulator, host=host, port=port, threads=threads)
     except OSError as error:
@@ -205,15 +206,10 @@ def serve(
 DEFAULT_ENDPOINT = "http://127.0.0.1:8771"
 """Where ``quota local serve`` listens by default."""
 CONTROL_TIMEOUT_S = 30.0
-EndpointOpt = Annotated[
-    str,
-    typer.Option(
-        "--endpoint-url",
-        envvar="AWS_ENDPOINT_URL_BATCH",
-        help="The emulator's endpoint (quota local serve prints it).",
-    ),
+EmulatorEndpointOpt = Annotated[
+    str, endpoint_option("The emulator's endpoint (quota local serve prints it).")
 ]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print the endpoint's JSON answer.")]
+AnswerJsonOpt = Annotated[bool, json_option("Print the endpoint's JSON answer.")]
 
 
 class ControlError(Exception):
@@ -265,10 +261,11 @@ def _call(endpoint: str, path: str, body: dict[str, Any] | None = None) -> dict[
 
 
 @local_app.command()
+@handle_errors
 def advance(
     seconds: Annotated[float, typer.Argument(min=0, help="Emulated seconds to let pass.")],
-    endpoint_url: EndpointOpt = DEFAULT_ENDPOINT,
-    as_json: JsonOpt = False,
+    endpoint_url: EmulatorEndpointOpt = DEFAULT_ENDPOINT,
+    as_json: AnswerJsonOpt = False,
 ) -> None:
     """Let SECONDS of virtual time pass (serve --virtual): jobs dispatch, run, finish."""
     answer = _call(endpoint_url, ADVANCE_PATH, {"seconds": seconds})
@@ -279,10 +276,11 @@ def advance(
 
 
 @local_app.command()
+@handle_errors
 def why(
     job: Annotated[str, typer.Argument(help="Job id or ARN.")],
-    endpoint_url: EndpointOpt = DEFAULT_ENDPOINT,
-    as_json: JsonOpt = False,
+    endpoint_url: EmulatorEndpointOpt = DEFAULT_ENDPOINT,
+    as_json: AnswerJsonOpt = False,
 ) -> None:
     """Why a job waits (typed pending reason) and every preemption it suffered, and by whom."""
     answer = _call(endpoint_url, EXPLAIN_PREFIX + job)

@@ -1,33 +1,49 @@
-"""``quota org``: validate organisation files and export their JSON Schema."""
+"""``quota org``: validate organisation files, export their JSON Schema; import and diff a queue.
+
+``import`` and ``diff`` read a live queue through :mod:`quota_constructs.runtime.adopt`: data on
+stdout, messages on stderr; exit 1 when ``diff`` finds drift (README, "Exit codes").
+"""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import typer
-from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
 from quota_constructs.api_shapes import capacity_limits_to_api, share_to_api
 from quota_constructs.commands._common import (
+    EndpointOpt,
     ExitCode,
+    JsonOpt,
+    RegionOpt,
     data_table,
+    handle_errors,
+    json_option,
+    print_errors,
     print_json,
+    problem_lines,
     stderr_console,
     stdout_console,
 )
-from quota_constructs.commands.adopt import diff_command, import_command
-from quota_constructs.config import OrgFileError, json_schema, load_organisation
-from quota_constructs.model import (
-    MAX_LISTED_PROBLEMS,
-    SCHEDULING_PRIORITY_RANGE,
-    Organisation,
-    Problem,
-    one_line,
+from quota_constructs.config import (
+    OrganisationFile,
+    OrgFileError,
+    json_schema,
+    load_organisation,
 )
+from quota_constructs.model import SCHEDULING_PRIORITY_RANGE, Organisation, Problem
+from quota_constructs.runtime.adopt import (
+    ImportedQueue,
+    OrganisationDrift,
+    organisation_client,
+    organisation_drift,
+    read_organisation,
+)
+from quota_constructs.runtime.queue import QueueClient
 
 org_app = typer.Typer(
     help="Organisation files: validate, schema; import and diff a live queue.",
@@ -135,57 +151,226 @@ def problem_json(problem: Problem) -> dict[str, Any]:
 
 
 @org_app.command("validate")
+@handle_errors
 def validate(
-    files: list[Path] = typer.Argument(..., help="Organisation YAML files."),
-    as_json: bool = typer.Option(
-        False, "--json", help="Print each file's organisation or problems as JSON."
-    ),
+    files: Annotated[list[Path], typer.Argument(help="Organisation YAML files.")],
+    as_json: Annotated[
+        bool, json_option("Print each file's organisation or problems as JSON.")
+    ] = False,
 ) -> None:
     """Validate organisation files; exit 2 listing every problem (file, line, field, value, fix)."""
-    out, err = stdout_console(), stderr_console()
-    report: list[dict[str, Any]] = []
+    out = stdout_console()
+    results: list[dict[str, Any]] = []
     failed = False
     for file in files:
-        path = one_line(str(file))
         try:
             org = load_organisation(file)
         except OrgFileError as exc:
             failed = True
-            report.append(
-                {
-                    "file": str(file),
-                    "valid": False,
-                    "problems": [problem_json(p) for p in exc.problems],
-                }
-            )
-            _print_problems(path, exc.problems, err)
+            problems = [problem_json(p) for p in exc.problems]
+            results.append({"file": str(file), "valid": False, "problems": problems})
+            print_errors(problem_lines(exc))  # and on to the next file
             continue
-        report.append({"file": str(file), "valid": True, **organisation_json(org)})
+        results.append({"file": str(file), "valid": True, **organisation_json(org)})
         if not as_json:
             out.print(organisation_table(org))
             if (access := access_table(org)) is not None:
                 out.print(access)
     if as_json:
-        print_json(report)
+        print_json(results)
     if failed:
         raise typer.Exit(EXIT_INVALID)
 
 
-def _print_problems(path: str, problems: tuple[Problem, ...], err: Console) -> None:
-    err.print(f"[bold red]{escape(path)}[/]: {len(problems)} problem(s)")
-    for problem in problems[:MAX_LISTED_PROBLEMS]:
-        err.print(f"  {path}: {problem}", markup=False)
-    if len(problems) > MAX_LISTED_PROBLEMS:
-        more = len(problems) - MAX_LISTED_PROBLEMS
-        err.print(f"  {path}: ... and {more} more problems", markup=False)
-
-
 @org_app.command("schema")
+@handle_errors
 def schema() -> None:
     """Print the JSON Schema of organisation files (for editor completion)."""
     typer.echo(json_schema())
 
 
-# Reading a live queue (commands.adopt): write a file from it, compare a file with it.
-org_app.command("import")(import_command)
-org_app.command("diff")(diff_command)
+# --- quota org import ----------------------------------------------------------------------------
+
+
+@org_app.command("import")
+@handle_errors
+def import_command(
+    queue: Annotated[
+        str, typer.Option("--queue", help="Job queue name or ARN to read.", show_default=False)
+    ],
+    output: Annotated[
+        Path | None, typer.Option("--output", help="Write the organisation file here.")
+    ] = None,
+    name: Annotated[
+        str | None,
+        typer.Option("--name", help="Organisation name (default: the queue's, minus -queue)."),
+    ] = None,
+    resource_mapping: Annotated[
+        Path | None,
+        typer.Option(
+            "--resource-mapping",
+            help="Also write the mapping for `cdk import --resource-mapping` (logical ID -> "
+            "identifier) here.",
+        ),
+    ] = None,
+    endpoint_url: EndpointOpt = None,
+    region: RegionOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Write an organisation file from a live queue; print the identifiers to import.
+
+    The file goes to --output or stdout (then the identifiers go to stderr).
+    """
+    client = QueueClient(queue, endpoint_url=endpoint_url, region=region)
+    imported = read_organisation(client, name)
+    text = _file_text(imported)
+    if output is not None:
+        _write(output, text)
+    if resource_mapping is not None:
+        _write(resource_mapping, json.dumps(cdk_resource_mapping(imported), indent=2) + "\n")
+    if as_json:
+        print_json(_import_json(imported, output, text))
+        return
+    err = stderr_console()
+    if output is None:
+        typer.echo(text, nl=False)
+        for r in imported.resources:  # stdout holds the file: one line per resource here
+            err.print(
+                f"import {r.resource_type} {r.identifier_name}={r.identifier} "
+                f"as {r.construct_path}",
+                markup=False,
+            )
+    else:
+        console = stdout_console()
+        console.print(f"wrote {output}", markup=False)
+        console.print(identifier_table(imported))
+    for note in imported.notes:
+        err.print(f"note: {note}", markup=False)
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+def cdk_resource_mapping(imported: ImportedQueue) -> dict[str, dict[str, str]]:
+    """``{logical ID: {identifier name: value}}`` of the imported organisation's stack.
+
+    The stack is built in memory (no synth to disk) to learn the logical IDs ``cdk import``
+    uses; aws_cdk is imported only here, so other commands start fast.
+    """
+    import aws_cdk as cdk
+
+    from stacks.organisation_stack import OrganisationStack, stack_name_for
+
+    org = imported.organisation
+    stack = OrganisationStack(cdk.App(), stack_name_for(org), organisation=org)
+    by_path = {c.node.path: c for c in stack.node.find_all() if isinstance(c, cdk.CfnResource)}
+    return {
+        str(stack.resolve(by_path[r.construct_path].logical_id)): {r.identifier_name: r.identifier}
+        for r in imported.resources
+    }
+
+
+def _file_text(imported: ImportedQueue) -> str:
+    header = (
+        f"# Imported by `quota org import` from {imported.job_queue_arn}.\n"
+        "# Descriptions and team access are not stored by AWS: add them here.\n"
+    )
+    return header + OrganisationFile.from_organisation(imported.organisation).to_yaml()
+
+
+def identifier_table(imported: ImportedQueue) -> Table:
+    """Per resource: CloudFormation type, the identifier ``cdk import`` asks for, construct."""
+    table = Table(title=f"Resources to import into stack Quota-{imported.organisation.name}")
+    for column in ("resource type", "identifier", "value", "construct"):
+        table.add_column(column, overflow="fold")
+    for r in imported.resources:
+        table.add_row(r.resource_type, r.identifier_name, r.identifier, r.construct_path)
+    return table
+
+
+def _import_json(imported: ImportedQueue, output: Path | None, text: str) -> dict[str, Any]:
+    return {
+        "organisation": imported.organisation.name,
+        "output": None if output is None else str(output),
+        "organisationFile": None if output is not None else text,
+        "resources": [
+            {
+                "resourceType": r.resource_type,
+                "identifierName": r.identifier_name,
+                "identifier": r.identifier,
+                "constructPath": r.construct_path,
+            }
+            for r in imported.resources
+        ],
+        "notes": list(imported.notes),
+    }
+
+
+# --- quota org diff ------------------------------------------------------------------------------
+
+
+@org_app.command("diff")
+@handle_errors
+def diff_command(
+    org_file: Annotated[Path, typer.Argument(help="Organisation YAML file.")],
+    queue: Annotated[
+        str | None,
+        typer.Option("--queue", help="Job queue name or ARN (default: the organisation's, SSM)."),
+    ] = None,
+    endpoint_url: EndpointOpt = None,
+    region: RegionOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Compare a file with the live queue; exit 0 when they match, 1 when they drift."""
+    org = load_organisation(org_file)
+    options: dict[str, Any] = {"endpoint_url": endpoint_url, "region": region}
+    client = QueueClient(queue, **options) if queue else organisation_client(org.name, **options)
+    live = read_organisation(client, org.name).organisation
+    drift = organisation_drift(org, live)
+    if as_json:
+        print_json(drift_json(org, client, drift))
+    elif drift.drifted:
+        stdout_console().print(drift_table(org, client, drift))
+    else:
+        stderr_console().print(f"{org_file} matches {client.queue}")
+    if drift.drifted:
+        raise typer.Exit(int(ExitCode.FAILED))
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, dict):
+        return ", ".join(f"{k}={v}" for k, v in value.items()) or "{}"
+    return str(value)
+
+
+def drift_table(org: Organisation, client: QueueClient, drift: OrganisationDrift) -> Table:
+    """One row per differing field, then shares on one side only."""
+    table = Table(title=f"{org.name}: file vs {client.queue}")
+    for column in ("share", "field", "file", "queue"):
+        table.add_column(column, overflow="fold")
+    for d in drift.fields:
+        table.add_row(d.share or "(job queue)", d.field, _cell(d.file), _cell(d.queue))
+    for share in drift.only_in_file:
+        table.add_row(share, "(quota share)", "present", "absent")
+    for share in drift.only_in_queue:
+        table.add_row(share, "(quota share)", "absent", "present")
+    return table
+
+
+def drift_json(org: Organisation, client: QueueClient, drift: OrganisationDrift) -> dict[str, Any]:
+    """The drift for pipelines: ``drifted``, ``differences``, ``onlyInFile``, ``onlyInQueue``."""
+    return {
+        "organisation": org.name,
+        "jobQueue": client.queue,
+        "drifted": drift.drifted,
+        "differences": [
+            {"quotaShareName": d.share, "field": d.field, "file": d.file, "queue": d.queue}
+            for d in drift.fields
+        ],
+        "onlyInFile": list(drift.only_in_file),
+        "onlyInQueue": list(drift.only_in_queue),
+    }

@@ -1,8 +1,9 @@
 """Owns ``quota status``: the live view of a queue's shares, once, or refreshed with ``--watch``.
 
-The queue options are ``quota jobs``'s (:class:`~.cli.QueueClientOptions`); the figures come
-from :func:`~.status.read_status` (eight API calls per refresh). Piped, each refresh prints whole
-values, one row per line; on a terminal ``--watch`` redraws in place until Ctrl-C (exit 130).
+The queue options are ``quota jobs``'s (:class:`~.jobs.QueueClientOptions`); the figures come
+from :func:`~quota_constructs.runtime.status.read_status` (eight API calls per refresh).
+Piped, each refresh prints whole values, one row per line; on a terminal ``--watch`` redraws in
+place until Ctrl-C (exit 130).
 """
 
 from __future__ import annotations
@@ -13,22 +14,25 @@ import time
 from typing import Annotated
 
 import typer
-from botocore.exceptions import BotoCoreError, ClientError
 from rich.live import Live
 from rich.table import Table
 
-from quota_constructs.commands._common import ExitCode, fail, print_json, stdout_console
-from quota_constructs.commands.jobs import (
+from quota_constructs.commands._common import (
     AsTeamOpt,
-    CliError,
     EndpointOpt,
+    ExitCode,
     OrganisationOpt,
-    QueueClientOptions,
     QueueOpt,
     RegionOpt,
+    fail,
+    handle_errors,
+    json_option,
+    print_json,
+    stdout_console,
 )
-from quota_constructs.model import QuotaConfigError, ShareState
-from quota_constructs.runtime.queue import QueueClient, error_text, is_setup_error
+from quota_constructs.commands.jobs import QueueClientOptions
+from quota_constructs.model import ShareState
+from quota_constructs.runtime.queue import QueueClient
 from quota_constructs.runtime.status import QueueStatus, ShareStatus, read_status, status_json
 
 COLUMNS = (
@@ -47,6 +51,7 @@ COLUMNS = (
 )
 
 
+@handle_errors
 def status(
     queue: QueueOpt = None,
     organisation: OrganisationOpt = None,
@@ -63,26 +68,17 @@ def status(
         int | None,
         typer.Option(min=1, help="With --watch: stop after this many reads (default: Ctrl-C)."),
     ] = None,
-    as_json: Annotated[
-        bool, typer.Option("--json", help="JSON (with --watch: one line per refresh).")
-    ] = False,
+    as_json: Annotated[bool, json_option("JSON (with --watch: one line per refresh).")] = False,
 ) -> None:
     """Per share and instance type: limit, in use, borrowed, lent, idle, jobs, head job."""
     options = QueueClientOptions(queue, organisation, endpoint_url, region, as_team)
     if refreshes is not None and not watch:
         fail(f"--refreshes {refreshes} counts --watch refreshes: add --watch", ExitCode.USAGE)
-    try:
-        client = options.client()
-        if not watch:
-            _show(read_status(client), as_json)
-        else:
-            _watch(client, interval, refreshes, as_json)
-    except KeyboardInterrupt:
-        fail("interrupted", ExitCode.INTERRUPTED)
-    except (CliError, QuotaConfigError) as error:
-        fail(str(error), ExitCode.USAGE)
-    except (ClientError, BotoCoreError) as error:
-        fail(error_text(error), ExitCode.USAGE if is_setup_error(error) else ExitCode.FAILED)
+    client = options.client()
+    if not watch:
+        _show(read_status(client), as_json)
+    else:
+        _watch(client, interval, refreshes, as_json)
 
 
 def _show(view: QueueStatus, as_json: bool) -> None:

@@ -187,7 +187,7 @@ def quota(*args: str) -> subprocess.CompletedProcess[str]:
     ],
     ids=["list", "groups-int", "groups-strings", "deep"],
 )
-def test_cli_refuses_a_bad_payload_file_in_one_line(
+def test_cli_refuses_a_bad_payload_file_one_line_per_problem(
     emu: EmulatorServer, tmp_path: Path, content: str, words: str
 ) -> None:
     path = tmp_path / "payload.json"
@@ -200,7 +200,7 @@ def test_cli_refuses_a_bad_payload_file_in_one_line(
 
     assert result.returncode != 0
     assert "Traceback" not in result.stderr
-    assert len(result.stderr.strip().splitlines()) == 1
+    assert all(line.startswith("error: ") for line in result.stderr.splitlines())  # per problem
     assert words in result.stderr
     assert "SubmitServiceJob" not in emu.request_counts
 

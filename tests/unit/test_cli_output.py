@@ -1,4 +1,5 @@
-"""cli_output: folding tables on a terminal, whole rows when piped, JSON names, the exit table."""
+"""commands._common: folding tables, whole rows when piped, JSON names, the exit table, and the
+one function that maps an exception to its message and exit code."""
 
 from __future__ import annotations
 
@@ -9,10 +10,32 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+import typer
+from botocore.exceptions import (
+    ClientError,
+    EndpointConnectionError,
+    NoCredentialsError,
+    NoRegionError,
+)
 from rich.console import Console
 
 from quota_constructs.commands import _common as cli_output
-from quota_constructs.commands._common import ExitCode, camel_case, data_table, json_fields
+from quota_constructs.commands import app
+from quota_constructs.commands._common import (
+    INTERRUPTED,
+    CliError,
+    ExitCode,
+    Failure,
+    camel_case,
+    data_table,
+    failure_of,
+    handle_errors,
+    json_fields,
+)
+from quota_constructs.model import MAX_LISTED_PROBLEMS, Problem, QuotaConfigError
+from quota_constructs.runtime.adopt import QueueNotFound
+from quota_constructs.runtime.queue import AmbiguousJobName, JobNotFound, ShareNotFound
+from quota_constructs.runtime.waiting import WaitTimeout
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 LONG = "LEND_AND_BORROW-with-a-value-longer-than-the-terminal"
@@ -77,3 +100,119 @@ def test_a_terminal_line_of_text_is_never_broken_by_rich(monkeypatch: pytest.Mon
     console.print(line)
     assert isinstance(console.file, io.StringIO)
     assert console.file.getvalue() == line + "\n"
+
+
+BAD_SHARE = Problem("shares[0].strategy", "SHARE", "unknown strategy", "use LEND", line=3)
+THROTTLED = ClientError(
+    {"Error": {"Code": "ThrottlingException", "Message": "slow down"}}, "SubmitServiceJob"
+)
+
+
+@pytest.mark.parametrize(
+    ("error", "failure"),
+    [
+        (KeyboardInterrupt(), Failure((INTERRUPTED,), ExitCode.INTERRUPTED)),
+        (
+            QuotaConfigError([BAD_SHARE], context="org.yaml"),
+            Failure((f"org.yaml: {BAD_SHARE}",), ExitCode.USAGE),
+        ),
+        (QueueNotFound([BAD_SHARE]), Failure((str(BAD_SHARE),), ExitCode.NOT_FOUND)),
+        (JobNotFound("no job with id 'x'"), Failure(("no job with id 'x'",), ExitCode.NOT_FOUND)),
+        (
+            ShareNotFound("no quota share 'QS9'"),
+            Failure(("no quota share 'QS9'",), ExitCode.NOT_FOUND),
+        ),
+        (
+            WaitTimeout({"j1": None}, 5),
+            Failure(("1 job(s) not there after 5 s: j1 (not found)",), ExitCode.FAILED),
+        ),
+        (THROTTLED, Failure(("ThrottlingException: slow down",), ExitCode.FAILED)),
+        (CliError("no job queue given"), Failure(("no job queue given",), ExitCode.USAGE)),
+        (ValueError("bad value"), Failure(("bad value",), ExitCode.USAGE)),
+        (KeyError("jobName"), Failure(("jobName",), ExitCode.USAGE)),
+        (OSError("cannot read x.json"), Failure(("cannot read x.json",), ExitCode.USAGE)),
+    ],
+    ids=lambda value: type(value).__name__ if isinstance(value, BaseException) else "",
+)
+def test_every_expected_exception_maps_to_its_lines_and_exit_code(
+    error: BaseException, failure: Failure
+) -> None:
+    assert failure_of(error) == failure
+
+
+@pytest.mark.parametrize(
+    ("error", "code", "words"),
+    [
+        (NoRegionError(), ExitCode.USAGE, "no AWS region: pass --region REGION"),
+        (NoCredentialsError(), ExitCode.USAGE, "configure AWS credentials"),
+        (EndpointConnectionError(endpoint_url="http://x"), ExitCode.FAILED, "is the endpoint up?"),
+        (AmbiguousJobName("train", []), ExitCode.USAGE, "pass the job id instead"),
+    ],
+    ids=["no-region", "no-credentials", "endpoint-down", "ambiguous-name"],
+)
+def test_botocore_set_up_and_lookup_errors_map_to_one_line(
+    error: Exception, code: ExitCode, words: str
+) -> None:
+    failure = failure_of(error)
+    assert failure is not None and failure.code == code
+    (line,) = failure.lines
+    assert words in line
+
+
+def test_a_config_error_prints_one_line_per_problem_then_how_many_more() -> None:
+    problems = [BAD_SHARE] * (MAX_LISTED_PROBLEMS + 2)
+    failure = failure_of(QuotaConfigError(problems, context="org.yaml"))
+    assert failure is not None and failure.code == ExitCode.USAGE
+    assert failure.lines == (
+        *[f"org.yaml: {BAD_SHARE}"] * MAX_LISTED_PROBLEMS,
+        "org.yaml: ... and 2 more problems",
+    )
+    assert failure.lines[0] == (
+        "org.yaml: line 3: shares[0].strategy: unknown strategy (got 'SHARE'); fix: use LEND"
+    )
+
+
+def test_an_unexpected_exception_is_not_mapped() -> None:
+    assert failure_of(RuntimeError("a bug")) is None
+    assert failure_of(typer.Exit(1)) is None
+
+
+def test_handle_errors_prints_each_line_and_exits_with_the_code(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    @handle_errors
+    def command() -> None:
+        raise QuotaConfigError([BAD_SHARE, BAD_SHARE], context="org.yaml")
+
+    with pytest.raises(typer.Exit) as exited:
+        command()
+    assert exited.value.exit_code == ExitCode.USAGE
+    assert capsys.readouterr().err == f"error: org.yaml: {BAD_SHARE}\n" * 2
+
+
+def test_handle_errors_lets_a_bug_through() -> None:
+    @handle_errors
+    def command() -> None:
+        raise RuntimeError("a bug")
+
+    with pytest.raises(RuntimeError, match="a bug"):
+        command()
+
+
+def registered_callbacks(group: typer.Typer) -> list[object]:
+    """Every command function of ``group`` and of the groups added to it."""
+    found: list[object] = [info.callback for info in group.registered_commands]
+    for info in group.registered_groups:
+        assert info.typer_instance is not None
+        found += registered_callbacks(info.typer_instance)
+    return found
+
+
+def test_every_quota_command_runs_under_handle_errors() -> None:
+    wrapper = handle_errors(lambda: None).__code__
+    callbacks = registered_callbacks(app)
+    assert len(callbacks) >= 18  # jobs 7, org 4, local 3, advise 2, status, demo
+    unwrapped = [
+        getattr(c, "__name__", c) for c in callbacks if getattr(c, "__code__", None) != wrapper
+    ]
+    assert unwrapped == []

@@ -59,8 +59,8 @@ def test_org_validate_errors_are_one_line_each(tmp_path: Path) -> None:
     result = quota("org", "validate", str(bad))
     assert result.returncode == 2
     lines = result.stderr.splitlines()
-    assert len(lines) == 3  # the heading, then one line per problem (type and strategy)
-    assert all(line.startswith(f"  {bad}: line 3: shares[0].") for line in lines[1:])
+    assert len(lines) == 2  # one line per problem (type and strategy), as every command prints
+    assert all(line.startswith(f"error: {bad}: line 3: shares[0].") for line in lines)
 
 
 def test_org_validate_json_lists_shares_with_aws_names(tmp_path: Path) -> None:

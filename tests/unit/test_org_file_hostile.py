@@ -244,9 +244,9 @@ def test_quota_org_validate_refuses_every_hostile_input_with_one_line_each(
     result = run([str(QUOTA), "org", "validate", *files])
     assert result.returncode == 2, result.stderr
     lines = result.stderr.splitlines()
-    assert len(lines) == 2 * len(files)  # a heading and one problem per file
-    for file, problem in zip(files, lines[1::2], strict=True):
-        assert problem.startswith(f"  {file}: ")
+    assert len(lines) == len(files)  # one problem per file
+    for file, problem in zip(files, lines, strict=True):
+        assert problem.startswith(f"error: {file}: ")
     assert "Traceback" not in result.stderr
 
 
