@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from quota_constructs.model import JobStatus, TypeFigures, head_wait_reason
+from quota_constructs.model import JobStatus, PendingKind, TypeFigures, head_wait_reason
 from quota_constructs.scheduling.job import Job
 from quota_constructs.scheduling.ledger import CapacityLedger, ShareAccount
 from quota_constructs.scheduling.preemptions_in_progress import PreemptionsInProgress
 from quota_constructs.scheduling.queues import RunnableQueues
-from quota_constructs.scheduling.records import FrontEntry, PendingKind, PendingReason
+from quota_constructs.scheduling.records import FrontEntry, PendingReason
 
 
 class PendingExplainer:
