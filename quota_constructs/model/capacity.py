@@ -80,50 +80,51 @@ def head_wait_reason(
             f"waiting for {preemptions_awaited} preemption(s) in progress to release capacity",
         )
     if not borrows:
-        for t in demand:
-            if t.needed > t.free_after_reclaim:
+        for figures in demand:
+            if figures.needed > figures.free_after_reclaim:
                 return (
                     PendingKind.WAITING_FOR_OWN_CAPACITY,
-                    f"quota share {share} uses {t.own_use} of its {t.limit} x {t.instance_type}; "
-                    f"the job needs {t.needed}",
+                    f"quota share {share} uses {figures.own_use} of its {figures.limit} x "
+                    f"{figures.instance_type}; the job needs {figures.needed}",
                 )
-    for t in demand:
-        reason = _borrowing_reason(share, t)
+    for figures in demand:
+        reason = _borrowing_reason(share, figures)
         if reason is not None:
             return reason
-    for t in demand:
-        free = t.service_environment_free
-        if free is not None and free < t.needed:
+    for figures in demand:
+        free = figures.service_environment_free
+        if free is not None and free < figures.needed:
             return (
                 PendingKind.WAITING_FOR_SERVICE_ENVIRONMENT,
-                f"service environment has {max(0, free)} x {t.instance_type} free; "
-                f"the job needs {t.needed}",
+                f"service environment has {max(0, free)} x {figures.instance_type} free; "
+                f"the job needs {figures.needed}",
             )
     return PendingKind.WAITING_FOR_DISPATCH, "fits; dispatched at the next pass"
 
 
-def _borrowing_reason(share: str, t: TypeFigures) -> tuple[PendingKind, str] | None:
-    """Why the job cannot take what it needs of ``t`` beyond its share's free capacity
-    (lent out, borrow limit, nothing to borrow); ``None`` when free or lendable capacity
-    covers it."""
-    more = t.needed - max(0, t.free)
+def _borrowing_reason(share: str, figures: TypeFigures) -> tuple[PendingKind, str] | None:
+    """Why the job cannot take what it needs of ``figures``'s instance type beyond its share's
+    free capacity (lent out, borrow limit, nothing to borrow); ``None`` when free or lendable
+    capacity covers it."""
+    more = figures.needed - max(0, figures.free)
     if more <= 0:
         return None
-    itype = t.instance_type
-    if t.needed <= t.free_after_reclaim:
+    itype = figures.instance_type
+    if figures.needed <= figures.free_after_reclaim:
         return (
             PendingKind.WAITING_FOR_OWN_CAPACITY,
-            f"{t.lent} x {itype} of quota share {share} are lent out and cannot be reclaimed yet",
+            f"{figures.lent} x {itype} of quota share {share} are lent out and cannot be "
+            "reclaimed yet",
         )
-    if exceeds_borrow_cap(t.borrowed, more, t.borrow_cap):
+    if exceeds_borrow_cap(figures.borrowed, more, figures.borrow_cap):
         return (
             PendingKind.BORROW_LIMIT_REACHED,
-            f"quota share {share} borrows {t.borrowed} x {itype}; borrowing {more} more would "
-            f"exceed its borrow limit of {int(t.borrow_cap)}",
+            f"quota share {share} borrows {figures.borrowed} x {itype}; borrowing {more} more "
+            f"would exceed its borrow limit of {int(figures.borrow_cap)}",
         )
-    if t.lendable < more:
+    if figures.lendable < more:
         return (
             PendingKind.NO_LENDABLE_CAPACITY,
-            f"needs to borrow {more} x {itype}; lending shares have {t.lendable} idle",
+            f"needs to borrow {more} x {itype}; lending shares have {figures.lendable} idle",
         )
     return None
