@@ -22,7 +22,6 @@ from quota_constructs.constructs import grants
 from quota_constructs.constructs._base import check_arn, raise_construct_error
 from quota_constructs.constructs.quota_share import QuotaShare
 from quota_constructs.model import (
-    MAX_SHARES_PER_QUEUE,
     QUEUE_PRIORITY_RANGE,
     RUNNABLE_TIMEOUT_MINUTES_RANGE,
     JobQueueSpec,
@@ -31,6 +30,7 @@ from quota_constructs.model import (
     QuotaShareSpec,
     check_int_range,
     check_name,
+    share_count_allowed,
 )
 
 
@@ -228,7 +228,7 @@ class QuotaManagedJobQueue(_JobQueueBase):
         (``JobQueueSpec.problems()``) is asked for the message only then.
         """
         name = share.spec.name
-        if len(self._shares) >= MAX_SHARES_PER_QUEUE or name in self._share_names:
+        if not share_count_allowed(len(self._shares) + 1) or name in self._share_names:
             candidate = JobQueueSpec(
                 shares=(*(s.spec for s in self._shares), share.spec), priority=self.priority
             )

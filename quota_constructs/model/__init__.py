@@ -31,6 +31,12 @@ from quota_constructs.model.access import (
     parse_iam_principal,
     shared_access_problems,
 )
+from quota_constructs.model.capacity import (
+    PendingKind,
+    TypeFigures,
+    exceeds_borrow_cap,
+    head_wait_reason,
+)
 from quota_constructs.model.jobs import (
     ACTIVE_STATUSES,
     DISPATCHED_STATUSES,
@@ -86,6 +92,7 @@ from quota_constructs.model.limits import (
     check_scheduling_priority,
     check_tags,
     nearest_instance_types,
+    share_count_allowed,
     training_instance_types,
 )
 from quota_constructs.model.notifications import (
@@ -179,6 +186,7 @@ __all__ = [
     "JobQueueSpec",
     "JobStatus",
     "Organisation",
+    "PendingKind",
     "Problem",
     "QuotaConfigError",
     "QuotaShareSpec",
@@ -187,6 +195,7 @@ __all__ = [
     "SharingStrategy",
     "Subscribers",
     "TeamAccess",
+    "TypeFigures",
     "bounded_repr",
     "capacity_demand",
     "check_capacity_limit",
@@ -199,12 +208,15 @@ __all__ = [
     "check_scheduling_priority",
     "check_tags",
     "clip",
+    "exceeds_borrow_cap",
     "exit_action",
+    "head_wait_reason",
     "join_path",
     "nearest_instance_types",
     "one_line",
     "parse_iam_principal",
     "raise_if",
+    "share_count_allowed",
     "shared_access_problems",
     "status_reason_matches",
     "subscription_count_problems",

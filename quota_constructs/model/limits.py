@@ -62,6 +62,12 @@ INSTANCE_TYPES_FILE = "data/sagemaker_training_instance_types.txt"
 # --- single-field rules -----------------------------------------------------------------------
 
 
+def share_count_allowed(count: int) -> bool:
+    """Whether a quota-managed job queue may hold ``count`` shares (1 to
+    :data:`MAX_SHARES_PER_QUEUE`); ask it with the count after an addition to check that one."""
+    return 1 <= count <= MAX_SHARES_PER_QUEUE
+
+
 def check_name(value: Any, path: str, *, what: str = "name") -> list[Problem]:
     """Batch resource names: 1-128 letters, digits, hyphens and underscores."""
     if not isinstance(value, str) or not NAME_PATTERN.fullmatch(value):

@@ -26,6 +26,7 @@ from quota_constructs.model.limits import (
     check_description,
     check_int_range,
     check_tags,
+    share_count_allowed,
 )
 from quota_constructs.model.notifications import Subscribers, subscription_count_problems
 from quota_constructs.model.problems import Problem, clip, join_path, raise_if
@@ -136,7 +137,7 @@ class JobQueueSpec:
                 what="runnable timeout (minutes)",
             )
         shares_path = join_path(path, "shares")
-        if not 1 <= len(self.shares) <= MAX_SHARES_PER_QUEUE:
+        if not share_count_allowed(len(self.shares)):
             problems.append(
                 Problem(
                     shares_path,

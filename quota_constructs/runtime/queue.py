@@ -480,7 +480,7 @@ class QueueClient:
             if existing is None:
                 raise
             retried = sent_before or _retry_attempts(error) > 0
-            return self._handle(existing, already_submitted=not retried)
+            return self._handle_of_existing(existing, already_submitted=not retried)
         return JobHandle(
             job_id=response["jobId"],
             job_name=response.get("jobName", submission.job_name),
@@ -489,7 +489,9 @@ class QueueClient:
             client=self,
         )
 
-    def _handle(self, job: JobSummary, *, already_submitted: bool) -> JobHandle:
+    def _handle_of_existing(self, job: JobSummary, *, already_submitted: bool) -> JobHandle:
+        """A :class:`JobHandle` on ``job``, a job an earlier submit created (found by
+        :meth:`_existing`); ``already_submitted``: not this call's own submit."""
         return JobHandle(
             job_id=job.job_id,
             job_name=job.job_name,

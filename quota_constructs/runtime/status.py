@@ -29,6 +29,8 @@ from quota_constructs.model import (
     QuotaShareSpec,
     ShareState,
     SharingStrategy,
+    TypeFigures,
+    head_wait_reason,
 )
 from quota_constructs.runtime.jobs import ACTIVE_STATUSES, JobSummary, QueueSnapshot
 from quota_constructs.runtime.queue import QueueClient
@@ -264,37 +266,24 @@ def _with_heads(
 def _derived_reason(
     row: ShareStatus, spec: QuotaShareSpec, rows: Sequence[ShareStatus], job: JobSummary | None
 ) -> str:
-    """Why the head job waits, from the figures alone, by the rules and in the words of the
-    emulator's pending explainer (``scheduling/pending.py``)."""
+    """Why the head job waits, from the row's figures: the model's words, as the emulator's
+    pending reasons give them (no service-environment figure: not checked)."""
     itype = row.instance_type
-    n = (job.capacity_usage.get(itype, 0) if job is not None else 0) or 1
-    own = row.in_use - row.borrowed_total
-    free = row.limit - own - row.lent_total
-    free_after_reclaim = row.limit - own
-    if not spec.strategy.borrows and n > free_after_reclaim:
-        return f"quota share {row.share} uses {own} of its {row.limit} x {itype}; the job needs {n}"
-    need = n - max(0, free)
-    if need <= 0:
-        return "fits; dispatched at the next pass"
-    if n <= free_after_reclaim:
-        return (
-            f"{row.lent_total} x {itype} of quota share {row.share} are lent out and cannot be "
-            "reclaimed yet"
-        )
-    cap = spec.borrow_cap(itype)
-    if row.borrowed_total + need > cap:
-        return (
-            f"quota share {row.share} borrows {row.borrowed_total} x {itype}; borrowing {need} "
-            f"more would exceed its borrow limit of {cap}"
-        )
-    lendable = sum(
-        r.idle
-        for r in rows
-        if r.instance_type == itype and r.share != row.share and r.strategy.lends
+    figures = TypeFigures(
+        instance_type=itype,
+        needed=(job.capacity_usage.get(itype, 0) if job is not None else 0) or 1,
+        limit=row.limit,
+        own_use=row.in_use - row.borrowed_total,
+        lent=row.lent_total,
+        borrowed=row.borrowed_total,
+        borrow_cap=spec.borrow_cap(itype),
+        lendable=sum(
+            r.idle
+            for r in rows
+            if r.instance_type == itype and r.share != row.share and r.strategy.lends
+        ),
     )
-    if lendable < need:
-        return f"needs to borrow {need} x {itype}; lending shares have {lendable} idle"
-    return "fits; dispatched at the next pass"
+    return head_wait_reason(row.share, spec.strategy.borrows, [figures])[1]
 
 
 # --- JSON -------------------------------------------------------------------------------------

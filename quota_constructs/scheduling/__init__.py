@@ -43,7 +43,7 @@ COMPILED: bool = activate(__path__)
 """Whether the mypyc build of the core is in use (``compiled``: only a build of exactly these
 sources, made by ``make setup``); otherwise the pure Python modules, the reference."""
 
-from quota_constructs.model import JobStatus  # the model's states, re-exported
+from quota_constructs.model import JobStatus, PendingKind  # the model's, re-exported
 from quota_constructs.scheduling.bulk import collector_paused
 from quota_constructs.scheduling.capacity import Capacity
 from quota_constructs.scheduling.job import Job, SchedulerEvent, attempt_id
@@ -63,7 +63,6 @@ from quota_constructs.scheduling.records import (
     FrontEntry,
     JobRequest,
     Outcome,
-    PendingKind,
     PendingReason,
     PreemptionRecord,
     PreemptionRule,

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import heapq
+from dataclasses import dataclass
 from typing import Any
 
+from quota_constructs.model import exceeds_borrow_cap
 from quota_constructs.scheduling.changes import ShareChanges
 from quota_constructs.scheduling.event_queue import EventQueue
 from quota_constructs.scheduling.job import Job
@@ -19,10 +21,21 @@ from quota_constructs.scheduling.victims import DefaultVictimPolicy
 MAX_PASSES = 100_000
 """Passes at one instant before the dispatcher gives up (only a bug can get there)."""
 
-Looked = tuple[ShareAccount, RunnableQueue, Job, bool, Any]
-"""A share a pass looked at, its queue, its blocked head, whether it was only woken by
-released capacity (quiet: its own state is as when it was last looked at), and its place in
-the pass's share order."""
+
+@dataclass(slots=True)
+class BlockedShare:
+    """A share a pass looked at and left with a blocked head (a record: never changed).
+
+    Shares only woken by released capacity (their own state as when last looked at) are
+    looked at quietly: the pass keeps them in a list of their own.
+    """
+
+    account: ShareAccount
+    queue: RunnableQueue
+    head: Job
+    """The share's first job, which does not fit its own free capacity."""
+    order_key: Any
+    """Its place in the pass's share order (``CapacityLedger.ordered_subset``)."""
 
 
 class Dispatcher:
@@ -37,7 +50,7 @@ class Dispatcher:
     free capacity but not the service environment waits for the service environment. So a
     pass costs O(changed shares) plus the work it does, whatever the number of RUNNABLE jobs.
 
-    Coarse rules, when a share's decisions depend on more than its head and its own state
+    Broad wake-ups, when a share's decisions depend on more than its head and its own state
     (a binding service environment, a backfill window, a victim policy other than the
     default): every job queued, every release (for the shares that borrow; all shares when
     the service environment binds) and every preemption started or ended makes the shares
@@ -68,22 +81,23 @@ class Dispatcher:
         self.every_share = False
         """True: each pass looks at every share, as after :meth:`forget_blocked_heads` (a
         check that the indexed passes miss nothing, ``tests/scheduling/test_indexes.py``)."""
-        self._coarse = True
-        """Coarse rules (see the class docstring), decided at each :meth:`forget_blocked_heads`."""
+        self._wake_broadly = True
+        """Broad wake-ups (see the class docstring), decided at each
+        :meth:`forget_blocked_heads`."""
         self._blocked: dict[str, Job] = {}
         """Shares a full pass left blocked and untouched since, and their head."""
-        self._waiting: dict[str, Job] = {}
+        self._waiting_to_borrow: dict[str, Job] = {}
         """Borrowing shares left blocked, whose head needs to borrow, and that head."""
         self._waiting_by_type: dict[str, dict[str, tuple[float, int]]] = {}
         """The same by instance type of their head: the lendable capacity (all lending shares
         counted, the share itself included) and the free service-environment capacity that
         could let the head dispatch."""
-        self._se_waiting: dict[str, Job] = {}
+        self._waiting_for_service_environment: dict[str, Job] = {}
         """Shares that do not borrow, left blocked with a head that fits their own free
         capacity but not the service environment's (only while shares hold more than their
         limits): looked at again when a preemption starts or ends or a job is queued, as
         before every such change made passes look at every share."""
-        self._se_waiting_borrowers: dict[str, Job] = {}
+        self._borrowers_waiting_for_service_environment: dict[str, Job] = {}
         """The same for shares that borrow: looked at again when capacity is released."""
 
     def run_passes(self) -> None:
@@ -104,21 +118,21 @@ class Dispatcher:
 
     def forget_blocked_heads(self) -> None:
         """Look at every share afresh in the next pass (after a configuration or options
-        change), and decide again whether the coarse rules apply."""
+        change), and decide again whether broad wake-ups apply."""
         self._changes.touched.update(self._ledger.accounts)
         options = self.options
-        self._coarse = (
+        self._wake_broadly = (
             self._ledger.se_binding
             or options.backfill_depth > 0
             or type(options.victim_policy) is not DefaultVictimPolicy
         )
         for queue in self._queues.by_share.values():
-            queue.touch_every_push = self._coarse
+            queue.touch_every_push = self._wake_broadly
         self._blocked.clear()
-        self._waiting.clear()
+        self._waiting_to_borrow.clear()
         self._waiting_by_type.clear()
-        self._se_waiting.clear()
-        self._se_waiting_borrowers.clear()
+        self._waiting_for_service_environment.clear()
+        self._borrowers_waiting_for_service_environment.clear()
 
     # --- one pass -----------------------------------------------------------------------------
 
@@ -133,53 +147,56 @@ class Dispatcher:
         if changes.released:
             released = changes.released
             changes.released = set()
-            if self._coarse:
-                self._wake_coarse()
+            if self._wake_broadly:
+                self._wake_broadly_after_release()
                 released = None
-            elif self._se_waiting_borrowers:
-                self._wake_se_waiting(self._se_waiting_borrowers)
+            elif self._borrowers_waiting_for_service_environment:
+                self._wake_if_service_environment_has_room(
+                    self._borrowers_waiting_for_service_environment
+                )
         if changes.lent_out:
             self._wake_lenders(changes.lent_out)
             changes.lent_out.clear()
-        if not touched and (released is None or not self._waiting):
+        if not touched and (released is None or not self._waiting_to_borrow):
             return
         looked = self._dispatch_own_capacity() if touched else []
-        quiet = self._wake(released) if released is not None else []
+        quiet = self._wake_borrowers_after_release(released) if released is not None else []
         if not looked and not quiet:
             return
         if looked and self._reclaim_once(looked):
             # next round: the reclaiming head takes its capacity back first
-            touched.update(entry[0].name for entry in looked)
+            touched.update(entry.account.name for entry in looked)
             if released is not None:
                 changes.released |= released  # the waiting shares are woken next round
             return
-        borrowers = [e for e in looked if e[0].borrows]
+        borrowers = [e for e in looked if e.account.borrows]
         if borrowers or quiet:
             self._borrow_in_submit_order(borrowers + quiet)
         in_share = looked
         if quiet:
-            woken = [e for e in quiet if e[0].name in touched]  # changed during the pass
+            woken = [e for e in quiet if e.account.name in touched]  # changed during the pass
             if woken:
-                in_share = sorted(looked + woken, key=lambda e: e[4])
+                in_share = sorted(looked + woken, key=_order_key)
         self._preempt_in_share(in_share)
-        wait = self._wait
+        note_what_unblocks = self._note_what_unblocks
         blocked = self._blocked
-        for account, _, head, _, _ in looked:
+        for entry in looked:
+            account = entry.account
             if account.name not in touched:  # else: changed, looked at afresh next time
-                blocked[account.name] = head
-                wait(account, head)
+                blocked[account.name] = entry.head
+                note_what_unblocks(account, entry.head)
 
-    def _dispatch_own_capacity(self) -> list[Looked]:
+    def _dispatch_own_capacity(self) -> list[BlockedShare]:
         """Every share touched (in share order) dispatches what fits its own free capacity;
         returns those left with a blocked head."""
         ledger = self._ledger
         accounts = ledger.accounts
         touched = self._changes.touched
-        if self._se_waiting or self._se_waiting_borrowers:
+        if self._waiting_for_service_environment or self._borrowers_waiting_for_service_environment:
             for name in touched:
-                self._unwait(name)
+                self._forget_what_unblocks(name)
         else:
-            waiting = self._waiting
+            waiting = self._waiting_to_borrow
             blocked = self._blocked
             drop = self._drop_thresholds
             for name in touched:
@@ -191,7 +208,7 @@ class Dispatcher:
         touched.clear()  # from here on: what changes during the pass
         by_share = self._queues.by_share
         disabled_dispatch = self.options.disabled_share_dispatches
-        looked: list[Looked] = []
+        looked: list[BlockedShare] = []
         for account, key in ledger.ordered_subset(names):
             queue = by_share[account.name]
             if not queue.heap or not (account.enabled or disabled_dispatch):
@@ -199,29 +216,31 @@ class Dispatcher:
             blocked_head = self._dispatch_own(account, queue)
             touched.discard(account.name)
             if blocked_head is not None:
-                looked.append((account, queue, blocked_head, False, key))
+                looked.append(BlockedShare(account, queue, blocked_head, key))
         return looked
 
-    def _reclaim_once(self, blocked: list[Looked]) -> bool:
+    def _reclaim_once(self, blocked: list[BlockedShare]) -> bool:
         """Cross-share reclaim for the first blocked head that needs one (and waits for no
         preemption in progress); whether one was issued."""
         awaited_by = self._preemptions.awaited_by
-        for account, _, head, _, _ in blocked:
-            if account.lent_total > 0 and awaited_by(head) == 0:
-                targets = self._preemptor.plan_reclaim(account, head)
+        for entry in blocked:
+            account = entry.account
+            if account.lent_total > 0 and awaited_by(entry.head) == 0:
+                targets = self._preemptor.plan_reclaim(account, entry.head)
                 if targets:
                     self._preemptor.issue(targets)
                     return True
         return False
 
-    def _preempt_in_share(self, looked: list[Looked]) -> None:
+    def _preempt_in_share(self, looked: list[BlockedShare]) -> None:
         """In-share preemption for each blocked share's current head, share by share."""
         awaited_by = self._preemptions.awaited_by
         preemptor = self._preemptor
-        for account, queue, _, _, _ in looked:
+        for entry in looked:
+            account = entry.account
             if not account.in_share_preemption:
                 continue
-            head = queue.head()
+            head = entry.queue.head()
             if head is None or awaited_by(head):
                 continue
             preemptor.issue(preemptor.plan_in_share(account, head))
@@ -274,16 +293,17 @@ class Dispatcher:
             self._queues.note_position(blocked_head, self._events.now)
         return blocked_head
 
-    def _borrow_in_submit_order(self, candidates: list[Looked]) -> None:
+    def _borrow_in_submit_order(self, candidates: list[BlockedShare]) -> None:
         """Borrowing shares' blocked heads, served in submit order (FIFO idle assignment)."""
         ledger = self._ledger
         if len(candidates) == 1:
-            only, _, first, _, _ = candidates[0]
+            only = candidates[0].account
+            first = candidates[0].head
             if not ledger.fits(only, first):
                 return  # a single share: the heap below would try just this head
             heap = [(first.seq, only.order, only.name)]
         else:
-            heap = [(job.seq, a.order, a.name) for a, _, job, _, _ in candidates]
+            heap = [(e.head.seq, e.account.order, e.account.name) for e in candidates]
             heapq.heapify(heap)
         by_share = self._queues.by_share
         while heap:
@@ -305,10 +325,10 @@ class Dispatcher:
 
     # --- shares waiting until something could unblock them -----------------------------------
 
-    def _wait(self, account: ShareAccount, head: Job) -> None:
+    def _note_what_unblocks(self, account: ShareAccount, head: Job) -> None:
         """A share a full pass left blocked and untouched: note what could unblock its head
         apart from a change of its own (which touches it)."""
-        if self._coarse:
+        if self._wake_broadly:
             return
         name = account.name
         idle = account.idle
@@ -319,12 +339,12 @@ class Dispatcher:
                 break
         if account.borrows:
             if fits_own:
-                self._se_waiting_borrowers[name] = head
+                self._borrowers_waiting_for_service_environment[name] = head
                 return
             wakes = self._borrow_thresholds(account, head)
             if wakes is None:
                 return  # it may not borrow enough: only a change of its own can help
-            self._waiting[name] = head
+            self._waiting_to_borrow[name] = head
             by_type = self._waiting_by_type
             for itype, wake in wakes.items():
                 entries = by_type.get(itype)
@@ -333,7 +353,7 @@ class Dispatcher:
                 else:
                     entries[name] = wake
         elif fits_own:
-            self._se_waiting[name] = head
+            self._waiting_for_service_environment[name] = head
             self._queues.by_share[name].touch_every_push = True
 
     @staticmethod
@@ -349,37 +369,40 @@ class Dispatcher:
                 out[itype] = (0, n)
                 continue
             need = n - free if free > 0 else n
-            if account.borrowed.get(itype, 0) + need > account.borrow_caps.get(itype, 0):
+            if exceeds_borrow_cap(
+                account.borrowed.get(itype, 0), need, account.borrow_caps.get(itype, 0)
+            ):
                 return None
             own = free if free > 0 and account.lends_now else 0
             out[itype] = (need + own, n)
         return out
 
-    def _unwait(self, name: str) -> None:
+    def _forget_what_unblocks(self, name: str) -> None:
         """The share is looked at afresh: forget what it waited for."""
         self._blocked.pop(name, None)
-        head = self._waiting.pop(name, None)
+        head = self._waiting_to_borrow.pop(name, None)
         if head is not None:
             self._drop_thresholds(name, head)
-        self._se_waiting_borrowers.pop(name, None)
-        if self._se_waiting.pop(name, None) is not None:
+        self._borrowers_waiting_for_service_environment.pop(name, None)
+        if self._waiting_for_service_environment.pop(name, None) is not None:
             queue = self._queues.by_share.get(name)
             if queue is not None:
-                queue.touch_every_push = self._coarse
+                queue.touch_every_push = self._wake_broadly
 
     def _drop_thresholds(self, name: str, head: Job) -> None:
+        """Forget, per instance type of ``head``, what the share waited to borrow."""
         by_type = self._waiting_by_type
         for itype in head.demand:
             by_type[itype].pop(name, None)
 
     def _wake_after_preemption(self) -> None:
         """A preemption started or ended: the shares that do not borrow and wait for the
-        service environment (every share under the coarse rules) look again if it has room
+        service environment (every share under broad wake-ups) look again if it has room
         for their head now."""
-        if self._coarse:
+        if self._wake_broadly:
             self._changes.touched.update(self._ledger.accounts)
-        elif self._se_waiting:
-            self._wake_se_waiting(self._se_waiting)
+        elif self._waiting_for_service_environment:
+            self._wake_if_service_environment_has_room(self._waiting_for_service_environment)
 
     def _wake_lenders(self, lenders: set[str]) -> None:
         """Other shares' jobs took idle capacity of ``lenders``: a blocked lender looks again
@@ -388,7 +411,7 @@ class Dispatcher:
         reclaim if the head fits the share's limit, an in-share preemption (whose lent part
         may reclaim it) if the share has lower-priority jobs to preempt."""
         touched = self._changes.touched
-        if self._coarse:
+        if self._wake_broadly:
             touched.update(lenders)
             return
         accounts = self._ledger.accounts
@@ -408,16 +431,16 @@ class Dispatcher:
                 if any(j.priority < priority for j in account.holding.values()):
                     touched.add(name)
 
-    def _wake_se_waiting(self, heads: dict[str, Job]) -> None:
+    def _wake_if_service_environment_has_room(self, heads: dict[str, Job]) -> None:
         """Touch the shares of ``heads`` whose head the service environment has room for."""
-        se_free = self._ledger.se_free
+        service_environment_free = self._ledger.service_environment_free
         touched = self._changes.touched
         for name, head in heads.items():
-            if all(se_free(t) >= n for t, n in head.demand.items()):
+            if all(service_environment_free(t) >= n for t, n in head.demand.items()):
                 touched.add(name)
 
-    def _wake_coarse(self) -> None:
-        """Capacity was released (coarse rules): every share that borrows looks again, every
+    def _wake_broadly_after_release(self) -> None:
+        """Capacity was released (broad wake-ups): every share that borrows looks again, every
         share when the service environment binds."""
         ledger = self._ledger
         binding = ledger.se_binding
@@ -425,7 +448,7 @@ class Dispatcher:
             name for name, a in ledger.accounts.items() if binding or a.borrows
         )
 
-    def _wake(self, released: set[str]) -> list[Looked]:
+    def _wake_borrowers_after_release(self, released: set[str]) -> list[BlockedShare]:
         """After the own-capacity step: the waiting borrowing shares that capacity released
         of ``released`` types may let borrow now, to look at quietly.
 
@@ -444,15 +467,20 @@ class Dispatcher:
             if not entries:
                 continue
             total = lendable.get(itype, 0)
-            se_free = se.get(itype, 0) - used.get(itype, 0)
+            service_environment_free = se.get(itype, 0) - used.get(itype, 0)
             for name, (needed, n) in entries.items():
-                if total >= needed and se_free >= n and name not in woken:
+                if total >= needed and service_environment_free >= n and name not in woken:
                     woken.append(name)
         if not woken:
             return []
         by_share = self._queues.by_share
-        waiting = self._waiting
+        waiting = self._waiting_to_borrow
         return [
-            (account, by_share[account.name], waiting[account.name], True, key)
+            BlockedShare(account, by_share[account.name], waiting[account.name], key)
             for account, key in ledger.ordered_subset(woken)
         ]
+
+
+def _order_key(entry: BlockedShare) -> Any:
+    """Sort key: the share's place in the pass's share order."""
+    return entry.order_key

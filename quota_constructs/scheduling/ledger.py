@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from quota_constructs.model import JobQueueSpec, QuotaShareSpec, ShareState
+from quota_constructs.model import JobQueueSpec, QuotaShareSpec, ShareState, exceeds_borrow_cap
 from quota_constructs.scheduling.capacity import add_capacity, positive
 from quota_constructs.scheduling.changes import ShareChanges
 from quota_constructs.scheduling.job import Job
@@ -269,7 +269,7 @@ class CapacityLedger:
 
     # --- queries ------------------------------------------------------------------------------
 
-    def se_free(self, itype: str) -> int:
+    def service_environment_free(self, itype: str) -> int:
         """Instances of ``itype`` the service environment has not handed out."""
         return self.se.get(itype, 0) - self.used.get(itype, 0)
 
@@ -325,7 +325,9 @@ class CapacityLedger:
             if not borrows:
                 return False
             need = n - (free if free > 0 else 0)
-            if account.borrowed.get(itype, 0) + need > account.borrow_caps.get(itype, 0):
+            if exceeds_borrow_cap(
+                account.borrowed.get(itype, 0), need, account.borrow_caps.get(itype, 0)
+            ):
                 return False
             others = self.lendable_total.get(itype, 0)
             if account.lends_now and free > 0:
@@ -341,7 +343,7 @@ class CapacityLedger:
         alloc: Allocation = {}
         name = account.name
         for itype, n in job.demand.items():
-            if self.se_free(itype) < n:
+            if self.service_environment_free(itype) < n:
                 return None
             own = min(n, account.idle.get(itype, 0))
             need = n - own if own > 0 else n
@@ -349,7 +351,9 @@ class CapacityLedger:
                 alloc.setdefault(name, {})[itype] = own
             if need == 0:
                 continue
-            if account.borrowed.get(itype, 0) + need > account.borrow_caps.get(itype, 0):
+            if exceeds_borrow_cap(
+                account.borrowed.get(itype, 0), need, account.borrow_caps.get(itype, 0)
+            ):
                 return None
             for lender in self.ordered():
                 if lender is account or not lender.lends_now:

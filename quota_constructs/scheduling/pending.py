@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from quota_constructs.model import JobStatus
+from quota_constructs.model import JobStatus, PendingKind, TypeFigures, head_wait_reason
 from quota_constructs.scheduling.job import Job
 from quota_constructs.scheduling.ledger import CapacityLedger, ShareAccount
 from quota_constructs.scheduling.preemptions_in_progress import PreemptionsInProgress
 from quota_constructs.scheduling.queues import RunnableQueues
-from quota_constructs.scheduling.records import FrontEntry, PendingKind, PendingReason
+from quota_constructs.scheduling.records import FrontEntry, PendingReason
 
 
 class PendingExplainer:
@@ -45,54 +45,29 @@ class PendingExplainer:
         return self._head_reason(account, job)
 
     def _head_reason(self, account: ShareAccount, job: Job) -> PendingReason:
-        def reason(kind: PendingKind, text: str) -> PendingReason:
-            return PendingReason(kind, text, 0)
+        """Why the share's head job waits: the model's words, from the ledger's figures."""
+        kind, text = head_wait_reason(
+            account.name,
+            account.borrows,
+            [self._figures(account, itype, n) for itype, n in job.demand.items()],
+            self._preemptions.awaited_by(job),
+        )
+        return PendingReason(kind, text, 0)
 
-        awaited = self._preemptions.awaited_by(job)
-        if awaited:
-            return reason(
-                PendingKind.WAITING_FOR_PREEMPTION,
-                f"waiting for {awaited} preemption(s) in progress to release capacity",
-            )
-        spec = account.spec
-        for itype, n in job.demand.items():
-            if n > account.free_after_reclaim(itype) and not spec.strategy.borrows:
-                return reason(
-                    PendingKind.WAITING_FOR_OWN_CAPACITY,
-                    f"quota share {account.name} uses {account.own.get(itype, 0)} of its "
-                    f"{spec.limit(itype)} x {itype}; the job needs {n}",
-                )
-        for itype, n in job.demand.items():
-            need = n - max(0, account.free(itype))
-            if need <= 0:
-                continue
-            if n <= account.free_after_reclaim(itype):
-                return reason(
-                    PendingKind.WAITING_FOR_OWN_CAPACITY,
-                    f"{account.lent.get(itype, 0)} x {itype} of quota share {account.name} are "
-                    "lent out and cannot be reclaimed yet",
-                )
-            cap = spec.borrow_cap(itype)  # a whole number here; compiled, a float: int() it
-            if account.borrowed.get(itype, 0) + need > cap:
-                return reason(
-                    PendingKind.BORROW_LIMIT_REACHED,
-                    f"quota share {account.name} borrows {account.borrowed.get(itype, 0)} x "
-                    f"{itype}; borrowing {need} more would exceed its borrow limit of {int(cap)}",
-                )
-            lendable = self._ledger.lendable(account, itype)
-            if lendable < need:
-                return reason(
-                    PendingKind.NO_LENDABLE_CAPACITY,
-                    f"needs to borrow {need} x {itype}; lending shares have {lendable} idle",
-                )
-        for itype, n in job.demand.items():
-            free = self._ledger.se_free(itype)
-            if free < n:
-                return reason(
-                    PendingKind.WAITING_FOR_SERVICE_ENVIRONMENT,
-                    f"service environment has {max(0, free)} x {itype} free; the job needs {n}",
-                )
-        return reason(PendingKind.WAITING_FOR_DISPATCH, "fits; dispatched at the next pass")
+    def _figures(self, account: ShareAccount, itype: str, needed: int) -> TypeFigures:
+        """The share's and the service environment's figures for ``needed`` x ``itype``."""
+        ledger = self._ledger
+        return TypeFigures(
+            instance_type=itype,
+            needed=needed,
+            limit=account.limits.get(itype, 0),
+            own_use=account.own.get(itype, 0),
+            lent=account.lent.get(itype, 0),
+            borrowed=account.borrowed.get(itype, 0),
+            borrow_cap=account.borrow_caps.get(itype, 0),
+            lendable=ledger.lendable(account, itype),
+            service_environment_free=ledger.service_environment_free(itype),
+        )
 
     def front_entry(self, job: Job) -> FrontEntry:
         """``job`` as a snapshot lists it, with the time it reached its current place."""

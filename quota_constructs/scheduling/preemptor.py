@@ -81,7 +81,7 @@ class Preemptor:
                 return []
             short = n - max(0, account.free(itype))
             if ledger.se_binding:  # borrowers of this share also hold the SE instances it needs
-                short = max(short, n - ledger.se_free(itype))
+                short = max(short, n - ledger.service_environment_free(itype))
             short = min(short, account.lent.get(itype, 0))
             if short > 0:
                 need[itype] = short
@@ -212,7 +212,10 @@ class Preemptor:
         for victim in victims:
             for amounts in victim.job.alloc.values():
                 add_capacity(freed, amounts)
-        return all(ledger.se_free(t) + freed.get(t, 0) >= n for t, n in head.demand.items())
+        return all(
+            ledger.service_environment_free(t) + freed.get(t, 0) >= n
+            for t, n in head.demand.items()
+        )
 
     # --- issuing ------------------------------------------------------------------------------
 
@@ -253,7 +256,7 @@ class Preemptor:
         it is no candidate any more. With the default policy fewer candidates never let a
         failed plan succeed, except an in-share plan of the victim's own share (its choice of
         own victims, hence what is left to reclaim, changes). (With any other policy the
-        dispatcher's coarse rules make every share look again.)"""
+        dispatcher's broad wake-ups make every share look again.)"""
         if account is not None and account.spec.in_share_preemption:
             self._changes.touch(victim.share_name)
 

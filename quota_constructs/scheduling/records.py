@@ -8,7 +8,7 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import Any, TypeVar
 
-from quota_constructs.model import ExitRule, QuotaConfigError
+from quota_constructs.model import ExitRule, PendingKind, QuotaConfigError
 from quota_constructs.scheduling.capacity import Capacity
 
 # --- constants --------------------------------------------------------------------------------
@@ -45,20 +45,6 @@ class PreemptionRule(StrEnum):
     """A strictly higher-priority job of the same share (in-share preemption ENABLED)."""
     LIMIT_LOWERED = "LIMIT_LOWERED"
     """A share's limits (or borrow limit / strategy) were lowered below what its jobs hold."""
-
-
-class PendingKind(StrEnum):
-    """Why a RUNNABLE job is not running (beyond AWS: AWS only explains misconfigurations)."""
-
-    BEHIND_HIGHER_PRIORITY = "BEHIND_HIGHER_PRIORITY"
-    WAITING_FOR_OWN_CAPACITY = "WAITING_FOR_OWN_CAPACITY"
-    BORROW_LIMIT_REACHED = "BORROW_LIMIT_REACHED"
-    NO_LENDABLE_CAPACITY = "NO_LENDABLE_CAPACITY"
-    WAITING_FOR_SERVICE_ENVIRONMENT = "WAITING_FOR_SERVICE_ENVIRONMENT"
-    WAITING_FOR_PREEMPTION = "WAITING_FOR_PREEMPTION"
-    WAITING_FOR_DISPATCH = "WAITING_FOR_DISPATCH"
-    SHARE_DISABLED = "SHARE_DISABLED"
-    EXCEEDS_LIMITS = "EXCEEDS_LIMITS"
 
 
 class EventKind(StrEnum):

@@ -26,6 +26,7 @@ from quota_constructs.model import (
     check_instance_type,
     check_int_range,
     check_scheduling_priority,
+    share_count_allowed,
 )
 from quota_constructs.scheduling.admission import request_problems
 from quota_constructs.scheduling.changes import ShareChanges
@@ -215,7 +216,7 @@ class Scheduler:
     def _check_share(self, spec: QuotaShareSpec) -> None:
         problems = spec.problems(f"shares.{spec.name}")
         count = len(self._ledger.accounts)
-        if spec.name not in self._ledger.accounts and count >= MAX_SHARES_PER_QUEUE:
+        if spec.name not in self._ledger.accounts and not share_count_allowed(count + 1):
             problems.append(
                 Problem(
                     "shares",

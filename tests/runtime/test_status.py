@@ -21,6 +21,7 @@ from quota_constructs.commands.demo import emulator_client
 from quota_constructs.local.testing import SEED_DEMO, EmulatorServer
 from quota_constructs.model import QuotaShareSpec, SharingStrategy
 from quota_constructs.runtime import QueueClient, QueueSnapshot
+from quota_constructs.runtime.jobs import JobSummary, QueuePosition
 from quota_constructs.runtime.status import (
     CALLS_PER_REFRESH,
     Loan,
@@ -28,7 +29,7 @@ from quota_constructs.runtime.status import (
     derive_status,
     read_status,
 )
-from quota_constructs.scheduling import Scheduler
+from quota_constructs.scheduling import Job, JobRequest, Scheduler
 from tests.runtime.helpers import runs_for, training_job
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -260,3 +261,95 @@ def test_rejects_refreshes_without_watch(emu: EmulatorServer) -> None:
     args = ["status", "--endpoint-url", emu.endpoint_url, "-o", "seed-demo", "--refreshes", "2"]
     result = runner.invoke(app, args)
     assert result.exit_code == ExitCode.USAGE and "add --watch" in result.stderr
+
+
+# --- one owner of the words: the scheduler's pending reasons and quota status agree -----------
+
+LAB, LEND, RESERVE = (
+    SharingStrategy.LEND_AND_BORROW,
+    SharingStrategy.LEND,
+    SharingStrategy.RESERVE,
+)
+
+
+def summary(job: Job) -> JobSummary:
+    """``job`` as ``ListServiceJobs`` would list it, with no ``statusReason``."""
+    return JobSummary(
+        job_id=job.job_id,
+        job_name=job.request.job_name,
+        job_arn=None,
+        status=job.status,
+        status_reason="",
+        share=job.share_name,
+        created_at=None,
+        scheduled_at=None,
+        started_at=None,
+        stopped_at=None,
+        capacity_usage=dict(job.demand),
+    )
+
+
+def status_of(core: Scheduler, shares: list[QuotaShareSpec]) -> QueueStatus:
+    """``derive_status`` fed the figures the scheduler holds, as the API would report them."""
+    snapshot = core.snapshot()
+    view = QueueSnapshot(
+        front=(),
+        share_heads={
+            name: tuple(QueuePosition(e.job_id, e.job_id, None) for e in entries)
+            for name, entries in snapshot.front_of_shares.items()
+        },
+        usage=core.usage(),
+        total_usage=core.total_usage(),
+    )
+    jobs = [summary(job) for job in core.jobs if not job.status.is_terminal]
+    return derive_status(shares, view, jobs, queue="q", read_at=datetime.now(UTC))
+
+
+@pytest.mark.parametrize(
+    ("shares", "submits", "expected"),
+    [
+        pytest.param(
+            [QuotaShareSpec("A", {GPU: 1}, LAB), QuotaShareSpec("B", {GPU: 1}, LEND)],
+            [("A", 1)] * 3,
+            f"needs to borrow 1 x {GPU}; lending shares have 0 idle",
+            id="no-lendable",
+        ),
+        pytest.param(
+            [QuotaShareSpec("A", {GPU: 2}, RESERVE), QuotaShareSpec("B", {GPU: 1}, LEND)],
+            [("A", 2), ("A", 1)],
+            f"quota share A uses 2 of its 2 x {GPU}; the job needs 1",
+            id="own-capacity",
+        ),
+        pytest.param(
+            [
+                QuotaShareSpec("A", {GPU: 2}, LAB, borrow_limit=50),
+                QuotaShareSpec("B", {GPU: 4}, LEND),
+            ],
+            [("A", 1)] * 4,
+            f"quota share A borrows 1 x {GPU}; borrowing 1 more would exceed its borrow limit of 1",
+            id="borrow-limit",
+        ),
+        pytest.param(
+            [QuotaShareSpec("A", {GPU: 1}, LAB), QuotaShareSpec("B", {GPU: 2}, LEND)],
+            [("A", 1), ("A", 3)],
+            f"needs to borrow 3 x {GPU}; lending shares have 2 idle",
+            id="not-enough-lendable",
+        ),
+    ],
+)
+def test_status_and_scheduler_give_the_same_words_for_the_same_figures(
+    shares: list[QuotaShareSpec], submits: list[tuple[str, int]], expected: str
+) -> None:
+    core = Scheduler(queue_name="q", shares=shares)
+    for index, (share, n) in enumerate(submits):
+        request = JobRequest(f"job-{index}", share, {GPU: n}, priority=0, duration_s=None)
+        core.submit(request, now=0)
+    core.advance(1)
+    view = status_of(core, shares)
+    heads = [row.head for row in view.rows if row.head is not None]
+    assert heads, "the scenario leaves a head job waiting"
+    for head in heads:
+        pending = core.pending_reason(head.job_id)
+        assert pending is not None
+        assert head.derived and head.reason == pending.message
+    assert expected in [head.reason for head in heads]

@@ -159,7 +159,7 @@ def test_a_borrower_waiting_for_capacity_takes_it_when_released() -> None:
     sched.advance(5.0)
     assert first.status is JobStatus.RUNNING
     assert waiting.status is JobStatus.RUNNABLE
-    assert sched._dispatcher._waiting == {"borrower": waiting}
+    assert sched._dispatcher._waiting_to_borrow == {"borrower": waiting}
     sched.advance(20.0)
     assert waiting.status is JobStatus.RUNNING
     assert waiting.alloc == {"borrower": {g5: 1}, "lender": {g5: 2}}
