@@ -30,6 +30,7 @@ SAGEMAKER_DEFAULT_MAX_RUNTIME_S = 86_400
 
 SHARE_NAME = "quotaShareName"
 CAPACITY_LIMITS = "capacityLimits"
+"""Also a service environment's field, in the same shape."""
 SHARING = "resourceSharingConfiguration"
 STRATEGY = "strategy"
 BORROW_LIMIT = "borrowLimit"

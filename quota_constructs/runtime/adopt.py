@@ -20,6 +20,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from quota_constructs.api_shapes import (
+    CAPACITY_LIMITS,
     capacity_limits_from_api,
     capacity_usage_from_api,
     ignored_borrow_limit,
@@ -263,7 +264,7 @@ def _environment_notes(
     )
     if not found:
         return [f"service environment {arn} not found"]
-    live = capacity_limits_from_api(found[0].get("capacityLimits"))
+    live = capacity_limits_from_api(found[0].get(CAPACITY_LIMITS))
     sized = spec.service_environment_capacity()
     if live == sized:
         return []

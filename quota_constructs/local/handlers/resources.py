@@ -113,7 +113,7 @@ def environment_to_api(env: ServiceEnvironment, tags: Mapping[str, str]) -> dict
         "serviceEnvironmentType": SAGEMAKER_TRAINING,
         "state": env.state,
         "status": VALID,
-        "capacityLimits": capacity_limits_to_api(env.capacity),
+        CAPACITY_LIMITS: capacity_limits_to_api(env.capacity),
         "tags": dict(tags),
     }
 
@@ -222,7 +222,7 @@ class ResourceHandlers:
         context = "CreateServiceEnvironment"
         env = self.registry.create_service_environment(
             params["serviceEnvironmentName"],
-            capacity_from_request(params["capacityLimits"], "capacityLimits", context=context),
+            capacity_from_request(params[CAPACITY_LIMITS], CAPACITY_LIMITS, context=context),
             state=params.get("state") or ENABLED,
             tags=params.get("tags") or {},
         )
@@ -238,10 +238,10 @@ class ResourceHandlers:
 
     def update_service_environment(self, params: Mapping[str, Any]) -> dict[str, Any]:
         capacity = None
-        if "capacityLimits" in params:
+        if CAPACITY_LIMITS in params:
             context = "UpdateServiceEnvironment"
             capacity = capacity_from_request(
-                params["capacityLimits"], "capacityLimits", context=context
+                params[CAPACITY_LIMITS], CAPACITY_LIMITS, context=context
             )
         env = self.registry.update_service_environment(
             params["serviceEnvironment"], capacity=capacity, state=params.get("state")
