@@ -345,9 +345,9 @@ def submit(
                 role_arn=role_arn,
                 output_s3_uri=output_s3,
                 checkpoint_s3_uri=checkpoint_s3,
-                max_runtime_s=SAGEMAKER_DEFAULT_MAX_RUNTIME_S
-                if max_runtime is None
-                else max_runtime,
+                max_runtime_s=(
+                    SAGEMAKER_DEFAULT_MAX_RUNTIME_S if max_runtime is None else max_runtime
+                ),
                 hyperparameters=_pairs(hp, "--hp"),
                 environment=_pairs(env, "--env"),
             )
