@@ -241,6 +241,88 @@ def test_no_module_imports_another_modules_private_names() -> None:
     assert offenders == []
 
 
+# --- the emulator's three layers are folders (docs/architecture.md) ---------------------------
+
+EMULATOR = "quota_constructs.local"
+EMULATOR_LAYERS = ("wire", "handlers", "state")
+EMULATOR_TOP = frozenset({"emulator", "provision", "faults", "events", "testing", "pytest_plugin"})
+"""Modules around the layers: the account that builds them, provisioning, faults, events, tests."""
+EMULATOR_LAYER_FORBIDDEN: dict[str, tuple[str, ...]] = {
+    # a layer imports only the layers below it (wire -> handlers -> state), never HTTP from below
+    "state": ("wire", "handlers", *sorted(EMULATOR_TOP)),
+    "handlers": ("wire", *sorted(EMULATOR_TOP)),
+}
+EMULATOR_LAYER_ALLOWED = (
+    # the one domain-error -> API-error mapping, for the per-item errors of a bulk answer
+    f"{EMULATOR}.wire.api_errors",
+    # botocore's service model (no HTTP): an answer keeps only the members its shape declares
+    f"{EMULATOR}.wire.protocol.service_model",
+    f"{EMULATOR}.wire.validation.problems",
+)
+
+
+def test_every_emulator_module_is_in_a_layer_folder_or_around_them() -> None:
+    files = module_files(ROOT, PACKAGES)
+    stray = sorted(
+        module
+        for module in files
+        if module.startswith(EMULATOR + ".")
+        and module.split(".")[2] not in EMULATOR_LAYERS
+        and module.split(".")[2] not in EMULATOR_TOP
+    )
+    assert stray == []
+
+
+@pytest.mark.parametrize("layer", sorted(EMULATOR_LAYER_FORBIDDEN))
+def test_emulator_layer_imports_only_the_layers_below(layer: str) -> None:
+    files = module_files(ROOT, PACKAGES)
+    package = f"{EMULATOR}.{layer}"
+    forbidden = [f"{EMULATOR}.{name}" for name in EMULATOR_LAYER_FORBIDDEN[layer]]
+    forbidden += ["http", "wsgiref", "werkzeug", "waitress"]
+    bad = sorted(
+        f"{module} imports {name}"
+        for module, path in files.items()
+        if module == package or module.startswith(package + ".")
+        for name in imported_names(module, path)
+        if any(name == prefix or name.startswith(prefix + ".") for prefix in forbidden)
+        and not any(name == ok or name.startswith(ok + ".") for ok in EMULATOR_LAYER_ALLOWED)
+    )
+    assert bad == []
+
+
+def imports_of_test_modules(root: Path) -> list[str]:
+    """``module imports test_module`` for every module under ``root/tests`` importing a test
+    module (absolute or relative): shared helpers belong in ``helpers.py`` or ``conftest.py``."""
+    graph = import_graph(module_files(root, ("tests",)))
+    return sorted(
+        f"{module} imports {imported}"
+        for module, imports in graph.items()
+        for imported in imports
+        if imported.rsplit(".", 1)[-1].startswith("test_")
+    )
+
+
+def test_no_module_under_tests_imports_a_test_module() -> None:
+    assert imports_of_test_modules(ROOT) == []
+
+
+def test_absolute_and_relative_imports_of_test_modules_are_found(tmp_path: Path) -> None:
+    (tmp_path / "tests" / "sub").mkdir(parents=True)
+    for name in ("__init__", "helpers", "test_a", "sub/__init__", "sub/test_b"):
+        (tmp_path / "tests" / f"{name}.py").write_text("")
+    (tmp_path / "tests" / "sub" / "test_c.py").write_text(
+        "from . import test_b\nfrom ..test_a import x\nfrom tests.helpers import y\n"
+    )
+    (tmp_path / "tests" / "sub" / "helpers.py").write_text(
+        "def f():\n    import tests.sub.test_b\n"
+    )
+    assert imports_of_test_modules(tmp_path) == [
+        "tests.sub.helpers imports tests.sub.test_b",
+        "tests.sub.test_c imports tests.sub.test_b",
+        "tests.sub.test_c imports tests.test_a",
+    ]
+
+
 # --- a quota share's wire shape is spelled once ------------------------------------------------
 
 SHARE_MAPPER = "quota_constructs.api_shapes"

@@ -26,7 +26,7 @@ import shutil
 import socket
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -37,6 +37,7 @@ import yaml
 from quota_constructs.advisor.profiles import parse_schedule, parse_teams
 from quota_constructs.config import ORGS_DIR, parse_organisation
 from quota_constructs.local.testing import EmulatorServer
+from tests.helpers import Command, parse_commands, shown
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -132,17 +133,6 @@ AFTER: dict[str, Callable[[Path], None]] = {
 
 
 @dataclass(frozen=True)
-class Command:
-    """One command as written (continuation lines joined), with the output a console shows."""
-
-    text: str
-    shown: tuple[str, ...] = ()
-
-    def listed_in(self, table: dict[str, str] | dict[str, int]) -> str | None:
-        return next((key for key in table if self.text.startswith(key)), None)
-
-
-@dataclass(frozen=True)
 class Block:
     """A shell block of a doc."""
 
@@ -160,40 +150,6 @@ class Block:
         """How to start this block's emulator, or None when it needs none."""
         first = self.commands[0].text
         return next((e for key, e in EMULATOR_BLOCKS.items() if first.startswith(key)), None)
-
-
-def _logical_lines(lines: list[str]) -> Iterator[str]:
-    """Lines with ``\\`` continuations joined (as bash reads them), blank lines dropped."""
-    pending = ""
-    for line in lines:
-        pending += line + "\n"
-        if not line.endswith("\\"):
-            if pending.strip():
-                yield pending.rstrip("\n")
-            pending = ""
-
-
-def parse_commands(language: str, body: str) -> tuple[Command, ...]:
-    """The commands of a block: every logical line of a script, the ``$`` lines of a console."""
-    if language != "console":
-        lines = [line for line in _logical_lines(body.splitlines())]
-        return tuple(Command(line) for line in lines if not line.lstrip().startswith("#"))
-    commands: list[Command] = []
-    lines = body.splitlines()
-    index = 0
-    while index < len(lines):
-        line = lines[index]
-        if line.startswith("$ "):
-            text = line[2:]
-            while text.endswith("\\") and index + 1 < len(lines):
-                index += 1
-                text += "\n" + lines[index]
-            commands.append(Command(text))
-        elif line.strip() and commands:
-            last = commands[-1]
-            commands[-1] = Command(last.text, (*last.shown, line.strip()))
-        index += 1
-    return tuple(commands)
 
 
 def doc_blocks() -> list[Block]:
@@ -250,12 +206,6 @@ def results(output: str) -> dict[int, tuple[int, str]]:
     for match in re.finditer(pattern, output, re.S | re.M):
         found[int(match.group(1))] = (int(match.group(3)), match.group(2))
     return found
-
-
-def shown(line: str) -> re.Pattern[str]:
-    """A shown output line as a pattern: whitespace-insensitive, ``<...>`` is one word."""
-    parts = re.split(r"<[^>]+>", " ".join(line.split()))
-    return re.compile(r"\S+".join(re.escape(part) for part in parts))
 
 
 def scratch_dir(tmp_path: Path) -> Path:

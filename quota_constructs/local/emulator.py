@@ -2,9 +2,9 @@
 
 Dispatch runs under one lock, with request counts, injected faults and the clock.
 
-:class:`Emulator` is transport-free: :mod:`.server` turns HTTP requests into
+:class:`Emulator` is transport-free: :mod:`.wire.server` turns HTTP requests into
 :meth:`Emulator.call` and answers with its results, its injected faults
-(:class:`~.api_errors.ApiError`) or the API error of a domain error. One lock serialises every
+(:class:`~.wire.api_errors.ApiError`) or the API error of a domain error. One lock serialises every
 call (the scheduler core is single-threaded); before each call the scheduler of every queue is
 advanced to the clock's now.
 """
@@ -52,7 +52,7 @@ class Emulator:
     ``explain_pending``: a RUNNABLE
     job with no AWS ``statusReason`` reports the core's typed pending reason instead of none.
     ``client_token_mode``: a repeated ``clientToken`` is rejected as AWS documents (default) or
-    answered with the first job (:class:`~.job_service.ClientTokenMode`).
+    answered with the first job (:class:`~.state.job_service.ClientTokenMode`).
     ``events``: where AWS Batch's EventBridge events of service jobs go (state changes,
     preemption started and completed; :mod:`.events`); default none are made.
     """
@@ -128,9 +128,9 @@ class Emulator:
     def call(self, service: str, operation: str, params: Mapping[str, Any]) -> dict[str, Any]:
         """Run one validated request of ``service`` (``batch``, ``ssm``, ``sagemaker`` or ``sts``).
 
-        Raises an injected fault's :class:`~.api_errors.ApiError`, or a domain error
+        Raises an injected fault's :class:`~.wire.api_errors.ApiError`, or a domain error
         (:data:`DOMAIN_ERRORS`) for the wire layer to answer. A handled request is attributed
-        to its caller (:meth:`~.identities.Identities.record`).
+        to its caller (:meth:`~.state.identities.Identities.record`).
         """
         table = self._tables[service]
         with self.lock:

@@ -45,7 +45,7 @@ class EmulatorServer:
     tune the scheduler core (delays, choices); job ids are random UUIDs, ``seed`` makes them
     reproducible; ``explain_pending=False`` leaves ``statusReason`` of waiting jobs empty as AWS
     does (MISCONFIGURATION reasons are always reported); ``limits`` bound what clients may hold
-    (timeouts, connections, body size: :class:`~.server.ServerLimits`).
+    (timeouts, connections, body size: :class:`~.wire.server.ServerLimits`).
     ``client_token_mode="replay"`` answers a repeated ``clientToken`` with the first job instead
     of rejecting it as AWS documents.
     """

@@ -1,4 +1,4 @@
-"""Helpers for advisor tests: team-profile files written to a temporary directory."""
+"""Fixtures for advisor tests: team-profile files written to a temporary directory."""
 
 from __future__ import annotations
 
@@ -8,9 +8,6 @@ from pathlib import Path
 import pytest
 
 from quota_constructs.safe_load import dump_yaml
-
-TEAMS_FILE = Path(__file__).resolve().parents[2] / "stacks" / "teams" / "research.yaml"
-ORG_FILE = Path(__file__).resolve().parents[2] / "stacks" / "orgs" / "research.yaml"
 
 
 @pytest.fixture

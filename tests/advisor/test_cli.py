@@ -12,7 +12,7 @@ from quota_constructs.advisor.verify import Finding
 from quota_constructs.commands import advise as advisor_cli
 from quota_constructs.commands import app
 from quota_constructs.config import ORGS_DIR
-from tests.advisor.conftest import ORG_FILE, TEAMS_FILE
+from tests.advisor.helpers import ORG_FILE, TEAMS_FILE
 
 SEED = ORGS_DIR / "seed-demo.yaml"
 ML_PLATFORM = TEAMS_FILE.with_name("ml-platform.yaml")

@@ -3,21 +3,23 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
 from quota_constructs.advisor.optimize import SearchOptions, SearchResult, optimize
-from quota_constructs.advisor.profiles import TeamsFile, load_teams, parse_teams
+from quota_constructs.advisor.profiles import TeamsFile, load_teams
 from quota_constructs.advisor.workload import WorkloadJob
 from quota_constructs.commands._reports import search_json
 from quota_constructs.model import QuotaConfigError, SharingStrategy
-from tests.advisor.conftest import TEAMS_FILE
+from tests.advisor.helpers import (
+    GPU,
+    SMALL,
+    SMALL_JOBS,
+    TEAMS_FILE,
+    search_small,
+)
 
-GPU = "ml.g5.xlarge"
-MIN = 60.0
 LAB, LEND, RESERVE = (
     SharingStrategy.LEND_AND_BORROW,
     SharingStrategy.LEND,
@@ -26,58 +28,7 @@ LAB, LEND, RESERVE = (
 ML_PLATFORM = TEAMS_FILE.parent / "ml-platform.yaml"
 
 
-class CountingExecutor(ThreadPoolExecutor):
-    """A caller's own executor: threads, counting what the search submits."""
-
-    def __init__(self) -> None:
-        super().__init__(max_workers=2)
-        self.submitted = 0
-
-    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future:
-        self.submitted += 1
-        return super().submit(fn, *args, **kwargs)
-
-
-# A small case with a known optimum. a (2 GPUs) runs five 1-GPU jobs at 0 for 120 min and
-# needs half of them to start at once (p50 wait <= 10 min); b (3 GPUs, LEND or RESERVE) runs one
-# 2-GPU job at 30 min and must never wait (p90 0). b RESERVE: a cannot borrow, 3 of its 5 jobs
-# wait 120 min (a misses). a borrowing 2 or 3 of b's GPUs: b must reclaim one, its job waits
-# the 20 s preemption (b misses). a borrowing exactly 1 (75 % of 2): both met.
-SMALL = parse_teams(
-    {
-        "organisation": "lab",
-        "teams": [
-            {
-                "name": "a",
-                "capacity": {GPU: 2},
-                "workload": "experimental",
-                "preemption_tolerant": True,
-                "checkpointing": True,
-                "needs_burst": True,
-                "lends_when_idle": True,
-                "targets": {"p50_wait_minutes": 10},
-            },
-            {
-                "name": "b",
-                "capacity": {GPU: 3},
-                "workload": "ad_hoc",
-                "lends_when_idle": True,
-                "targets": {"p90_wait_minutes": 0},
-            },
-        ],
-    }
-)
-SMALL_JOBS = [WorkloadJob(0, "a", GPU, 1, 120 * MIN, 5) for _ in range(5)]
-SMALL_JOBS.append(WorkloadJob(30 * MIN, "b", GPU, 2, 30 * MIN, 5))
 OPTIMUM = ((LAB, 75, True), (LEND, None, False))
-
-
-def search_small(**options: Any) -> tuple[SearchResult, CountingExecutor]:
-    with CountingExecutor() as executor:
-        result = optimize(
-            SMALL, workloads=[SMALL_JOBS], executor=executor, options=SearchOptions(**options)
-        )
-    return result, executor
 
 
 def met(result: SearchResult, which: str) -> set[tuple[str, str]]:

@@ -14,7 +14,7 @@ from quota_constructs.advisor.profiles import (
     load_teams,
     parse_schedule,
 )
-from tests.advisor.conftest import TEAMS_FILE
+from tests.advisor.helpers import TEAMS_FILE
 
 GPU = {"ml.g5.xlarge": 2}
 

@@ -14,7 +14,7 @@ from quota_constructs.advisor.recommend import Advice, recommend
 from quota_constructs.commands import app
 from quota_constructs.config import load_organisation, parse_organisation
 from quota_constructs.model import QuotaConfigError, SharingStrategy
-from tests.advisor.conftest import ORG_FILE, TEAMS_FILE
+from tests.advisor.helpers import ORG_FILE, TEAMS_FILE
 
 GPU = "ml.g5.xlarge"
 

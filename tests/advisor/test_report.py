@@ -8,7 +8,7 @@ from quota_constructs.advisor.report import comparison_figure, usage_figure
 from quota_constructs.advisor.simulate import SimulationOptions, compare
 from quota_constructs.advisor.workload import WorkloadJob
 from quota_constructs.model import JobQueueSpec, Organisation, QuotaShareSpec, SharingStrategy
-from tests.advisor.test_optimize import search_small
+from tests.advisor.helpers import search_small
 
 GPU, P4D = "ml.g5.xlarge", "ml.p4d.24xlarge"
 H = 3600.0

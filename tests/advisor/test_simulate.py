@@ -189,7 +189,7 @@ def test_event_based_usage_matches_the_core_ledger_at_every_step() -> None:
     from quota_constructs.advisor.workload import GeneratorOptions, generate_workload
     from quota_constructs.config import load_organisation
     from quota_constructs.scheduling import Scheduler
-    from tests.advisor.conftest import ORG_FILE, TEAMS_FILE
+    from tests.advisor.helpers import ORG_FILE, TEAMS_FILE
 
     research = load_organisation(ORG_FILE)
     jobs = generate_workload(

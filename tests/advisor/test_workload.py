@@ -17,7 +17,7 @@ from quota_constructs.advisor.workload import (
     parse_workload_csv,
     workload_csv,
 )
-from tests.advisor.conftest import TEAMS_FILE
+from tests.advisor.helpers import TEAMS_FILE
 
 HEADER = "submit_time_s,share,instance_type,instance_count,duration_s,priority"
 

@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.emulator.test_events import run_one_job
+from tests.helpers import run_one_job
 
 ROOT = Path(__file__).resolve().parents[2]
 MARK = "<!-- run by tests/constructs/test_pipeline_docs.py -->"

@@ -1,32 +1,12 @@
-"""Helpers for the emulator's HTTP tests: training-job payloads and submit shortcuts."""
+"""Helpers for the emulator's tests: submit and status shortcuts over HTTP, a queue built on the
+state layer directly."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-ROLE = "arn:aws:iam::123456789012:role/SageMakerExecutionRole"
-
-
-def payload(instance_type: str = "ml.g5.xlarge", count: int = 1, runtime_s: int = 3600) -> str:
-    """JSON of a SageMaker CreateTrainingJob request, as ``serviceRequestPayload`` carries it."""
-    return json.dumps(
-        {
-            "TrainingJobName": "train",
-            "RoleArn": ROLE,
-            "AlgorithmSpecification": {
-                "TrainingImage": "123456789012.dkr.ecr.us-east-1.amazonaws.com/train:1",
-                "TrainingInputMode": "File",
-            },
-            "ResourceConfig": {
-                "InstanceType": instance_type,
-                "InstanceCount": count,
-                "VolumeSizeInGB": 30,
-            },
-            "StoppingCondition": {"MaxRuntimeInSeconds": runtime_s},
-            "OutputDataConfig": {"S3OutputPath": "s3://bucket/out"},
-        }
-    )
+from quota_constructs.local.state.registry import SAGEMAKER_TRAINING, JobQueue, Registry
+from tests.helpers import payload
 
 
 def submit(batch: Any, queue: str, share: str | None, name: str, **extra: Any) -> str:
@@ -45,3 +25,22 @@ def submit(batch: Any, queue: str, share: str | None, name: str, **extra: Any) -
 
 def status(batch: Any, job_id: str) -> str:
     return str(batch.describe_service_job(jobId=job_id)["status"])
+
+
+GPU = "ml.g5.xlarge"
+"""The instance type of the state tests' queues."""
+FIFO = {"idleResourceAssignmentStrategy": "FIFO"}
+"""A ``quotaSharePolicy`` as clients send it."""
+
+
+def create_queue(registry: Registry, name: str = "q", capacity: int = 2) -> JobQueue:
+    """A quota-share policy, a service environment of ``capacity`` GPUs and an ENABLED queue."""
+    policy = registry.create_scheduling_policy(f"{name}-policy", quota_share_policy=FIFO)
+    registry.create_service_environment(f"{name}-env", {GPU: capacity})
+    return registry.create_job_queue(
+        name,
+        priority=1,
+        queue_type=SAGEMAKER_TRAINING,
+        service_environments=[f"{name}-env"],
+        scheduling_policy=policy.arn,
+    )

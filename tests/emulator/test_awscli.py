@@ -5,14 +5,10 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
-from pathlib import Path
 from typing import Any
 
 from quota_constructs.local.testing import EmulatorServer
-from tests.emulator.helpers import payload
-
-AWS = Path(sys.executable).with_name("aws")
+from tests.helpers import AWS, payload
 
 
 def aws(emulator: EmulatorServer, *args: str, endpoint: bool = True) -> subprocess.CompletedProcess:

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from quota_constructs.commands import app
 from quota_constructs.local.testing import DUMMY_CREDENTIALS
 from tests.emulator.helpers import submit
-from tests.emulator.test_server_cli import start_serve, wait_for_endpoint
+from tests.helpers import start_serve, wait_for_endpoint
 
 QUEUE = "seed-demo-queue"
 

@@ -13,9 +13,9 @@ from botocore.model import Shape
 
 from quota_constructs.local.wire.protocol import service_model
 from tests.emulator.documented_rules import RULES, Rule, markdown_table
+from tests.helpers import EMULATOR_DOC
 
 TESTS = Path(__file__).resolve().parents[1]
-DOCS = TESTS.parent / "docs" / "emulator.md"
 
 
 BLOCK_TAGS = re.compile(r"</?(?:p|li|ul|ol|dl|dt|dd|note|br)\b[^>]*>")
@@ -77,4 +77,4 @@ def test_rule_names_a_test_that_exists(rule: Rule) -> None:
 
 
 def test_docs_list_every_rule() -> None:
-    assert markdown_table() in DOCS.read_text()
+    assert markdown_table() in EMULATOR_DOC.read_text()

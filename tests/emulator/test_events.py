@@ -7,13 +7,9 @@ a maintained implementation of EventBridge's pattern language, ``$or`` and ``exi
 from __future__ import annotations
 
 import json
-import signal
-import subprocess
-import urllib.request
 from pathlib import Path
 from typing import Any, cast
 
-import boto3
 import pytest
 from moto.events.models import EventPattern
 from moto.events.utils import EventMessageType
@@ -30,10 +26,8 @@ from quota_constructs.local.events import (
     STATE_CHANGE,
     EventSink,
 )
-from quota_constructs.local.testing import DUMMY_CREDENTIALS
 from quota_constructs.scheduling import PREEMPTION_IN_PROGRESS, REASON_CROSS_SHARE
-from tests.emulator.helpers import payload
-from tests.emulator.test_server_cli import start_serve, wait_for_endpoint
+from tests.helpers import payload, run_one_job, start_serve
 
 
 class Tutorial:
@@ -178,32 +172,6 @@ def test_an_emulator_without_a_sink_makes_no_events() -> None:
     emulator.provision_file(ORGS_DIR / "seed-demo.yaml")
     assert emulator.events is None
     assert emulator.jobs.listeners == []
-
-
-def run_one_job(process: subprocess.Popen[str]) -> tuple[str, list[str]]:
-    """On a started ``quota local serve --virtual``: submit one QS1 job, let 30 s pass, stop the
-    server; the job's ARN and what the server printed."""
-    printed: list[str] = []
-    try:
-        endpoint = wait_for_endpoint(process, printed)
-        batch = boto3.client(
-            "batch", endpoint_url=endpoint, region_name="us-east-1", **DUMMY_CREDENTIALS
-        )
-        job = batch.submit_service_job(
-            jobName="j",
-            jobQueue="seed-demo-queue",
-            serviceJobType="SAGEMAKER_TRAINING",
-            quotaShareName="QS1",
-            serviceRequestPayload=payload(),
-        )["jobArn"]
-        request = urllib.request.Request(
-            f"{endpoint}/_quota/advance", data=b'{"seconds": 30}', method="POST"
-        )
-        urllib.request.urlopen(request).close()
-    finally:
-        process.send_signal(signal.SIGINT)
-        process.communicate(timeout=20)
-    return str(job), printed
 
 
 def test_serve_writes_events_to_the_events_file(tmp_path: Path) -> None:

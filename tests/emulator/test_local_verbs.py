@@ -16,7 +16,7 @@ from quota_constructs.commands import app
 from quota_constructs.commands._common import ExitCode
 from quota_constructs.local.testing import SEED_DEMO, EmulatorServer
 from tests.emulator.helpers import submit
-from tests.emulator.test_server_cli import start_serve, wait_for_endpoint
+from tests.helpers import start_serve, wait_for_endpoint
 
 runner = CliRunner()
 

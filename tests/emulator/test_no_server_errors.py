@@ -18,8 +18,8 @@ from quota_constructs.local.emulator import Emulator
 from quota_constructs.local.state.job_service import JobIds
 from quota_constructs.local.testing import SEED_DEMO
 from quota_constructs.local.wire.server import EmulatorApp
-from tests.emulator.helpers import payload
 from tests.emulator.model_walk import served_operations
+from tests.helpers import payload
 
 SEED = 3
 OPERATIONS = served_operations()

@@ -3,12 +3,8 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
 import socket
-import subprocess
-import sys
-import time
 import urllib.request
 from pathlib import Path
 
@@ -18,46 +14,7 @@ from typer.testing import CliRunner
 
 from quota_constructs.commands import app
 from quota_constructs.local.testing import DUMMY_CREDENTIALS, SEED_DEMO
-from tests.emulator.helpers import payload
-
-QUOTA = Path(sys.executable).with_name("quota")
-
-
-def wait_for_endpoint(process: subprocess.Popen, printed: list[str]) -> str:
-    """The endpoint the server printed (lines read go to ``printed``), once it answers."""
-    assert process.stdout is not None
-    while "Ctrl-C" not in "".join(printed):
-        line = process.stdout.readline()
-        if not line:
-            raise AssertionError(
-                f"the server stopped: {process.stderr.read() if process.stderr else ''}"
-            )
-        printed.append(line)
-    endpoint = "".join(printed).split("listening on ", 1)[1].split()[0]
-    for _ in range(100):
-        try:
-            with urllib.request.urlopen(f"{endpoint}/_quota/health") as response:
-                if json.loads(response.read())["status"] == "ok":
-                    return endpoint
-        except OSError:
-            time.sleep(0.1)
-    raise AssertionError("the server did not answer its health check")
-
-
-def start_serve(*options: str) -> subprocess.Popen:
-    """``quota local serve --port 0 OPTIONS...`` as a real process, output piped as text."""
-    return subprocess.Popen(
-        [str(QUOTA), "local", "serve", "--port", "0", *options],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={
-            "COLUMNS": "200",
-            "PATH": str(QUOTA.parent),
-            "NO_COLOR": "1",
-            "PYTHONPATH": os.environ.get("PYTHONPATH", ""),  # the code under test
-        },
-    )
+from tests.helpers import payload, start_serve, wait_for_endpoint
 
 
 def test_serve_provisions_the_seed_demo_and_stops_on_ctrl_c() -> None:

@@ -17,7 +17,8 @@ from quota_constructs.model import (
     REASON_SHARE_AND_BORROW_LIMIT,
     REASON_SHARE_LIMIT,
 )
-from tests.emulator.helpers import payload, status, submit
+from tests.emulator.helpers import status, submit
+from tests.helpers import payload
 
 UNKNOWN_ID = "0b7c6d5e-4f3a-4b2c-9d1e-0f9a8b7c6d5e"
 

@@ -25,7 +25,7 @@ from quota_constructs.commands import app
 from quota_constructs.local.faults import FaultPlan
 from quota_constructs.local.testing import DUMMY_CREDENTIALS, SEED_DEMO, EmulatorServer
 from tests.emulator.helpers import submit
-from tests.emulator.test_server_cli import start_serve, wait_for_endpoint
+from tests.helpers import start_serve, wait_for_endpoint
 
 QUEUE = "seed-demo-queue"
 EVERY_NAME = [{"name": "JOB_NAME", "values": ["*"]}]  # a JOB_NAME filter lists every status

@@ -19,7 +19,7 @@ from quota_constructs.config import load_organisation
 from quota_constructs.local.handlers.submit_request import request_from_submit
 from quota_constructs.local.testing import SEED_DEMO, EmulatorServer
 from quota_constructs.scheduling import Job, Scheduler, SchedulerOptions
-from tests.emulator.helpers import payload
+from tests.helpers import payload
 
 
 @dataclass(frozen=True)

@@ -29,9 +29,7 @@ from quota_constructs.contracts import (
 from quota_constructs.local.testing import DUMMY_CREDENTIALS, EmulatorServer
 from quota_constructs.local.wire.protocol import service_model
 from quota_constructs.local.wire.query_protocol import query_params
-from tests.emulator.helpers import payload
-from tests.emulator.test_awscli import AWS
-from tests.emulator.test_server_cli import QUOTA, wait_for_endpoint
+from tests.helpers import AWS, QUOTA, payload, wait_for_endpoint
 
 ROOT = Path(__file__).resolve().parents[2]
 ROOT_USER = "arn:aws:iam::123456789012:root"

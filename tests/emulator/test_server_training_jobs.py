@@ -10,7 +10,8 @@ import pytest
 from botocore.exceptions import ClientError
 
 from quota_constructs.local.testing import EmulatorServer
-from tests.emulator.helpers import payload, submit
+from tests.emulator.helpers import submit
+from tests.helpers import payload
 
 NAME = re.compile(r"^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$")  # SageMaker's TrainingJobName
 

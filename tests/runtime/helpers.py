@@ -1,16 +1,32 @@
-"""Helpers for the runtime tests: payloads, emulated durations, organisation files, faults."""
+"""Helpers for the runtime tests: payloads, emulated durations, organisation files, faults,
+`quota jobs` on an emulator, and sections and code blocks of the docs."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+from typer.testing import CliRunner
+
+from quota_constructs.commands import app
 from quota_constructs.local.faults import FaultPlan
 from quota_constructs.local.testing import EmulatorServer
 from quota_constructs.runtime import RetryOptions, TrainingJob
+from tests.helpers import ROLE
 
-ROLE = "arn:aws:iam::123456789012:role/SageMakerExecutionRole"
 FAST_RETRIES = RetryOptions(mode="standard", max_attempts=12, backoff_scale=0.01)
 """botocore's standard retries with 1/100 of its backoff delays, so fault tests stay quick."""
+BUILDER = [
+    "--image",
+    "123456789012.dkr.ecr.us-east-1.amazonaws.com/train:1",
+    "--instance-type",
+    "ml.g5.xlarge",
+    "--role-arn",
+    ROLE,
+    "--output-s3",
+    "s3://bucket/out",
+]
+"""The `quota jobs submit` options that build a one-instance training job."""
 
 
 def training_job(instance_type: str = "ml.g5.xlarge", count: int = 1) -> TrainingJob:
@@ -40,3 +56,29 @@ def faulty_emulator(org: Path, *, throttle: float, server_error: float) -> Emula
     """An emulator answering a share of every operation with 429 throttling or 500 errors."""
     plan = FaultPlan(throttle={"*": throttle}, server_error={"*": server_error}, seed=4)
     return EmulatorServer(org_files=[org], clock="virtual", faults=plan)
+
+
+def jobs(emu: EmulatorServer, *args: str) -> tuple[int, str, str]:
+    """``quota jobs --endpoint-url EMU --organisation seed-demo ARGS...``: exit code, out, err."""
+    base = ["jobs", "--endpoint-url", emu.endpoint_url, "--organisation", "seed-demo"]
+    result = CliRunner().invoke(app, [*base, *args], env={"COLUMNS": "200"})
+    return result.exit_code, result.stdout, result.stderr
+
+
+def submit(emu: EmulatorServer, name: str, share: str, *extra: str) -> str:
+    """``quota jobs submit`` of a BUILDER job to ``share``; returns its job id."""
+    code, out, err = jobs(emu, "submit", name, "--share", share, *BUILDER, *extra, "--json")
+    assert code == 0, err
+    return str(json.loads(out)["jobId"])
+
+
+def section(text: str, heading: str) -> str:
+    """The part of a Markdown ``text`` from ``heading`` to the next ``## `` heading."""
+    start = text.index(heading)
+    end = text.find("\n## ", start + len(heading))
+    return text[start : end if end >= 0 else None]
+
+
+def blocks(text: str, language: str) -> list[str]:
+    """The bodies of the fenced ``language`` code blocks of ``text``."""
+    return [part.split("```", 1)[0] for part in text.split(f"```{language}\n")[1:]]

@@ -21,9 +21,8 @@ from quota_constructs.commands.demo import emulator_client
 from quota_constructs.config import ORGS_DIR
 from quota_constructs.local.handlers.submit_request import DURATION_TAG
 from quota_constructs.local.testing import EmulatorServer
-from tests.runtime.helpers import FAST_RETRIES, training_job
-from tests.runtime.test_team_docs import blocks, section
-from tests.test_doc_snippets import parse_commands, shown
+from tests.helpers import parse_commands, shown
+from tests.runtime.helpers import FAST_RETRIES, blocks, section, training_job
 
 ROOT = Path(__file__).resolve().parents[2]
 runner = CliRunner()

@@ -12,18 +12,9 @@ from typer.testing import CliRunner
 from quota_constructs.commands import app
 from quota_constructs.local.testing import SEED_DEMO, EmulatorServer
 from quota_constructs.runtime import QueueClient, TrainingJob
+from tests.runtime.helpers import BUILDER, jobs, submit
 
 runner = CliRunner()
-BUILDER = [
-    "--image",
-    "123456789012.dkr.ecr.us-east-1.amazonaws.com/train:1",
-    "--instance-type",
-    "ml.g5.xlarge",
-    "--role-arn",
-    "arn:aws:iam::123456789012:role/SageMakerExecutionRole",
-    "--output-s3",
-    "s3://bucket/out",
-]
 
 
 @pytest.fixture
@@ -32,18 +23,6 @@ def wall_emu() -> Iterator[EmulatorServer]:
     the wall clock)."""
     with EmulatorServer(org_files=[SEED_DEMO], clock="wall", speed=1000) as server:
         yield server
-
-
-def jobs(emu: EmulatorServer, *args: str) -> tuple[int, str, str]:
-    base = ["jobs", "--endpoint-url", emu.endpoint_url, "--organisation", "seed-demo"]
-    result = runner.invoke(app, [*base, *args], env={"COLUMNS": "200"})
-    return result.exit_code, result.stdout, result.stderr
-
-
-def submit(emu: EmulatorServer, name: str, share: str, *extra: str) -> str:
-    code, out, err = jobs(emu, "submit", name, "--share", share, *BUILDER, *extra, "--json")
-    assert code == 0, err
-    return str(json.loads(out)["jobId"])
 
 
 def test_submit_list_describe_update(emu: EmulatorServer) -> None:

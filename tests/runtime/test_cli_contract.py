@@ -16,8 +16,8 @@ import pytest
 from botocore.validate import validate_parameters
 
 from quota_constructs.local.testing import SEED_DEMO, EmulatorServer
-from tests.emulator.test_awscli import AWS
-from tests.runtime.test_cli import BUILDER, jobs, submit
+from tests.helpers import AWS
+from tests.runtime.helpers import BUILDER, jobs, submit
 
 LONG_NAME = "a-job-name-far-longer-than-forty-columns-of-terminal"
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from quota_constructs.commands._common import ExitCode
 from quota_constructs.local.testing import EmulatorServer
 from quota_constructs.runtime import JobStatus, QueueClient
-from tests.runtime.test_cli import BUILDER
+from tests.runtime.helpers import BUILDER
 
 ROOT = Path(__file__).resolve().parents[2]
 QUOTA = Path(sys.executable).with_name("quota")

@@ -8,8 +8,8 @@ import pytest
 
 from quota_constructs.model import JobQueueSpec, QuotaShareSpec, ShareState, SharingStrategy
 from quota_constructs.runtime import JobSubmission, TrainingJob, attempt_timeout, client_token
+from tests.helpers import ROLE
 
-ROLE = "arn:aws:iam::123456789012:role/SageMakerExecution"
 QUEUE = JobQueueSpec(
     shares=(
         QuotaShareSpec(

@@ -16,7 +16,7 @@ import pytest
 from quota_constructs.config import ORGS_DIR
 from quota_constructs.local.testing import EmulatorServer
 from quota_constructs.runtime.team import default_session_name
-from tests.runtime.helpers import training_job
+from tests.runtime.helpers import blocks, section, training_job
 
 ROOT = Path(__file__).resolve().parents[2]
 SECTION = "## Team access: the team tag and acting as a team"
@@ -32,16 +32,6 @@ def research(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Emulat
         (tmp_path / "job.json").write_text(json.dumps(training_job().payload("docs-job")))
         monkeypatch.chdir(tmp_path)
         yield server
-
-
-def section(text: str, heading: str) -> str:
-    start = text.index(heading)
-    end = text.find("\n## ", start + len(heading))
-    return text[start : end if end >= 0 else None]
-
-
-def blocks(text: str, language: str) -> list[str]:
-    return [part.split("```", 1)[0] for part in text.split(f"```{language}\n")[1:]]
 
 
 def runtime_doc() -> str:

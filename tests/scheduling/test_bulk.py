@@ -9,7 +9,7 @@ from hypothesis import given, settings
 
 from quota_constructs.model import QuotaShareSpec, SharingStrategy
 from quota_constructs.scheduling import JobRequest, Scheduler, SchedulerOptions, collector_paused
-from tests.scheduling.test_properties import TYPES, operations, option_sets, organisations, play
+from tests.scheduling.helpers import TYPES, operations, option_sets, organisations, play
 
 
 @settings(max_examples=40, deadline=None)

@@ -21,7 +21,7 @@ from quota_constructs.scheduling import (
     ShareOrder,
 )
 from quota_constructs.scheduling.records import record_of, replaced_record
-from tests.scheduling.test_properties import (
+from tests.scheduling.helpers import (
     TYPES,
     lending_organisations,
     operations,

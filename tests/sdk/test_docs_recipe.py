@@ -7,14 +7,16 @@ import re
 import pytest
 
 from quota_constructs.local.testing import EmulatorServer
-from tests.emulator.test_documented_rules import DOCS
-from tests.sdk.conftest import sleep_advances
+from tests.helpers import EMULATOR_DOC
+from tests.sdk.helpers import sleep_advances
 
 
 def recipe() -> str:
     """The Python block between ``<!-- sdk-recipe -->`` markers of docs/emulator.md."""
     found = re.search(
-        r"<!-- sdk-recipe -->\n```python\n(.*?)```\n<!-- /sdk-recipe -->", DOCS.read_text(), re.S
+        r"<!-- sdk-recipe -->\n```python\n(.*?)```\n<!-- /sdk-recipe -->",
+        EMULATOR_DOC.read_text(),
+        re.S,
     )
     assert found is not None, "docs/emulator.md has no sdk-recipe block"
     return found.group(1)
@@ -27,7 +29,7 @@ def test_the_documented_sdk_recipe_runs(
     sleeps move the virtual clock (``sleep_advances``) instead of waiting in real time."""
     sleep_advances(sdk, monkeypatch)
 
-    exec(compile(recipe(), str(DOCS), "exec"), {})
+    exec(compile(recipe(), str(EMULATOR_DOC), "exec"), {})
 
     printed = capsys.readouterr().out.splitlines()
     assert printed == [

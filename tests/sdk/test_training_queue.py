@@ -14,7 +14,7 @@ from sagemaker.train.model_trainer import ModelTrainer
 
 from quota_constructs.local.testing import EmulatorServer
 from quota_constructs.scheduling import REASON_CROSS_SHARE, REASON_IN_SHARE
-from tests.sdk.conftest import IMAGE, QUEUE, sleep_advances, trainer
+from tests.sdk.helpers import IMAGE, QUEUE, sleep_advances, trainer
 
 RUNS_10_MIN = {"quota.local/duration-seconds": "600"}
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from quota_constructs.commands import core_build, package_version
 from quota_constructs.config import ORGS_DIR
-from tests.emulator.test_server_cli import wait_for_endpoint
+from tests.helpers import wait_for_endpoint
 
 TEAMS = ORGS_DIR.parent / "teams" / "research.yaml"
 NARROW = {"COLUMNS": "40"}

@@ -22,19 +22,9 @@ from quota_constructs.safe_load import (
     read_bytes,
     read_text,
 )
+from tests.unit.helpers import ALIAS_BOMB
 
 ROOT = Path(__file__).resolve().parents[2]
-
-ALIAS_BOMB = "".join(
-    [
-        'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n',
-        *(
-            f"{b}: &{b} [{', '.join(['*' + a] * 9)}]\n"
-            for a, b in zip("abcdefgh", "bcdefghi", strict=True)
-        ),
-        "organisation: *i\n",
-    ]
-)
 
 
 def error_of(call: object, *args: object, **kwargs: object) -> InputFileError:

@@ -1,7 +1,7 @@
 """Owns the handlers of STS ``AssumeRole`` and ``GetCallerIdentity`` over the emulator's identities.
 
 ``AssumeRole`` issues temporary credentials for a submitter role of a provisioned organisation
-and remembers them (:mod:`..identities`); session policies, tags, ``ExternalId`` and MFA
+and remembers them (:mod:`..state.identities`); session policies, tags, ``ExternalId`` and MFA
 parameters are accepted and have no effect (the emulator evaluates no policy).
 ``GetCallerIdentity`` answers for the request's access key.
 """

@@ -1,8 +1,9 @@
 """Owns the emulator's domain errors: what its state refuses, before any wire code is chosen.
 
 State (registry, job service, parameter store) and handlers raise these; the wire layer
-(:func:`~.protocol.api_error`) is the one place that turns them, and the model's
-:class:`~quota_constructs.model.QuotaConfigError`, into AWS error codes and HTTP statuses.
+(:func:`quota_constructs.local.wire.api_errors.api_error`) is the one place that turns them,
+and the model's :class:`~quota_constructs.model.QuotaConfigError`, into AWS error codes and
+HTTP statuses.
 """
 
 from __future__ import annotations

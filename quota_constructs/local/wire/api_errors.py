@@ -1,6 +1,6 @@
 """Owns the emulator's API errors (code, HTTP status, message) and the one domain-error mapping.
 
-Domain errors are :mod:`.errors` and the model's ``QuotaConfigError``; nothing else in the
+Domain errors are :mod:`..state.errors` and the model's ``QuotaConfigError``; nothing else in the
 emulator picks an AWS error code for them.
 
 Batch answers every refusal as ``ClientException`` (HTTP 400), and reports a malformed job id

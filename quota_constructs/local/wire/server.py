@@ -9,7 +9,7 @@ parses into ``ClientError`` with the right code: a refused request's domain erro
 API error here (:func:`~.api_errors.api_error`), and nowhere else. A request the emulator fails
 on (a bug) is answered ``ServerException`` (HTTP 500) and logged with its traceback on the
 ``quota_constructs.local.wire.server`` logger. Authentication is not checked; the request's access
-key (SigV4 ``Authorization``) only tells :mod:`.identities` who is calling.
+key (SigV4 ``Authorization``) only tells :mod:`..state.identities` who is calling.
 
 The server cannot be wedged by its clients (:class:`ServerLimits`): idle and stalled
 connections are closed after ``channel_timeout`` seconds, at most ``connection_limit``
@@ -70,7 +70,7 @@ LOG = logging.getLogger(__name__)
 
 
 class EmulatorApp:
-    """The WSGI application answering for an :class:`~.emulator.Emulator`."""
+    """The WSGI application answering for an :class:`~..emulator.Emulator`."""
 
     def __init__(self, emulator: Emulator) -> None:
         self.emulator = emulator
