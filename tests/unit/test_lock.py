@@ -1,5 +1,5 @@
-"""The supply chain is locked: ``make setup`` installs only the hashed lock, and the lock agrees with
-the pins people edit (``requirements*.txt``) and with what is installed."""
+"""The supply chain is locked: ``make setup`` installs only the hashed lock, which agrees with the
+pins people edit (``requirements*.txt``) and with what is installed."""
 
 from __future__ import annotations
 
