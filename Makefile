@@ -3,19 +3,31 @@
 #   make test   set up, lint, type-check and run the test suite
 VENV := .venv
 PY := $(VENV)/bin/python
+LOCK := requirements-dev.lock
+LOCK_VENV := build/lock-venv
 export PATH := $(CURDIR)/$(VENV)/bin:$(CURDIR)/node_modules/.bin:$(PATH)
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 export CDK_DISABLE_CLI_TELEMETRY := true
 
-.PHONY: setup core main synth demo serve test lint bench
+.PHONY: setup core main synth demo serve test lint bench lock
 
 setup: $(VENV)/.installed node_modules/.installed core
 
-$(VENV)/.installed: requirements.txt requirements-dev.txt pyproject.toml
+# Only locked, hashed packages: every one is in $(LOCK) with its hashes (pip refuses anything else),
+# then the project itself, editable, built by the locked setuptools without fetching a build env.
+$(VENV)/.installed: $(LOCK) pyproject.toml
 	python3 -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -r requirements-dev.txt -e .
+	$(PY) -m pip install --quiet --require-hashes --no-deps -r $(LOCK)
+	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
+	$(PY) -m pip check
 	touch $@
+
+# Regenerate the lock after editing requirements.txt or requirements-dev.txt (needs PyPI).
+lock:
+	python3 -m venv $(LOCK_VENV)
+	$(LOCK_VENV)/bin/python -m pip install --quiet pip-tools==7.6.2
+	$(LOCK_VENV)/bin/pip-compile --quiet --generate-hashes --allow-unsafe --strip-extras \
+		--no-emit-index-url --no-emit-find-links --output-file=$(LOCK) requirements-dev.txt
 
 # The optional mypyc build of the scheduler core (build/compiled-core/, used only while it matches
 # the sources; QUOTA_COMPILE=0 skips it). Rebuilt when the sources changed; never fails set-up.

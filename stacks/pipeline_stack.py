@@ -2,8 +2,8 @@
 
 Built only when ``cdk synth -c pipeline_file=PATH`` names a pipeline file
 (:mod:`quota_constructs.pipeline_config`). The synth step installs from the project's own files
-(``make setup``: requirements*.txt, package-lock.json), runs the README's test command
-(``make test``), then synthesizes the app with the same pipeline file; the pipeline updates
+(``make setup``: the hashed requirements-dev.lock, package-lock.json), runs the README's test
+command (``make test``), then synthesizes the app with the same pipeline file; the pipeline updates
 itself from that output (self-mutation). One stage per environment, in file order, deploys that
 environment's organisation stacks through the target account's CDK bootstrap roles
 (``cdk bootstrap --trust <pipeline account>``); an environment with ``approval: true`` waits for
