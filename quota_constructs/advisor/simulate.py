@@ -51,6 +51,10 @@ _STATE_CHANGE = EventKind.STATE_CHANGE
 _PREEMPTION_STARTED = EventKind.PREEMPTION_STARTED
 _DISPATCHED = frozenset(DISPATCHED_STATUSES)
 """The states that hold capacity (``JobStatus.is_dispatched``), for a quick test per event."""
+PROGRESS_EVERY = 1024
+"""Virtual-time instants between two progress calls."""
+Progress = Callable[[str, float], None]
+"""Called during a run: (organisation, simulated seconds so far)."""
 
 
 @dataclass(frozen=True)
@@ -398,6 +402,7 @@ def _run(
     options: SimulationOptions,
     window_s: float,
     recorder_type: Callable[[Scheduler, float], _U],
+    progress: Progress | None = None,
 ) -> tuple[Scheduler, _U]:
     """Run ``jobs`` through a scheduler for ``queue``, measured by a ``recorder_type``."""
     sched = Scheduler.for_queue(
@@ -406,14 +411,21 @@ def _run(
     recorder = recorder_type(sched, window_s)
     recorder.record(0.0)
     with collector_paused():
-        _feed(sched, recorder, jobs, name)
+        _feed(sched, recorder, jobs, name, progress)
     recorder.end_time = sched.now
     return sched, recorder
 
 
-def _feed(sched: Scheduler, recorder: _Usage, jobs: Sequence[WorkloadJob], name: str) -> None:
-    """Submit each job at its time and advance from instant to instant, recording usage."""
-    index, count = 0, len(jobs)
+def _feed(
+    sched: Scheduler,
+    recorder: _Usage,
+    jobs: Sequence[WorkloadJob],
+    name: str,
+    progress: Progress | None,
+) -> None:
+    """Submit each job at its time and advance from instant to instant, recording usage;
+    ``progress`` every :data:`PROGRESS_EVERY` instants."""
+    index, count, instants = 0, len(jobs), 0
     while True:
         next_submit = jobs[index].submit_time_s if index < count else math.inf
         next_event = sched.next_event_time()
@@ -425,6 +437,10 @@ def _feed(sched: Scheduler, recorder: _Usage, jobs: Sequence[WorkloadJob], name:
             index += 1
         sched.advance(now)
         recorder.record(now)
+        if progress is not None:
+            instants += 1
+            if instants % PROGRESS_EVERY == 0:
+                progress(name, now)
 
 
 def _submit(sched: Scheduler, index: int, job: WorkloadJob, now: float, org: str) -> None:
@@ -531,17 +547,20 @@ def simulate(
     *,
     options: SimulationOptions | None = None,
     baseline: float | None = None,
+    progress: Progress | None = None,
 ) -> SimulationResult:
     """Run ``jobs`` through ``org``'s queue and its all-RESERVE baseline; measure both.
 
     ``baseline``: a precomputed baseline utilisation (compare mode reuses it for organisations
-    with the same shares). Raises :class:`WorkloadError` when a job names an unknown share.
+    with the same shares; an all-RESERVE organisation is its own); ``progress``: called during
+    the run with the simulated time. Raises :class:`WorkloadError` when a job names an unknown
+    share.
     """
     options = options or SimulationOptions()
     check_workload(org, jobs)
     jobs = sorted(jobs, key=lambda j: j.submit_time_s)
     window = options.window_s or default_window(jobs)
-    sched, recorder = _run(org.queue, org.name, jobs, options, window, _Recorder)
+    sched, recorder = _run(org.queue, org.name, jobs, options, window, _Recorder, progress)
     if baseline is None and org.queue == all_reserve(org.queue):
         baseline = _utilisation(org.queue, recorder.used_in_window, window)  # it is the baseline
     elif baseline is None:
@@ -592,8 +611,10 @@ def compare(
     jobs: Sequence[WorkloadJob],
     *,
     options: SimulationOptions | None = None,
+    progress: Progress | None = None,
 ) -> list[SimulationResult]:
-    """Simulate each organisation on the same workload; equal baselines are computed once."""
+    """Simulate each organisation on the same workload; equal baselines are computed once
+    (none for an all-RESERVE organisation: its own run is its baseline)."""
     options = options or SimulationOptions()
     for org in orgs:
         check_workload(org, jobs)
@@ -604,10 +625,17 @@ def compare(
         known = [value for queue, value in cache if queue == reserve]
         if known:
             baseline = known[0]
+        elif org.queue == reserve:
+            result = simulate(org, jobs, options=options, progress=progress)
+            cache.append((reserve, result.baseline_utilisation))
+            results.append(result)
+            continue
         else:
             baseline = baseline_utilisation(org, jobs, options=options)  # same default window
             cache.append((reserve, baseline))
-        results.append(simulate(org, jobs, options=options, baseline=baseline))
+        results.append(
+            simulate(org, jobs, options=options, baseline=baseline, progress=progress)
+        )
     return results
 
 
