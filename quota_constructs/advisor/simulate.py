@@ -633,9 +633,7 @@ def compare(
         else:
             baseline = baseline_utilisation(org, jobs, options=options)  # same default window
             cache.append((reserve, baseline))
-        results.append(
-            simulate(org, jobs, options=options, baseline=baseline, progress=progress)
-        )
+        results.append(simulate(org, jobs, options=options, baseline=baseline, progress=progress))
     return results
 
 

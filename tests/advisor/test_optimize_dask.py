@@ -82,6 +82,8 @@ def test_rejects_an_executor_without_optimize() -> None:
 
 
 def test_rejects_a_bad_address_in_the_library_too() -> None:
-    with pytest.raises(QuotaConfigError, match="not a Dask scheduler address"):
-        with cluster_executor("dask://nowhere"):
-            pass
+    with (
+        pytest.raises(QuotaConfigError, match="not a Dask scheduler address"),
+        cluster_executor("dask://nowhere"),
+    ):
+        pass
