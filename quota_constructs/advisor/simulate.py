@@ -339,11 +339,13 @@ class _Recorder(_Usage):
 
     def _apply(self, share: str, alloc: dict[str, dict[str, int]], sign: int) -> None:
         super()._apply(share, alloc, sign)
+        by_type, changed = self.by_type, self.changed_series
         for lender, amounts in alloc.items():
             slot = 0 if lender == share else 1
             for itype, n in amounts.items():
-                self.by_type[itype, share][slot] += sign * n
-                self.changed_series.add((itype, share))
+                key = (itype, share)
+                by_type[key][slot] += sign * n
+                changed.add(key)
 
     def _sample(self, now: float) -> None:
         super()._sample(now)
