@@ -21,7 +21,9 @@ run; otherwise a coordinate search from the rule-based one runs rounds of single
 until none improves or ``max_candidates`` have run.
 
 Candidates run through a :class:`concurrent.futures.Executor` (default: a process pool with one
-worker per core); pass your own, e.g. a Dask ``Client.get_executor()`` to use a cluster.
+worker per core); pass your own, or :func:`cluster_executor` for a running Dask cluster
+(``dask://HOST:PORT``, the optional extra ``pip install '.[dask]'``). Candidates are
+deterministic: every executor gives the same results.
 """
 
 from __future__ import annotations
@@ -29,8 +31,9 @@ from __future__ import annotations
 import itertools
 import math
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
 from quota_constructs.advisor.profiles import TeamProfile, TeamsFile
@@ -384,6 +387,10 @@ def _eligible(e: Evaluation, rule: Evaluation) -> bool:
     return all((c.team, c.target) in met for c in rule.checks if c.met)
 
 
+Progress = Callable[[int, int], None]
+"""Called after each candidate: (candidates done, total expected)."""
+
+
 class _Runner:
     """Evaluates configurations through the executor, each once."""
 
@@ -394,10 +401,14 @@ class _Runner:
         workloads: Sequence[Sequence[WorkloadJob]],
         options: SearchOptions,
         executor: Executor,
+        progress: Progress | None = None,
     ) -> None:
         self.teams, self.rule, self.workloads = teams, rule, workloads
         self.options, self.executor = options, executor
         self.done: dict[tuple[Setting, ...], Evaluation] = {}
+        self.progress = progress
+        self.total = options.max_candidates
+        """Candidates expected (the search's budget or space; what-ifs may add a few)."""
 
     def run(self, batch: Iterable[tuple[Setting, ...]], *, budget: bool = True) -> list[Evaluation]:
         """Evaluate the new configurations of ``batch`` (within the budget unless ``budget`` is
@@ -416,6 +427,8 @@ class _Runner:
             figures, utilisation = future.result()
             checks = check_targets(self.teams, figures)
             self.done[settings] = Evaluation(settings, org, figures, utilisation, checks)
+            if self.progress is not None:
+                self.progress(len(self.done), max(self.total, len(self.done)))
         return [self.done[s] for s in wanted if s in self.done]
 
 
@@ -507,12 +520,14 @@ def optimize(
     workloads: Sequence[Sequence[WorkloadJob]] | None = None,
     executor: Executor | None = None,
     prices: Mapping[str, float] | None = None,
+    progress: Progress | None = None,
 ) -> SearchResult:
     """Search the configurations the profiles allow; the best next to the rule-based one.
 
     ``workloads``: default one generated workload per seed of ``options``; ``executor``:
     default a :class:`~concurrent.futures.ProcessPoolExecutor` with ``os.cpu_count()``
-    workers, shut down on return (one you pass is left running). Raises
+    workers, shut down on return (one you pass is left running); ``progress``: called after
+    each candidate with (done, total). Raises
     :class:`~quota_constructs.model.QuotaConfigError` for unusable options or prices.
     """
     options = options or SearchOptions()
@@ -524,8 +539,8 @@ def optimize(
         workloads = search_workloads(teams, options)
     if executor is None:
         with ProcessPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-            return _search(teams, advice, workloads, options, pool)
-    return _search(teams, advice, workloads, options, executor)
+            return _search(teams, advice, workloads, options, pool, progress)
+    return _search(teams, advice, workloads, options, executor, progress)
 
 
 def _search(
@@ -534,11 +549,13 @@ def _search(
     workloads: Sequence[Sequence[WorkloadJob]],
     options: SearchOptions,
     executor: Executor,
+    progress: Progress | None,
 ) -> SearchResult:
     rule_org = advice.organisation
-    runner = _Runner(teams, rule_org, workloads, options, executor)
-    [rule] = runner.run([settings_of(rule_org)])
     space = _space(teams, options.borrow_levels)
+    runner = _Runner(teams, rule_org, workloads, options, executor, progress)
+    runner.total = min(space, options.max_candidates)
+    [rule] = runner.run([settings_of(rule_org)])
     exhaustive = space <= options.max_candidates
     if exhaustive:
         _exhaustive(runner, teams, options.borrow_levels)
@@ -562,6 +579,53 @@ def _search(
         options=options,
         warnings=tuple(_missed_warnings(best, rule) + _wish_warnings(teams, best, what_ifs)),
     )
+
+
+DASK_SCHEME = "dask://"
+
+
+def executor_problems(url: str) -> list[Problem]:
+    """Problems of an ``--executor`` value: ``dask://HOST:PORT`` is the one form."""
+    host, _, port = url.removeprefix(DASK_SCHEME).rpartition(":")
+    if url.startswith(DASK_SCHEME) and host and port.isdigit() and 0 < int(port) < 65536:
+        return []
+    return [
+        Problem(
+            "--executor",
+            url,
+            "not a Dask scheduler address",
+            "give dask://HOST:PORT, e.g. dask://127.0.0.1:8786 (a running dask scheduler)",
+        )
+    ]
+
+
+@contextmanager
+def cluster_executor(url: str, *, timeout_s: float = 30.0) -> Iterator[Executor]:
+    """An executor on the running Dask cluster at ``url`` (``dask://HOST:PORT``), closed after.
+
+    Needs the optional extra (``pip install '.[dask]'``); raises
+    :class:`~quota_constructs.model.QuotaConfigError` for a bad address or a missing extra.
+    Connection failures are Dask's own errors (``OSError``/``TimeoutError``).
+    """
+    problems = executor_problems(url)
+    if problems:
+        raise QuotaConfigError(problems)
+    try:
+        from distributed import Client
+    except ImportError:
+        raise QuotaConfigError(
+            [
+                Problem(
+                    "--executor",
+                    url,
+                    "needs Dask distributed, which is not installed",
+                    "pip install '.[dask]' (or drop --executor to use local processes)",
+                )
+            ]
+        ) from None
+    address = "tcp://" + url.removeprefix(DASK_SCHEME)
+    with Client(address, timeout=timeout_s) as client:
+        yield client.get_executor()
 
 
 def setting_text(setting: Setting) -> str:

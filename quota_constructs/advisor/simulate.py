@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import TypeVar
 
 from quota_constructs.advisor.workload import WorkloadError, WorkloadJob
 from quota_constructs.model import (
@@ -50,6 +51,10 @@ _STATE_CHANGE = EventKind.STATE_CHANGE
 _PREEMPTION_STARTED = EventKind.PREEMPTION_STARTED
 _DISPATCHED = frozenset(DISPATCHED_STATUSES)
 """The states that hold capacity (``JobStatus.is_dispatched``), for a quick test per event."""
+PROGRESS_EVERY = 1024
+"""Virtual-time instants between two progress calls."""
+Progress = Callable[[str, float], None]
+"""Called during a run: (organisation, simulated seconds so far)."""
 
 
 @dataclass(frozen=True)
@@ -209,88 +214,68 @@ def default_window(jobs: Iterable[WorkloadJob]) -> float:
     return max((j.submit_time_s + j.duration_s for j in jobs), default=0.0)
 
 
-class _Recorder:
-    """Keeps usage per share and instance type from the core's events; integrates it per step.
+class _Usage:
+    """Instances each share holds, from the core's events; integrated over time per step.
 
     A job's allocation (``Job.alloc``: lender share -> type -> instances) is added when it
-    starts holding capacity (SCHEDULED) and removed when it stops (end or preemption), so each
-    step costs O(shares x types); ``Scheduler.ledger()`` gives the same numbers (a test checks).
+    starts holding capacity (SCHEDULED) and removed when it stops (end or preemption), so an
+    event costs O(lenders x types) and a step O(shares); ``Scheduler.ledger()`` gives the same
+    numbers (a test checks). This is all the all-RESERVE baseline needs; :class:`_Recorder`
+    adds the timeline.
     """
 
     def __init__(self, sched: Scheduler, window_s: float) -> None:
         self.window_s = window_s
-        queue = sched.queue
-        self.names = [s.name for s in queue.shares]
-        self.types = list(queue.service_environment_capacity())
-        self.timeline = Timeline(
-            own_by_type={t: {n: [] for n in self.names} for t in self.types},
-            borrowed_by_type={t: {n: [] for n in self.names} for t in self.types},
-            capacity=queue.service_environment_capacity(),
-            max_usable={t: {n: queue.max_usable(n, t) for n in self.names} for t in self.types},
-            borrowing=[s.name for s in queue.shares if s.strategy.borrows],
-        )
+        self.names = [s.name for s in sched.queue.shares]
         self.totals: dict[str, list[float]] = {n: [0.0, 0.0, 0.0, 0.0] for n in self.names}
         """Instance-seconds per share: own, borrowed, lent (whole run), own within the window."""
         self.current: dict[str, list[int]] = {n: [0, 0, 0] for n in self.names}
         """Instances per share now: own, borrowed, lent."""
-        self.by_type: dict[tuple[str, str], list[int]] = {
-            (t, n): [0, 0] for t in self.types for n in self.names
-        }
-        """Instances per (type, share) now: own, borrowed."""
-        self._series = [
-            (
-                counts,
-                self.timeline.own_by_type[itype][name].append,
-                self.timeline.borrowed_by_type[itype][name].append,
-            )
-            for (itype, name), counts in self.by_type.items()
-        ]
-        """Per (type, share): its instances now and the appends of its timeline series."""
         self.held: dict[str, dict[str, dict[str, int]]] = {}
         self.used_in_window = 0.0
         self.last_time = 0.0
         self.last: dict[str, tuple[int, int, int]] = {n: (0, 0, 0) for n in self.names}
+        self.changed: set[str] = set()
+        """Shares whose ``current`` changed since the last record."""
         self.dirty = True
         self.steps = 0
         self.end_time = 0.0
         sched.subscribe(self.on_event)
 
     def on_event(self, event: SchedulerEvent) -> None:
-        kind = event.kind
-        if kind is _PREEMPTION_STARTED and event.preemption is not None:
-            self.timeline.preemptions.append(
-                (event.time, event.job.share_name, event.preemption.rule.value)
-            )
-        if kind is not _STATE_CHANGE:
+        if event.kind is not _STATE_CHANGE:
             return
-        job = event.job
         was = event.previous_status in _DISPATCHED
         holds = event.status in _DISPATCHED
         if holds and not was:
+            job = event.job
             alloc = {lender: dict(amounts) for lender, amounts in job.alloc.items()}
             self.held[job.job_id] = alloc
             self._apply(job.share_name, alloc, 1)
         elif was and not holds:
+            job = event.job
             self._apply(job.share_name, self.held.pop(job.job_id), -1)
 
     def _apply(self, share: str, alloc: dict[str, dict[str, int]], sign: int) -> None:
         self.dirty = True
+        changed = self.changed
+        changed.add(share)
+        current = self.current
         for lender, amounts in alloc.items():
             count = sign * sum(amounts.values())
-            slot = 0 if lender == share else 1
-            if slot:
-                self.current[share][1] += count
-                self.current[lender][2] += count
+            if lender == share:
+                current[share][0] += count
             else:
-                self.current[share][0] += count
-            for itype, n in amounts.items():
-                self.by_type[itype, share][slot] += sign * n
+                current[share][1] += count
+                current[lender][2] += count
+                changed.add(lender)
 
     def record(self, now: float) -> None:
         """Account the usage held since the last record, then sample the new usage.
 
-        Shares holding nothing since the last record are skipped: adding their zero products
-        would change no sum."""
+        Nothing changed: nothing to do (the next record accounts the whole span). Shares
+        holding nothing since the last record are skipped: adding their zero products would
+        change no sum."""
         self.steps += 1
         if not self.dirty:
             return
@@ -309,13 +294,95 @@ class _Recorder:
         self.used_in_window = used_in_window
         self.last_time = now
         self.dirty = False
-        self.timeline.times.append(now)
-        last = self.last
-        for name, (own, borrowed, lent) in self.current.items():
+        self._sample(now)
+
+    def _sample(self, now: float) -> None:
+        last, current = self.last, self.current
+        for name in self.changed:
+            own, borrowed, lent = current[name]
             last[name] = (own, borrowed, lent)
-        for counts, add_own, add_borrowed in self._series:
-            add_own(counts[0])
-            add_borrowed(counts[1])
+        self.changed.clear()
+
+
+class _Recorder(_Usage):
+    """:class:`_Usage` plus the timeline: usage per share and instance type, preemptions.
+
+    Each series keeps only its change points (sample index, own, borrowed), so a step costs
+    what changed in it; :meth:`finish` expands them into the timeline's per-sample lists.
+    """
+
+    def __init__(self, sched: Scheduler, window_s: float) -> None:
+        super().__init__(sched, window_s)
+        queue = sched.queue
+        self.types = list(queue.service_environment_capacity())
+        self.timeline = Timeline(
+            capacity=queue.service_environment_capacity(),
+            max_usable={t: {n: queue.max_usable(n, t) for n in self.names} for t in self.types},
+            borrowing=[s.name for s in queue.shares if s.strategy.borrows],
+        )
+        self.by_type: dict[tuple[str, str], list[int]] = {
+            (t, n): [0, 0] for t in self.types for n in self.names
+        }
+        """Instances per (type, share) now: own, borrowed."""
+        self.changes: dict[tuple[str, str], list[tuple[int, int, int]]] = {
+            key: [(0, 0, 0)] for key in self.by_type
+        }
+        """Per (type, share): (first sample, own, borrowed) at each change."""
+        self.changed_series: set[tuple[str, str]] = set()
+
+    def on_event(self, event: SchedulerEvent) -> None:
+        if event.kind is _PREEMPTION_STARTED and event.preemption is not None:
+            self.timeline.preemptions.append(
+                (event.time, event.job.share_name, event.preemption.rule.value)
+            )
+        super().on_event(event)
+
+    def _apply(self, share: str, alloc: dict[str, dict[str, int]], sign: int) -> None:
+        super()._apply(share, alloc, sign)
+        by_type, changed = self.by_type, self.changed_series
+        for lender, amounts in alloc.items():
+            slot = 0 if lender == share else 1
+            for itype, n in amounts.items():
+                key = (itype, share)
+                by_type[key][slot] += sign * n
+                changed.add(key)
+
+    def _sample(self, now: float) -> None:
+        super()._sample(now)
+        index = len(self.timeline.times)
+        self.timeline.times.append(now)
+        for key in self.changed_series:
+            own, borrowed = self.by_type[key]
+            points = self.changes[key]
+            if points[-1][1:] != (own, borrowed):
+                points.append((index, own, borrowed))
+        self.changed_series.clear()
+
+    def finish(self) -> Timeline:
+        """The timeline with every series expanded to one value per sample."""
+        length = len(self.timeline.times)
+        for itype in self.types:
+            own_by_share = self.timeline.own_by_type.setdefault(itype, {})
+            borrowed_by_share = self.timeline.borrowed_by_type.setdefault(itype, {})
+            for name in self.names:
+                own_by_share[name], borrowed_by_share[name] = _expand(
+                    self.changes[itype, name], length
+                )
+        return self.timeline
+
+
+def _expand(points: list[tuple[int, int, int]], length: int) -> tuple[list[int], list[int]]:
+    """Per-sample own and borrowed values from change points (first sample, own, borrowed)."""
+    own: list[int] = []
+    borrowed: list[int] = []
+    ends = [start for start, _, _ in points[1:]] + [length]
+    for (start, own_now, borrowed_now), end in zip(points, ends, strict=True):
+        own += [own_now] * (end - start)
+        borrowed += [borrowed_now] * (end - start)
+    return own, borrowed
+
+
+_U = TypeVar("_U", bound=_Usage)
 
 
 def _request(index: int, job: WorkloadJob) -> JobRequest:
@@ -336,21 +403,31 @@ def _run(
     jobs: Sequence[WorkloadJob],
     options: SimulationOptions,
     window_s: float,
-) -> tuple[Scheduler, _Recorder]:
+    recorder_type: Callable[[Scheduler, float], _U],
+    progress: Progress | None = None,
+) -> tuple[Scheduler, _U]:
+    """Run ``jobs`` through a scheduler for ``queue``, measured by a ``recorder_type``."""
     sched = Scheduler.for_queue(
         queue, queue_name=f"{name}-queue", options=options.scheduler_options(queue)
     )
-    recorder = _Recorder(sched, window_s)
+    recorder = recorder_type(sched, window_s)
     recorder.record(0.0)
     with collector_paused():
-        _feed(sched, recorder, jobs, name)
+        _feed(sched, recorder, jobs, name, progress)
     recorder.end_time = sched.now
     return sched, recorder
 
 
-def _feed(sched: Scheduler, recorder: _Recorder, jobs: Sequence[WorkloadJob], name: str) -> None:
-    """Submit each job at its time and advance from instant to instant, recording usage."""
-    index, count = 0, len(jobs)
+def _feed(
+    sched: Scheduler,
+    recorder: _Usage,
+    jobs: Sequence[WorkloadJob],
+    name: str,
+    progress: Progress | None,
+) -> None:
+    """Submit each job at its time and advance from instant to instant, recording usage;
+    ``progress`` every :data:`PROGRESS_EVERY` instants."""
+    index, count, instants = 0, len(jobs), 0
     while True:
         next_submit = jobs[index].submit_time_s if index < count else math.inf
         next_event = sched.next_event_time()
@@ -362,6 +439,10 @@ def _feed(sched: Scheduler, recorder: _Recorder, jobs: Sequence[WorkloadJob], na
             index += 1
         sched.advance(now)
         recorder.record(now)
+        if progress is not None:
+            instants += 1
+            if instants % PROGRESS_EVERY == 0:
+                progress(name, now)
 
 
 def _submit(sched: Scheduler, index: int, job: WorkloadJob, now: float, org: str) -> None:
@@ -468,18 +549,23 @@ def simulate(
     *,
     options: SimulationOptions | None = None,
     baseline: float | None = None,
+    progress: Progress | None = None,
 ) -> SimulationResult:
     """Run ``jobs`` through ``org``'s queue and its all-RESERVE baseline; measure both.
 
     ``baseline``: a precomputed baseline utilisation (compare mode reuses it for organisations
-    with the same shares). Raises :class:`WorkloadError` when a job names an unknown share.
+    with the same shares; an all-RESERVE organisation is its own); ``progress``: called during
+    the run with the simulated time. Raises :class:`WorkloadError` when a job names an unknown
+    share.
     """
     options = options or SimulationOptions()
     check_workload(org, jobs)
     jobs = sorted(jobs, key=lambda j: j.submit_time_s)
     window = options.window_s or default_window(jobs)
-    sched, recorder = _run(org.queue, org.name, jobs, options, window)
-    if baseline is None:
+    sched, recorder = _run(org.queue, org.name, jobs, options, window, _Recorder, progress)
+    if baseline is None and org.queue == all_reserve(org.queue):
+        baseline = _utilisation(org.queue, recorder.used_in_window, window)  # it is the baseline
+    elif baseline is None:
         baseline = baseline_utilisation(org, jobs, options=options, window_s=window)
     by_share: dict[str, list[Job]] = {n: [] for n in recorder.names}
     for job in sched.jobs:
@@ -501,7 +587,7 @@ def simulate(
         baseline_utilisation=baseline,
         fairness=jain(stretches),
         shares=tuple(metrics),
-        timeline=recorder.timeline,
+        timeline=recorder.finish(),
         events=recorder.steps,
     )
 
@@ -518,8 +604,8 @@ def baseline_utilisation(
     jobs = sorted(jobs, key=lambda j: j.submit_time_s)
     window = window_s or options.window_s or default_window(jobs)
     queue = all_reserve(org.queue)
-    _, recorder = _run(queue, org.name, jobs, options, window)
-    return _utilisation(queue, recorder.used_in_window, window)
+    _, usage = _run(queue, org.name, jobs, options, window, _Usage)
+    return _utilisation(queue, usage.used_in_window, window)
 
 
 def compare(
@@ -527,8 +613,10 @@ def compare(
     jobs: Sequence[WorkloadJob],
     *,
     options: SimulationOptions | None = None,
+    progress: Progress | None = None,
 ) -> list[SimulationResult]:
-    """Simulate each organisation on the same workload; equal baselines are computed once."""
+    """Simulate each organisation on the same workload; equal baselines are computed once
+    (none for an all-RESERVE organisation: its own run is its baseline)."""
     options = options or SimulationOptions()
     for org in orgs:
         check_workload(org, jobs)
@@ -539,10 +627,15 @@ def compare(
         known = [value for queue, value in cache if queue == reserve]
         if known:
             baseline = known[0]
+        elif org.queue == reserve:
+            result = simulate(org, jobs, options=options, progress=progress)
+            cache.append((reserve, result.baseline_utilisation))
+            results.append(result)
+            continue
         else:
             baseline = baseline_utilisation(org, jobs, options=options)  # same default window
             cache.append((reserve, baseline))
-        results.append(simulate(org, jobs, options=options, baseline=baseline))
+        results.append(simulate(org, jobs, options=options, baseline=baseline, progress=progress))
     return results
 
 

@@ -12,7 +12,7 @@ import io
 import math
 import random
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from statistics import NormalDist
 from typing import Any
@@ -77,18 +77,25 @@ class _Row(BaseModel):
     checkpoint_interval_s: float | None = Field(default=None, gt=0, allow_inf_nan=False)
 
 
-def _row_problems(row: dict[str, Any], where: str) -> tuple[WorkloadJob | None, list[Problem]]:
+def _row_problems(
+    row: dict[str, Any], line: int, valid: set[tuple[str, str, int]]
+) -> tuple[WorkloadJob | None, list[Problem]]:
+    """The row's job, or its problems. ``valid``: (share, type, priority) already checked."""
+    where = f"line {line}"
     data = {k: v for k, v in row.items() if not (k in OPTIONAL_COLUMNS and v in ("", None))}
     try:
         parsed = _Row.model_validate(data)
     except ValidationError as exc:
         return None, pydantic_problems(exc, prefix=where)
-    problems = check_name(parsed.share, f"{where}.share", what="quota share name")
-    problems += check_instance_type(parsed.instance_type, f"{where}.instance_type")
-    problems += check_scheduling_priority(parsed.priority, f"{where}.priority")
-    if problems:
-        return None, problems
-    return WorkloadJob(**parsed.model_dump()), []
+    names = (parsed.share, parsed.instance_type, parsed.priority)
+    if names not in valid:
+        problems = check_name(parsed.share, f"{where}.share", what="quota share name")
+        problems += check_instance_type(parsed.instance_type, f"{where}.instance_type")
+        problems += check_scheduling_priority(parsed.priority, f"{where}.priority")
+        if problems:
+            return None, problems
+        valid.add(names)
+    return WorkloadJob(**vars(parsed), line=line), []
 
 
 def parse_workload_csv(text: str, *, source: str = "<csv>") -> list[WorkloadJob]:
@@ -100,6 +107,7 @@ def parse_workload_csv(text: str, *, source: str = "<csv>") -> list[WorkloadJob]
     if problems:
         raise WorkloadError(problems, context=source)
     jobs: list[WorkloadJob] = []
+    valid: set[tuple[str, str, int]] = set()
     for row in reader:
         line = reader.line_num
         if row.get(None):
@@ -125,10 +133,10 @@ def parse_workload_csv(text: str, *, source: str = "<csv>") -> list[WorkloadJob]
                 )
             )
             continue
-        job, row_problems = _row_problems(dict(row), f"line {line}")
+        job, row_problems = _row_problems(row, line, valid)
         problems += row_problems
         if job is not None:
-            jobs.append(replace(job, line=line))
+            jobs.append(job)
     if not jobs and not problems:
         problems.append(Problem("<file>", source, "the workload has no jobs", "add rows"))
     if problems:

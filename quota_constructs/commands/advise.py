@@ -9,8 +9,9 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable, Sequence
+from concurrent.futures import Executor, ProcessPoolExecutor
+from contextlib import AbstractContextManager
 from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any
@@ -21,7 +22,12 @@ from rich.markup import escape
 from rich.table import Table
 
 from quota_constructs.advisor.history import HistoryWorkload, parse_duration, workload_from_history
-from quota_constructs.advisor.optimize import SearchOptions, optimize
+from quota_constructs.advisor.optimize import (
+    SearchOptions,
+    cluster_executor,
+    executor_problems,
+    optimize,
+)
 from quota_constructs.advisor.profiles import TeamsFile, load_teams
 from quota_constructs.advisor.recommend import Advice, price_problems, recommend
 from quota_constructs.advisor.report import plot_comparison, plot_results
@@ -173,6 +179,12 @@ def recommend_command(
     workers: int = typer.Option(
         0, "--workers", help="With --optimize: worker processes (0: one per core)."
     ),
+    executor: str | None = typer.Option(
+        None,
+        "--executor",
+        help="With --optimize: run the candidates on a running Dask cluster, dask://HOST:PORT "
+        "(pip install '.[dask]'); default: local worker processes.",
+    ),
     startup_s: float = typer.Option(0.0, "--startup-s", help="Dispatch-to-running delay (s)."),
     preemption_s: float = typer.Option(
         20.0, "--preemption-s", help="Preemption started-to-completed time (s)."
@@ -189,6 +201,10 @@ def recommend_command(
     console = stdout_console()
     err = stderr_console()
     _check_modes(simulate, optimize_, plot)
+    if executor is not None and not optimize_:
+        raise QuotaConfigError(
+            [Problem("--executor", executor, "needs --optimize", "add --optimize or drop it")]
+        )
     teams = load_teams(teams_file)
     prices = _parse_prices(price, teams)
     advice = recommend(teams, prices=prices)
@@ -200,7 +216,8 @@ def recommend_command(
             max_candidates=max_candidates,
             simulation=replace(sim, window_s=days * DAY_S),
         )
-        _optimize(teams, prices, options, workers, output, plot, as_json, console, err)
+        pool = _executor(executor, workers)
+        _optimize(teams, prices, options, pool, output, plot, as_json, console, err)
         return
     if not as_json:
         print_advice(advice, console)
@@ -279,28 +296,64 @@ def _simulate_advice(
         raise typer.Exit(ExitCode.FAILED)
 
 
+def _executor(url: str | None, workers: int) -> AbstractContextManager[Executor]:
+    """The candidates' executor: the Dask cluster at ``url``, else ``workers`` processes."""
+    if workers < 0:
+        raise QuotaConfigError(
+            [Problem("--workers", workers, "must be 0 (one per core) or more", "e.g. 2")]
+        )
+    if url is not None:
+        problems = executor_problems(url)
+        if problems:
+            raise QuotaConfigError(problems)
+        return cluster_executor(url)
+    return ProcessPoolExecutor(max_workers=workers or os.cpu_count() or 1)
+
+
+def progress_printer(err: Console, what: str, *, as_json: bool) -> Callable[[int, int], None]:
+    """Progress on stderr, ``WHAT DONE/TOTAL`` rewritten in place: only on a terminal and
+    without ``--json`` (otherwise it does nothing); a total reached ends the line."""
+
+    def show(done: int, total: int) -> None:
+        if as_json or not err.is_terminal:
+            return
+        err.file.write(f"\r{what} {done:,}/{total:,}" + ("\n" if done >= total else ""))
+        err.file.flush()
+
+    return show
+
+
+def _days_printer(err: Console) -> Callable[[str, float], None]:
+    """``quota simulate``'s progress on stderr: the organisation and its simulated days."""
+
+    def show(organisation: str, now_s: float) -> None:
+        err.file.write(f"\r{organisation}: {now_s / DAY_S:,.0f} simulated days")
+        err.file.flush()
+
+    return show
+
+
 def _optimize(
     teams: TeamsFile,
     prices: dict[str, float],
     options: SearchOptions,
-    workers: int,
+    pool: AbstractContextManager[Executor],
     output: Path | None,
     plot: Path | None,
     as_json: bool,
     console: Console,
     err: Console,
 ) -> None:
-    """Run the search on a process pool and print it (JSON on stdout with ``--json``)."""
-    if workers < 0:
-        raise QuotaConfigError(
-            [Problem("--workers", workers, "must be 0 (one per core) or more", "e.g. 2")]
-        )
+    """Run the search on ``pool`` and print it (JSON on stdout with ``--json``)."""
     flags = {"seeds": "--workloads", "days": "--days", "max_candidates": "--max-candidates"}
     problems = [replace(p, path=flags.get(p.path, p.path)) for p in options.problems()]
     if problems:
         raise QuotaConfigError(problems)
-    with ProcessPoolExecutor(max_workers=workers or os.cpu_count() or 1) as pool:
-        search = optimize(teams, options=options, executor=pool, prices=prices)
+    progress = progress_printer(err, "candidates", as_json=as_json)
+    with pool as executor:
+        search = optimize(
+            teams, options=options, executor=executor, prices=prices, progress=progress
+        )
     info = err  # warnings and progress: stderr (data only on stdout)
     if as_json:
         typer.echo(search_json(search))
@@ -419,7 +472,11 @@ def simulate_command(
     orgs = [load_organisation(p) for p in paths]
     jobs, window = _workload(workload, generate, days, seed, intensity)
     options = SimulationOptions(startup_s=startup_s, preemption_s=preemption_s, window_s=window)
-    results: list[SimulationResult] = compare(orgs, jobs, options=options)
+    err = stderr_console()
+    progress = _days_printer(err) if err.is_terminal and not as_json else None
+    results: list[SimulationResult] = compare(orgs, jobs, options=options, progress=progress)
+    if progress is not None:
+        err.file.write("\r\033[K")  # the progress line cleared: results follow
     labels = _labels(paths, orgs)
     if save_workload is not None:
         save_workload.write_text(workload_csv(jobs), encoding="utf-8")

@@ -5,9 +5,11 @@ from __future__ import annotations
 import pytest
 
 from quota_constructs.advisor.simulate import (
+    PROGRESS_EVERY,
     SimulationOptions,
     all_reserve,
     alternatives,
+    baseline_utilisation,
     compare,
     jain,
     simulate,
@@ -226,3 +228,25 @@ def test_rejects_jobs_the_core_refuses_naming_the_line() -> None:
         simulate(disabled, [WorkloadJob(0, "X", GPU, 1, 10, 1, line=4)])
     [problem] = info.value.problems
     assert str(problem).startswith("line 4: quotaShareName: the quota share is DISABLED")
+
+
+def test_an_all_reserve_organisation_is_its_own_baseline() -> None:
+    reserve = alternatives(TUTORIAL)["all-RESERVE"]
+    [result] = compare([reserve], RECLAIM, options=INSTANT)
+    assert result.baseline_utilisation == result.utilisation
+    assert result.baseline_utilisation == baseline_utilisation(reserve, RECLAIM, options=INSTANT)
+
+
+def test_the_baseline_of_a_sharing_organisation_is_its_all_reserve_run() -> None:
+    reserve = simulate(alternatives(TUTORIAL)["all-RESERVE"], RECLAIM, options=INSTANT)
+    assert simulate(TUTORIAL, RECLAIM, options=INSTANT).baseline_utilisation == (
+        reserve.utilisation
+    )
+
+
+def test_progress_reports_the_simulated_time_as_it_grows() -> None:
+    jobs = [job(float(i), "A", 1) for i in range(2 * PROGRESS_EVERY)]
+    seen: list[tuple[str, float]] = []
+    simulate(TUTORIAL, jobs, options=INSTANT, progress=lambda o, now: seen.append((o, now)))
+    assert len(seen) >= 2 and {o for o, _ in seen} == {TUTORIAL.name}
+    assert [now for _, now in seen] == sorted(now for _, now in seen)

@@ -1,0 +1,125 @@
+"""Whole-command benchmark: ``quota simulate ORG --workload W.csv --json`` as users run it.
+
+Run: ``.venv/bin/python benchmarks/bench_command.py [--sizes 10000 100000] [--optimize]``.
+
+Each measurement is one child process (``quota simulate ... --json``, output discarded), timed
+by its CPU time (user + system, ``resource.getrusage(RUSAGE_CHILDREN)``), never wall time: start-up,
+imports, reading the files, the simulation, its all-RESERVE baseline and the report. Traces
+(``bench_overload.py``: 20 shares of 4 x ml.g5.xlarge, LEND_AND_BORROW / LEND / RESERVE, a job
+every 30 s of 1-4 instances for 5-120 min): ``overloaded`` (offered work 3.9x the capacity) and
+``underloaded`` (0.3x), at 10k and 100k jobs, pure Python (``QUOTA_COMPILE=0``) and compiled
+side by side in one run. Goals (issue 22): at 100k jobs overloaded, at least 20,000 jobs per
+CPU-second compiled and 10,000 pure; 10k -> 100k growth at most 11x.
+
+``--optimize``: ``quota recommend stacks/teams/research.yaml --optimize --workers 1 --json``
+(3 workloads of 7 days) in one child process: CPU seconds per candidate.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import resource
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from quota_constructs.advisor.workload import WorkloadJob, workload_csv
+from quota_constructs.config import OrganisationFile
+from quota_constructs.model import JobQueueSpec, Organisation
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bench_overload
+
+ROOT = Path(__file__).resolve().parent.parent
+QUOTA = str(Path(sys.executable).with_name("quota"))
+FAMILIES = ("overloaded", "underloaded")
+CORES = {"pure": "0", "compiled": "1"}
+
+
+def write_trace(folder: Path, family: str, jobs: int, seed: int = 7) -> tuple[Path, Path]:
+    """The benchmark's organisation and a ``jobs``-job trace of ``family``, as files."""
+    rng = random.Random(seed)
+    specs = bench_overload.organisation(rng, 20, 1)
+    arrivals = bench_overload.trace(rng, specs, bench_overload.LOADS[family], jobs)
+    org = Organisation(name=family, queue=JobQueueSpec(shares=tuple(specs)))
+    workload = [
+        WorkloadJob(a.at, a.share, a.itype, a.instances, a.duration, a.priority) for a in arrivals
+    ]
+    org_file, csv_file = folder / f"{family}.yaml", folder / f"{family}-{jobs}.csv"
+    org_file.write_text(OrganisationFile.from_organisation(org).to_yaml())
+    csv_file.write_text(workload_csv(workload))
+    return org_file, csv_file
+
+
+def child_cpu_s(args: list[str], compile_core: str) -> tuple[float, str]:
+    """CPU seconds (user + system) of one child process running ``args``, and its stdout."""
+    env = {**os.environ, "QUOTA_COMPILE": compile_core}
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    done = subprocess.run(args, env=env, capture_output=True, text=True, check=True)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return cpu, done.stdout
+
+
+def simulate_rows(sizes: list[int]) -> list[tuple[str, str, int, float]]:
+    """(family, core, jobs, CPU s) of each whole-command run."""
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for family in FAMILIES:
+            for jobs in sizes:
+                org_file, csv_file = write_trace(Path(tmp), family, jobs)
+                args = [QUOTA, "simulate", str(org_file), "--workload", str(csv_file), "--json"]
+                for core, flag in CORES.items():
+                    cpu, _ = child_cpu_s(args, flag)
+                    rows.append((family, core, jobs, cpu))
+    return rows
+
+
+def optimize_row() -> tuple[int, float]:
+    """(candidates, CPU s) of one ``quota recommend --optimize`` on one worker (compiled)."""
+    teams = ROOT / "stacks" / "teams" / "research.yaml"
+    args = [QUOTA, "recommend", str(teams), "--optimize", "--workers", "1", "--json"]
+    cpu, out = child_cpu_s(args, "1")
+    return json.loads(out)["evaluated"], cpu
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
+    parser.add_argument("--optimize", action="store_true")
+    args = parser.parse_args()
+    console = Console()
+    rows = simulate_rows(args.sizes)
+    table = Table(title="quota simulate --json, whole child process (CPU time)")
+    for column in ("trace", "core", "jobs", "CPU s", "jobs per CPU s", "growth"):
+        table.add_column(column, justify="right")
+    cpu = {(f, c, j): s for f, c, j, s in rows}
+    small, large = min(args.sizes), max(args.sizes)
+    for family, core, jobs, seconds in rows:
+        growth = seconds / cpu[family, core, small] if jobs == large != small else None
+        table.add_row(
+            family,
+            core,
+            f"{jobs:,}",
+            f"{seconds:.2f}",
+            f"{jobs / seconds:,.0f}",
+            f"{growth:.1f}x" if growth else "",
+        )
+    console.print(table)
+    if args.optimize:
+        candidates, seconds = optimize_row()
+        console.print(
+            f"quota recommend --optimize (research, 3 x 7 days, 1 worker): {candidates} "
+            f"candidates, {seconds:.1f} CPU s, {seconds / candidates:.2f} CPU s per candidate"
+        )
+
+
+if __name__ == "__main__":
+    main()
