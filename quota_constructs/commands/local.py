@@ -74,7 +74,7 @@ def _event_sink(path: Path | None) -> EventSink | None:
     except OSError as error:
         fail(
             f"cannot write --events-file {path}: {error.strerror or error}; "
-            "name a file in an existing, writable directory",
+            "name a writable file (in an existing directory, on a device with free space)",
             ExitCode.USAGE,
         )
 

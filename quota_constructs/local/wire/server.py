@@ -145,6 +145,7 @@ class EmulatorApp:
                 "status": "ok",
                 "organisations": sorted(self.emulator.organisations),
                 "now": self.emulator.clock.now(),
+                **self.emulator.failure_counts(),
             }
         elif request.path == ADVANCE_PATH and request.method == "POST":
             seconds = advance_seconds(control_body(request.get_data()))
