@@ -74,7 +74,7 @@ def _event_sink(path: Path | None) -> EventSink | None:
     except OSError as error:
         fail(
             f"cannot write --events-file {path}: {error.strerror or error}; "
-            "name a file in an existing, writable directory",
+            "name a writable file (in an existing directory, on a device with free space)",
             ExitCode.USAGE,
         )
 
@@ -138,6 +138,22 @@ def serve(
             "preemption started/completed) to this file, one JSON event per line.",
         ),
     ] = None,
+    allow_host: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allow-host",
+            help="Another Host name clients may call the emulator by (repeatable); it always "
+            "answers to --host, localhost, 127.0.0.1 and [::1].",
+        ),
+    ] = None,
+    allow_origin: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allow-origin",
+            help="A web Origin allowed to call the emulator (repeatable); default none, so a "
+            "request with any Origin header is refused.",
+        ),
+    ] = None,
 ) -> None:
     """Provision organisation files and serve the Batch and SSM APIs until Ctrl-C.
 
@@ -154,7 +170,14 @@ def serve(
     )
     provisioned = [emulator.provision_file(path) for path in org or [SEED_DEMO]]
     try:
-        server = start_server(emulator, host=host, port=port, threads=threads)
+        server = start_server(
+            emulator,
+            host=host,
+            port=port,
+            threads=threads,
+            allow_hosts=allow_host or (),
+            allow_origins=allow_origin or (),
+        )
     except OSError as error:
         fail(
             f"cannot listen on {host}:{port}: {error.strerror or error}; "

@@ -54,7 +54,10 @@ class Emulator:
     ``client_token_mode``: a repeated ``clientToken`` is rejected as AWS documents (default) or
     answered with the first job (:class:`~.state.job_service.ClientTokenMode`).
     ``events``: where AWS Batch's EventBridge events of service jobs go (state changes,
-    preemption started and completed; :mod:`.events`); default none are made.
+    preemption started and completed; :mod:`.events`); default none are made. Their file is
+    written after each request's transitions; a failed write is logged and counted
+    (:attr:`~.events.EventSink.write_failures`, in ``GET /_quota/health``), the request answers
+    as it would have.
     """
 
     def __init__(
@@ -125,6 +128,14 @@ class Emulator:
         """Faults injected so far: operation -> kind (``throttle``, ``5xx``, ``lost``) -> count."""
         return self.faults.injected if self.faults is not None else {}
 
+    def failure_counts(self) -> dict[str, int]:
+        """Failures that were logged instead of answered: ``listenerFailures`` (exceptions of
+        scheduler listeners) and ``eventWriteFailures`` (events not written to the file)."""
+        with self.lock:
+            listeners = sum(s.listener_failures for s in self.jobs.schedulers.values())
+        writes = self.events.write_failures if self.events is not None else 0
+        return {"listenerFailures": listeners, "eventWriteFailures": writes}
+
     def call(self, service: str, operation: str, params: Mapping[str, Any]) -> dict[str, Any]:
         """Run one validated request of ``service`` (``batch``, ``ssm``, ``sagemaker`` or ``sts``).
 
@@ -158,8 +169,16 @@ class Emulator:
                 f"{operation} is not served by the quota emulator; of {service} it serves {served}"
             )
         with self.lock:
-            self.jobs.advance(self.clock.now())
-            return handler(params)
+            try:
+                self.jobs.advance(self.clock.now())
+                return handler(params)
+            finally:
+                self._flush_events()
+
+    def _flush_events(self) -> None:
+        """Write the events of the transitions just completed (a failure is logged, counted)."""
+        if self.events is not None:
+            self.events.flush()
 
     def explain(self, job_id: str) -> dict[str, Any]:
         """Typed pending reason and preemption history of a job (see
@@ -167,8 +186,11 @@ class Emulator:
         of the caller that submitted it (an assumed role's session, or the account's root user);
         ``NotFound`` if unknown."""
         with self.lock:
-            self.jobs.advance(self.clock.now())
-            explanation = self._service_jobs.explain(job_id)
+            try:
+                self.jobs.advance(self.clock.now())
+                explanation = self._service_jobs.explain(job_id)
+            finally:
+                self._flush_events()
         explanation["submittedBy"] = self.identities.submitter(explanation["jobId"])
         return explanation
 
@@ -189,7 +211,10 @@ class Emulator:
     def advance_to_now(self) -> None:
         """Process everything due up to the clock's now (completions, dispatch, preemption)."""
         with self.lock:
-            self.jobs.advance(self.clock.now())
+            try:
+                self.jobs.advance(self.clock.now())
+            finally:
+                self._flush_events()
 
     def provision(self, org: Organisation) -> ProvisionedOrganisation:
         """Create ``org``'s resources and SSM parameters as its stack would (docs/constructs.md)."""

@@ -7,11 +7,17 @@ ARN in ``resources``: ``Batch Service Job State Change`` (the DescribeServiceJob
 ``Batch Service Job Preemption Completed`` (``preemptedJobArn``, ``preemptionSummary``,
 ``status``). Events go to an :class:`EventSink`: a bounded in-memory list that tests read, and
 optionally a JSON Lines file (``quota local serve --events-file``).
+
+The file is written after the transitions: an event is rendered (pure, in memory) as the
+scheduler tells it, and its line is written when the request that caused it is done
+(:meth:`EventSink.flush`, called by the emulator). A failed write (a full disk) is logged and
+counted (:attr:`EventSink.write_failures`); it never reaches the scheduler or the client.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import time
 import uuid
 from collections import deque
@@ -40,16 +46,24 @@ DETAIL_TYPES = {
 }
 DEFAULT_KEPT_EVENTS = 10_000
 """Events the in-memory list keeps (the oldest are dropped first); the file keeps every one."""
+LOG = logging.getLogger(__name__)
 
 
 class EventSink:
-    """Where emitted events go: ``events`` (the last ``keep``) and, when given, a JSONL file."""
+    """Where emitted events go: ``events`` (the last ``keep``) and, when given, a JSONL file.
+
+    The file is checked when the sink is made: it is emptied and one byte is written and
+    flushed, so an unwritable path or a full device (``/dev/full``) raises ``OSError`` here.
+    """
 
     def __init__(self, path: str | Path | None = None, *, keep: int = DEFAULT_KEPT_EVENTS) -> None:
         self.path = Path(path) if path is not None else None
         self._events: deque[dict[str, Any]] = deque(maxlen=keep)
+        self._unwritten: list[str] = []
+        self.write_failures = 0
+        """Events whose line could not be written to the file (each failure logged)."""
         if self.path is not None:
-            self.path.write_text("")  # fails early on an unwritable path
+            _check_writable(self.path)
 
     @property
     def events(self) -> list[dict[str, Any]]:
@@ -60,10 +74,32 @@ class EventSink:
         return [e for e in self._events if e["detail-type"] == detail_type]
 
     def emit(self, event: dict[str, Any]) -> None:
+        """Keep ``event``; its line waits for :meth:`flush`."""
         self._events.append(event)
         if self.path is not None:
+            self._unwritten.append(json.dumps(event) + "\n")
+
+    def flush(self) -> None:
+        """Append the events emitted since the last flush to the file; a failed write is logged
+        and counted, and those events are dropped from the file (the list keeps them)."""
+        if self.path is None or not self._unwritten:
+            return
+        lines, self._unwritten = self._unwritten, []
+        try:
             with self.path.open("a", encoding="utf-8") as file:
-                file.write(json.dumps(event) + "\n")
+                file.write("".join(lines))
+        except OSError as error:
+            self.write_failures += len(lines)
+            LOG.error("could not write %d event(s) to %s: %s", len(lines), self.path, error)
+
+
+def _check_writable(path: Path) -> None:
+    """Empty ``path`` and prove a write reaches it (``OSError`` if not)."""
+    with path.open("w", encoding="utf-8") as file:
+        file.write("\n")
+        file.flush()
+        if path.is_file():
+            file.truncate(0)
 
 
 class BatchEvents:

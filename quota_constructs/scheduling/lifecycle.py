@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Callable
 
@@ -26,6 +27,7 @@ from quota_constructs.scheduling.records import (
 )
 
 Listener = Callable[[SchedulerEvent], None]
+LOG = logging.getLogger(__name__)
 
 # Enum members read on every state change, bound once (an enum attribute costs a lookup
 # through the enum's class each time).
@@ -47,6 +49,11 @@ _SUCCESS = Outcome.SUCCEEDED
 class JobLifecycle:
     """Carries out every change of a job's state and tells the listeners.
 
+    Listeners are told once the job's new state is set, and cannot interrupt a transition: an
+    exception a listener raises is logged (with its traceback, on this module's logger) and
+    counted in :attr:`listener_failures`, and the transition goes on, so no job is ever left
+    half-changed (SCHEDULED without its STARTING step, RUNNABLE off its queue).
+
     SUBMITTED -> RUNNABLE (queued, or held aside as infeasible) -> SCHEDULED (holding capacity)
     -> STARTING -> RUNNING -> SUCCEEDED | FAILED, with retries, timeouts, RUNNABLE time limits,
     termination and the end of preemptions. Keeps each job's attempts used and dispatches.
@@ -66,6 +73,8 @@ class JobLifecycle:
         self._events = events
         self._preemptions = preemptions
         self._listeners: list[Listener] = []
+        self.listener_failures = 0
+        """Exceptions raised by listeners so far (each logged, none propagated)."""
         self._attempts_used: list[int] = [0]
         self._dispatches: list[int] = [0]
 
@@ -105,7 +114,8 @@ class JobLifecycle:
         previous: JobStatus | None,
         preemption: PreemptionRecord | None = None,
     ) -> None:
-        """Tell every listener (synchronously) of a change to ``job``."""
+        """Tell every listener (synchronously) of a change to ``job``; a listener's exception is
+        logged and counted, never raised."""
         if not self._listeners:
             return
         event = record_of(
@@ -121,7 +131,11 @@ class JobLifecycle:
             },
         )
         for listener in self._listeners:
-            listener(event)
+            try:
+                listener(event)
+            except Exception:  # a listener must not leave the job half-changed
+                self.listener_failures += 1
+                LOG.exception("listener %r failed on %s of job %s", listener, kind, job.job_id)
 
     def set_status(self, job: Job, status: JobStatus, reason: str | None) -> None:
         """Move ``job`` to ``status``; its pending timed events are void."""

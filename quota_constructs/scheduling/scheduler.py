@@ -311,8 +311,15 @@ class Scheduler:
         return list(self._jobs.values())
 
     def subscribe(self, listener: Callable[[SchedulerEvent], None]) -> None:
-        """Call ``listener`` synchronously for every :class:`SchedulerEvent`."""
+        """Call ``listener`` synchronously for every :class:`SchedulerEvent`, once the job's new
+        state is set; its exceptions are logged and counted (:attr:`listener_failures`), never
+        raised, so they cannot interrupt a transition."""
         self._lifecycle.subscribe(listener)
+
+    @property
+    def listener_failures(self) -> int:
+        """Exceptions listeners raised so far (each logged with its traceback)."""
+        return self._lifecycle.listener_failures
 
     def usage(self) -> dict[str, dict[str, int]]:
         """Instances held per share per instance type (own plus borrowed), zero entries omitted."""

@@ -231,3 +231,38 @@ def expected_path(constraint: Constraint, leaf: Any) -> str:
     if constraint.path and constraint.path[-1] == KEY:
         return render(constraint.path, key=leaf)
     return render(constraint.path)
+
+
+# --- members ------------------------------------------------------------------------------------
+
+
+def member_paths(op: OperationModel) -> Iterator[tuple[tuple[Step, ...], Shape]]:
+    """Every member of ``op``'s input that a JSON body carries, with its shape (list items and
+    map values included; map keys, which JSON cannot make null, and recursion left out)."""
+    if op.input_shape is not None:
+        yield from _members(op.input_shape, (), ())
+
+
+def _members(
+    shape: Shape, path: tuple[Step, ...], seen: tuple[str, ...]
+) -> Iterator[tuple[tuple[Step, ...], Shape]]:
+    if path:
+        yield path, shape
+    if shape.name in seen:
+        return
+    kind, inside = shape.type_name, (*seen, shape.name)
+    if kind == "structure":
+        for name, member in shape.members.items():
+            yield from _members(member, (*path, name), inside)
+    elif kind == "list":
+        yield from _members(shape.member, (*path, 0), inside)
+    elif kind == "map":
+        yield from _members(shape.value, (*path, VALUE), inside)
+
+
+def request_at(op: OperationModel, path: tuple[Step, ...], leaf: Any) -> dict[str, Any]:
+    """``op``'s minimal request with ``leaf`` at ``path`` (any value, ``None`` included)."""
+    assert op.input_shape is not None
+    built = _build(op.input_shape, path, lambda: leaf)
+    assert isinstance(built, dict)
+    return built

@@ -22,6 +22,8 @@ from tests.emulator.model_walk import served_operations
 from tests.helpers import payload
 
 SEED = 3
+JSON_TYPE = "application/json"
+AMZ_JSON = "application/x-amz-json-1.1"
 OPERATIONS = served_operations()
 QUEUE_ARN = "arn:aws:batch:us-east-1:123456789012:job-queue/seed-demo-queue"
 _IDS = JobIds(SEED)
@@ -165,6 +167,7 @@ def http_request(op: Any, params: Any) -> dict[str, Any]:
             "method": "POST",
             "path": "/",
             "headers": {"X-Amz-Target": f"{prefix}.{op.name}"},
+            "content_type": "application/x-amz-json-1.1",
             "data": json.dumps(params),
         }
     path = op.http["requestUri"].split("?", 1)[0]
@@ -183,6 +186,7 @@ def http_request(op: Any, params: Any) -> dict[str, Any]:
         "method": op.http["method"],
         "path": path + (f"?{urlencode(query, doseq=True)}" if query else ""),
         "headers": {},
+        "content_type": JSON_TYPE,
         "data": json.dumps(body),
     }
 
@@ -222,7 +226,7 @@ def test_no_request_gets_a_server_error(client: Client, op: Any, data: st.DataOb
     path=st.sampled_from([op.http["requestUri"] for op in OPERATIONS]), body=st.binary(max_size=40)
 )
 def test_no_body_gets_a_server_error(client: Client, path: str, body: bytes) -> None:
-    answer = client.post(path, data=body)
+    answer = client.post(path, data=body, content_type=JSON_TYPE)
 
     assert answer.status_code < 500, answer.get_data(as_text=True)
 
@@ -237,7 +241,7 @@ def test_rejects_a_malformed_created_at_filter_naming_the_field(client: Client, 
         "filters": [{"name": "AFTER_CREATED_AT", "values": [value]}],
     }
 
-    answer = client.post("/v1/listservicejobs", data=json.dumps(body))
+    answer = client.post("/v1/listservicejobs", data=json.dumps(body), content_type=JSON_TYPE)
 
     assert answer.status_code == 400
     assert answer.json is not None
@@ -257,7 +261,9 @@ def test_an_emulator_bug_is_a_logged_500_not_a_client_error(
     monkeypatch.setitem(app.emulator._batch, "DescribeServiceJob", broken)
 
     with caplog.at_level(logging.ERROR, logger="quota_constructs.local.wire.server"):
-        answer = client.post("/v1/describeservicejob", data=json.dumps({"jobId": "x"}))
+        answer = client.post(
+            "/v1/describeservicejob", data=json.dumps({"jobId": "x"}), content_type=JSON_TYPE
+        )
 
     assert answer.status_code == 500
     assert answer.json is not None and answer.json["__type"] == "ServerException"
@@ -294,7 +300,7 @@ def payload_with(**resource_config: Any) -> str:
 def test_rejects_an_unreadable_body_with_a_400(
     client: Client, body: str | bytes, expected: str
 ) -> None:
-    answer = client.post("/v1/describejobqueues", data=body)
+    answer = client.post("/v1/describejobqueues", data=body, content_type=JSON_TYPE)
 
     assert answer.status_code == 400 and answer.json is not None
     assert answer.json["__type"] == "ClientException" and expected in answer.json["message"]
@@ -302,7 +308,7 @@ def test_rejects_an_unreadable_body_with_a_400(
 
 @pytest.mark.parametrize("target", ["AmazonSSM.GetParameter", "SageMaker.DescribeTrainingJob"])
 def test_rejects_deep_json_to_a_json_service_with_a_400(client: Client, target: str) -> None:
-    answer = client.post("/", data=DEEP, headers={"X-Amz-Target": target})
+    answer = client.post("/", data=DEEP, headers={"X-Amz-Target": target}, content_type=AMZ_JSON)
 
     assert answer.status_code == 400 and answer.json is not None
     assert answer.json["__type"] == "SerializationException"
@@ -330,7 +336,7 @@ def test_rejects_a_bad_payload_with_a_400_naming_it(
 ) -> None:
     body = {**SUBMIT, "serviceRequestPayload": service_payload}
 
-    answer = client.post("/v1/submitservicejob", data=json.dumps(body))
+    answer = client.post("/v1/submitservicejob", data=json.dumps(body), content_type=JSON_TYPE)
 
     assert answer.status_code == 400 and answer.json is not None
     assert answer.json["message"].startswith("serviceRequestPayload")
@@ -354,7 +360,7 @@ def test_rejects_an_empty_or_malformed_filter_with_a_400(
 ) -> None:
     body = {"jobQueue": "seed-demo-queue", "filters": [{"name": name, "values": values}]}
 
-    answer = client.post("/v1/listservicejobs", data=json.dumps(body))
+    answer = client.post("/v1/listservicejobs", data=json.dumps(body), content_type=JSON_TYPE)
 
     assert answer.status_code == 400 and answer.json is not None
     assert answer.json["message"].startswith("filters[0].values")
@@ -376,7 +382,7 @@ JSON_TEXT = st.lists(
     body=JSON_TEXT,
 )
 def test_no_json_like_text_gets_a_server_error(client: Client, path: str, body: str) -> None:
-    answer = client.post(path, data=body)
+    answer = client.post(path, data=body, content_type=JSON_TYPE)
 
     assert answer.status_code < 500, answer.get_data(as_text=True)
 
@@ -387,6 +393,6 @@ def test_no_json_like_text_gets_a_server_error(client: Client, path: str, body: 
 def test_no_payload_gets_a_server_error(client: Client, service_payload: str) -> None:
     body = {**SUBMIT, "serviceRequestPayload": service_payload}
 
-    answer = client.post("/v1/submitservicejob", data=json.dumps(body))
+    answer = client.post("/v1/submitservicejob", data=json.dumps(body), content_type=JSON_TYPE)
 
     assert answer.status_code < 500, answer.get_data(as_text=True)

@@ -16,6 +16,9 @@ connections are closed after ``channel_timeout`` seconds, at most ``connection_l
 connections are open at once, and a body longer than ``max_body_bytes`` is refused with HTTP 413
 while it is read (a declared ``Content-Length`` before any of the body, a chunked body as soon
 as it passes the limit), so memory never holds more than the limit of any request.
+
+Nor driven by a web page: browser-style requests (a foreign ``Host``, any ``Origin``, a body that
+is not one of the AWS protocols' content types) are refused first (:mod:`.request_guard`).
 """
 
 from __future__ import annotations
@@ -51,6 +54,7 @@ from quota_constructs.local.wire.protocol import (
     validate,
 )
 from quota_constructs.local.wire.query_protocol import QueryFront, is_query_request
+from quota_constructs.local.wire.request_guard import RequestGuard
 from quota_constructs.model import bounded_repr
 
 if TYPE_CHECKING:
@@ -72,8 +76,9 @@ LOG = logging.getLogger(__name__)
 class EmulatorApp:
     """The WSGI application answering for an :class:`~..emulator.Emulator`."""
 
-    def __init__(self, emulator: Emulator) -> None:
+    def __init__(self, emulator: Emulator, guard: RequestGuard | None = None) -> None:
         self.emulator = emulator
+        self.guard = guard or RequestGuard()
         self.query = QueryFront(emulator.call)
 
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
@@ -89,6 +94,7 @@ class EmulatorApp:
         prefix, _, operation = request.headers.get("X-Amz-Target", "").partition(".")
         service = JSON_TARGETS.get(prefix, "batch")
         try:
+            self.guard.check(request)
             if is_query_request(request):
                 return self.query.respond(request)
             if service != "batch":
@@ -139,6 +145,7 @@ class EmulatorApp:
                 "status": "ok",
                 "organisations": sorted(self.emulator.organisations),
                 "now": self.emulator.clock.now(),
+                **self.emulator.failure_counts(),
             }
         elif request.path == ADVANCE_PATH and request.method == "POST":
             seconds = advance_seconds(control_body(request.get_data()))
@@ -312,13 +319,18 @@ def start_server(
     port: int = 0,
     threads: int = 8,
     limits: ServerLimits | None = None,
+    allow_hosts: Iterable[str] = (),
+    allow_origins: Iterable[str] = (),
 ) -> RunningServer:
     """Serve ``emulator`` on ``host:port`` (0 = a free port) from a daemon thread.
 
     waitress: HTTP/1.1 keep-alive and a pool of ``threads`` workers (werkzeug's development
     server closes every connection, which costs a third of the throughput on loopback);
-    ``limits`` (default :class:`ServerLimits`) bound what clients may hold.
+    ``limits`` (default :class:`ServerLimits`) bound what clients may hold. Browser-style
+    requests are refused (:class:`~.request_guard.RequestGuard`): a ``Host`` other than
+    ``host``, a loopback name or one of ``allow_hosts``; an ``Origin`` not in ``allow_origins``.
     """
+    guard = RequestGuard.listening_on(host, allow_hosts, allow_origins)
     return RunningServer(
-        EmulatorApp(emulator), host=host, port=port, threads=threads, limits=limits
+        EmulatorApp(emulator, guard), host=host, port=port, threads=threads, limits=limits
     )

@@ -3,9 +3,9 @@ r"""Owns request validation from botocore's service models: every constraint a s
 botocore's client checks only types, required members and ``min``; the service checks them
 all. :func:`problems` walks a value against its shape and reports, with the member's path,
 every broken declaration: required members, unknown members, types (a JSON boolean is not a
-number), ``enum``, ``min`` / ``max`` (numbers: value; strings: length; lists and maps: entries)
-and ``pattern`` (matched whole, as the services' Java regular expressions are; the ``regex``
-module reads Java's ``\p{L}`` classes).
+number; ``null`` is no member's value, as botocore never sends one), ``enum``, ``min`` / ``max``
+(numbers: value; strings: length; lists and maps: entries) and ``pattern`` (matched whole, as
+the services' Java regular expressions are; the ``regex`` module reads Java's ``\p{L}`` classes).
 Nothing here is written per operation: the constraints are the model's.
 """
 
@@ -60,12 +60,18 @@ def compiled(pattern: str) -> regex.Pattern[str]:
     return regex.compile(java_pattern(pattern))
 
 
-def problems(value: Any, shape: Shape, path: str) -> list[str]:
-    """Every constraint of ``shape`` that ``value`` (found at ``path``) breaks, as messages."""
+def problems(value: Any, shape: Shape, path: str, *, optional: bool = False) -> list[str]:
+    """Every constraint of ``shape`` that ``value`` (found at ``path``) breaks, as messages.
+
+    ``null`` is refused everywhere (``optional``: the member may be left out instead).
+    """
     kind = shape.type_name
     check = _CHECKS.get(kind)
     if check is None:  # document, jsonvalue: anything goes
         return []
+    if value is None:
+        fix = ", or leave the member out" if optional else ""
+        return [f"{path}: must not be null; send {_WANTED[kind]}{fix}"]
     return check(value, shape, path)
 
 
@@ -88,15 +94,16 @@ def _structure(value: Any, shape: Shape, path: str) -> list[str]:
     prefix = f"{path}." if path else ""
     found: list[str] = []
     for name in shape.required_members:
-        if value.get(name) is None:
+        if name not in value:
             found.append(f"{prefix}{name}: missing required parameter; add it")
     for name, item in value.items():
         member = shape.members.get(name)
         if member is None:
             known = ", ".join(shape.members)
             found.append(f"{prefix}{name}: unknown member; the members are {known}")
-        elif item is not None:
-            found += problems(item, member, f"{prefix}{name}")
+        else:
+            optional = name not in shape.required_members
+            found += problems(item, member, f"{prefix}{name}", optional=optional)
     return found
 
 
@@ -161,6 +168,21 @@ def _map(value: Any, shape: Shape, path: str) -> list[str]:
         found += problems(item, value_shape, f"{path}[{key!r}]")
     return found
 
+
+_WANTED = {
+    "structure": "a JSON object",
+    "string": "a string",
+    "integer": "an integer",
+    "long": "an integer",
+    "double": "a number",
+    "float": "a number",
+    "boolean": "true or false",
+    "timestamp": "a timestamp",
+    "blob": "base64 text",
+    "list": "a JSON array",
+    "map": "a JSON object",
+}
+"""What a member of each type must be, in messages."""
 
 _CHECKS = {
     "structure": _structure,
