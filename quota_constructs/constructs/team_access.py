@@ -156,9 +156,7 @@ class QuotaShareTeamAccess(Construct):
                 conditions={
                     "StringEquals": {"aws:SourceAccount": stack.account},
                     "ArnLike": {
-                        "aws:SourceArn": stack.format_arn(
-                            service="sagemaker", resource="training-job", resource_name="*"
-                        )
+                        "aws:SourceArn": stack.format_arn(service="sagemaker", resource="*")
                     },
                 },
             ),

@@ -59,7 +59,7 @@ _PRINCIPAL_FIX = (
 _ROLE_FIX = "write 'create' or an existing role's ARN, arn:aws:iam::<account>:role/<path/name>"
 _BUCKET_FIX = "write 'create' or an existing bucket's name, optionally followed by /<prefix>"
 _CREATED_REASON = (
-    "{what} named {prefix}... are the ones organisation stacks create for their teams "
+    "{what} named {shown}... are the ones organisation stacks create for their teams "
     "(stack {prefix}<organisation>), published under /quota/<organisation>/: another team's"
 )
 _CREATED_FIX = {
@@ -81,7 +81,8 @@ def _created_problem(path: str, field: str, value: str, name: str, what: str) ->
     """A problem if ``name`` (the name in ``value``) is one an organisation stack creates."""
     if not is_stack_created_name(name):
         return []
-    reason = _CREATED_REASON.format(what=what, prefix=STACK_NAME_PREFIX)
+    shown = STACK_NAME_PREFIX.lower() if field == "bucket" else STACK_NAME_PREFIX
+    reason = _CREATED_REASON.format(what=what, shown=shown, prefix=STACK_NAME_PREFIX)
     return [Problem(path, value, reason, _CREATED_FIX[field])]
 
 
