@@ -10,6 +10,8 @@ statements must stop every one of them.
 
 from __future__ import annotations
 
+import json
+
 import aws_cdk as cdk
 import pytest
 from aws_cdk.assertions import Template
@@ -105,3 +107,19 @@ def test_rejects_reading_writing_listing_and_decrypting_another_teams_created_bu
     decisions: dict[str, list[Decision]],
 ) -> None:
     assert decisions["bucket"] == [Decision.EXPLICITLY_DENIED] * 5 * len(BUCKET_THIEVES)
+
+
+def test_twenty_teams_policies_stay_within_iam_size_limits() -> None:
+    _, resolver = _synth(_organisation())
+    limits = {"AWS::IAM::ManagedPolicy": 6144, "AWS::IAM::Policy": 10240}
+    sizes = {
+        logical_id: (
+            resource["Type"],
+            len(json.dumps(resolver.resolve(document), separators=(",", ":"))),
+        )
+        for logical_id, resource in resolver.template["Resources"].items()
+        if resource["Type"] in limits
+        for document in [resource["Properties"]["PolicyDocument"]]
+    }
+    assert len(sizes) >= 2 * TEAMS  # each team's submitter and execution policies, and more
+    assert [lid for lid, (kind, size) in sizes.items() if size > limits[kind]] == []
