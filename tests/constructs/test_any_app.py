@@ -40,7 +40,7 @@ def _templates(app: cdk.App) -> dict[str, dict[str, Any]]:
         OrganisationStack(app, stack_name_for(organisation), organisation=organisation)
         for organisation in ORGANISATIONS
     ]
-    return {stack.stack_name: Template.from_stack(stack).to_json() for stack in stacks}
+    return {stack.stack_name: dict(Template.from_stack(stack).to_json()) for stack in stacks}
 
 
 def _listed(value: Any) -> list[Any]:

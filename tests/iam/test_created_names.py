@@ -64,7 +64,7 @@ def decisions() -> dict[str, list[Decision]]:
     names = [f"team-{i:02d}" for i in range(TEAMS)]
     roles = [value(team[n].execution_role_arn) for n in names[:VICTIMS]]
     buckets = [value(team[n].bucket.bucket_name) for n in names[:VICTIMS]]
-    keys = [value(team[n].key.key_arn) for n in names[:VICTIMS] if team[n].key is not None]
+    keys = [value(key.key_arn) for n in names[:VICTIMS] if (key := team[n].key) is not None]
     taken = {i: TeamAccess((PRINCIPAL,), execution_role=roles[i - 10]) for i in ROLE_THIEVES}
     taken |= {i: TeamAccess((PRINCIPAL,), bucket=buckets[i - 15]) for i in BUCKET_THIEVES}
     stack, resolver = _synth(_organisation(taken))
