@@ -24,9 +24,8 @@ from quota_constructs.constructs import (
     QuotaShareTeamAccess,
     access_log_bucket,
 )
-from quota_constructs.model import Organisation
+from quota_constructs.model import STACK_NAME_PREFIX, Organisation
 
-STACK_NAME_PREFIX = "Quota-"
 MAX_DESCRIPTION = 1024
 TEAM_ACCESS_SCOPE = "TeamAccess"
 """Construct scope of the teams' access (one ``QuotaShareTeamAccess`` per share, by name)."""
@@ -93,7 +92,8 @@ class OrganisationStack(cdk.Stack):
             cdk.Tags.of(self).add(key, value, exclude_resource_types=skip)
 
     def _team_access(self) -> dict[str, QuotaShareTeamAccess]:
-        """One ``QuotaShareTeamAccess`` per share with ``access``; the access-log bucket once."""
+        """One ``QuotaShareTeamAccess`` per share with ``access``, each denied every other
+        team's execution role, bucket and key; the access-log bucket once."""
         org = self.organisation.name
         specs = [spec for spec in self.organisation.queue.shares if spec.access is not None]
         if not specs:
@@ -101,7 +101,7 @@ class OrganisationStack(cdk.Stack):
         scope = Construct(self, TEAM_ACCESS_SCOPE)
         creates_bucket = any(spec.access and spec.access.creates_bucket for spec in specs)
         logs = access_log_bucket(self, ACCESS_LOGS_ID) if creates_bucket else None
-        return {
+        teams = {
             spec.name: QuotaShareTeamAccess(
                 scope,
                 spec.name,
@@ -114,6 +114,9 @@ class OrganisationStack(cdk.Stack):
             for spec in specs
             if spec.access is not None
         }
+        for name, team in teams.items():
+            team.exclude([other for other_name, other in teams.items() if other_name != name])
+        return teams
 
     def _notifications(self) -> QueueNotifications:
         """The rule, topic and subscribers of the organisation file's ``notifications:``."""

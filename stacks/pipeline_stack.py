@@ -119,6 +119,7 @@ class PipelineStack(cdk.Stack):
             self.pipeline.add_stage(stage, pre=pre)
             self.stages.append(stage)
         self.pipeline.build_pipeline()
+        _source_conditions_on_service_trust(self)
         _acknowledge(self, self.pipeline)
         _lint_clean(self, self.pipeline.pipeline)
 
@@ -129,6 +130,30 @@ def _approval(environment: Environment) -> pipelines.ManualApprovalStep:
         comment=f"Deploy {', '.join(environment.organisations)} to {environment.name} "
         f"({environment.account}, {environment.region})?",
     )
+
+
+def _source_conditions_on_service_trust(stack: cdk.Stack) -> None:
+    """Give every service trust CDK Pipelines writes in ``stack`` source conditions.
+
+    CodePipeline and CodeBuild assume their roles with ``aws:SourceAccount`` (this account)
+    and ``aws:SourceArn`` (a pipeline or project of this account and region); the trust is
+    limited to both, against the confused deputy. Roles of the stages' stacks are their own.
+    """
+    for construct in stack.node.find_all():
+        if not isinstance(construct, iam.CfnRole) or cdk.Stack.of(construct) is not stack:
+            continue
+        document = stack.resolve(construct.assume_role_policy_document)
+        for index, statement in enumerate(document["Statement"]):
+            service = statement.get("Principal", {}).get("Service")
+            if isinstance(service, str) and "Condition" not in statement:
+                sources = stack.format_arn(service=service.split(".")[0], resource="*")
+                construct.add_property_override(
+                    f"AssumeRolePolicyDocument.Statement.{index}.Condition",
+                    {
+                        "StringEquals": {"aws:SourceAccount": stack.account},
+                        "ArnLike": {"aws:SourceArn": sources},
+                    },
+                )
 
 
 # --- cfn-lint: what CDK Pipelines generates, rewritten to the forms cfn-lint accepts ----------

@@ -162,6 +162,9 @@ class OrganisationDashboard(Construct):
             resource_name=f"{name}:*",
             arn_format=cdk.ArnFormat.COLON_RESOURCE_NAME,
         )
+        # This account's rules in this region: the rule's own ARN would be a cycle (it targets
+        # the group).
+        rules = cdk.Stack.of(self).format_arn(service="events", resource="rule", resource_name="*")
         # Inline policy: an AWS::Logs::ResourcePolicy is limited to 10 per account and region.
         cfn.resource_policy_document = {
             "Version": "2012-10-17",
@@ -172,7 +175,10 @@ class OrganisationDashboard(Construct):
                     "Principal": {"Service": "events.amazonaws.com"},
                     "Action": ["logs:CreateLogStream", "logs:PutLogEvents"],
                     "Resource": arn,
-                    "Condition": {"StringEquals": {"aws:SourceAccount": cdk.Aws.ACCOUNT_ID}},
+                    "Condition": {
+                        "StringEquals": {"aws:SourceAccount": cdk.Aws.ACCOUNT_ID},
+                        "ArnLike": {"aws:SourceArn": rules},
+                    },
                 }
             ],
         }

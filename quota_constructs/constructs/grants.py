@@ -268,6 +268,27 @@ def grant_training_logs_and_metrics(grantee: iam.IGrantable, *, log_group_arn: s
     )
 
 
+def deny_pass_roles(grantee: iam.IGrantable, *, role_arns: Sequence[str]) -> None:
+    """Deny ``iam:PassRole`` on ``role_arns`` (other teams' execution roles), whatever allows it.
+
+    The guard for names known only at deploy time: a team whose ``execution_role`` names
+    another team's created role still cannot pass it.
+    """
+    if role_arns:
+        _deny(grantee, PASS_ROLE_ACTIONS, role_arns)
+
+
+def deny_team_resources(
+    grantee: iam.IGrantable, *, bucket_arns: Sequence[str], key_arns: Sequence[str]
+) -> None:
+    """Deny ``s3:*`` on ``bucket_arns`` (other teams' buckets and object patterns) and ``kms:*``
+    on ``key_arns`` (their bucket keys), whatever allows it."""
+    if bucket_arns:
+        _deny(grantee, ("s3:*",), bucket_arns)
+    if key_arns:
+        _deny(grantee, ("kms:*",), key_arns)
+
+
 def policy_grantee(policy: iam.ManagedPolicy) -> iam.IGrantable:
     """A grantee whose principal policy is ``policy``: grants add their statements to it.
 
@@ -310,6 +331,15 @@ def _grant(
         actions=list(actions),
         resource_arns=list(resource_arns),
         conditions=conditions,
+    )
+
+
+def _deny(grantee: iam.IGrantable, actions: Sequence[str], resource_arns: Sequence[str]) -> None:
+    """One Deny statement on ``grantee``'s principal policy."""
+    grantee.grant_principal.add_to_principal_policy(
+        iam.PolicyStatement(
+            effect=iam.Effect.DENY, actions=list(actions), resources=list(resource_arns)
+        )
     )
 
 

@@ -99,6 +99,7 @@ class QueueNotifications(Construct):
                 principals=[iam.ServicePrincipal("events.amazonaws.com")],
                 actions=["kms:Decrypt", "kms:GenerateDataKey*"],
                 resources=["*"],
+                conditions=_from_this_accounts_rules(self),
             )
         )
         self.topic = sns.Topic(self, "Topic", master_key=self.key, enforce_ssl=True)
@@ -154,7 +155,8 @@ class QueueNotifications(Construct):
         return self.topic.topic_arn
 
     def _allow_publishing(self) -> None:
-        from_rule = {"ArnEquals": {"aws:SourceArn": self.rule.attr_arn}}
+        account = {"StringEquals": {"aws:SourceAccount": cdk.Stack.of(self).account}}
+        from_rule = {"ArnEquals": {"aws:SourceArn": self.rule.attr_arn}, **account}
         self.topic.add_to_resource_policy(
             iam.PolicyStatement(
                 sid="OnlyTheRulePublishes",
@@ -179,7 +181,7 @@ class QueueNotifications(Construct):
                 principals=[iam.ServicePrincipal("sns.amazonaws.com")],
                 actions=["sqs:SendMessage"],
                 resources=[self.dead_letter_queue.queue_arn],
-                conditions={"ArnEquals": {"aws:SourceArn": self.topic.topic_arn}},
+                conditions={"ArnEquals": {"aws:SourceArn": self.topic.topic_arn}, **account},
             )
         )
 
@@ -203,3 +205,18 @@ class QueueNotifications(Construct):
                 **filters,
             )
             self.subscriptions[f"{share or ''}/{protocol}:{endpoint}"] = subscription
+
+
+def _from_this_accounts_rules(scope: Construct) -> dict[str, Any]:
+    """Source conditions of the key's EventBridge grant: this account's rules in this region.
+
+    Not the rule's own ARN: the key would then depend on the rule, the rule on the topic and
+    the topic on the key (a cycle). ``aws:SourceAccount`` and the rule-ARN pattern keep other
+    accounts' rules (the confused deputy) out.
+    """
+    stack = cdk.Stack.of(scope)
+    rules = stack.format_arn(service="events", resource="rule", resource_name="*")
+    return {
+        "StringEquals": {"aws:SourceAccount": stack.account},
+        "ArnLike": {"aws:SourceArn": rules},
+    }

@@ -119,6 +119,30 @@ class QuotaShareTeamAccess(Construct):
         name = self.bucket.bucket_name
         return f"{name}/{self.bucket_prefix}" if self.bucket_prefix else name
 
+    @property
+    def bucket_resource_arns(self) -> list[str]:
+        """What this team's location is in S3 policies: the bucket and its objects, or (a
+        prefix) the objects under the prefix."""
+        objects = grants.bucket_objects_arn(self.bucket.bucket_arn, self.bucket_prefix)
+        return [objects] if self.bucket_prefix else [self.bucket.bucket_arn, objects]
+
+    def exclude(self, others: Sequence[QuotaShareTeamAccess]) -> None:
+        """Deny this team every other team's execution role, bucket (or prefix) and key.
+
+        An explicit Deny, for names only known at deploy time (a created role or bucket's
+        generated name): the submitter may never pass another team's execution role, and a
+        created execution role never touches another team's location or key, whatever the
+        organisation file names. Call once, with every other team of the stack.
+        """
+        grantee = grants.policy_grantee(self.submitter_policy)
+        grants.deny_pass_roles(grantee, role_arns=[o.execution_role_arn for o in others])
+        if self.access.creates_execution_role:
+            grants.deny_team_resources(
+                self.execution_role,
+                bucket_arns=[arn for o in others for arn in o.bucket_resource_arns],
+                key_arns=[o.key.key_arn for o in others if o.key is not None],
+            )
+
     def _execution_role(self, stack: cdk.Stack) -> iam.IRole:
         if not self.access.creates_execution_role:
             return iam.Role.from_role_arn(
@@ -129,7 +153,12 @@ class QuotaShareTeamAccess(Construct):
             "ExecutionRole",
             assumed_by=iam.ServicePrincipal(
                 grants.SAGEMAKER_SERVICE,
-                conditions={"StringEquals": {"aws:SourceAccount": stack.account}},
+                conditions={
+                    "StringEquals": {"aws:SourceAccount": stack.account},
+                    "ArnLike": {
+                        "aws:SourceArn": stack.format_arn(service="sagemaker", resource="*")
+                    },
+                },
             ),
             description=f"Team {self.team}: SageMaker execution role of its training jobs",
         )
@@ -161,8 +190,6 @@ class QuotaShareTeamAccess(Construct):
             versioned=True,
             block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
             object_ownership=s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
-            server_access_logs_bucket=logs,
-            server_access_logs_prefix=f"{self.team}/" if logs is not None else None,
             lifecycle_rules=[
                 s3.LifecycleRule(
                     id="AbortIncompleteMultipartUploads",
@@ -178,6 +205,8 @@ class QuotaShareTeamAccess(Construct):
             ],
             removal_policy=cdk.RemovalPolicy.RETAIN,
         )
+        if logs is not None:
+            _log_access(bucket, logs, prefix=f"{self.team}/")
         return bucket, ""
 
     def _grant_submitter(
@@ -257,6 +286,34 @@ def _principal(arn: str) -> iam.IPrincipal:
     if arn.endswith(":root"):
         return iam.AccountPrincipal(arn.split(":")[4])
     return iam.ArnPrincipal(arn)
+
+
+def _log_access(bucket: s3.Bucket, logs: s3.IBucket, *, prefix: str) -> None:
+    """Server access logs of ``bucket`` to ``logs`` under ``prefix``, granted by bucket policy.
+
+    Written here, not through ``server_access_logs_bucket``: without the feature flag
+    ``@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy`` CDK grants log delivery by the
+    ``LogDeliveryWrite`` ACL, which owner-enforced objects refuse, so the construct would fail
+    in an app without this project's ``cdk.json``. The policy is what the flag produces:
+    ``s3:PutObject`` for ``logging.s3.amazonaws.com`` on ``<logs>/<prefix>*``, only from this
+    bucket (``aws:SourceArn``) of this account (``aws:SourceAccount``).
+    """
+    cfn = bucket.node.default_child
+    assert isinstance(cfn, s3.CfnBucket)
+    cfn.logging_configuration = s3.CfnBucket.LoggingConfigurationProperty(
+        destination_bucket_name=logs.bucket_name, log_file_prefix=prefix
+    )
+    logs.add_to_resource_policy(
+        iam.PolicyStatement(
+            principals=[iam.ServicePrincipal("logging.s3.amazonaws.com")],
+            actions=["s3:PutObject"],
+            resources=[logs.arn_for_objects(f"{prefix}*")],
+            conditions={
+                "ArnLike": {"aws:SourceArn": bucket.bucket_arn},
+                "StringEquals": {"aws:SourceAccount": cdk.Stack.of(bucket).account},
+            },
+        )
+    )
 
 
 def _team_problems(team: str) -> list[Problem]:

@@ -17,6 +17,11 @@ CREATE = "create"
 MAX_ACCESS_PRINCIPALS = 10
 """Stated limit (not AWS's): a team is a few roles or accounts, and IAM limits a role's trust
 policy to 2,048 characters by default."""
+STACK_NAME_PREFIX = "Quota-"
+"""Organisation stacks are named ``Quota-<organisation>``. CloudFormation names what a stack
+creates without a fixed name ``<stack name>-<logical id>-<suffix>`` (buckets in lowercase), so
+every role and bucket an organisation stack creates, and publishes under ``/quota/<org>/``,
+starts with it (case aside): a file naming one names another team's."""
 MAX_IAM_PATH_LENGTH = 512
 MAX_BUCKET_PREFIX_LENGTH = 256
 """Stated limit (not AWS's; S3 keys may be 1,024 bytes): leaves room for the team's own keys."""
@@ -53,6 +58,32 @@ _PRINCIPAL_FIX = (
 )
 _ROLE_FIX = "write 'create' or an existing role's ARN, arn:aws:iam::<account>:role/<path/name>"
 _BUCKET_FIX = "write 'create' or an existing bucket's name, optionally followed by /<prefix>"
+_CREATED_REASON = (
+    "{what} named {shown}... are the ones organisation stacks create for their teams "
+    "(stack {prefix}<organisation>), published under /quota/<organisation>/: another team's"
+)
+_CREATED_FIX = {
+    "execution_role": "write 'create' for a role of the team's own, or name an existing role "
+    f"whose name does not start with {STACK_NAME_PREFIX}",
+    "bucket": "write 'create' for a bucket of the team's own, or name an existing bucket "
+    f"whose name does not start with {STACK_NAME_PREFIX.lower()}",
+    "principals": "list the team's own roles, users or accounts, not a role or user named "
+    f"{STACK_NAME_PREFIX}...",
+}
+
+
+def is_stack_created_name(name: str) -> bool:
+    """Whether an IAM or bucket name has the shape of one an organisation stack creates."""
+    return name.lower().startswith(STACK_NAME_PREFIX.lower())
+
+
+def _created_problem(path: str, field: str, value: str, name: str, what: str) -> list[Problem]:
+    """A problem if ``name`` (the name in ``value``) is one an organisation stack creates."""
+    if not is_stack_created_name(name):
+        return []
+    shown = STACK_NAME_PREFIX.lower() if field == "bucket" else STACK_NAME_PREFIX
+    reason = _CREATED_REASON.format(what=what, shown=shown, prefix=STACK_NAME_PREFIX)
+    return [Problem(path, value, reason, _CREATED_FIX[field])]
 
 
 @dataclass(frozen=True)
@@ -275,12 +306,20 @@ class TeamAccess:
                 high,
                 what="max_priority (the highest schedulingPriority the team may set)",
             )
+        role_path, bucket_path = join_path(path, "execution_role"), join_path(path, "bucket")
         if (reason := _execution_role_reason(self.execution_role)) is not None:
-            problems.append(
-                Problem(join_path(path, "execution_role"), self.execution_role, reason, _ROLE_FIX)
+            problems.append(Problem(role_path, self.execution_role, reason, _ROLE_FIX))
+        elif not self.creates_execution_role:
+            name = _parsed(self.execution_role).name
+            problems += _created_problem(
+                role_path, "execution_role", self.execution_role, name, "roles"
             )
         if (reason := _bucket_reason(self.bucket)) is not None:
-            problems.append(Problem(join_path(path, "bucket"), self.bucket, reason, _BUCKET_FIX))
+            problems.append(Problem(bucket_path, self.bucket, reason, _BUCKET_FIX))
+        elif (location := self.existing_bucket) is not None:
+            problems += _created_problem(
+                bucket_path, "bucket", self.bucket, location.bucket, "buckets"
+            )
         return problems
 
     def _principal_problems(self, path: str) -> list[Problem]:
@@ -309,7 +348,11 @@ class TeamAccess:
             if (reason := _principal_reason(principal)) is not None:
                 problems.append(Problem(item, principal, reason, _PRINCIPAL_FIX))
                 continue
-            identity = _parsed(principal).identity
+            parsed = _parsed(principal)
+            problems += _created_problem(
+                item, "principals", principal, parsed.name, "roles and users"
+            )
+            identity = parsed.identity
             if identity in seen:
                 problems.append(
                     Problem(

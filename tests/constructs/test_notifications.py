@@ -74,7 +74,10 @@ def test_only_the_rule_publishes_and_only_over_ssl(template: Template) -> None:
     assert allow["Principal"] == {"Service": "events.amazonaws.com"}
     assert allow["Action"] == "sns:Publish"
     rule_id = next(iter(template.find_resources("AWS::Events::Rule")))
-    assert allow["Condition"] == {"ArnEquals": {"aws:SourceArn": {"Fn::GetAtt": [rule_id, "Arn"]}}}
+    assert allow["Condition"] == {
+        "ArnEquals": {"aws:SourceArn": {"Fn::GetAtt": [rule_id, "Arn"]}},
+        "StringEquals": {"aws:SourceAccount": {"Ref": "AWS::AccountId"}},
+    }
 
 
 def test_organisation_subscribers_get_everything_and_a_share_its_own(template: Template) -> None:

@@ -244,7 +244,25 @@ def test_execution_role_trusts_sagemaker_from_this_account_only(research: dict[s
     assert role["AssumeRolePolicyDocument"]["Statement"] == [
         {
             "Action": "sts:AssumeRole",
-            "Condition": {"StringEquals": {"aws:SourceAccount": {"Ref": "AWS::AccountId"}}},
+            "Condition": {
+                "StringEquals": {"aws:SourceAccount": {"Ref": "AWS::AccountId"}},
+                "ArnLike": {
+                    "aws:SourceArn": {
+                        "Fn::Join": [
+                            "",
+                            [
+                                "arn:",
+                                {"Ref": "AWS::Partition"},
+                                ":sagemaker:",
+                                {"Ref": "AWS::Region"},
+                                ":",
+                                {"Ref": "AWS::AccountId"},
+                                ":*",
+                            ],
+                        ]
+                    }
+                },
+            },
             "Effect": "Allow",
             "Principal": {"Service": "sagemaker.amazonaws.com"},
         }

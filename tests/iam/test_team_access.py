@@ -40,6 +40,8 @@ from tests.iam.simulator import (
 )
 
 ALLOWED, DENIED = Decision.ALLOWED, Decision.IMPLICITLY_DENIED
+EXCLUDED = Decision.EXPLICITLY_DENIED
+"""Another team's execution role, bucket or key: denied by the stack's explicit Deny."""
 SUBMIT, TAG = "batch:SubmitServiceJob", "batch:TagResource"
 UPDATE, TERMINATE = "batch:UpdateServiceJob", "batch:TerminateServiceJob"
 PASS_ROLE = "iam:PassRole"
@@ -303,7 +305,10 @@ def pass_own_elsewhere(team: Team, others: list[Team]) -> Iterator[Case]:
 
 def pass_other(team: Team, others: list[Team]) -> Iterator[Case]:
     for other in others:
-        yield Case(other.tag, pass_role(other.execution_role_arn), DENIED)
+        same_stack = other.queue == team.queue
+        yield Case(
+            other.tag, pass_role(other.execution_role_arn), EXCLUDED if same_stack else DENIED
+        )
 
 
 def read_own(team: Team, others: list[Team]) -> Iterator[Case]:
@@ -358,13 +363,15 @@ def bucket_other(team: Team, others: list[Team]) -> Iterator[Case]:
         yield Case("object outside the prefix", Request("s3:GetObject", outside), DENIED)
         yield Case("list the whole bucket", Request("s3:ListBucket", team.bucket_arn), DENIED)
     for other in others:
+        excluded = EXCLUDED if other.queue == team.queue else DENIED
         for action in ("s3:GetObject", "s3:PutObject"):
-            yield Case(f"{action} {other.tag}", Request(action, other.objects()), DENIED)
+            yield Case(f"{action} {other.tag}", Request(action, other.objects()), excluded)
         theirs = {"s3:prefix": f"{other.list_prefix}checkpoints/"}
-        yield Case(f"list {other.tag}", Request("s3:ListBucket", other.bucket_arn, theirs), DENIED)
+        listed = excluded if not other.prefix else DENIED  # a prefix's bucket is shared
+        yield Case(f"list {other.tag}", Request("s3:ListBucket", other.bucket_arn, theirs), listed)
         if other.key_arn is not None:
             request = Request("kms:Decrypt", other.key_arn, {"kms:ViaService": S3_VIA})
-            yield Case(f"key of {other.tag}", request, DENIED, other.key_policy)
+            yield Case(f"key of {other.tag}", request, excluded, other.key_policy)
 
 
 def runtime(team: Team, others: list[Team]) -> Iterator[Case]:
