@@ -17,7 +17,6 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
 from quota_constructs.advisor.history import HistoryWorkload, parse_duration, workload_from_history
@@ -47,10 +46,14 @@ from quota_constructs.commands._common import (
     fail,
     handle_errors,
     json_option,
+    message,
+    print_errors,
     print_json,
     region_option,
     stderr_console,
     stdout_console,
+    styled,
+    warning_line,
 )
 from quota_constructs.commands._reports import (
     results_json,
@@ -138,11 +141,11 @@ def print_advice(advice: Advice, console: Console) -> None:
     """The table, then each team's rationale and warnings."""
     console.print(advice_table(advice))
     for team in advice.teams:
-        console.print(f"\n[bold]{team.share.name}[/]")
+        console.print(message("\n", styled(team.share.name, "bold")))
         for reason in team.rationale:
             console.print(f"  - {reason}")
         for warning in team.warnings:
-            console.print(f"  [yellow]warning[/] {warning}")
+            console.print(message("  ", warning_line(warning)))
 
 
 @advisor_app.command("recommend")
@@ -268,15 +271,15 @@ def _simulate_advice(
     else:
         console.print(f"\n{len(jobs)} generated jobs over {days} days (seed {seed})")
         console.print(results_table(results, list(configs)))
-        marks = {True: "[green]ok[/]", False: "[red]FAILED[/]", None: "[blue]info[/]"}
+        marks = {True: ("ok", "green"), False: ("FAILED", "red"), None: ("info", "blue")}
         for finding in findings:
-            console.print(f"  {marks[finding.ok]} {escape(finding.text)}")
+            console.print(message("  ", styled(*marks[finding.ok]), f" {finding.text}"))
     if plot is not None:
         plot_results(results, list(configs), plot)
         (stderr_console() if as_json else console).print(f"wrote {plot}")
     failed = sum(finding.ok is False for finding in findings)
     if failed:
-        stderr_console().print(f"[bold red]error:[/] {failed} expectation(s) FAILED")
+        print_errors([f"{failed} expectation(s) FAILED"])
         raise typer.Exit(ExitCode.FAILED)
 
 
@@ -310,7 +313,7 @@ def _optimize(
         console.print(search_table(search))
     advice = [f"{t.share.name}: {w}" for t in search.advice.teams for w in t.warnings]
     for warning in (*advice, *search.warnings):
-        info.print(f"[yellow]warning[/] {warning}")
+        info.print(warning_line(warning))
     if output is not None:
         _write(output, search.to_yaml(), info)
     if plot is not None:
@@ -318,9 +321,11 @@ def _optimize(
         info.print(f"wrote {plot}")
     if search.best.missed:
         missed = sorted({check.team for check in search.best.missed})
-        info.print(
-            f"[bold red]error:[/] {len(search.best.missed)} target(s) missed by the best "
-            f"configuration found, teams: {', '.join(missed)}"
+        print_errors(
+            [
+                f"{len(search.best.missed)} target(s) missed by the best "
+                f"configuration found, teams: {', '.join(missed)}"
+            ]
         )
         raise typer.Exit(ExitCode.FAILED)
 
@@ -441,8 +446,10 @@ def _print_stuck(results: list[SimulationResult], console: Console) -> None:
         for share in result.shares:
             for reason, count in share.not_started_reasons.items():
                 console.print(
-                    f"[yellow]warning[/] {result.organisation}: {count} job(s) of {share.share} "
-                    f"never started: {reason}"
+                    warning_line(
+                        f"{result.organisation}: {count} job(s) of {share.share} "
+                        f"never started: {reason}"
+                    )
                 )
 
 
