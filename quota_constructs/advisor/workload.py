@@ -11,7 +11,7 @@ import csv
 import io
 import math
 import random
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from statistics import NormalDist
@@ -100,7 +100,7 @@ def parse_workload_csv(text: str, *, source: str = "<csv>") -> list[WorkloadJob]
     if problems:
         raise WorkloadError(problems, context=source)
     jobs: list[WorkloadJob] = []
-    for row in reader:
+    for row in _csv_rows(reader, problems):
         line = reader.line_num
         if row.get(None):
             problems.append(
@@ -134,6 +134,22 @@ def parse_workload_csv(text: str, *, source: str = "<csv>") -> list[WorkloadJob]
     if problems:
         raise WorkloadError(problems, context=source)
     return sorted(jobs, key=lambda j: j.submit_time_s)
+
+
+def _csv_rows(reader: csv.DictReader[str], problems: list[Problem]) -> Iterator[dict[Any, Any]]:
+    """``reader``'s rows; a row the csv module cannot read (a bare carriage return in a value)
+    ends them, its problem appended to ``problems``."""
+    try:
+        yield from reader
+    except csv.Error as error:
+        problems.append(
+            Problem(
+                f"line {reader.line_num + 1}",  # the line it could not read
+                str(error),
+                "not valid CSV",
+                "quote values that hold a line break or a carriage return",
+            )
+        )
 
 
 def _header_problems(header: Sequence[str]) -> list[Problem]:
