@@ -93,9 +93,7 @@ def test_jobs_ls_shows_a_hostile_reason_as_text(emu: EmulatorServer, failed_job:
     assert result.returncode == 0 and SHOWN in result.stdout and failed_job in result.stdout
 
 
-def test_jobs_describe_shows_a_hostile_reason_as_text(
-    emu: EmulatorServer, failed_job: str
-) -> None:
+def test_jobs_describe_shows_a_hostile_reason_as_text(emu: EmulatorServer, failed_job: str) -> None:
     result = quota("jobs", *on_queue(emu), "describe", failed_job)
     assert result.returncode == 0 and f"FAILED {SHOWN}" in result.stdout
 
