@@ -74,10 +74,15 @@ def _agg_figure(size: tuple[float, float]) -> Figure:
     return fig
 
 
+MAX_DAY_TICKS = 20
+"""Most ticks on the day axis beyond two weeks: longer spans tick every 2, 3... weeks."""
+
+
 def _day_axis(ax: Any, end_s: float) -> None:
-    """Ticks at midnights labelled with the weekday (day 0 is a Monday), every week if long."""
+    """Ticks at midnights labelled with the weekday (day 0 is a Monday): every day up to two
+    weeks, then every week (or every few weeks: at most :data:`MAX_DAY_TICKS` + 1 ticks)."""
     days = max(1, math.ceil(end_s / DAY_S))
-    step = 1 if days <= 14 else 7
+    step = 1 if days <= 14 else 7 * math.ceil(days / (7 * MAX_DAY_TICKS))
     ticks = list(range(0, days + 1, step))
     ax.set_xticks([d * 24.0 for d in ticks])
     ax.set_xticklabels(

@@ -20,6 +20,7 @@ from rich.console import Console
 from rich.table import Table
 
 from quota_constructs.advisor.history import HistoryWorkload, parse_duration, workload_from_history
+from quota_constructs.advisor.limits import run_problems
 from quota_constructs.advisor.optimize import SearchOptions, optimize
 from quota_constructs.advisor.profiles import TeamsFile, load_teams
 from quota_constructs.advisor.recommend import Advice, price_problems, recommend
@@ -193,6 +194,7 @@ def recommend_command(
     console = stdout_console()
     err = stderr_console()
     _check_modes(simulate, optimize_, plot)
+    _check_run(days=days, seed=seed, startup_s=startup_s, preemption_s=preemption_s)
     teams = load_teams(teams_file)
     prices = _parse_prices(price, teams)
     advice = recommend(teams, prices=prices)
@@ -215,6 +217,13 @@ def recommend_command(
     if simulate:
         run = (days, seed, startup_s, preemption_s)
         _simulate_advice(teams, advice, run, plot, console, as_json=as_json)
+
+
+def _check_run(*, days: int, seed: int, startup_s: float, preemption_s: float) -> None:
+    """Refuse run options outside their bounds (``advisor.limits``), every problem at once."""
+    problems = run_problems(days=days, seed=seed, startup_s=startup_s, preemption_s=preemption_s)
+    if problems:
+        raise QuotaConfigError(problems)
 
 
 def _check_modes(simulate: bool, optimize_: bool, plot: Path | None) -> None:
@@ -402,6 +411,7 @@ def simulate_command(
     region: Annotated[str | None, region_option("With --from-queue: AWS region.")] = None,
 ) -> None:
     """Run a workload through the emulator's scheduler in virtual time; measure each share."""
+    _check_run(days=days, seed=seed, startup_s=startup_s, preemption_s=preemption_s)
     if from_queue is not None:
         _check_history_is_the_workload(from_queue, workload, generate)
         simulate_from_queue(
