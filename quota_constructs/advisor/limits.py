@@ -50,7 +50,7 @@ def job_problems(
             Problem(
                 f"{where}.submit_time_s",
                 submit_time_s,
-                f"must be at most {MAX_SUBMIT_S:g} seconds ({MAX_DAYS} days)",
+                f"must be at most {MAX_SUBMIT_S:.0f} seconds ({MAX_DAYS} days)",
                 "submit the jobs within a year of time 0",
             )
         )
@@ -67,7 +67,7 @@ def job_problems(
 def _at_most(value: float, path: str, high: float, unit: str) -> list[Problem]:
     if value <= high:
         return []
-    return [Problem(path, value, f"must be at most {high:g} {unit}", f"lower it to {high:g}")]
+    return [Problem(path, value, f"must be at most {high:.0f} {unit}", f"lower it to {high:.0f}")]
 
 
 def workload_size_problems(count: float, where: str, *, expected: bool = False) -> list[Problem]:
@@ -99,8 +99,8 @@ def run_problems(*, days: int, seed: int, startup_s: float, preemption_s: float)
                 Problem(
                     flag,
                     value,
-                    f"must be a number of seconds from 0 to {MAX_DELAY_S:g} (a day)",
-                    f"set {flag} between 0 and {MAX_DELAY_S:g}",
+                    f"must be a number of seconds from 0 to {MAX_DELAY_S:.0f} (a day)",
+                    f"set {flag} between 0 and {MAX_DELAY_S:.0f}",
                 )
             )
     return problems

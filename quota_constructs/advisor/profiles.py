@@ -142,7 +142,7 @@ class JobMinutes(StrictModel):
             Problem(
                 f"{path}.{name}",
                 value,
-                f"must be a positive number of minutes, at most {MAX_JOB_MINUTES:g} (28 days)",
+                f"must be a positive number of minutes, at most {MAX_JOB_MINUTES:.0f} (28 days)",
                 "e.g. 45",
             )
             for name, value in (("p50", self.p50), ("max", self.max))
@@ -200,7 +200,7 @@ class Targets(StrictModel):
             Problem(
                 f"{path}.p{q}_wait_minutes",
                 v / 60,
-                f"must be 0 or more minutes, at most {MAX_WAIT_TARGET_MINUTES:g} (a year)",
+                f"must be 0 or more minutes, at most {MAX_WAIT_TARGET_MINUTES:.0f} (366 days)",
                 "e.g. 30",
             )
             for q, v in self.waits().items()
