@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from quota_constructs.advisor import limits
 from quota_constructs.advisor.optimize import SearchOptions
 from quota_constructs.advisor.profiles import TeamsFileError, parse_teams
-from quota_constructs.advisor.report import _day_axis
+from quota_constructs.advisor.report import MAX_PLOT_POINTS, _day_axis, _sampled
 from quota_constructs.advisor.workload import (
     GeneratorOptions,
     WorkloadError,
@@ -161,3 +161,11 @@ def test_the_day_axis_of_the_longest_run_has_at_most_21_ticks() -> None:
     _day_axis(axes, limits.MAX_SUBMIT_S + limits.MAX_JOB_S)
     ticks = axes.get_xticks()
     assert len(ticks) <= 21 and ticks[1] - ticks[0] == 7 * 24.0 * 3
+
+
+def test_a_plotted_series_has_at_most_the_plot_points_and_keeps_its_ends() -> None:
+    values = list(range(10 * MAX_PLOT_POINTS + 7))
+    sampled = _sampled(values)
+    assert len(sampled) <= MAX_PLOT_POINTS + 1
+    assert sampled[0] == 0 and sampled[-1] == values[-1] and sampled == sorted(sampled)
+    assert _sampled(values[:MAX_PLOT_POINTS]) == values[:MAX_PLOT_POINTS]

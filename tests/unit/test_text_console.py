@@ -10,9 +10,12 @@ from quota_constructs.commands._common import TextConsole, data_table, message, 
 def printed(*renderables: object, terminal: bool = False) -> str:
     """What a :class:`TextConsole` writes for ``renderables`` (as a colour terminal if asked)."""
     out = io.StringIO()
-    colours = "standard" if terminal else None
     console = TextConsole(
-        file=out, width=200, force_terminal=terminal, color_system=colours, highlight=False
+        file=out,
+        width=200,
+        force_terminal=terminal,
+        color_system="standard" if terminal else None,
+        highlight=False,
     )
     console.print(*renderables)
     return out.getvalue()
