@@ -1,13 +1,17 @@
 """Owns the Batch API's wire shapes (camelCase) of quota resources, to and from the domain model.
 
-Pure: no boto3, no aws_cdk. The constructs, the emulator's provisioning and state, and the
-runtime build and read capacity limits, time-limit actions and quota shares only through this
-module, so every side speaks the same shape.
+Pure: no boto3, no aws_cdk. The constructs, the emulator's handlers, provisioning and state,
+the runtime and every ``--json`` that prints a share's settings build and read capacity limits,
+time-limit actions, quota shares (both directions, partial updates too) and the quota-share and
+service-job ARNs only through this module, so every side speaks the same shape and values.
+``tests/test_architecture.py`` keeps a share's field names and those ARN formats here.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 from quota_constructs.model import (
@@ -19,6 +23,90 @@ from quota_constructs.model import (
 
 TIME_LIMIT_ACTION = "TERMINATE"
 """The only ``jobStateTimeLimitActions`` action SAGEMAKER_TRAINING queues support."""
+SAGEMAKER_DEFAULT_MAX_RUNTIME_S = 86_400
+"""SageMaker's ``StoppingCondition.MaxRuntimeInSeconds`` when a training job sets none (1 day)."""
+
+# --- a quota share's fields (Create/Update/DescribeQuotaShare, ListQuotaShares) ---------------
+
+SHARE_NAME = "quotaShareName"
+CAPACITY_LIMITS = "capacityLimits"
+"""Also a service environment's field, in the same shape."""
+SHARING = "resourceSharingConfiguration"
+STRATEGY = "strategy"
+BORROW_LIMIT = "borrowLimit"
+PREEMPTION = "preemptionConfiguration"
+IN_SHARE_PREEMPTION = "inSharePreemption"
+STATE = "state"
+ENABLED, DISABLED = "ENABLED", "DISABLED"
+"""``inSharePreemption``'s two values."""
+
+# --- ARNs ------------------------------------------------------------------------------------
+
+BATCH_SERVICE = "batch"
+SERVICE_JOB_RESOURCE = "service-job"
+"""``arn:<partition>:batch:<region>:<account>:service-job/<job id>``."""
+QUOTA_SHARE_ARN_SEPARATOR = "/quota-share/"
+"""A quota-share ARN is ``<job-queue ARN>/quota-share/<share name>``."""
+SERVICE_JOB_ARN = re.compile(
+    r"^arn:(?P<partition>[a-z-]+):batch:(?P<region>[a-z0-9-]+):(?P<account>[0-9]{12}):"
+    r"service-job/(?P<job_id>[^/]+)$"
+)
+QUOTA_SHARE_ARN = re.compile(
+    r"^arn:(?P<partition>[^:]+):batch:(?P<region>[^:]*):(?P<account>[^:]*):"
+    r"job-queue/(?P<queue>[^/]+)/quota-share/(?P<share>[^/]+)$"
+)
+"""Any partition, region and account: whose ARN it is, is the caller's question."""
+
+
+@dataclass(frozen=True)
+class ServiceJobArn:
+    """The parts of a service-job ARN."""
+
+    partition: str
+    region: str
+    account: str
+    job_id: str
+
+
+@dataclass(frozen=True)
+class QuotaShareArn:
+    """The parts of a quota-share ARN."""
+
+    partition: str
+    region: str
+    account: str
+    queue: str
+    share: str
+
+
+def service_job_arn(partition: str, region: str, account: str, job_id: str) -> str:
+    """``arn:<partition>:batch:<region>:<account>:service-job/<job id>``."""
+    return f"arn:{partition}:{BATCH_SERVICE}:{region}:{account}:{SERVICE_JOB_RESOURCE}/{job_id}"
+
+
+def parse_service_job_arn(arn: str) -> ServiceJobArn | None:
+    """The parts of a service-job ARN; ``None`` when ``arn`` is not one."""
+    found = SERVICE_JOB_ARN.match(arn)
+    return None if found is None else ServiceJobArn(**found.groupdict())
+
+
+def quota_share_arn(job_queue_arn: str, share_name: str) -> str:
+    """``<job-queue ARN>/quota-share/<share name>`` (CDK tokens in either part are kept)."""
+    return f"{job_queue_arn}{QUOTA_SHARE_ARN_SEPARATOR}{share_name}"
+
+
+def parse_quota_share_arn(arn: str) -> QuotaShareArn | None:
+    """The parts of a quota-share ARN; ``None`` when ``arn`` is not one."""
+    found = QUOTA_SHARE_ARN.match(arn)
+    return None if found is None else QuotaShareArn(**found.groupdict())
+
+
+def job_queue_arn_of_share(quota_share_arn: str) -> str:
+    """The job-queue ARN a quota-share ARN starts with (the whole ARN when it has no share)."""
+    return quota_share_arn.split(QUOTA_SHARE_ARN_SEPARATOR, 1)[0]
+
+
+# --- capacity and time limits ----------------------------------------------------------------
 
 
 def capacity_limits_to_api(capacity: Mapping[str, int]) -> list[dict[str, Any]]:
@@ -68,35 +156,111 @@ def time_limits_from_api(actions: Iterable[Mapping[str, Any]] | None) -> dict[st
     return {str(a["reason"]): float(a["maxTimeSeconds"]) for a in actions or ()}
 
 
+# --- quota shares ----------------------------------------------------------------------------
+
+
 def share_to_api(spec: QuotaShareSpec) -> dict[str, Any]:
     """The share's settings as Create/Describe/UpdateQuotaShare fields.
 
     ``borrowLimit`` is sent only for LEND_AND_BORROW (``-1`` when unlimited).
     """
-    sharing: dict[str, Any] = {"strategy": spec.strategy.value}
+    sharing: dict[str, Any] = {STRATEGY: spec.strategy.value}
     if spec.effective_borrow_limit is not None:
-        sharing["borrowLimit"] = spec.effective_borrow_limit
+        sharing[BORROW_LIMIT] = spec.effective_borrow_limit
     return {
-        "quotaShareName": spec.name,
-        "capacityLimits": capacity_limits_to_api(spec.capacity),
-        "resourceSharingConfiguration": sharing,
-        "preemptionConfiguration": {
-            "inSharePreemption": "ENABLED" if spec.in_share_preemption else "DISABLED"
-        },
-        "state": spec.state.value,
+        SHARE_NAME: spec.name,
+        CAPACITY_LIMITS: capacity_limits_to_api(spec.capacity),
+        SHARING: sharing,
+        PREEMPTION: {IN_SHARE_PREEMPTION: _switch(spec.in_share_preemption)},
+        STATE: spec.state.value,
     }
 
 
+def share_to_cfn_props(spec: QuotaShareSpec) -> dict[str, Any]:
+    """``CfnQuotaShare``'s keyword arguments but ``job_queue`` (nested props as plain dicts)."""
+    api = share_to_api(spec)
+    return {
+        "quota_share_name": api[SHARE_NAME],
+        "capacity_limits": api[CAPACITY_LIMITS],
+        "resource_sharing_configuration": api[SHARING],
+        "preemption_configuration": api[PREEMPTION],
+        "state": api[STATE],
+    }
+
+
+def share_from_request(
+    fields: Mapping[str, Any], *, base: QuotaShareSpec | None = None
+) -> QuotaShareSpec:
+    """A :class:`QuotaShareSpec` from Create/UpdateQuotaShare fields over ``base``.
+
+    A field left out keeps ``base``'s value (without ``base``: no capacity, RESERVE, no borrow
+    limit, no in-share preemption, ENABLED); with ``base`` its name is kept. ``borrowLimit`` is
+    kept whatever the strategy, so the model's rule can refuse it. ``capacityLimits`` entries
+    must have been checked for both keys.
+    """
+    spec = base or QuotaShareSpec(str(fields[SHARE_NAME]), {}, SharingStrategy.RESERVE)
+    changes: dict[str, Any] = {}
+    if CAPACITY_LIMITS in fields:
+        changes["capacity"] = capacity_limits_from_api(fields[CAPACITY_LIMITS])
+    sharing = fields.get(SHARING)
+    if sharing is not None:
+        changes["strategy"] = SharingStrategy(sharing.get(STRATEGY, SharingStrategy.RESERVE))
+        changes["borrow_limit"] = sharing.get(BORROW_LIMIT)
+    preemption = fields.get(PREEMPTION)
+    if preemption is not None:
+        changes["in_share_preemption"] = preemption.get(IN_SHARE_PREEMPTION) == ENABLED
+    if fields.get(STATE):
+        changes["state"] = ShareState(fields[STATE])
+    return replace(spec, **changes)
+
+
 def share_from_api(detail: Mapping[str, Any]) -> QuotaShareSpec:
-    """A ``DescribeQuotaShare`` / ``ListQuotaShares`` entry as the domain model's share."""
-    sharing = detail.get("resourceSharingConfiguration") or {}
-    strategy = SharingStrategy(sharing.get("strategy", SharingStrategy.RESERVE))
-    preemption = detail.get("preemptionConfiguration") or {}
-    return QuotaShareSpec(
-        name=str(detail["quotaShareName"]),
-        capacity=capacity_limits_from_api(detail.get("capacityLimits")),
-        strategy=strategy,
-        borrow_limit=sharing.get("borrowLimit") if strategy.borrows else None,
-        in_share_preemption=preemption.get("inSharePreemption") == "ENABLED",
-        state=ShareState(detail.get("state") or ShareState.ENABLED),
-    )
+    """A ``DescribeQuotaShare`` / ``ListQuotaShares`` entry as the domain model's share.
+
+    A ``borrowLimit`` with a strategy that does not borrow is dropped (see
+    :func:`ignored_borrow_limit`).
+    """
+    spec = share_from_request(detail)
+    return spec if spec.strategy.borrows else replace(spec, borrow_limit=None)
+
+
+def ignored_borrow_limit(detail: Mapping[str, Any]) -> tuple[int, str] | None:
+    """``(borrowLimit, strategy)`` of an entry whose strategy does not borrow, else ``None``.
+
+    AWS applies a borrow limit only with LEND_AND_BORROW; :func:`share_from_api` drops it.
+    """
+    sharing = detail.get(SHARING) or {}
+    strategy, limit = sharing.get(STRATEGY), sharing.get(BORROW_LIMIT)
+    if strategy == SharingStrategy.LEND_AND_BORROW or limit is None:
+        return None
+    return int(limit), str(strategy)
+
+
+def share_sharing_settings(spec: QuotaShareSpec) -> dict[str, Any]:
+    """``strategy``, ``borrowLimit`` and ``inSharePreemption``, flat, in the API's values.
+
+    ``borrowLimit`` as AWS stores it: ``-1`` unlimited, ``None`` when the strategy does not
+    borrow; ``inSharePreemption`` ``"ENABLED"`` / ``"DISABLED"``. For ``--json`` output.
+    """
+    return {
+        STRATEGY: spec.strategy.value,
+        BORROW_LIMIT: spec.effective_borrow_limit,
+        IN_SHARE_PREEMPTION: _switch(spec.in_share_preemption),
+    }
+
+
+def share_drift_fields(spec: QuotaShareSpec) -> dict[str, Any]:
+    """The share's settings AWS keeps, by AWS field name: what ``quota org diff`` compares.
+
+    ``capacityLimits`` as ``{instance type: instances}``, then :func:`share_sharing_settings`
+    and ``state``.
+    """
+    return {
+        CAPACITY_LIMITS: dict(spec.capacity),
+        **share_sharing_settings(spec),
+        STATE: spec.state.value,
+    }
+
+
+def _switch(on: bool) -> str:
+    return ENABLED if on else DISABLED

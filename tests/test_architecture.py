@@ -350,3 +350,82 @@ def test_only_the_commands_use_typer_click_or_rich() -> None:
 
 def test_nothing_but_tests_imports_the_commands() -> None:
     assert _imports_outside_commands((COMMANDS,)) == []
+
+
+# --- a quota share's wire shape is spelled once ------------------------------------------------
+
+SHARE_MAPPER = "quota_constructs.api_shapes"
+SHARE_FIELD_NAMES = (
+    "resourceSharingConfiguration",
+    "preemptionConfiguration",
+    "inSharePreemption",
+    "borrowLimit",
+    "capacityLimits",
+)
+"""A quota share's API field names: string literals only in the mapper."""
+FIELD_NAME_ALLOWED: dict[str, tuple[str, ...]] = {
+    # the same name as a field of another shape, not of a share
+    "capacityLimits": (
+        "quota_constructs.local.provision",  # CreateServiceEnvironment
+        "quota_constructs.local.state.registry",  # a service environment's problem paths
+    ),
+    "preemptionConfiguration": (  # SubmitServiceJob / DescribeServiceJob
+        "quota_constructs.local.handlers.service_jobs",
+        "quota_constructs.local.handlers.submit_request",
+        "quota_constructs.runtime.jobs",
+        "quota_constructs.runtime.json_view",
+        "quota_constructs.runtime.payload",
+    ),
+}
+ARN_FORMATS = ("quota-share/", "service-job/")
+"""Pieces of the quota-share and service-job ARN formats: only in the mapper."""
+
+
+def string_literals(path: Path) -> Iterator[str]:
+    """Every string constant of a module but its docstrings (any bare string statement)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    docstrings = {
+        id(node.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+    }
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and id(node) not in docstrings
+        ):
+            yield node.value
+
+
+def test_share_field_names_are_spelled_only_in_the_mapper() -> None:
+    files = module_files(ROOT, PACKAGES)
+    found = sorted(
+        f"{module}: {text!r}"
+        for module, path in files.items()
+        if module != SHARE_MAPPER
+        for text in string_literals(path)
+        if text in SHARE_FIELD_NAMES and module not in FIELD_NAME_ALLOWED.get(text, ())
+    )
+    assert found == []
+
+
+def test_quota_share_and_service_job_arn_formats_are_only_in_the_mapper() -> None:
+    files = module_files(ROOT, PACKAGES)
+    found = sorted(
+        f"{module}: {text!r}"
+        for module, path in files.items()
+        if module != SHARE_MAPPER
+        for text in string_literals(path)
+        if any(piece in text for piece in ARN_FORMATS)
+    )
+    assert found == []
+
+
+def test_string_literals_skip_docstrings_but_not_fstring_parts(tmp_path: Path) -> None:
+    module = tmp_path / "m.py"
+    module.write_text(
+        '"""Doc: borrowLimit."""\nX = 1\n"""After X."""\n'
+        'def f(a):\n    """Doc."""\n    return f"{a}/quota-share/{a}", "borrowLimit"\n'
+    )
+    assert sorted(string_literals(module)) == ["/quota-share/", "borrowLimit"]

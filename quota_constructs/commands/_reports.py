@@ -21,6 +21,7 @@ from quota_constructs.advisor.optimize import (
 )
 from quota_constructs.advisor.report import duration_text
 from quota_constructs.advisor.simulate import ShareMetrics, SimulationResult
+from quota_constructs.api_shapes import share_sharing_settings
 from quota_constructs.commands._common import data_table, json_fields, message, styled
 
 
@@ -157,17 +158,17 @@ def _finite(value: float) -> float | None:
 
 def search_json(search: SearchResult) -> str:
     """The rule-based and optimised configurations, settings and target figures, as JSON
-    (``null`` for a figure that is infinite because a job never started)."""
+    (``null`` for a figure that is infinite because a job never started).
+
+    Each team's settings are in the API's values (:func:`share_sharing_settings`).
+    """
 
     def config(e: Evaluation) -> dict[str, Any]:
         teams = {}
-        for index, share in enumerate(e.organisation.queue.shares):
-            strategy, limit, preempt = e.settings[index]
+        for share in e.organisation.queue.shares:
             fig = e.team(share.name)
             teams[share.name] = {
-                "strategy": strategy.value,
-                "borrowLimit": limit,
-                "inSharePreemption": preempt,
+                **share_sharing_settings(share),
                 "targets": [
                     {"target": c.target, "limit": c.limit, "value": _finite(c.value), "met": c.met}
                     for c in e.checks

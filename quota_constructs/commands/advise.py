@@ -40,6 +40,7 @@ from quota_constructs.advisor.workload import (
     load_workload_csv,
     workload_csv,
 )
+from quota_constructs.api_shapes import share_sharing_settings
 from quota_constructs.commands._common import (
     ExitCode,
     data_table,
@@ -99,9 +100,7 @@ def advice_data(advice: Advice) -> dict[str, Any]:
         "organisation": advice.organisation.name,
         "teams": {
             t.share.name: {
-                "strategy": t.share.strategy.value,
-                "borrowLimit": t.share.borrow_limit,
-                "inSharePreemption": t.share.in_share_preemption,
+                **share_sharing_settings(t.share),
                 "maxUsable": dict(t.max_usable),
                 "rationale": list(t.rationale),
                 "warnings": list(t.warnings),

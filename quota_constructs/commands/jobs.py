@@ -22,6 +22,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from quota_constructs.api_shapes import SAGEMAKER_DEFAULT_MAX_RUNTIME_S
 from quota_constructs.commands._common import (
     AsTeamOpt,
     CliError,
@@ -282,7 +283,7 @@ def submit(
             role_arn=role_arn,
             output_s3_uri=output_s3,
             checkpoint_s3_uri=checkpoint_s3,
-            max_runtime_s=86_400 if max_runtime is None else max_runtime,
+            max_runtime_s=SAGEMAKER_DEFAULT_MAX_RUNTIME_S if max_runtime is None else max_runtime,
             hyperparameters=_pairs(hp, "--hp"),
             environment=_pairs(env, "--env"),
         )

@@ -14,6 +14,7 @@ from typing import Any
 import aws_cdk as cdk
 from aws_cdk import aws_iam as iam
 
+from quota_constructs import api_shapes
 from quota_constructs.contracts import TEAM_TAG_KEY
 
 SUBMIT_ACTIONS = ("batch:SubmitServiceJob",)
@@ -24,8 +25,6 @@ READ_ACTIONS_QUEUE = ("batch:ListQuotaShares", "batch:GetJobQueueSnapshot")
 """Read actions authorised on the job-queue ARN."""
 READ_ACTIONS_SHARE = ("batch:DescribeQuotaShare",)
 """Read actions authorised on the quota-share ARN."""
-QUOTA_SHARE_ARN_SEPARATOR = "/quota-share/"
-"""A quota-share ARN is ``<job-queue ARN>/quota-share/<share name>``."""
 
 TAG_ON_CREATE_ACTIONS = ("batch:TagResource",)
 """The dependent action of a submit that carries tags, authorised on ``service-job/*``."""
@@ -76,11 +75,15 @@ TRAINING_METRIC_NAMESPACE = "/aws/sagemaker/TrainingJobs"
 def service_job_arn(resource: cdk.Resource | cdk.Stack) -> str:
     """``arn:<partition>:batch:<region>:<account>:service-job/*`` in ``resource``'s environment."""
     if isinstance(resource, cdk.Stack):
-        return resource.format_arn(service="batch", resource="service-job", resource_name="*")
+        return resource.format_arn(
+            service=api_shapes.BATCH_SERVICE,
+            resource=api_shapes.SERVICE_JOB_RESOURCE,
+            resource_name="*",
+        )
     env = resource.env  # each read is a jsii round-trip
     return resource.stack.format_arn(
-        service="batch",
-        resource="service-job",
+        service=api_shapes.BATCH_SERVICE,
+        resource=api_shapes.SERVICE_JOB_RESOURCE,
         resource_name="*",
         account=env.account,
         region=env.region,
@@ -112,7 +115,7 @@ def grant_read_job_queue(grantee: iam.IGrantable, *, job_queue_arn: str) -> iam.
     """
     return _all(
         _grant(grantee, READ_ACTIONS_QUEUE, [job_queue_arn]),
-        _grant(grantee, READ_ACTIONS_SHARE, [f"{job_queue_arn}{QUOTA_SHARE_ARN_SEPARATOR}*"]),
+        _grant(grantee, READ_ACTIONS_SHARE, [api_shapes.quota_share_arn(job_queue_arn, "*")]),
         _grant(grantee, READ_ACTIONS_ANY, ["*"]),
     )
 

@@ -12,7 +12,11 @@ from aws_cdk import aws_iam as iam
 from aws_cdk.interfaces.aws_batch import IJobQueueRef, IQuotaShareRef, QuotaShareReference
 from constructs import Construct
 
-from quota_constructs.api_shapes import share_to_api
+from quota_constructs.api_shapes import (
+    QUOTA_SHARE_ARN_SEPARATOR,
+    job_queue_arn_of_share,
+    share_to_cfn_props,
+)
 from quota_constructs.constructs import grants
 from quota_constructs.constructs._base import check_arn, is_unresolved, raise_construct_error
 from quota_constructs.model import QuotaShareSpec, ShareState, SharingStrategy
@@ -150,10 +154,9 @@ class _QuotaShareBase(cdk.Resource):
 
 
 def _queue_arn_of_share_arn(share_arn: str) -> str:
-    separator = grants.QUOTA_SHARE_ARN_SEPARATOR
     if is_unresolved(share_arn):
-        return cdk.Fn.select(0, cdk.Fn.split(separator, share_arn))
-    return share_arn.split(separator, 1)[0]
+        return cdk.Fn.select(0, cdk.Fn.split(QUOTA_SHARE_ARN_SEPARATOR, share_arn))
+    return job_queue_arn_of_share(share_arn)
 
 
 class _ImportedQuotaShare(_QuotaShareBase):
@@ -217,16 +220,8 @@ class QuotaShare(_QuotaShareBase):
         if isinstance(job_queue, IQuotaShareRegistry):
             job_queue.register_quota_share(self)
         self._job_queue_arn = job_queue.job_queue_ref.job_queue_arn
-        api = share_to_api(self.spec)  # the L1's nested props as plain dicts
         self.resource = batch.CfnQuotaShare(
-            self,
-            "Resource",
-            quota_share_name=quota_share_name,
-            job_queue=self._job_queue_arn,
-            capacity_limits=api["capacityLimits"],
-            resource_sharing_configuration=api["resourceSharingConfiguration"],
-            preemption_configuration=api["preemptionConfiguration"],
-            state=api["state"],
+            self, "Resource", job_queue=self._job_queue_arn, **share_to_cfn_props(self.spec)
         )
         self._arn = self.resource.attr_quota_share_arn
 

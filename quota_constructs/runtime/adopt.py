@@ -20,8 +20,11 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from quota_constructs.api_shapes import (
+    CAPACITY_LIMITS,
     capacity_limits_from_api,
     capacity_usage_from_api,
+    ignored_borrow_limit,
+    share_drift_fields,
     share_from_api,
     time_limits_from_api,
 )
@@ -31,7 +34,6 @@ from quota_constructs.model import (
     Organisation,
     Problem,
     QuotaConfigError,
-    QuotaShareSpec,
 )
 from quota_constructs.runtime.queue import QueueClient
 
@@ -240,9 +242,8 @@ def _queue_notes(queue: Mapping[str, Any], shares: Sequence[Mapping[str, Any]]) 
     if queue.get("state") == "DISABLED":
         notes.append("the job queue is DISABLED; the stack deploys it ENABLED")
     for share in shares:
-        strategy = (share.get("resourceSharingConfiguration") or {}).get("strategy")
-        limit = (share.get("resourceSharingConfiguration") or {}).get("borrowLimit")
-        if strategy != "LEND_AND_BORROW" and limit is not None:
+        if (ignored := ignored_borrow_limit(share)) is not None:
+            limit, strategy = ignored
             notes.append(
                 f"quota share {share['quotaShareName']} has borrowLimit {limit} with {strategy}; "
                 "the file drops it (borrow limits apply only to LEND_AND_BORROW)"
@@ -263,7 +264,7 @@ def _environment_notes(
     )
     if not found:
         return [f"service environment {arn} not found"]
-    live = capacity_limits_from_api(found[0].get("capacityLimits"))
+    live = capacity_limits_from_api(found[0].get(CAPACITY_LIMITS))
     sized = spec.service_environment_capacity()
     if live == sized:
         return []
@@ -354,17 +355,6 @@ class OrganisationDrift:
         return bool(self.fields or self.only_in_file or self.only_in_queue)
 
 
-def share_fields(share: QuotaShareSpec) -> dict[str, Any]:
-    """The share's settings AWS keeps, by AWS field name (borrow limit as AWS stores it)."""
-    return {
-        "capacityLimits": dict(share.capacity),
-        "strategy": share.strategy.value,
-        "borrowLimit": share.effective_borrow_limit,
-        "inSharePreemption": "ENABLED" if share.in_share_preemption else "DISABLED",
-        "state": share.state.value,
-    }
-
-
 def organisation_drift(file: Organisation, live: Organisation) -> OrganisationDrift:
     """``file`` against ``live``: queue fields, each common share's fields, unmatched shares.
 
@@ -392,7 +382,7 @@ def organisation_drift(file: Organisation, live: Organisation) -> OrganisationDr
         other = live_shares.get(share.name)
         if other is None:
             continue
-        mine, theirs = share_fields(share), share_fields(other)
+        mine, theirs = share_drift_fields(share), share_drift_fields(other)
         fields += [
             FieldDrift(share.name, k, v, theirs[k]) for k, v in mine.items() if v != theirs[k]
         ]

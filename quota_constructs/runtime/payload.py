@@ -21,6 +21,7 @@ import botocore.session
 from botocore.model import Shape
 from botocore.validate import ParamValidator
 
+from quota_constructs.api_shapes import SAGEMAKER_DEFAULT_MAX_RUNTIME_S
 from quota_constructs.model import (
     MAX_LISTED_PROBLEMS,
     MAX_PAYLOAD_BYTES,
@@ -45,9 +46,6 @@ MAX_PAYLOAD_INTEGER = 2**63 - 1
 MAX_CLIENT_TOKEN_LENGTH = 64
 """``SubmitServiceJob.clientToken``: 1 to 64 characters (botocore's ``ClientRequestToken``)."""
 _PAYLOAD = "serviceRequestPayload"
-
-SAGEMAKER_DEFAULT_MAX_RUNTIME_S = 86_400
-"""SageMaker's own default ``StoppingCondition.MaxRuntimeInSeconds`` (one day)."""
 
 SERVICE_JOB_TYPE = "SAGEMAKER_TRAINING"
 

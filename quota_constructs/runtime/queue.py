@@ -33,7 +33,7 @@ from botocore.exceptions import (
 )
 from botocore.exceptions import ConnectionError as BotocoreConnectionError
 
-from quota_constructs.api_shapes import share_from_api
+from quota_constructs.api_shapes import quota_share_arn, share_from_api
 from quota_constructs.contracts import TEAM_TAG_KEY, job_queue_arn_parameter
 from quota_constructs.model import (
     JobQueueSpec,
@@ -365,7 +365,7 @@ class QueueClient:
         return share_from_api(self.batch.describe_quota_share(quotaShareArn=self._share_arn(share)))
 
     def _share_arn(self, share: str) -> str:
-        return f"{self.queue_detail()['jobQueueArn']}/quota-share/{share}"
+        return quota_share_arn(self.queue_detail()["jobQueueArn"], share)
 
     def team_tag(self, share: str) -> str | None:
         """The value of ``share``'s team tag (``quota-team``), ``None`` for a share without one.

@@ -174,6 +174,7 @@ def test_recommend_optimize_json_is_data_only() -> None:
     assert data["workloads"] == 2 and data["evaluated"] <= data["space"]
     generative = data["optimised"]["teams"]["generative"]
     assert generative["strategy"] == "LEND_AND_BORROW"
+    assert generative["inSharePreemption"] in ("ENABLED", "DISABLED")  # the API's values
     assert {t["target"] for t in generative["targets"]} == {
         "p90_wait_minutes",
         "max_preempted_share",
@@ -185,6 +186,8 @@ def test_recommend_json_gives_each_teams_advice() -> None:
     assert code == 0, text
     teams = json.loads(text)["teams"]
     assert teams["generative"]["borrowLimit"] == 50
+    assert teams["generative"]["inSharePreemption"] == "ENABLED"  # the API's values
+    assert teams["recommendation"]["inSharePreemption"] == "DISABLED"
     assert teams["recommendation"]["maxUsable"] == {"ml.g5.xlarge": 2}
 
 

@@ -56,6 +56,23 @@ def test_candidates_run_on_the_callers_executor() -> None:
     assert executor.submitted == result.evaluated
 
 
+def test_search_json_gives_each_teams_settings_in_the_apis_values() -> None:
+    result, _ = search_small()
+    data = json.loads(search_json(result))
+    settings = {
+        which: {
+            name: {k: team[k] for k in ("strategy", "borrowLimit", "inSharePreemption")}
+            for name, team in data[which]["teams"].items()
+        }
+        for which in ("ruleBased", "optimised")
+    }
+    assert settings["optimised"] == {
+        "a": {"strategy": "LEND_AND_BORROW", "borrowLimit": 75, "inSharePreemption": "ENABLED"},
+        "b": {"strategy": "LEND", "borrowLimit": None, "inSharePreemption": "DISABLED"},
+    }
+    assert settings["ruleBased"]["a"]["inSharePreemption"] == "ENABLED"
+
+
 def test_the_optimised_organisation_explains_itself() -> None:
     result, _ = search_small()
     a = result.organisation.queue.share("a")

@@ -10,8 +10,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from quota_constructs.api_shapes import (
+    CAPACITY_LIMITS,
     capacity_limits_from_api,
     capacity_limits_to_api,
+    share_from_request,
     share_to_api,
 )
 from quota_constructs.local.handlers import Handler
@@ -30,8 +32,6 @@ from quota_constructs.local.state.tags import TagStore
 from quota_constructs.model import (
     Problem,
     QuotaShareSpec,
-    ShareState,
-    SharingStrategy,
     check_instance_type,
     check_int_range,
 )
@@ -85,32 +85,12 @@ def share_spec_from_request(
 ) -> QuotaShareSpec:
     """A :class:`QuotaShareSpec` from Create/UpdateQuotaShare parameters over ``base``.
 
-    The borrow limit is kept whatever the strategy, so the model's rule can refuse it.
+    ``capacityLimits`` is checked here (:func:`capacity_from_request`); the mapping is
+    :func:`~quota_constructs.api_shapes.share_from_request`'s.
     """
-    capacity = dict(base.capacity) if base else {}
-    if "capacityLimits" in params:
-        capacity = capacity_from_request(
-            params["capacityLimits"], "capacityLimits", context=context
-        )
-    strategy = base.strategy if base else SharingStrategy.RESERVE
-    borrow_limit = base.borrow_limit if base else None
-    sharing = params.get("resourceSharingConfiguration")
-    if sharing is not None:
-        strategy = SharingStrategy(sharing["strategy"])
-        borrow_limit = sharing.get("borrowLimit")
-    preemption = params.get("preemptionConfiguration")
-    in_share = base.in_share_preemption if base else False
-    if preemption is not None:
-        in_share = preemption["inSharePreemption"] == "ENABLED"
-    state = ShareState(params.get("state") or (base.state if base else ShareState.ENABLED))
-    return QuotaShareSpec(
-        name=base.name if base else params["quotaShareName"],
-        capacity=capacity,
-        strategy=strategy,
-        borrow_limit=borrow_limit,
-        in_share_preemption=in_share,
-        state=state,
-    )
+    if CAPACITY_LIMITS in params:
+        capacity_from_request(params[CAPACITY_LIMITS], CAPACITY_LIMITS, context=context)
+    return share_from_request(params, base=base)
 
 
 # --- rendering responses ------------------------------------------------------------------------
@@ -133,7 +113,7 @@ def environment_to_api(env: ServiceEnvironment, tags: Mapping[str, str]) -> dict
         "serviceEnvironmentType": SAGEMAKER_TRAINING,
         "state": env.state,
         "status": VALID,
-        "capacityLimits": capacity_limits_to_api(env.capacity),
+        CAPACITY_LIMITS: capacity_limits_to_api(env.capacity),
         "tags": dict(tags),
     }
 
@@ -242,7 +222,7 @@ class ResourceHandlers:
         context = "CreateServiceEnvironment"
         env = self.registry.create_service_environment(
             params["serviceEnvironmentName"],
-            capacity_from_request(params["capacityLimits"], "capacityLimits", context=context),
+            capacity_from_request(params[CAPACITY_LIMITS], CAPACITY_LIMITS, context=context),
             state=params.get("state") or ENABLED,
             tags=params.get("tags") or {},
         )
@@ -258,10 +238,10 @@ class ResourceHandlers:
 
     def update_service_environment(self, params: Mapping[str, Any]) -> dict[str, Any]:
         capacity = None
-        if "capacityLimits" in params:
+        if CAPACITY_LIMITS in params:
             context = "UpdateServiceEnvironment"
             capacity = capacity_from_request(
-                params["capacityLimits"], "capacityLimits", context=context
+                params[CAPACITY_LIMITS], CAPACITY_LIMITS, context=context
             )
         env = self.registry.update_service_environment(
             params["serviceEnvironment"], capacity=capacity, state=params.get("state")

@@ -10,6 +10,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from quota_constructs.api_shapes import SAGEMAKER_DEFAULT_MAX_RUNTIME_S
 from quota_constructs.model import (
     ExitRule,
     Problem,
@@ -30,8 +31,6 @@ FAILURE_REASON_TAG = "quota.local/failure-reason"
 SAGEMAKER_STATUS_PREFIX = "Received status from SageMaker:"
 """How Batch's ``statusReason`` quotes SageMaker's ``FailureReason`` (as the SageMaker SDK's
 default ``evaluateOnExit`` rule spells it)."""
-DEFAULT_MAX_RUNTIME_S = 86_400.0
-"""Run time of a job whose payload has no StoppingCondition (SageMaker's default, 1 day)."""
 
 
 def request_from_submit(params: Mapping[str, Any]) -> JobRequest:
@@ -179,4 +178,4 @@ def _duration(payload: Mapping[str, Any], tags: Mapping[str, str]) -> float:
     runtime = stopping.get("MaxRuntimeInSeconds") if isinstance(stopping, dict) else None
     if isinstance(runtime, int | float) and not isinstance(runtime, bool) and runtime >= 0:
         return float(runtime)
-    return DEFAULT_MAX_RUNTIME_S
+    return float(SAGEMAKER_DEFAULT_MAX_RUNTIME_S)  # no StoppingCondition: SageMaker's default

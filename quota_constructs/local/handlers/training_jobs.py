@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from quota_constructs.api_shapes import SAGEMAKER_DEFAULT_MAX_RUNTIME_S
 from quota_constructs.local.handlers import Handler
 from quota_constructs.local.handlers.submit_request import SAGEMAKER_STATUS_PREFIX
 from quota_constructs.local.state.arns import Account, training_job_name
@@ -34,7 +35,7 @@ from quota_constructs.scheduling import (
     attempt_id,
 )
 
-DEFAULT_STOPPING = {"MaxRuntimeInSeconds": 86_400}
+DEFAULT_STOPPING = {"MaxRuntimeInSeconds": SAGEMAKER_DEFAULT_MAX_RUNTIME_S}
 IN_PROGRESS = {
     JobStatus.SCHEDULED: "Starting",
     JobStatus.STARTING: "Downloading",

@@ -1,18 +1,19 @@
-"""AWS-format ARNs and ids for the emulator's resources (docs/aws-semantics.md §3.1)."""
+"""AWS-format ARNs and ids for the emulator's resources (docs/aws-semantics.md §3.1).
+
+The quota-share and service-job ARN formats are :mod:`quota_constructs.api_shapes`'.
+"""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 
+from quota_constructs.api_shapes import quota_share_arn, service_job_arn
+
 DEFAULT_REGION = "us-east-1"
 DEFAULT_ACCOUNT = "123456789012"
 JOB_ID_PATTERN = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 """A service job id: a lower-case UUID, as Batch issues them."""
-SERVICE_JOB_ARN = re.compile(
-    r"^arn:(?P<partition>[a-z-]+):batch:(?P<region>[a-z0-9-]+):(?P<account>[0-9]{12}):"
-    r"service-job/(?P<job_id>[^/]+)$"
-)
 TRAINING_JOB_NAME_MAX = 63
 """SageMaker's limit on a training job name (``TrainingJobName``, pattern
 ``[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}``)."""
@@ -39,10 +40,10 @@ class Account:
         return self._arn("batch", f"job-queue/{name}")
 
     def quota_share(self, queue_name: str, share_name: str) -> str:
-        return self._arn("batch", f"job-queue/{queue_name}/quota-share/{share_name}")
+        return quota_share_arn(self.job_queue(queue_name), share_name)
 
     def service_job(self, job_id: str) -> str:
-        return self._arn("batch", f"service-job/{job_id}")
+        return service_job_arn(self.partition, self.region, self.account_id, job_id)
 
     def training_job(self, name: str) -> str:
         return self._arn("sagemaker", f"training-job/{name}")

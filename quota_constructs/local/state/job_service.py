@@ -31,8 +31,8 @@ from enum import StrEnum
 from functools import partial
 from typing import Any
 
-from quota_constructs.api_shapes import time_limits_from_api
-from quota_constructs.local.state.arns import JOB_ID_PATTERN, SERVICE_JOB_ARN, Account
+from quota_constructs.api_shapes import parse_service_job_arn, time_limits_from_api
+from quota_constructs.local.state.arns import JOB_ID_PATTERN, Account
 from quota_constructs.local.state.clock import EmulatorClock
 from quota_constructs.local.state.errors import InvalidParameter, InvalidRequest, NotFound
 from quota_constructs.local.state.registry import ENABLED, JobQueue, ShareRecord
@@ -234,15 +234,15 @@ class JobService:
         :class:`InvalidParameter` when ``ref`` is neither (malformed); an ARN of another
         account or region is :class:`NotFound`. Whether the job exists is not checked here.
         """
-        arn = SERVICE_JOB_ARN.match(ref)
+        arn = parse_service_job_arn(ref)
         if arn is not None:
-            if not self.account.owns(arn["partition"], arn["region"], arn["account"]):
+            if not self.account.owns(arn.partition, arn.region, arn.account):
                 raise NotFound(
-                    f"{field}: no service job {ref!r}: the ARN names account {arn['account']} "
-                    f"in {arn['region']}, this emulator is account {self.account.account_id} in "
+                    f"{field}: no service job {ref!r}: the ARN names account {arn.account} "
+                    f"in {arn.region}, this emulator is account {self.account.account_id} in "
                     f"{self.account.region}; use the jobArn or jobId SubmitServiceJob returned"
                 )
-            ref = arn["job_id"]
+            ref = arn.job_id
         if not JOB_ID_PATTERN.match(ref):
             raise InvalidParameter(
                 f"{field}: no service job {ref!r}: not a service job id or ARN; pass the jobId "

@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from quota_constructs.api_shapes import parse_quota_share_arn, quota_share_arn
 from quota_constructs.local.state.arns import Account
 from quota_constructs.local.state.errors import InvalidRequest, NotFound, refuse
 from quota_constructs.local.state.fair_share import fair_share_problems
@@ -195,15 +196,13 @@ class Registry:
 
     def share(self, arn: str) -> tuple[JobQueue, ShareRecord]:
         """The queue and share of a quota-share ARN; :class:`NotFound` when unknown."""
-        marker = ":job-queue/"
-        if marker in arn and "/quota-share/" in arn:
-            queue_name, share_name = arn.split(marker, 1)[1].split("/quota-share/", 1)
-            queue = self.queues.get(queue_name)
-            if queue is not None and share_name in queue.shares:
-                return queue, queue.shares[share_name]
+        parts = parse_quota_share_arn(arn)
+        queue = None if parts is None else self.queues.get(parts.queue)
+        if parts is not None and queue is not None and parts.share in queue.shares:
+            return queue, queue.shares[parts.share]
+        example = quota_share_arn("job-queue/<queue>", "<share>")
         raise NotFound(
-            f"quotaShareArn: no quota share {arn!r}; "
-            "use an ARN from ListQuotaShares (job-queue/<queue>/quota-share/<share>)"
+            f"quotaShareArn: no quota share {arn!r}; use an ARN from ListQuotaShares ({example})"
         )
 
     def scheduling_policies(self, arns: Sequence[str] | None = None) -> list[SchedulingPolicy]:
