@@ -36,6 +36,7 @@ from concurrent.futures import Executor, ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
+from quota_constructs.advisor.limits import MAX_DAYS, MAX_SEARCH_CANDIDATES, MAX_SEARCH_WORKLOADS
 from quota_constructs.advisor.profiles import TeamProfile, TeamsFile
 from quota_constructs.advisor.recommend import (
     FULL_CHECKPOINTLESS_BORROW,
@@ -81,11 +82,28 @@ class SearchOptions:
         problems = []
         if not self.seeds:
             problems.append(Problem("seeds", self.seeds, "needs at least one seed", "e.g. 0 1 2"))
+        if len(self.seeds) > MAX_SEARCH_WORKLOADS:
+            problems.append(
+                Problem(
+                    "seeds", len(self.seeds), f"at most {MAX_SEARCH_WORKLOADS} workloads", "e.g. 3"
+                )
+            )
         if self.days < 1:
             problems.append(Problem("days", self.days, "must be at least 1", "e.g. 7"))
+        if self.days > MAX_DAYS:
+            problems.append(Problem("days", self.days, f"must be at most {MAX_DAYS}", "e.g. 7"))
         if self.max_candidates < 1:
             problems.append(
                 Problem("max_candidates", self.max_candidates, "must be at least 1", "e.g. 64")
+            )
+        if self.max_candidates > MAX_SEARCH_CANDIDATES:
+            problems.append(
+                Problem(
+                    "max_candidates",
+                    self.max_candidates,
+                    f"must be at most {MAX_SEARCH_CANDIDATES}",
+                    "e.g. 64",
+                )
             )
         if not self.borrow_levels or not all(0 < x <= 1 for x in self.borrow_levels):
             problems.append(

@@ -17,6 +17,12 @@ from typing import Any
 
 from pydantic import Field, StrictBool, StrictInt, ValidationError
 
+from quota_constructs.advisor.limits import (
+    MAX_JOB_MINUTES,
+    MAX_PROFILE_DESCRIPTION_CHARS,
+    MAX_SCHEDULE_CHARS,
+    MAX_WAIT_TARGET_MINUTES,
+)
 from quota_constructs.config import AccessConfig, StrictModel, pydantic_problems
 from quota_constructs.model import (
     JobQueueSpec,
@@ -133,9 +139,14 @@ class JobMinutes(StrictModel):
 
     def problems(self, path: str) -> list[Problem]:
         problems = [
-            Problem(f"{path}.{name}", value, "must be a positive number of minutes", "e.g. 45")
+            Problem(
+                f"{path}.{name}",
+                value,
+                f"must be a positive number of minutes, at most {MAX_JOB_MINUTES:.0f} (28 days)",
+                "e.g. 45",
+            )
             for name, value in (("p50", self.p50), ("max", self.max))
-            if not (math.isfinite(value) and value > 0)
+            if not (math.isfinite(value) and 0 < value <= MAX_JOB_MINUTES)
         ]
         if not problems and self.max < self.p50:
             problems.append(
@@ -186,9 +197,14 @@ class Targets(StrictModel):
 
     def problems(self, path: str, *, tolerant: bool) -> list[Problem]:
         problems = [
-            Problem(f"{path}.p{q}_wait_minutes", v / 60, "must be 0 or more minutes", "e.g. 30")
+            Problem(
+                f"{path}.p{q}_wait_minutes",
+                v / 60,
+                f"must be 0 or more minutes, at most {MAX_WAIT_TARGET_MINUTES:.0f} (366 days)",
+                "e.g. 30",
+            )
             for q, v in self.waits().items()
-            if not (math.isfinite(v) and v >= 0)
+            if not (math.isfinite(v) and 0 <= v / 60 <= MAX_WAIT_TARGET_MINUTES)
         ]
         share = self.max_preempted_share
         if share is not None and not 0 <= share <= 1:
@@ -248,7 +264,9 @@ class TeamProfile(StrictModel):
     targets: Targets = Field(
         default_factory=Targets, description="What the team needs (quota recommend --optimize)."
     )
-    description: str = Field(default="", description="Free text.")
+    description: str = Field(
+        default="", max_length=MAX_PROFILE_DESCRIPTION_CHARS, description="Free text."
+    )
     access: AccessConfig | None = Field(
         default=None,
         description="Team access, copied unchanged to the team's share in the recommended "
@@ -301,7 +319,16 @@ class TeamProfile(StrictModel):
                     "write s3://bucket/prefix, true or false",
                 )
             )
-        if self.schedule is not None:
+        if self.schedule is not None and len(self.schedule) > MAX_SCHEDULE_CHARS:
+            problems.append(
+                Problem(
+                    f"{path}.schedule",
+                    self.schedule,
+                    f"a schedule is at most {MAX_SCHEDULE_CHARS} characters",
+                    _SCHEDULE_FIX,
+                )
+            )
+        elif self.schedule is not None:
             try:
                 parse_schedule(self.schedule)
             except ValueError as exc:
@@ -354,7 +381,9 @@ class TeamsFile(StrictModel):
     """A team-profile file: an organisation and its teams."""
 
     organisation: str = Field(description="Organisation name: letters, digits, '-'.")
-    description: str = Field(default="", description="Free text.")
+    description: str = Field(
+        default="", max_length=MAX_PROFILE_DESCRIPTION_CHARS, description="Free text."
+    )
     teams: list[TeamProfile] = Field(description="1 to 20 teams, one quota share each.")
 
     def team(self, name: str) -> TeamProfile:

@@ -74,10 +74,15 @@ def _agg_figure(size: tuple[float, float]) -> Figure:
     return fig
 
 
+MAX_DAY_TICKS = 20
+"""Most ticks on the day axis beyond two weeks: longer spans tick every 2, 3... weeks."""
+
+
 def _day_axis(ax: Any, end_s: float) -> None:
-    """Ticks at midnights labelled with the weekday (day 0 is a Monday), every week if long."""
+    """Ticks at midnights labelled with the weekday (day 0 is a Monday): every day up to two
+    weeks, then every week (or every few weeks: at most :data:`MAX_DAY_TICKS` + 1 ticks)."""
     days = max(1, math.ceil(end_s / DAY_S))
-    step = 1 if days <= 14 else 7
+    step = 1 if days <= 14 else 7 * math.ceil(days / (7 * MAX_DAY_TICKS))
     ticks = list(range(0, days + 1, step))
     ax.set_xticks([d * 24.0 for d in ticks])
     ax.set_xticklabels(
@@ -87,10 +92,26 @@ def _day_axis(ax: Any, end_s: float) -> None:
     ax.set_xlabel("day (midnight ticks; simulated time starts on a Monday)")
 
 
+MAX_PLOT_POINTS = 2000
+"""Most points of one drawn series (usage steps, a wait distribution): a panel is about 700
+pixels wide, so longer series are sampled, and a plot's work is bounded whatever the run."""
+
+
+def _sampled(values: Sequence[Any]) -> list[Any]:
+    """``values`` itself up to :data:`MAX_PLOT_POINTS`, else every k-th one and the last
+    (the same positions for every series of the same length, so stacked steps stay aligned)."""
+    step = max(1, math.ceil(len(values) / MAX_PLOT_POINTS))
+    picked = list(values[::step])
+    if step > 1 and (len(values) - 1) % step:
+        picked.append(values[-1])
+    return picked
+
+
 def _usage_axes(ax: Any, result: SimulationResult, label: str, itype: str) -> None:
     tl = result.timeline
-    hours = [t / HOUR_S for t in tl.times]
-    own_by, borrowed_by = tl.own_by_type.get(itype, {}), tl.borrowed_by_type.get(itype, {})
+    hours = _sampled([t / HOUR_S for t in tl.times])
+    own_by = {s: _sampled(v) for s, v in tl.own_by_type.get(itype, {}).items()}
+    borrowed_by = {s: _sampled(v) for s, v in tl.borrowed_by_type.get(itype, {}).items()}
     colours = _colours(list(tl.own_by_type.get(itype, {})) or list(tl.waits))
     base = [0.0] * len(hours)
     for share, own_counts in own_by.items():
@@ -150,9 +171,9 @@ def _preemption_marks(
         if not usable.get(share):
             continue
         for rule, marker in markers.items():
-            times = [
-                t / HOUR_S for t, s, r in result.timeline.preemptions if s == share and r == rule
-            ]
+            times = _sampled(
+                [t / HOUR_S for t, s, r in result.timeline.preemptions if s == share and r == rule]
+            )
             if times:
                 ax.scatter(
                     times,
@@ -188,7 +209,7 @@ def _cdf(ax: Any, waits_s: Sequence[float], **style: Any) -> None:
         return
     xs = [w / 60 for w in sorted(waits_s) if math.isfinite(w)]
     ys = [(i + 1) / len(waits_s) for i in range(len(xs))]
-    ax.step([0.0, *xs], [0.0, *ys], where="post", **style)
+    ax.step([0.0, *_sampled(xs)], [0.0, *_sampled(ys)], where="post", **style)
     zero = sum(1 for x in xs if x == 0) / len(waits_s)
     if zero:
         ax.plot([0.0], [zero], marker="o", markersize=4, color=style.get("color"))

@@ -11,7 +11,7 @@ import csv
 import io
 import math
 import random
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from statistics import NormalDist
@@ -19,6 +19,12 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from quota_constructs.advisor.limits import (
+    MAX_DAYS,
+    MAX_INTENSITY,
+    job_problems,
+    workload_size_problems,
+)
 from quota_constructs.advisor.profiles import Day, TeamProfile, TeamsFile, WorkloadKind
 from quota_constructs.config import pydantic_problems
 from quota_constructs.model import (
@@ -88,13 +94,22 @@ def _row_problems(
     except ValidationError as exc:
         return None, pydantic_problems(exc, prefix=where)
     names = (parsed.share, parsed.instance_type, parsed.priority)
+    problems: list[Problem] = []
     if names not in valid:
         problems = check_name(parsed.share, f"{where}.share", what="quota share name")
         problems += check_instance_type(parsed.instance_type, f"{where}.instance_type")
         problems += check_scheduling_priority(parsed.priority, f"{where}.priority")
-        if problems:
-            return None, problems
-        valid.add(names)
+        if not problems:
+            valid.add(names)
+    problems += job_problems(
+        parsed.submit_time_s,
+        parsed.instance_count,
+        parsed.duration_s,
+        parsed.checkpoint_interval_s,
+        where,
+    )
+    if problems:
+        return None, problems
     return WorkloadJob(**vars(parsed), line=line), []
 
 
@@ -108,7 +123,7 @@ def parse_workload_csv(text: str, *, source: str = "<csv>") -> list[WorkloadJob]
         raise WorkloadError(problems, context=source)
     jobs: list[WorkloadJob] = []
     valid: set[tuple[str, str, int]] = set()
-    for row in reader:
+    for row in _csv_rows(reader, problems):
         line = reader.line_num
         if row.get(None):
             problems.append(
@@ -139,9 +154,26 @@ def parse_workload_csv(text: str, *, source: str = "<csv>") -> list[WorkloadJob]
             jobs.append(job)
     if not jobs and not problems:
         problems.append(Problem("<file>", source, "the workload has no jobs", "add rows"))
+    problems += workload_size_problems(len(jobs), "<file>")
     if problems:
         raise WorkloadError(problems, context=source)
     return sorted(jobs, key=lambda j: j.submit_time_s)
+
+
+def _csv_rows(reader: csv.DictReader[str], problems: list[Problem]) -> Iterator[dict[Any, Any]]:
+    """``reader``'s rows; a row the csv module cannot read (a bare carriage return in a value)
+    ends them, its problem appended to ``problems``."""
+    try:
+        yield from reader
+    except csv.Error as error:
+        problems.append(
+            Problem(
+                f"line {reader.line_num + 1}",  # the line it could not read
+                str(error),
+                "not valid CSV",
+                "quote values that hold a line break or a carriage return",
+            )
+        )
 
 
 def _header_problems(header: Sequence[str]) -> list[Problem]:
@@ -218,9 +250,16 @@ class GeneratorOptions:
     """Checkpoint interval of jobs of teams that checkpoint."""
 
     def __post_init__(self) -> None:
-        if not self.intensity > 0:
+        if not 0 < self.intensity <= MAX_INTENSITY:
             raise WorkloadError(
-                [Problem("intensity", self.intensity, "must be positive", "use e.g. 1 or 40")]
+                [
+                    Problem(
+                        "intensity",
+                        self.intensity,
+                        f"must be positive and at most {MAX_INTENSITY:g}",
+                        "use e.g. 1 or 40",
+                    )
+                ]
             )
 
     def sigma(self, kind: WorkloadKind) -> float:
@@ -345,12 +384,37 @@ def generate_workload(
     """
     if days < 1:
         raise WorkloadError([Problem("days", days, "must be at least 1", "use e.g. --days 7")])
+    if days > MAX_DAYS:
+        raise WorkloadError(
+            [Problem("days", days, f"must be at most {MAX_DAYS}", "use e.g. --days 7")]
+        )
     options = options or GeneratorOptions()
+    expected = expected_job_count(teams, days, options)
+    problems = workload_size_problems(expected, "days", expected=True)
+    if problems:
+        raise WorkloadError(problems)
     jobs: list[WorkloadJob] = []
     for team in teams.teams:
         rng = random.Random(f"{seed}:{team.name}")
         jobs += _GENERATORS[team.workload](team, days, rng, options)
     return sorted(jobs, key=lambda j: (j.submit_time_s, j.share))
+
+
+def expected_job_count(teams: TeamsFile, days: int, options: GeneratorOptions) -> float:
+    """The mean number of jobs :func:`generate_workload` makes (scheduled teams: exactly)."""
+    total = 0.0
+    for team in teams.teams:
+        active = sum(_active(team, day) for day in range(days))
+        if team.workload is WorkloadKind.SCHEDULED:
+            split = max(1, round(options.intensity))
+            per_day = float(team.parsed_schedule.runs_per_day * split * len(team.capacity))
+        elif team.workload is WorkloadKind.EXPERIMENTAL:
+            bursts = options.experiment_bursts_per_day * options.intensity
+            per_day = bursts * options.experiment_burst_size
+        else:
+            per_day = options.ad_hoc_jobs_per_day * options.intensity
+        total += active * per_day
+    return total
 
 
 def mean_job_s(team: TeamProfile, options: GeneratorOptions | None = None) -> float:

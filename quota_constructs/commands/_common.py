@@ -8,6 +8,13 @@ mapped by :func:`failure_of` (the one table) to its lines and exit code, printed
 Tables follow one rule: when stdout is not a terminal, nothing is truncated or wrapped (full
 values, one row per line), so pipes and scripts see whole values; on a terminal, columns wrap
 (``overflow="fold"``) instead of cutting values.
+
+Every console here is the one output boundary for text: a string is always printed as text
+(rich markup such as ``[red]`` or ``[link=...]`` and emoji codes are shown as written, never
+interpreted) and every control character but newline and tab is shown as an escape (``\\x1b``,
+``\\r``, ``\\u202e``), so no text from the API or a file can style, hide, link, move the cursor
+or rewrite a line. Styling is ours alone: :func:`styled` and :func:`message` build
+``rich.text.Text``.
 """
 
 from __future__ import annotations
@@ -24,9 +31,11 @@ from typing import Annotated, Any, NoReturn, ParamSpec, TypeVar
 
 import typer
 from botocore.exceptions import BotoCoreError, ClientError
-from rich.console import Console
-from rich.markup import escape
+from rich.console import Console, ConsoleOptions, RenderableType
+from rich.segment import Segment
+from rich.style import Style
 from rich.table import Table
+from rich.text import Text
 
 from quota_constructs.model import (
     MAX_LISTED_PROBLEMS,
@@ -58,12 +67,71 @@ class ExitCode(IntEnum):
     INTERRUPTED = 130
 
 
+def _escape_of(code: int) -> str:
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+_CONTROL_CODES = (
+    [c for c in range(0x20) if chr(c) not in "\n\t"]
+    + list(range(0x7F, 0xA0))  # DEL and the C1 controls (0x9b is an 8-bit CSI)
+    + [0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)]  # bidi
+)
+_VISIBLE = {code: _escape_of(code) for code in _CONTROL_CODES}
+
+
+def visible(text: str) -> str:
+    """``text`` with every control character but newline and tab written as an escape.
+
+    ESC (so CSI and OSC 8 sequences), BEL, backspace, carriage return, DEL, the C1 controls and
+    the bidirectional overrides become ``\\x1b``, ``\\x07``, ``\\u202e``...: shown, never obeyed.
+    """
+    return text.translate(_VISIBLE)
+
+
+class TextConsole(Console):
+    """A console that prints every string as text, control characters made visible.
+
+    ``markup`` and ``emoji`` are off whatever a caller passes; every segment of every renderable
+    (table cells, titles, ``Text`` built anywhere) goes through :func:`visible` on its way out.
+    """
+
+    def render_str(self, text: str, **options: Any) -> Text:
+        """``text`` as plain text: never markup or emoji, controls shown as escapes."""
+        return super().render_str(visible(text), **{**options, "markup": False, "emoji": False})
+
+    def render(
+        self, renderable: RenderableType, options: ConsoleOptions | None = None
+    ) -> Iterable[Segment]:
+        """The segments of ``renderable``, their text through :func:`visible` (rich's own
+        cursor controls, used by live displays, pass as they are)."""
+        for segment in super().render(renderable, options):
+            if segment.control:
+                yield segment
+            else:
+                yield Segment(visible(segment.text), segment.style)
+
+
+def styled(text: str, style: str | Style) -> Text:
+    """``text`` (ours or data) shown as it is, in ``style``."""
+    return Text(visible(text), style=style)
+
+
+def message(*parts: str | Text) -> Text:
+    """One line of output: plain ``parts`` as text, :func:`styled` ones in their style."""
+    return Text.assemble(*(visible(part) if isinstance(part, str) else part for part in parts))
+
+
+def warning_line(text: str) -> Text:
+    """``warning text``, the word in yellow (printed on stderr by the commands)."""
+    return message(styled("warning", "yellow"), f" {text}")
+
+
 def stdout_console() -> Console:
     """A console for data: unwrapped when piped; on a terminal, table columns fold to fit and
     lines of text are left whole (the terminal wraps them; copying one gets it in one piece)."""
     if sys.stdout.isatty():
-        return Console(highlight=False, soft_wrap=True)
-    return Console(width=UNWRAPPED_WIDTH, highlight=False, soft_wrap=True)
+        return TextConsole(highlight=False, soft_wrap=True)
+    return TextConsole(width=UNWRAPPED_WIDTH, highlight=False, soft_wrap=True)
 
 
 def data_table(*columns: str, title: str | None = None, show_header: bool = True) -> Table:
@@ -79,7 +147,7 @@ def data_table(*columns: str, title: str | None = None, show_header: bool = True
 
 def stderr_console() -> Console:
     """A console for messages and errors: one message per line, never wrapped."""
-    return Console(stderr=True, highlight=False, soft_wrap=True)
+    return TextConsole(stderr=True, highlight=False, soft_wrap=True)
 
 
 def print_json(value: Any) -> None:
@@ -247,7 +315,7 @@ def handle_errors(command: Callable[Params, Result]) -> Callable[Params, Result]
 def print_errors(lines: Iterable[str]) -> None:
     """Print each of ``lines`` on stderr as ``error: line``, never wrapped."""
     for line in lines:
-        stderr_console().print(f"[bold red]error:[/] {escape(' '.join(line.split()))}")
+        stderr_console().print(message(styled("error:", "bold red"), " ", " ".join(line.split())))
 
 
 def fail(message: str, code: ExitCode = ExitCode.FAILED) -> NoReturn:

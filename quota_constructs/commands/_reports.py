@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from rich.table import Table
+from rich.text import Text
 
 from quota_constructs.advisor.optimize import (
     Evaluation,
@@ -21,7 +22,7 @@ from quota_constructs.advisor.optimize import (
 from quota_constructs.advisor.report import duration_text
 from quota_constructs.advisor.simulate import ShareMetrics, SimulationResult
 from quota_constructs.api_shapes import share_sharing_settings
-from quota_constructs.commands._common import data_table, json_fields
+from quota_constructs.commands._common import data_table, json_fields, message, styled
 
 
 def _preemptions(m: ShareMetrics) -> str:
@@ -70,7 +71,7 @@ def results_table(results: Sequence[SimulationResult], labels: Sequence[str]) ->
             for r in results:
                 match = [m for m in r.shares if m.share == spec.share]
                 values.append(cell(match[0]) if match else "-")
-            label = f"[bold]{spec.share}[/] {name}" if index == 0 else f"  {name}"
+            label = message(styled(spec.share, "bold"), f" {name}") if index == 0 else f"  {name}"
             table.add_row(label, *values, end_section=index == len(_SHARE_ROWS) - 1)
     return table
 
@@ -88,11 +89,11 @@ def results_json(results: Sequence[SimulationResult], labels: Sequence[str]) -> 
 # --- search ---------------------------------------------------------------------------------
 
 
-def _check_cell(check: TargetCheck) -> str:
-    mark = "[green]ok[/]" if check.met else "[red]missed[/]"
+def _check_cell(check: TargetCheck) -> Text:
+    mark = styled("ok", "green") if check.met else styled("missed", "red")
     if check.target == "max_preempted_share":
-        return f"{check.value:.0%} {mark}"
-    return f"{check.value:.1f} min {mark}"
+        return message(f"{check.value:.0%} ", mark)
+    return message(f"{check.value:.1f} min ", mark)
 
 
 def _target_label(check: TargetCheck) -> str:
@@ -114,7 +115,7 @@ def search_table(search: SearchResult) -> Table:
     for index, share in enumerate(search.organisation.queue.shares):
         name = share.name
         table.add_row(
-            f"[bold]{name}[/]",
+            styled(name, "bold"),
             "settings",
             setting_text(rule.settings[index]),
             setting_text(best.settings[index]),

@@ -18,10 +18,10 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
 from quota_constructs.advisor.history import HistoryWorkload, parse_duration, workload_from_history
+from quota_constructs.advisor.limits import run_problems
 from quota_constructs.advisor.optimize import (
     SearchOptions,
     cluster_executor,
@@ -54,10 +54,14 @@ from quota_constructs.commands._common import (
     fail,
     handle_errors,
     json_option,
+    message,
+    print_errors,
     print_json,
     region_option,
     stderr_console,
     stdout_console,
+    styled,
+    warning_line,
 )
 from quota_constructs.commands._reports import (
     results_json,
@@ -143,11 +147,11 @@ def print_advice(advice: Advice, console: Console) -> None:
     """The table, then each team's rationale and warnings."""
     console.print(advice_table(advice))
     for team in advice.teams:
-        console.print(f"\n[bold]{team.share.name}[/]")
+        console.print(message("\n", styled(team.share.name, "bold")))
         for reason in team.rationale:
             console.print(f"  - {reason}")
         for warning in team.warnings:
-            console.print(f"  [yellow]warning[/] {warning}")
+            console.print(message("  ", warning_line(warning)))
 
 
 @advisor_app.command("recommend")
@@ -205,6 +209,7 @@ def recommend_command(
         raise QuotaConfigError(
             [Problem("--executor", executor, "needs --optimize", "add --optimize or drop it")]
         )
+    _check_run(days=days, seed=seed, startup_s=startup_s, preemption_s=preemption_s)
     teams = load_teams(teams_file)
     prices = _parse_prices(price, teams)
     advice = recommend(teams, prices=prices)
@@ -228,6 +233,13 @@ def recommend_command(
     if simulate:
         run = (days, seed, startup_s, preemption_s)
         _simulate_advice(teams, advice, run, plot, console, as_json=as_json)
+
+
+def _check_run(*, days: int, seed: int, startup_s: float, preemption_s: float) -> None:
+    """Refuse run options outside their bounds (``advisor.limits``), every problem at once."""
+    problems = run_problems(days=days, seed=seed, startup_s=startup_s, preemption_s=preemption_s)
+    if problems:
+        raise QuotaConfigError(problems)
 
 
 def _check_modes(simulate: bool, optimize_: bool, plot: Path | None) -> None:
@@ -284,15 +296,15 @@ def _simulate_advice(
     else:
         console.print(f"\n{len(jobs)} generated jobs over {days} days (seed {seed})")
         console.print(results_table(results, list(configs)))
-        marks = {True: "[green]ok[/]", False: "[red]FAILED[/]", None: "[blue]info[/]"}
+        marks = {True: ("ok", "green"), False: ("FAILED", "red"), None: ("info", "blue")}
         for finding in findings:
-            console.print(f"  {marks[finding.ok]} {escape(finding.text)}")
+            console.print(message("  ", styled(*marks[finding.ok]), f" {finding.text}"))
     if plot is not None:
         plot_results(results, list(configs), plot)
         (stderr_console() if as_json else console).print(f"wrote {plot}")
     failed = sum(finding.ok is False for finding in findings)
     if failed:
-        stderr_console().print(f"[bold red]error:[/] {failed} expectation(s) FAILED")
+        print_errors([f"{failed} expectation(s) FAILED"])
         raise typer.Exit(ExitCode.FAILED)
 
 
@@ -362,7 +374,7 @@ def _optimize(
         console.print(search_table(search))
     advice = [f"{t.share.name}: {w}" for t in search.advice.teams for w in t.warnings]
     for warning in (*advice, *search.warnings):
-        info.print(f"[yellow]warning[/] {warning}")
+        info.print(warning_line(warning))
     if output is not None:
         _write(output, search.to_yaml(), info)
     if plot is not None:
@@ -370,9 +382,11 @@ def _optimize(
         info.print(f"wrote {plot}")
     if search.best.missed:
         missed = sorted({check.team for check in search.best.missed})
-        info.print(
-            f"[bold red]error:[/] {len(search.best.missed)} target(s) missed by the best "
-            f"configuration found, teams: {', '.join(missed)}"
+        print_errors(
+            [
+                f"{len(search.best.missed)} target(s) missed by the best "
+                f"configuration found, teams: {', '.join(missed)}"
+            ]
         )
         raise typer.Exit(ExitCode.FAILED)
 
@@ -449,6 +463,7 @@ def simulate_command(
     region: Annotated[str | None, region_option("With --from-queue: AWS region.")] = None,
 ) -> None:
     """Run a workload through the emulator's scheduler in virtual time; measure each share."""
+    _check_run(days=days, seed=seed, startup_s=startup_s, preemption_s=preemption_s)
     if from_queue is not None:
         _check_history_is_the_workload(from_queue, workload, generate)
         simulate_from_queue(
@@ -497,8 +512,10 @@ def _print_stuck(results: list[SimulationResult], console: Console) -> None:
         for share in result.shares:
             for reason, count in share.not_started_reasons.items():
                 console.print(
-                    f"[yellow]warning[/] {result.organisation}: {count} job(s) of {share.share} "
-                    f"never started: {reason}"
+                    warning_line(
+                        f"{result.organisation}: {count} job(s) of {share.share} "
+                        f"never started: {reason}"
+                    )
                 )
 
 

@@ -23,15 +23,18 @@ from typing import Annotated, Any, Literal
 import boto3
 import typer
 from rich.console import Console
+from rich.text import Text
 
 from quota_constructs.commands._common import (
     ExitCode,
     fail,
     handle_errors,
     json_option,
+    message,
     print_json,
     stderr_console,
     stdout_console,
+    styled,
 )
 from quota_constructs.local.testing import DUMMY_CREDENTIALS, SEED_DEMO, EmulatorServer
 from quota_constructs.runtime import (
@@ -117,8 +120,10 @@ class Timeline:
     explain: Callable[[str], dict[str, Any]]
     names: dict[str, str] = field(default_factory=dict)
 
-    def say(self, text: str) -> None:
-        self.console.print(f"[dim]t={self.client.clock.now():7.1f}s[/]  {text}", highlight=False)
+    def say(self, *parts: str | Text) -> None:
+        """One timeline line: the emulator time, then ``parts`` (see :func:`message`)."""
+        now = styled(f"t={self.client.clock.now():7.1f}s", "dim")
+        self.console.print(message(now, "  ", *parts))
 
     def label(self, job_id: str) -> str:
         return self.names.get(job_id, job_id)
@@ -129,7 +134,7 @@ class Timeline:
         if change.kind is TransitionKind.PREEMPTED:
             self._preempted(job.job_id, name)
         elif change.kind is TransitionKind.DISPATCHED:
-            self.say(f"[green]{name}[/] dispatched, {self._capacity(job.job_id, job.share)}")
+            self.say(styled(name, "green"), " dispatched, ", self._capacity(job.job_id, job.share))
         elif change.kind is TransitionKind.FINISHED:
             self.say(f"{name} finished: {job.status.value} ({job.status_reason})")
         elif job.status is JobStatus.RUNNABLE:
@@ -137,11 +142,11 @@ class Timeline:
         else:
             self.say(f"{name}: {change.previous or 'new'} -> {job.status.value}")
 
-    def _capacity(self, job_id: str, share: str | None) -> str:
+    def _capacity(self, job_id: str, share: str | None) -> str | Text:
         borrowed = self.explain(job_id).get("borrowed") or {}
         if borrowed:
             what = ", ".join(f"{n} x {t}" for t, n in borrowed.items())
-            return f"[yellow]borrowing {what}[/] from lending shares"
+            return message(styled(f"borrowing {what}", "yellow"), " from lending shares")
         return f"on {share}'s own capacity"
 
     def _pending(self, job_id: str, status_reason: str) -> str:
@@ -157,7 +162,7 @@ class Timeline:
         by = records[-1].get("preemptorJobId")
         rule = records[-1].get("rule", "?")
         who = f" by {self.label(by)} ({rule})" if by else f" ({rule})"
-        self.say(f"[red]{name}[/] preempted{who}, back to RUNNABLE: {reason}")
+        self.say(styled(name, "red"), f" preempted{who}, back to RUNNABLE: {reason}")
 
 
 def _job(instance_type: str = "ml.g5.xlarge") -> TrainingJob:
@@ -281,8 +286,11 @@ def demo(
     Exit 1 when an outcome fails (README, "Exit codes")."""
     console = stderr_console() if as_json else stdout_console()
     console.print(
-        "[bold]AWS Batch quota management tutorial[/], replayed on the local emulator "
-        "(seed-demo: QS1 LEND_AND_BORROW 200%, QS2 LEND, QS3 RESERVE; 1 x ml.g5.xlarge each)"
+        message(
+            styled("AWS Batch quota management tutorial", "bold"),
+            ", replayed on the local emulator (seed-demo: QS1 LEND_AND_BORROW 200%, QS2 LEND, "
+            "QS3 RESERVE; 1 x ml.g5.xlarge each)",
+        )
     )
     try:
         clock: Literal["virtual", "wall"] = "virtual" if speed is None else "wall"
@@ -306,10 +314,10 @@ def demo(
 def _print_outcomes(console: Console, checks: list[Check]) -> None:
     _section(console, "outcomes")
     for check in checks:
-        mark = "[green]PASS[/]" if check.ok else "[bold red]FAIL[/]"
-        console.print(f"{mark} {check.name}: {check.detail}", highlight=False)
+        mark = styled("PASS", "green") if check.ok else styled("FAIL", "bold red")
+        console.print(message(mark, f" {check.name}: {check.detail}"))
 
 
 def _section(console: Console, title: str) -> None:
     """A section heading on its own line (a rule would fill a piped console's whole width)."""
-    console.print(f"\n[bold]== {title} ==[/]")
+    console.print(message("\n", styled(f"== {title} ==", "bold")))

@@ -35,9 +35,11 @@ from quota_constructs.commands._common import (
     data_table,
     fail,
     handle_errors,
+    message,
     print_json,
     stderr_console,
     stdout_console,
+    styled,
 )
 from quota_constructs.model import QuotaConfigError
 from quota_constructs.runtime.jobs import ACTIVE_STATUSES, JobStatus, JobSummary
@@ -314,7 +316,9 @@ def submit(
     if as_json:
         print_json({"jobId": handle.job_id, "jobName": handle.job_name, "jobArn": handle.job_arn})
     else:
-        stdout_console().print(f"submitted [bold]{handle.job_name}[/] to {share}: {handle.job_id}")
+        stdout_console().print(
+            message("submitted ", styled(handle.job_name, "bold"), f" to {share}: {handle.job_id}")
+        )
     if resubmit:
         stderr_console().print(
             f"new attempt with clientToken {submission.client_token}", highlight=False
@@ -435,7 +439,7 @@ def wait(
     job_ids = list(client.resolve_jobs(job_ids))
     err = stderr_console()
     progress = Progress(
-        TextColumn(f"waiting for {until}"),
+        TextColumn(f"waiting for {until}", markup=False),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
@@ -448,9 +452,10 @@ def wait(
     def show(change: Transition) -> None:
         job = change.job
         progress.console.print(
-            f"{job.job_name} ({job.job_id}): {change.previous or 'new'} -> "
-            f"{job.status.value} [dim]{job.status_reason}[/]",
-            highlight=False,
+            message(
+                f"{job.job_name} ({job.job_id}): {change.previous or 'new'} -> {job.status.value} ",
+                styled(job.status_reason, "dim"),
+            )
         )
         if job.status.is_terminal or wait_target(TrackedJob(job.job_id, job)):
             reached.add(job.job_id)
@@ -504,8 +509,8 @@ def terminate(
         print_json(terminate_json(result))
     else:
         stdout_console().print(f"terminated {len(result.terminated)} job(s)")
-        for job_id, message in result.errors.items():
-            stderr_console().print(f"[red]{job_id}[/]: {message}")
+        for job_id, error in result.errors.items():
+            stderr_console().print(message(styled(job_id, "red"), f": {error}"))
     if result.errors:
         raise typer.Exit(ExitCode.FAILED)
 

@@ -24,8 +24,10 @@ from quota_constructs.commands._common import (
     fail,
     handle_errors,
     json_option,
+    message,
     print_json,
     stdout_console,
+    styled,
 )
 from quota_constructs.local.emulator import Emulator
 from quota_constructs.local.events import EventSink
@@ -186,10 +188,21 @@ def serve(
         )
     endpoint = f"http://{host}:{server.port}"
     timing = "virtual clock" if virtual else f"speed x{speed:g}"
-    console.print(f"[bold]quota emulator[/] listening on [cyan]{endpoint}[/] ({timing})")
+    console.print(
+        message(
+            styled("quota emulator", "bold"),
+            " listening on ",
+            styled(endpoint, "cyan"),
+            f" ({timing})",
+        )
+    )
     for done in provisioned:
         shares = ", ".join(done.quota_share_arns)
-        console.print(f"  organisation [bold]{done.name}[/]: {done.job_queue_name} ({shares})")
+        console.print(
+            message(
+                "  organisation ", styled(done.name, "bold"), f": {done.job_queue_name} ({shares})"
+            )
+        )
     console.print("Point AWS clients at it:")
     for line in (
         f"export AWS_ENDPOINT_URL_BATCH={endpoint}",

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from quota_constructs import model, safe_load
+from quota_constructs.advisor import limits
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "input-limits.md"
@@ -28,6 +29,12 @@ DOC = ROOT / "docs" / "input-limits.md"
         f"| {safe_load.ORGANISATION_FILE_MAX_BYTES // 2**20} MiB",
         f"| {safe_load.WORKLOAD_FILE_MAX_BYTES // 2**20} MiB",
         f"| {safe_load.PAYLOAD_FILE_MAX_BYTES // 2**10} KiB",
+        f"0 to {limits.MAX_SUBMIT_S:,.0f} s ({limits.MAX_DAYS} days)",
+        f"at most {limits.MAX_JOB_S:,.0f} s (28 days)",
+        f"at most {limits.MAX_WORKLOAD_JOBS:,} jobs",
+        f"at most {limits.MAX_JOB_MINUTES:,.0f} minutes",
+        f"0 to {limits.MAX_WAIT_TARGET_MINUTES:,.0f} minutes",
+        f"at most {limits.MAX_INTENSITY:,.0f}",
     ],
 )
 def test_the_doc_states_the_limits_the_code_enforces(value: str) -> None:
