@@ -101,6 +101,8 @@ class ShareMetrics:
     wait_max_s: float
     completion_mean_s: float
     completion_p95_s: float
+    completion_max_s: float
+    """Longest submit-to-end time of a job; ``inf`` when a job did not succeed."""
     preemptions: Mapping[str, int]
     preempted_jobs: int
     """Jobs preempted at least once (any rule)."""
@@ -521,6 +523,9 @@ def _share_metrics(
         wait_max_s=waits[-1] if waits else 0.0,
         completion_mean_s=statistics.fmean(completions) if completions else 0.0,
         completion_p95_s=_percentile(completions, 95),
+        completion_max_s=completions[-1]
+        if len(completions) == len(jobs) and jobs
+        else (math.inf if jobs else 0.0),
         preemptions=preemptions,
         preempted_jobs=preempted,
         lost_instance_hours=lost,
