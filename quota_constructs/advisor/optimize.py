@@ -48,6 +48,7 @@ from quota_constructs.advisor.simulate import SimulationOptions, simulate
 from quota_constructs.advisor.sizing import Sizing, capacity_needed
 from quota_constructs.advisor.targets import (
     FINISH_WITHIN_DEADLINE,
+    NOT_CHECKED,
     START_WITHIN_PERIOD,
     TargetCheck,
     TeamFigures,
@@ -529,7 +530,11 @@ def _search(
         workloads=len(workloads),
         jobs=sum(len(w) for w in workloads),
         options=options,
-        warnings=tuple(_missed_warnings(best, rule) + _wish_warnings(teams, best, what_ifs)),
+        warnings=tuple(
+            _missed_warnings(best, rule)
+            + _wish_warnings(teams, best, what_ifs)
+            + _not_checked_warnings(best)
+        ),
         sizings=sizings,
     )
 
@@ -693,6 +698,12 @@ def _what_helps(check: TargetCheck, setting: Setting) -> str:
         f"relax the target or add capacity (capacityNeeded); its strategy {setting[0].value} "
         "does not borrow, so more lending by others cannot help"
     )
+
+
+def _not_checked_warnings(best: Evaluation) -> list[str]:
+    """One line per team whose targets could not be checked: no jobs in the window."""
+    notes = {c.team: c.note for c in best.checks if c.status == NOT_CHECKED}
+    return [f"{team}: targets not checked: {note}" for team, note in notes.items()]
 
 
 def _missed_warnings(best: Evaluation, rule: Evaluation) -> list[str]:

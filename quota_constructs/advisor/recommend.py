@@ -27,7 +27,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from quota_constructs.advisor.profiles import TeamProfile, TeamsFile, WorkloadKind
+from quota_constructs.advisor.profiles import ALL_DAYS, TeamProfile, TeamsFile, WorkloadKind
 from quota_constructs.advisor.workload import (
     GeneratorOptions,
     WorkloadJob,
@@ -287,13 +287,19 @@ def _overload_warning(
 def weekly_demand(
     teams: TeamsFile, workloads: Sequence[Sequence[WorkloadJob]], days: int, phase_s: float
 ) -> dict[str, float]:
-    """Instance-hours a week each team's jobs hold (run plus start-up phase), the mean over
-    ``workloads`` of ``days`` days each."""
-    demand = dict.fromkeys((t.name for t in teams.teams), 0.0)
+    """Instance-hours a week each team's jobs hold (run plus start-up phase): the mean over
+    ``workloads`` of ``days`` days each, scaled from the team's active days in that window to
+    its active days in a week (0 for a team with no active day in the window)."""
+    held = dict.fromkeys((t.name for t in teams.teams), 0.0)
     for jobs in workloads:
         for job in jobs:
-            held = job.instance_count * (job.duration_s + phase_s) / 3600
-            demand[job.share] += held * 7 / days / len(workloads)
+            held[job.share] += job.instance_count * (job.duration_s + phase_s) / 3600
+    weekdays = list(ALL_DAYS)
+    demand = {}
+    for team in teams.teams:
+        active = sum(weekdays[d % 7] in team.active_days for d in range(days))
+        per_week = len(team.active_days) / active if active else 0.0
+        demand[team.name] = held[team.name] * per_week / len(workloads)
     return demand
 
 
