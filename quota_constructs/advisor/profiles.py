@@ -500,10 +500,27 @@ def _team_rule_problems(
             path = "teams"
         else:
             path = p.path
-        problems.append(Problem(path, p.value, p.message, p.fix))
+        message = _SHARE_INDEX.sub(lambda m: index_of.get(m[0], m[0]), p.message)
+        problems.append(Problem(path, p.value, message, p.fix))
     for index, team in teams:
         problems += team.problems(f"teams[{index}]")
     return problems
+
+
+def _set_aside(team: Any, index: int, reported: set[str]) -> Any:
+    """``team`` without the keys whose problems are already reported (unknown keys, failing
+    optional fields), so its other rules are still checked; a failing required key still fails."""
+    if not isinstance(team, dict):
+        return team
+    where = f"teams[{index}]."
+    failing = {
+        r.removeprefix(where).split(".")[0].split("[")[0] for r in reported if r.startswith(where)
+    }
+    return {k: v for k, v in team.items() if k not in failing or k in _REQUIRED_KEYS}
+
+
+_SHARE_INDEX = re.compile(r"shares\[\d+\]")
+_REQUIRED_KEYS = frozenset({"name", "capacity", "workload"})
 
 
 def _problems_of_parsable_teams(data: dict[str, Any], reported: set[str]) -> list[Problem]:
@@ -513,7 +530,7 @@ def _problems_of_parsable_teams(data: dict[str, Any], reported: set[str]) -> lis
     parsed: list[tuple[int, TeamProfile]] = []
     for index, team in enumerate(raw if isinstance(raw, list) else []):
         try:
-            parsed.append((index, TeamProfile.model_validate(team)))
+            parsed.append((index, TeamProfile.model_validate(_set_aside(team, index, reported))))
         except ValidationError:
             continue
     name = data.get("organisation")
