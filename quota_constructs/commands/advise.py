@@ -184,6 +184,7 @@ def print_advice(advice: Advice, console: Console) -> None:
 def recommend_command(
     teams_file: str = typer.Argument(
         ...,
+        metavar="TEAMS_FILE",
         help="Team-profile YAML file, or 'schema' to print the JSON Schema of team profiles "
         "(a file called schema: ./schema).",
     ),

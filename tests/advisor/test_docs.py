@@ -52,12 +52,17 @@ def scratch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
+DOCUMENTED_EXIT_1 = ("quota recommend stacks/teams/research.yaml --simulate",)
+"""Inline commands the docs say exit 1 (a target missed)."""
+
+
 def run_all(found: list[str]) -> list[str]:
     runner = CliRunner(env={"COLUMNS": "200"})
     ran = []
     for command in found:
         result = runner.invoke(app, shlex.split(command, comments=True)[1:])
-        assert result.exit_code == 0, f"{command}\n{result.output}"
+        expected = 1 if command in DOCUMENTED_EXIT_1 else 0
+        assert result.exit_code == expected, f"{command}\n{result.output}"
         ran.append(command)
     return ran
 
