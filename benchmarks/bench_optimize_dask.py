@@ -44,7 +44,7 @@ def main() -> None:
     options = SearchOptions(seeds=tuple(range(args.seeds)), days=args.days)
     load_before = os.getloadavg()
     clusters = {
-        n: LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None)
+        n: LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0")
         for n in (1, 2)
     }
     times: dict[int, list[float]] = {1: [], 2: []}
