@@ -57,6 +57,7 @@ from quota_constructs.model import (
     SharingStrategy,
     Subscribers,
     TeamAccess,
+    TrainingPlanSpec,
     shared_access_problems,
     training_instance_types,
 )
@@ -228,6 +229,51 @@ class ShareConfig(StrictModel):
         )
 
 
+class TrainingPlanConfig(StrictModel):
+    """A SageMaker training plan: by name with its instances and window, or ``arn`` alone."""
+
+    name: StrictStr = Field(
+        default="",
+        description="Plan name (1-64 letters, digits, '-'): a plan to buy, or bought already.",
+    )
+    instance_type: StrictStr = Field(
+        default="",
+        description="SageMaker training instance type reserved; the shares' capacity of this "
+        "type is backed by the plan.",
+        json_schema_extra={"enum": list(training_instance_types())},
+    )
+    instance_count: StrictInt = Field(
+        default=0,
+        description="Instances reserved, 1..256.",
+        json_schema_extra={"minimum": 1, "maximum": 256},
+    )
+    start: StrictStr = Field(
+        default="", description="Start of the window, ISO 8601 UTC, e.g. 2027-06-01T00:00:00Z."
+    )
+    duration_hours: StrictInt = Field(
+        default=0,
+        description="Length of the window in hours, 1..87600.",
+        json_schema_extra={"minimum": 1, "maximum": 87600},
+    )
+    arn: StrictStr = Field(
+        default="", description="An existing plan's ARN (alone: the plan is looked up)."
+    )
+
+    def to_spec(self) -> TrainingPlanSpec:
+        return TrainingPlanSpec(**self.model_dump())
+
+    @classmethod
+    def from_spec(cls, plan: TrainingPlanSpec) -> TrainingPlanConfig:
+        return cls(
+            name=plan.name,
+            instance_type=plan.instance_type,
+            instance_count=plan.instance_count,
+            start=plan.start,
+            duration_hours=plan.duration_hours,
+            arn=plan.arn,
+        )
+
+
 class JobQueueConfig(StrictModel):
     """Job-queue settings of an organisation file."""
 
@@ -282,6 +328,12 @@ class OrganisationFile(StrictModel):
         default=None,
         description="Who hears of every share's preemptions and FAILED jobs.",
     )
+    training_plans: list[TrainingPlanConfig] = Field(
+        default_factory=list,
+        description="SageMaker training plans (reserved capacity) backing the shares' capacity "
+        "of their instance types: {name, instance_type, instance_count, start, duration_hours} "
+        "or {arn}.",
+    )
 
     def to_organisation(self) -> Organisation:
         return Organisation(
@@ -294,6 +346,7 @@ class OrganisationFile(StrictModel):
                 runnable_timeout_minutes=self.job_queue.runnable_timeout_minutes,
             ),
             notifications=_subscribers(self.notifications),
+            training_plans=tuple(p.to_spec() for p in self.training_plans),
         )
 
     @classmethod
@@ -322,6 +375,7 @@ class OrganisationFile(StrictModel):
                 for s in org.queue.shares
             ],
             notifications=NotificationsConfig.from_spec(org.notifications),
+            training_plans=[TrainingPlanConfig.from_spec(p) for p in org.training_plans],
         )
 
     def to_yaml(self) -> str:
@@ -527,7 +581,12 @@ def _rule_problems_of_parsable_parts(data: dict[str, Any], reported: set[str]) -
     except ValidationError:
         queue_config = JobQueueConfig()
     tags = data.get("tags")
+    try:
+        plans = [TrainingPlanConfig.model_validate(p) for p in data.get("training_plans") or []]
+    except (ValidationError, TypeError):
+        plans = []  # shape errors already reported; their rules are checked once they parse
     org = Organisation(
+        training_plans=tuple(p.to_spec() for p in plans),
         name=data.get("organisation", ""),
         tags=tags
         if isinstance(tags, dict) and all(isinstance(v, str) for v in tags.values())

@@ -12,6 +12,7 @@ from quota_constructs.commands.demo import demo
 from quota_constructs.commands.jobs import jobs_app
 from quota_constructs.commands.local import local_app
 from quota_constructs.commands.org import org_app
+from quota_constructs.commands.report import report_command
 from quota_constructs.commands.status import status
 
 app = typer.Typer(
@@ -64,6 +65,7 @@ app.add_typer(local_app, name="local")
 app.add_typer(jobs_app, name="jobs")
 app.command("status")(status)
 app.command("demo")(demo)
+app.command("report")(report_command)
 
 
 def main() -> None:  # pragma: no cover - console entry point

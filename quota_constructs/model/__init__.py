@@ -126,6 +126,12 @@ from quota_constructs.model.share import (
     ShareState,
     SharingStrategy,
 )
+from quota_constructs.model.training_plan import (
+    TrainingPlanSpec,
+    parse_utc,
+    training_plan_problems,
+    utc_text,
+)
 
 __all__ = [
     "ACCOUNT_ID_BODY",
@@ -198,6 +204,7 @@ __all__ = [
     "SharingStrategy",
     "Subscribers",
     "TeamAccess",
+    "TrainingPlanSpec",
     "TypeFigures",
     "bounded_repr",
     "capacity_demand",
@@ -219,10 +226,13 @@ __all__ = [
     "nearest_instance_types",
     "one_line",
     "parse_iam_principal",
+    "parse_utc",
     "raise_if",
     "share_count_allowed",
     "shared_access_problems",
     "status_reason_matches",
     "subscription_count_problems",
     "training_instance_types",
+    "training_plan_problems",
+    "utc_text",
 ]

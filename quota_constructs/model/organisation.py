@@ -31,6 +31,7 @@ from quota_constructs.model.limits import (
 from quota_constructs.model.notifications import Subscribers, subscription_count_problems
 from quota_constructs.model.problems import Problem, clip, join_path, raise_if
 from quota_constructs.model.share import QuotaShareSpec
+from quota_constructs.model.training_plan import TrainingPlanSpec, training_plan_problems
 
 # --- queue ------------------------------------------------------------------------------------
 
@@ -209,9 +210,18 @@ class Organisation:
     tags: Mapping[str, str] = field(default_factory=dict)
     notifications: Subscribers = field(default_factory=Subscribers)
     """Who hears of every share's preemptions and FAILED jobs."""
+    training_plans: tuple[TrainingPlanSpec, ...] = ()
+    """Reserved capacity backing the shares' capacity of the plans' instance types."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "tags", MappingProxyType(dict(self.tags)))
+        object.__setattr__(self, "training_plans", tuple(self.training_plans))
+
+    def plans_of(self, instance_type: str) -> tuple[TrainingPlanSpec, ...]:
+        """The named training plans of ``instance_type``."""
+        return tuple(
+            p for p in self.training_plans if not p.by_arn and p.instance_type == instance_type
+        )
 
     def problems(self) -> list[Problem]:
         problems: list[Problem] = []
@@ -236,6 +246,9 @@ class Organisation:
         problems += self._team_tag_problems()
         problems += self.queue.problems()
         problems += self.notifications.problems()
+        problems += training_plan_problems(
+            self.training_plans, self.queue.service_environment_capacity()
+        )
         problems += subscription_count_problems(
             len(self.notifications.endpoints),
             sum(len(s.notifications.endpoints) for s in self.queue.shares),
