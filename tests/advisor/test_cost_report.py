@@ -1,0 +1,203 @@
+"""``quota report ORG_FILE --workload W.csv``: the bill of a simulation, checked against the
+simulated jobs' own attempt records."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from quota_constructs.advisor.profiles import load_teams
+from quota_constructs.advisor.simulate import simulated_jobs
+from quota_constructs.advisor.workload import generate_workload, load_workload_csv, workload_csv
+from quota_constructs.commands import app
+from quota_constructs.config import ORGS_DIR, load_organisation
+
+runner = CliRunner()
+H = 3600.0
+PLAN_ORG = """organisation: money
+shares:
+  - {name: llm, capacity: {ml.p5.48xlarge: 6}, strategy: LEND_AND_BORROW}
+  - {name: vision, capacity: {ml.p5.48xlarge: 2, ml.g5.xlarge: 4}, strategy: LEND}
+training_plans:
+  - {name: p5-june, instance_type: ml.p5.48xlarge, instance_count: 8,
+     start: "2027-06-01T00:00:00Z", duration_hours: 336}
+"""
+WORKLOAD = """submit_time_s,share,instance_type,instance_count,duration_s,priority
+0,llm,ml.p5.48xlarge,8,7200,0
+1800,vision,ml.p5.48xlarge,2,3600,0
+0,vision,ml.g5.xlarge,2,5400,0
+"""
+PRICES = "ml.p5.48xlarge: {on_demand: 98.32, training_plan: 60.0}\nml.g5.xlarge: 1.41\n"
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> dict[str, Path]:
+    paths = {"org": tmp_path / "org.yaml", "w": tmp_path / "w.csv", "p": tmp_path / "p.yaml"}
+    for key, text in (("org", PLAN_ORG), ("w", WORKLOAD), ("p", PRICES)):
+        paths[key].write_text(text, encoding="utf-8")
+    return paths
+
+
+def report(*args: str) -> dict[str, object]:
+    result = runner.invoke(app, ["report", *args])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)  # type: ignore[no-any-return]
+
+
+def test_a_reclaim_on_a_plan_is_billed_as_the_job_records_say(files: dict[str, Path]) -> None:
+    """llm runs 8 on its 6 + vision's 2; vision reclaims at 30 min (20 s preemption), runs 1 h;
+    llm runs again after, 2 h: the figures below follow from those records."""
+    org = load_organisation(files["org"])
+    jobs = simulated_jobs(org, load_workload_csv(files["w"]))
+    llm = next(j for j in jobs if j.share_name == "llm")
+    (first,) = [a for a in llm.attempts if a.preempted]
+    assert (first.started_at, first.stopped_at) == (0.0, 1820.0)
+    assert (llm.started_at, llm.stopped_at) == (5420.0, 12620.0)
+    data = report(
+        str(files["org"]), "--workload", str(files["w"]), "--prices", str(files["p"]), "--json"
+    )
+    rows = {(r["share"], r["instanceType"]): r for r in data["shares"]}  # type: ignore[union-attr,index]
+    llm_row = rows["llm", "ml.p5.48xlarge"]
+    assert llm_row["lostInstanceHours"] == pytest.approx(8 * 1820 / H, abs=1e-5)
+    assert llm_row["ownInstanceHours"] == pytest.approx(6 * (1820 + 7200) / H, abs=1e-5)
+    assert llm_row["borrowedInstanceHours"] == pytest.approx(2 * (1820 + 7200) / H, abs=1e-5)
+    assert llm_row["borrowedFrom"] == {"vision": llm_row["borrowedInstanceHours"]}
+    assert llm_row["idleInstanceHours"] == pytest.approx(6 * 3600 / H, abs=1e-5)
+    vision = rows["vision", "ml.p5.48xlarge"]
+    assert vision["lentInstanceHours"] == llm_row["borrowedInstanceHours"]
+    assert rows["vision", "ml.g5.xlarge"]["costUsd"] == pytest.approx(2 * 1.5 * 1.41)
+    (plan,) = data["plans"]  # type: ignore[misc]
+    reserved = 8 * 12620 / H
+    used = 8 * (1820 + 7200) / H + 2 * 3600 / H
+    assert plan["utilisation"] == pytest.approx(used / reserved, abs=1e-5)
+    assert plan["idleInstanceHours"] == pytest.approx(reserved - used, abs=1e-5)
+    assert plan["costUsd"] == pytest.approx(reserved * 60.0, abs=1e-4)
+    assert data["totalCostUsd"] == pytest.approx(reserved * 60 + 3 * 1.41, abs=1e-4)
+    charges = sum(r["chargeUsd"] for r in data["shares"])  # type: ignore[union-attr,index]
+    assert charges == pytest.approx(data["totalCostUsd"], abs=1e-4)
+
+
+def test_the_research_teams_with_a_plan_match_their_simulated_attempts(tmp_path: Path) -> None:
+    """A generated week of the research teams on a plan of 8 x ml.g5.xlarge: per share, own +
+    borrowed is every attempt's instance-hours; lent adds up to borrowed; lost is the
+    preempted attempts' run since their last checkpoint; plan idle is reserved minus used."""
+    org_text = (ORGS_DIR / "research.yaml").read_text(encoding="utf-8") + (
+        "training_plans:\n  - {name: g5-week, instance_type: ml.g5.xlarge, instance_count: 8, "
+        'start: "2027-06-07T00:00:00Z", duration_hours: 168}\n'
+    )
+    org_file, w, prices = tmp_path / "org.yaml", tmp_path / "w.csv", tmp_path / "p.json"
+    org_file.write_text(org_text, encoding="utf-8")
+    workload = generate_workload(load_teams(ORGS_DIR.parent / "teams" / "research.yaml"), days=7)
+    w.write_text(workload_csv(workload), encoding="utf-8")
+    prices.write_text('{"ml.g5.xlarge": {"on_demand": 1.41, "training_plan": 0.9}}')
+    data = report(str(org_file), "--workload", str(w), "--prices", str(prices), "--json")
+    jobs = simulated_jobs(load_organisation(org_file), load_workload_csv(w))
+    rows = {r["share"]: r for r in data["shares"]}  # type: ignore[union-attr,index]
+    end = max(j.stopped_at or 0.0 for j in jobs)
+    for share, r in rows.items():
+        attempts = [
+            (a, j)
+            for j in jobs
+            if j.share_name == share
+            for a in j.attempts
+            if a.started_at is not None
+        ]
+        used = (
+            sum(
+                (a.stopped_at - a.started_at) * j.request.demand["ml.g5.xlarge"]
+                for a, j in attempts
+            )
+            / H
+        )
+        assert r["ownInstanceHours"] + r["borrowedInstanceHours"] == pytest.approx(used, abs=1e-3)
+        lost = 0.0
+        for a, j in attempts:
+            if a.preempted:
+                ran, every = a.stopped_at - a.started_at, j.request.checkpoint_interval_s
+                lost += (
+                    (ran - (ran // every * every if every else 0.0))
+                    * j.request.demand["ml.g5.xlarge"]
+                    / H
+                )
+        assert r["lostInstanceHours"] == pytest.approx(lost, abs=1e-3)
+    borrowed = sum(r["borrowedInstanceHours"] for r in rows.values())
+    assert sum(r["lentInstanceHours"] for r in rows.values()) == pytest.approx(borrowed, abs=1e-3)
+    assert rows["recommendation"]["borrowedInstanceHours"] == 0  # RESERVE
+    assert rows["recommendation"]["lentInstanceHours"] == 0
+    (plan,) = data["plans"]  # type: ignore[misc]
+    reserved = 8 * end / H
+    total_used = sum(r["ownInstanceHours"] + r["borrowedInstanceHours"] for r in rows.values())
+    assert plan["idleInstanceHours"] == pytest.approx(reserved - total_used, abs=1e-3)
+    assert data["totalCostUsd"] == pytest.approx(reserved * 0.9, abs=1e-3)
+    assert data["separatePoolsCostUsd"] == pytest.approx(
+        data["totalCostUsd"] + borrowed * 1.41, abs=1e-3
+    )
+
+
+def test_csv_has_the_share_rows_for_finance(files: dict[str, Path]) -> None:
+    result = runner.invoke(
+        app,
+        [
+            "report",
+            str(files["org"]),
+            "--workload",
+            str(files["w"]),
+            "--prices",
+            str(files["p"]),
+            "--csv",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0] == (
+        "share,instanceType,ownInstanceHours,borrowedInstanceHours,"
+        "lentInstanceHours,lostInstanceHours,idleInstanceHours,costUsd,chargeUsd"
+    )
+    assert lines[1] == "vision,ml.g5.xlarge,3.0,0.0,0.0,0.0,0.0,4.23,4.23"
+    assert len(lines) == 4
+
+
+def test_the_table_states_the_rule_and_the_separate_pools(
+    files: dict[str, Path], tmp_path: Path
+) -> None:
+    png = tmp_path / "bill.png"
+    result = runner.invoke(
+        app,
+        [
+            "report",
+            str(files["org"]),
+            "--workload",
+            str(files["w"]),
+            "--prices",
+            str(files["p"]),
+            "--plot",
+            str(png),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert "charge rule 'both': each team pays what it ran" in result.stdout
+    assert "the same teams on separate fixed pools: 2,179.59 USD" in result.stdout
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_missing_price_exits_2_naming_the_type(files: dict[str, Path]) -> None:
+    files["p"].write_text("ml.p5.48xlarge: 98.32\n", encoding="utf-8")
+    result = runner.invoke(
+        app,
+        ["report", str(files["org"]), "--workload", str(files["w"]), "--prices", str(files["p"])],
+    )
+    assert result.exit_code == 2
+    assert result.stderr.strip() == (
+        "error: --prices: no price for instance type ml.g5.xlarge (prices given: "
+        "ml.p5.48xlarge) (got 'ml.g5.xlarge'); fix: add 'ml.g5.xlarge: USD per instance-hour' "
+        "to the prices file"
+    )
+
+
+def test_one_source_is_required(files: dict[str, Path]) -> None:
+    result = runner.invoke(app, ["report", str(files["org"]), "--prices", str(files["p"])])
+    assert result.exit_code == 2
+    assert "give one source: a live queue or a simulated workload" in result.stderr
