@@ -15,9 +15,9 @@ from typing import Annotated, Any
 
 import typer
 
-from quota_constructs.advisor.bill_plot import plot_bill
 from quota_constructs.advisor.billing import attempts_from_history, simulated_attempts
 from quota_constructs.advisor.history import parse_duration
+from quota_constructs.advisor.report import plot_bill
 from quota_constructs.advisor.simulate import SimulationOptions
 from quota_constructs.advisor.workload import load_workload_csv
 from quota_constructs.commands._common import (
