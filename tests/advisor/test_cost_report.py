@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -14,6 +15,7 @@ from quota_constructs.advisor.simulate import simulated_jobs
 from quota_constructs.advisor.workload import generate_workload, load_workload_csv, workload_csv
 from quota_constructs.commands import app
 from quota_constructs.config import ORGS_DIR, load_organisation
+from quota_constructs.scheduling import Attempt
 
 runner = CliRunner()
 H = 3600.0
@@ -41,10 +43,11 @@ def files(tmp_path: Path) -> dict[str, Path]:
     return paths
 
 
-def report(*args: str) -> dict[str, object]:
+def report(*args: str) -> dict[str, Any]:
     result = runner.invoke(app, ["report", *args])
     assert result.exit_code == 0, result.output
-    return json.loads(result.stdout)  # type: ignore[no-any-return]
+    data: dict[str, Any] = json.loads(result.stdout)
+    return data
 
 
 def test_a_reclaim_on_a_plan_is_billed_as_the_job_records_say(files: dict[str, Path]) -> None:
@@ -59,7 +62,7 @@ def test_a_reclaim_on_a_plan_is_billed_as_the_job_records_say(files: dict[str, P
     data = report(
         str(files["org"]), "--workload", str(files["w"]), "--prices", str(files["p"]), "--json"
     )
-    rows = {(r["share"], r["instanceType"]): r for r in data["shares"]}  # type: ignore[union-attr,index]
+    rows = {(r["share"], r["instanceType"]): r for r in data["shares"]}
     llm_row = rows["llm", "ml.p5.48xlarge"]
     assert llm_row["lostInstanceHours"] == pytest.approx(8 * 1820 / H, abs=1e-5)
     assert llm_row["ownInstanceHours"] == pytest.approx(6 * (1820 + 7200) / H, abs=1e-5)
@@ -69,15 +72,20 @@ def test_a_reclaim_on_a_plan_is_billed_as_the_job_records_say(files: dict[str, P
     vision = rows["vision", "ml.p5.48xlarge"]
     assert vision["lentInstanceHours"] == llm_row["borrowedInstanceHours"]
     assert rows["vision", "ml.g5.xlarge"]["costUsd"] == pytest.approx(2 * 1.5 * 1.41)
-    (plan,) = data["plans"]  # type: ignore[misc]
+    (plan,) = data["plans"]
     reserved = 8 * 12620 / H
     used = 8 * (1820 + 7200) / H + 2 * 3600 / H
     assert plan["utilisation"] == pytest.approx(used / reserved, abs=1e-5)
     assert plan["idleInstanceHours"] == pytest.approx(reserved - used, abs=1e-5)
     assert plan["costUsd"] == pytest.approx(reserved * 60.0, abs=1e-4)
     assert data["totalCostUsd"] == pytest.approx(reserved * 60 + 3 * 1.41, abs=1e-4)
-    charges = sum(r["chargeUsd"] for r in data["shares"])  # type: ignore[union-attr,index]
+    charges = sum(r["chargeUsd"] for r in data["shares"])
     assert charges == pytest.approx(data["totalCostUsd"], abs=1e-4)
+
+
+def ran_s(attempt: Attempt) -> float:
+    assert attempt.started_at is not None
+    return attempt.stopped_at - attempt.started_at
 
 
 def test_the_research_teams_with_a_plan_match_their_simulated_attempts(tmp_path: Path) -> None:
@@ -95,7 +103,7 @@ def test_the_research_teams_with_a_plan_match_their_simulated_attempts(tmp_path:
     prices.write_text('{"ml.g5.xlarge": {"on_demand": 1.41, "training_plan": 0.9}}')
     data = report(str(org_file), "--workload", str(w), "--prices", str(prices), "--json")
     jobs = simulated_jobs(load_organisation(org_file), load_workload_csv(w))
-    rows = {r["share"]: r for r in data["shares"]}  # type: ignore[union-attr,index]
+    rows = {r["share"]: r for r in data["shares"]}
     end = max(j.stopped_at or 0.0 for j in jobs)
     for share, r in rows.items():
         attempts = [
@@ -105,18 +113,12 @@ def test_the_research_teams_with_a_plan_match_their_simulated_attempts(tmp_path:
             for a in j.attempts
             if a.started_at is not None
         ]
-        used = (
-            sum(
-                (a.stopped_at - a.started_at) * j.request.demand["ml.g5.xlarge"]
-                for a, j in attempts
-            )
-            / H
-        )
+        used = sum(ran_s(a) * j.request.demand["ml.g5.xlarge"] for a, j in attempts) / H
         assert r["ownInstanceHours"] + r["borrowedInstanceHours"] == pytest.approx(used, abs=1e-3)
         lost = 0.0
         for a, j in attempts:
             if a.preempted:
-                ran, every = a.stopped_at - a.started_at, j.request.checkpoint_interval_s
+                ran, every = ran_s(a), j.request.checkpoint_interval_s
                 lost += (
                     (ran - (ran // every * every if every else 0.0))
                     * j.request.demand["ml.g5.xlarge"]
@@ -127,7 +129,7 @@ def test_the_research_teams_with_a_plan_match_their_simulated_attempts(tmp_path:
     assert sum(r["lentInstanceHours"] for r in rows.values()) == pytest.approx(borrowed, abs=1e-3)
     assert rows["recommendation"]["borrowedInstanceHours"] == 0  # RESERVE
     assert rows["recommendation"]["lentInstanceHours"] == 0
-    (plan,) = data["plans"]  # type: ignore[misc]
+    (plan,) = data["plans"]
     reserved = 8 * end / H
     total_used = sum(r["ownInstanceHours"] + r["borrowedInstanceHours"] for r in rows.values())
     assert plan["idleInstanceHours"] == pytest.approx(reserved - total_used, abs=1e-3)

@@ -9,8 +9,10 @@ from quota_constructs.model import Organisation, QuotaConfigError, parse_utc
 from quota_constructs.model.cost import (
     Attempt,
     ChargeRule,
+    CostReport,
     MissingPrice,
     Price,
+    ShareCost,
     cost_report,
     parse_prices,
 )
@@ -42,8 +44,8 @@ def org(plans: list[dict[str, object]] | None = None) -> Organisation:
     )
 
 
-def row(report: object, share: str, itype: str) -> object:
-    return next(r for r in report.shares if (r.share, r.instance_type) == (share, itype))  # type: ignore[attr-defined]
+def row(report: CostReport, share: str, itype: str) -> ShareCost:
+    return next(r for r in report.shares if (r.share, r.instance_type) == (share, itype))
 
 
 def test_on_demand_bills_every_attempt_per_second_preempted_ones_included() -> None:
@@ -54,9 +56,9 @@ def test_on_demand_bills_every_attempt_per_second_preempted_ones_included() -> N
     ]
     report = cost_report(org(), attempts, PRICES, start_s=START, end_s=START + 10 * H)
     llm, vision = row(report, "llm", P5), row(report, "vision", P5)
-    assert llm.cost_usd == pytest.approx((4 + 8) * 100.0)  # type: ignore[attr-defined]
-    assert llm.lost == pytest.approx(4.0)  # type: ignore[attr-defined]
-    assert vision.cost_usd == pytest.approx(2 * 100.0 / H)  # type: ignore[attr-defined]
+    assert llm.cost_usd == pytest.approx((4 + 8) * 100.0)
+    assert llm.lost == pytest.approx(4.0)
+    assert vision.cost_usd == pytest.approx(2 * 100.0 / H)
     # idle on-demand quota costs nothing: the total is exactly what ran
     assert report.total_cost_usd == pytest.approx(1200.0 + 200.0 / H)
     assert all(r.idle == 0 for r in report.shares)
@@ -64,13 +66,13 @@ def test_on_demand_bills_every_attempt_per_second_preempted_ones_included() -> N
     assert report.plans == []
     assert report.fixed_pools_cost_usd == pytest.approx(report.total_cost_usd)
     # llm ran 8 on 6 of its own: 2 borrowed from vision, its only lender
-    assert llm.own == pytest.approx(6 * 1.5)  # type: ignore[attr-defined]
-    assert llm.borrowed == pytest.approx(2 * 1.5)  # type: ignore[attr-defined]
-    assert llm.borrowed_from == {"vision": pytest.approx(3.0)}  # type: ignore[attr-defined]
-    assert vision.lent_to == {"llm": pytest.approx(3.0)}  # type: ignore[attr-defined]
+    assert llm.own == pytest.approx(6 * 1.5)
+    assert llm.borrowed == pytest.approx(2 * 1.5)
+    assert llm.borrowed_from == {"vision": pytest.approx(3.0)}
+    assert vision.lent_to == {"llm": pytest.approx(3.0)}
 
 
-def reserved_report(rule: ChargeRule = ChargeRule.BOTH) -> object:
+def reserved_report(rule: ChargeRule = ChargeRule.BOTH) -> CostReport:
     attempts = [
         Attempt("llm", P5, 8, START, START + 2 * H),
         Attempt("vision", P5, 2, START + 2 * H, START + 3 * H, preempted=True),
@@ -82,35 +84,35 @@ def reserved_report(rule: ChargeRule = ChargeRule.BOTH) -> object:
 
 def test_reserved_pays_the_fee_over_the_window_and_counts_idle_hours_as_waste() -> None:
     report = reserved_report()
-    (plan,) = report.plans  # type: ignore[attr-defined]
+    (plan,) = report.plans
     assert plan.reserved == pytest.approx(80.0)  # 8 instances x the 10 h of the period
     assert plan.used == pytest.approx(18.0)  # llm 8 x 2 h, vision 2 x 1 h
     assert plan.idle == pytest.approx(62.0)
     assert plan.utilisation == pytest.approx(18 / 80)
     assert plan.cost_usd == pytest.approx(80 * 60.0)
-    assert report.total_cost_usd == pytest.approx(4800.0)  # type: ignore[attr-defined]
+    assert report.total_cost_usd == pytest.approx(4800.0)
     llm, vision = row(report, "llm", P5), row(report, "vision", P5)
     # idle: llm 6 from 2 h to 3 h, 6 x 7 h after; vision 2 x 7 h after 3 h (it lent before)
-    assert llm.idle == pytest.approx(48.0)  # type: ignore[attr-defined]
-    assert vision.idle == pytest.approx(14.0)  # type: ignore[attr-defined]
-    assert llm.charge_usd == pytest.approx(16 * 60.0 + 48 * 60.0)  # type: ignore[attr-defined]
-    assert vision.charge_usd == pytest.approx(2 * 60.0 + 14 * 60.0)  # type: ignore[attr-defined]
+    assert llm.idle == pytest.approx(48.0)
+    assert vision.idle == pytest.approx(14.0)
+    assert llm.charge_usd == pytest.approx(16 * 60.0 + 48 * 60.0)
+    assert vision.charge_usd == pytest.approx(2 * 60.0 + 14 * 60.0)
     # on separate pools llm's 4 borrowed instance-hours would be bought on-demand
-    assert report.fixed_pools_cost_usd == pytest.approx(4800.0 + 4 * 100.0)  # type: ignore[attr-defined]
+    assert report.fixed_pools_cost_usd == pytest.approx(4800.0 + 4 * 100.0)
 
 
 @pytest.mark.parametrize("rule", list(ChargeRule))
 def test_every_charge_rule_adds_up_to_the_total(rule: ChargeRule) -> None:
     report = reserved_report(rule)
-    charges = sum(r.charge_usd for r in report.shares)  # type: ignore[attr-defined]
-    assert charges == pytest.approx(report.total_cost_usd)  # type: ignore[attr-defined]
+    charges = sum(r.charge_usd for r in report.shares)
+    assert charges == pytest.approx(report.total_cost_usd)
 
 
 def test_usage_and_capacity_rules_split_the_plan_cost() -> None:
     usage = reserved_report(ChargeRule.USAGE)
-    assert row(usage, "llm", P5).charge_usd == pytest.approx(4800 * 16 / 18)  # type: ignore[attr-defined]
+    assert row(usage, "llm", P5).charge_usd == pytest.approx(4800 * 16 / 18)
     capacity = reserved_report(ChargeRule.CAPACITY)
-    assert row(capacity, "vision", P5).charge_usd == pytest.approx(4800 * 2 / 8)  # type: ignore[attr-defined]
+    assert row(capacity, "vision", P5).charge_usd == pytest.approx(4800 * 2 / 8)
 
 
 def test_mixed_plan_type_outside_its_window_and_another_type_are_on_demand() -> None:
@@ -121,9 +123,9 @@ def test_mixed_plan_type_outside_its_window_and_another_type_are_on_demand() -> 
     ]
     report = cost_report(org([plan]), attempts, PRICES, start_s=START, end_s=START + 4 * H)
     llm = row(report, "llm", P5)
-    assert llm.plan == pytest.approx(6.0)  # type: ignore[attr-defined]
-    assert llm.on_demand == pytest.approx(12.0)  # type: ignore[attr-defined]
-    assert llm.cost_usd == pytest.approx(6 * 60.0 + 12 * 100.0)  # type: ignore[attr-defined]
+    assert llm.plan == pytest.approx(6.0)
+    assert llm.on_demand == pytest.approx(12.0)
+    assert llm.cost_usd == pytest.approx(6 * 60.0 + 12 * 100.0)
     (p,) = report.plans
     assert (p.reserved, p.used, p.cost_usd) == (16.0, 6.0, 960.0)
     assert report.total_cost_usd == pytest.approx(960 + 1200 + 8 * 1.5)
