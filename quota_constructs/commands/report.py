@@ -13,7 +13,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any
 
+import boto3
 import typer
+from botocore.exceptions import BotoCoreError, ClientError
 
 from quota_constructs.advisor.billing import attempts_from_history, simulated_attempts
 from quota_constructs.advisor.history import parse_duration
@@ -44,6 +46,7 @@ from quota_constructs.model.cost import (
     parse_prices,
 )
 from quota_constructs.runtime.adopt import read_job_history, read_organisation
+from quota_constructs.runtime.pricing import price_list_prices
 from quota_constructs.safe_load import load_yaml_document
 
 SHARE_COLUMNS = (
@@ -235,6 +238,35 @@ def _live(
     return live, attempts, history.since_s, history.now_s
 
 
+def _price_list(types: set[str], region: str | None) -> dict[str, Price]:
+    """Prices from the AWS Price List API; unreachable or no region: a problem naming the fix."""
+    region = region or boto3.session.Session().region_name
+    if region is None:
+        raise QuotaConfigError(
+            [
+                Problem(
+                    "--prices",
+                    None,
+                    "no prices file and no region to ask the Price List API for",
+                    "pass --prices FILE or --region REGION",
+                )
+            ]
+        )
+    try:
+        return price_list_prices(types, region=region)
+    except (BotoCoreError, ClientError) as error:
+        raise QuotaConfigError(
+            [
+                Problem(
+                    "--prices",
+                    None,
+                    f"no prices file, and the AWS Price List API could not be asked ({error})",
+                    "pass --prices FILE (TYPE: USD per instance-hour)",
+                )
+            ]
+        ) from None
+
+
 @handle_errors
 def report_command(
     org_file: Path | None = typer.Argument(
@@ -246,8 +278,11 @@ def report_command(
     queue: QueueOpt = None,
     organisation: OrganisationOpt = None,
     since: str = typer.Option("7d", "--since", help="Live queue: the period, e.g. 24h, 7d."),
-    prices_file: Path = typer.Option(
-        ..., "--prices", help="Prices file (YAML or JSON): TYPE: USD per instance-hour."
+    prices_file: Path | None = typer.Option(
+        None,
+        "--prices",
+        help="Prices file (YAML or JSON): TYPE: USD per instance-hour; default: the AWS Price "
+        "List API (cached).",
     ),
     charge: str = typer.Option("both", "--charge", help="Charge rule: both, usage, capacity."),
     start: str | None = typer.Option(
@@ -270,7 +305,6 @@ def report_command(
 ) -> None:
     """Instance-hours and cost per team: own, borrowed, lent, lost, idle; plans; charges."""
     rule = _rule(charge)
-    prices = load_prices(prices_file)
     live = queue is not None or organisation is not None
     if live == (workload is not None):
         raise QuotaConfigError(
@@ -298,6 +332,10 @@ def report_command(
         sim = SimulationOptions(startup_s=startup_s)
         attempts = simulated_attempts(org, jobs, options=sim, offset_s=start_s)
         end_s = max((a.stop_s for a in attempts if a.stop_s != float("inf")), default=start_s)
+    types = {a.instance_type for a in attempts} | {
+        p.instance_type for p in org.training_plans if not p.by_arn
+    }
+    prices = load_prices(prices_file) if prices_file is not None else _price_list(types, region)
     report = cost_report(org, attempts, prices, start_s=start_s, end_s=end_s, rule=rule)
     if as_json:
         print_json(report_data(report))

@@ -203,3 +203,20 @@ def test_one_source_is_required(files: dict[str, Path]) -> None:
     result = runner.invoke(app, ["report", str(files["org"]), "--prices", str(files["p"])])
     assert result.exit_code == 2
     assert "give one source: a live queue or a simulated workload" in result.stderr
+
+
+def test_without_a_prices_file_an_unreachable_price_list_is_exit_2(files: dict[str, Path]) -> None:
+    env = {
+        "AWS_ENDPOINT_URL_PRICING": "http://127.0.0.1:9",  # closed: never AWS itself
+        "AWS_ACCESS_KEY_ID": "x",
+        "AWS_SECRET_ACCESS_KEY": "x",
+        "AWS_MAX_ATTEMPTS": "1",
+        "XDG_CACHE_HOME": str(files["org"].parent / "cache"),
+    }
+    args = ["report", str(files["org"]), "--workload", str(files["w"]), "--region", "us-east-1"]
+    result = runner.invoke(app, args, env=env)
+    assert result.exit_code == 2
+    assert result.stderr.startswith(
+        "error: --prices: no prices file, and the AWS Price List API could not be asked ("
+    )
+    assert result.stderr.rstrip().endswith("fix: pass --prices FILE (TYPE: USD per instance-hour)")
