@@ -93,6 +93,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "dashboard",
     ),
     "quota_constructs.runtime": (
+        "pricing",
         "pacing",
         "jobs",
         "json_view",
