@@ -18,6 +18,21 @@ from quota_constructs.model.problems import Problem
 
 PLAN_NAME_PATTERN = re.compile(r"^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,63}$")
 PLAN_ARN_PATTERN = re.compile(r"^arn:aws[a-z\-]*:sagemaker:[a-z0-9\-]*:[0-9]{12}:training-plan/.+$")
+PLAN_INSTANCE_TYPES = (
+    "ml.p4d.24xlarge",
+    "ml.p5.48xlarge",
+    "ml.p5e.48xlarge",
+    "ml.p5en.48xlarge",
+    "ml.trn1.32xlarge",
+    "ml.trn2.48xlarge",
+    "ml.p6-b200.48xlarge",
+    "ml.p4de.24xlarge",
+    "ml.p6e-gb200.36xlarge",
+    "ml.p5.4xlarge",
+    "ml.p6-b300.48xlarge",
+)
+"""The types a training plan can reserve: botocore's ``ReservedCapacityInstanceType`` enum
+(botocore 1.44.8; tests/unit/test_training_plans.py keeps the two equal)."""
 PLAN_INSTANCE_COUNT_RANGE = (1, 256)
 PLAN_DURATION_HOURS_RANGE = (1, 87600)
 HOUR_S = 3600.0
@@ -110,7 +125,18 @@ class TrainingPlanSpec:
                     "e.g. p5-june",
                 )
             )
-        problems += check_instance_type(self.instance_type, f"{path}.instance_type")
+        type_problems = check_instance_type(self.instance_type, f"{path}.instance_type")
+        if not type_problems and self.instance_type not in PLAN_INSTANCE_TYPES:
+            type_problems.append(
+                Problem(
+                    f"{path}.instance_type",
+                    self.instance_type,
+                    "SageMaker training plans do not reserve this type (they reserve "
+                    f"{', '.join(PLAN_INSTANCE_TYPES)})",
+                    "reserve one of those types, or run this type on demand (no plan)",
+                )
+            )
+        problems += type_problems
         low, high = PLAN_INSTANCE_COUNT_RANGE
         problems += check_int_range(
             self.instance_count, f"{path}.instance_count", low, high, what="a plan's instances"

@@ -4,6 +4,7 @@ simulated jobs' own attempt records."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from quota_constructs.scheduling import Attempt
 
 runner = CliRunner()
 H = 3600.0
+G5, P4D = "ml.g5.xlarge", "ml.p4d.24xlarge"
 PLAN_ORG = """organisation: money
 shares:
   - {name: llm, capacity: {ml.p5.48xlarge: 6}, strategy: LEND_AND_BORROW}
@@ -89,18 +91,21 @@ def ran_s(attempt: Attempt) -> float:
 
 
 def test_the_research_teams_with_a_plan_match_their_simulated_attempts(tmp_path: Path) -> None:
-    """A generated week of the research teams on a plan of 8 x ml.g5.xlarge: per share, own +
+    """A generated week of the research teams on a plan of 8 x ml.p4d.24xlarge (their
+    type moved to p4d: plans reserve no g5): per share, own +
     borrowed is every attempt's instance-hours; lent adds up to borrowed; lost is the
     preempted attempts' run since their last checkpoint; plan idle is reserved minus used."""
-    org_text = (ORGS_DIR / "research.yaml").read_text(encoding="utf-8") + (
-        "training_plans:\n  - {name: g5-week, instance_type: ml.g5.xlarge, instance_count: 8, "
+    research = (ORGS_DIR / "research.yaml").read_text(encoding="utf-8")
+    org_text = research.replace(G5, P4D) + (
+        "training_plans:\n  - {name: p4d-week, instance_type: ml.p4d.24xlarge, instance_count: 8, "
         'start: "2027-06-07T00:00:00Z", duration_hours: 168}\n'
     )
     org_file, w, prices = tmp_path / "org.yaml", tmp_path / "w.csv", tmp_path / "p.json"
     org_file.write_text(org_text, encoding="utf-8")
-    workload = generate_workload(load_teams(ORGS_DIR.parent / "teams" / "research.yaml"), days=7)
+    generated = generate_workload(load_teams(ORGS_DIR.parent / "teams" / "research.yaml"), days=7)
+    workload = [replace(job, instance_type=P4D) for job in generated]  # plans reserve no g5
     w.write_text(workload_csv(workload), encoding="utf-8")
-    prices.write_text('{"ml.g5.xlarge": {"on_demand": 1.41, "training_plan": 0.9}}')
+    prices.write_text('{"ml.p4d.24xlarge": {"on_demand": 1.41, "training_plan": 0.9}}')
     data = report(str(org_file), "--workload", str(w), "--prices", str(prices), "--json")
     jobs = simulated_jobs(load_organisation(org_file), load_workload_csv(w))
     rows = {r["share"]: r for r in data["shares"]}
@@ -113,17 +118,13 @@ def test_the_research_teams_with_a_plan_match_their_simulated_attempts(tmp_path:
             for a in j.attempts
             if a.started_at is not None
         ]
-        used = sum(ran_s(a) * j.request.demand["ml.g5.xlarge"] for a, j in attempts) / H
+        used = sum(ran_s(a) * j.request.demand[P4D] for a, j in attempts) / H
         assert r["ownInstanceHours"] + r["borrowedInstanceHours"] == pytest.approx(used, abs=1e-3)
         lost = 0.0
         for a, j in attempts:
             if a.preempted:
                 ran, every = ran_s(a), j.request.checkpoint_interval_s
-                lost += (
-                    (ran - (ran // every * every if every else 0.0))
-                    * j.request.demand["ml.g5.xlarge"]
-                    / H
-                )
+                lost += (ran - (ran // every * every if every else 0.0)) * j.request.demand[P4D] / H
         assert r["lostInstanceHours"] == pytest.approx(lost, abs=1e-3)
     borrowed = sum(r["borrowedInstanceHours"] for r in rows.values())
     assert sum(r["lentInstanceHours"] for r in rows.values()) == pytest.approx(borrowed, abs=1e-3)

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import botocore.session
 import pytest
 
 from quota_constructs.config import OrganisationFile, OrgFileError, load_organisation
 from quota_constructs.model import TrainingPlanSpec
+from quota_constructs.model.training_plan import PLAN_INSTANCE_TYPES
 
 HEAD = """organisation: plans
 shares:
@@ -93,9 +95,26 @@ def test_name_and_arn_together_and_a_bad_arn_and_duplicates(tmp_path: Path) -> N
 
 
 def test_a_plan_of_a_type_no_share_holds(tmp_path: Path) -> None:
-    plan = PLAN.replace("ml.p5.48xlarge", "ml.g5.xlarge")
+    plan = PLAN.replace("ml.p5.48xlarge", "ml.p4d.24xlarge")
     assert problems(tmp_path, plan) == [
         "line 7: training_plans[0].instance_type: no share has capacity of this type, so no job "
-        "could use the plan (got 'ml.g5.xlarge'); fix: give the teams that use it capacity of "
-        "ml.g5.xlarge"
+        "could use the plan (got 'ml.p4d.24xlarge'); fix: give the teams that use it capacity of "
+        "ml.p4d.24xlarge"
     ]
+
+
+def test_a_type_plans_cannot_reserve_is_named(tmp_path: Path) -> None:
+    (found,) = problems(tmp_path, PLAN.replace("ml.p5.48xlarge", "ml.g5.xlarge"))
+    assert found.startswith(
+        "line 7: training_plans[0].instance_type: SageMaker training plans do not reserve this "
+        "type (they reserve ml.p4d.24xlarge, ml.p5.48xlarge,"
+    )
+    assert found.endswith(
+        "(got 'ml.g5.xlarge'); fix: reserve one of those types, or run this type on demand (no "
+        "plan)"
+    )
+
+
+def test_the_plan_types_are_botocores() -> None:
+    model = botocore.session.get_session().get_service_model("sagemaker")
+    assert tuple(model.shape_for("ReservedCapacityInstanceType").enum) == PLAN_INSTANCE_TYPES
