@@ -213,8 +213,12 @@ class QueueClient:
         submit_rate: float = SUBMIT_RATE_PER_S,
         clock: PacingClock | None = None,
         backoff: Backoff | None = None,
+        training_plans: Sequence[str] = (),
     ) -> None:
         self.queue = queue
+        self.training_plans = tuple(training_plans)
+        """Names or ARNs of the organisation's SageMaker training plans (``training_plans:``):
+        a job of a plan's instance type submitted while the plan is ``Active`` runs on it."""
         self.session = session or boto3.Session()
         self.region = region
         self.endpoint_url = endpoint_url
@@ -226,6 +230,7 @@ class QueueClient:
         )
         self.clock = clock or MonotonicClock()
         self.backoff = backoff or Backoff()
+        self._sagemaker: BaseClient | None = None
         self.batch = self._client("batch", self.retry)
         self.submit_batch = self._client("batch", self.submit_retry)
         self.limiter = RateLimiter(submit_rate, self.clock)
@@ -378,6 +383,24 @@ class QueueClient:
             self._team_tags[share] = (detail.get("tags") or {}).get(TEAM_TAG_KEY)
         return self._team_tags[share]
 
+    def active_plan(self, instance_type: str | None) -> str | None:
+        """The ARN of an ``Active`` plan of :attr:`training_plans` reserving ``instance_type``.
+
+        ``DescribeTrainingPlan`` per plan, at each submit (a plan's status follows its window;
+        AWS: jobs on a ``Scheduled`` plan wait ``Pending`` until it is ``Active``, so only an
+        active plan is used). ``None``: no such plan, the job runs on demand.
+        """
+        if instance_type is None:
+            return None
+        if self._sagemaker is None:
+            self._sagemaker = self._client("sagemaker", self.retry)
+        for name in self.training_plans:
+            plan = self._sagemaker.describe_training_plan(TrainingPlanName=name)
+            types = {c.get("InstanceType") for c in plan.get("ReservedCapacitySummaries") or []}
+            if plan.get("Status") == "Active" and instance_type in types:
+                return str(plan["TrainingPlanArn"])
+        return None
+
     # --- submit ---------------------------------------------------------------------------
 
     def check(self, submission: JobSubmission) -> list[Problem]:
@@ -404,6 +427,9 @@ class QueueClient:
         except ClientError as error:
             problems.append(_describe_problem(submission.share, error))
             return submission, problems + submission.problems(spec)
+        if submission.training_plan_arn is None and self.training_plans:
+            plan = self.active_plan(submission.instance_type)
+            submission = replace(submission, training_plan_arn=plan)
         if tag is not None:
             problems += team_tag_problems(submission.tags, submission.share, TEAM_TAG_KEY, tag)
             if not problems:
