@@ -150,7 +150,7 @@ def test_warns_and_prices_reserved_capacity_idle_most_of_the_week() -> None:
     # ad hoc: 3 jobs/day x 2.5 h (log-normal median 150 min, sigma 0.4, cut at 240 min: mean
     # 156 min) x 2 instances x 2 days = 31 of 336 instance-hours busy.
     assert warning.startswith("reserved capacity idle about 91% of the week (305 instance-hours")
-    assert "about $457 a week" in warning
+    assert "on demand it costs nothing, on a training plan about $457 a week" in warning
 
 
 def test_busy_reserved_team_gets_no_idle_warning() -> None:
