@@ -70,8 +70,15 @@ from quota_constructs.commands._reports import (
     search_summary,
     search_table,
 )
+from quota_constructs.commands.report import (
+    load_prices,
+    money_table,
+    report_data,
+    simulation_cost,
+)
 from quota_constructs.config import load_organisation
 from quota_constructs.model import Organisation, Problem, QuotaConfigError
+from quota_constructs.model.cost import CostReport, Price
 from quota_constructs.runtime.adopt import queue_client, read_job_history, read_organisation
 from quota_constructs.runtime.queue import QueueClient
 
@@ -232,7 +239,7 @@ def recommend_command(
         _write(output, advice.to_yaml(), err if as_json else console)
     if simulate:
         run = (days, seed, startup_s, preemption_s)
-        _simulate_advice(teams, advice, run, plot, console, as_json=as_json)
+        _simulate_advice(teams, advice, run, plot, console, as_json=as_json, prices=prices)
 
 
 def _check_run(*, days: int, seed: int, startup_s: float, preemption_s: float) -> None:
@@ -274,6 +281,7 @@ def _simulate_advice(
     console: Console,
     *,
     as_json: bool,
+    prices: dict[str, float] | None = None,
 ) -> None:
     """Check the advice on a generated workload; with ``as_json`` one JSON document: the
     advice, the simulation results and the findings. Exit 1 if an expectation FAILED."""
@@ -285,8 +293,10 @@ def _simulate_advice(
     configs = alternatives(advice.organisation)
     results = compare(list(configs.values()), jobs, options=options)
     findings = verify(advice, dict(zip(configs, results, strict=True)))
+    priced = {t: Price(usd) for t, usd in prices.items()} if prices else None
+    costs = _costs(list(configs.values()), jobs, priced, options, list(configs))
     if as_json:
-        simulation = json.loads(results_json(results, list(configs)))
+        simulation = json.loads(_with_costs(results_json(results, list(configs)), costs))
         found = [{"ok": f.ok, "text": f.text} for f in findings]
         typer.echo(
             json.dumps(
@@ -296,6 +306,8 @@ def _simulate_advice(
     else:
         console.print(f"\n{len(jobs)} generated jobs over {days} days (seed {seed})")
         console.print(results_table(results, list(configs)))
+        for label, cost in costs.items():
+            console.print(money_table(cost, label))
         marks = {True: ("ok", "green"), False: ("FAILED", "red"), None: ("info", "blue")}
         for finding in findings:
             console.print(message("  ", styled(*marks[finding.ok]), f" {finding.text}"))
@@ -448,6 +460,12 @@ def simulate_command(
     preemption_s: float = typer.Option(
         20.0, "--preemption-s", help="Preemption started-to-completed time (s)."
     ),
+    prices_file: Path | None = typer.Option(
+        None,
+        "--prices",
+        help="Prices file (TYPE: USD per instance-hour, docs/cost.md): add each team's "
+        "instance-hours and cost, and the separate-pools cost.",
+    ),
     from_queue: str | None = typer.Option(
         None,
         "--from-queue",
@@ -495,16 +513,44 @@ def simulate_command(
     labels = _labels(paths, orgs)
     if save_workload is not None:
         save_workload.write_text(workload_csv(jobs), encoding="utf-8")
+    costs = _costs(orgs, jobs, prices_file, options, labels)
     if as_json:
-        typer.echo(results_json(results, labels))
+        typer.echo(_with_costs(results_json(results, labels), costs))
     else:
         console.print(f"{len(jobs)} jobs")
         console.print(results_table(results, labels))
         _print_stuck(results, console)
+        for label, cost in costs.items():
+            console.print(money_table(cost, label))
     if plot is not None:
         plot_results(results, labels, plot)
         if not as_json:
             console.print(f"wrote {plot}")
+
+
+def _costs(
+    orgs: Sequence[Organisation],
+    jobs: Sequence[WorkloadJob],
+    prices_file: Path | dict[str, Price] | None,
+    options: SimulationOptions,
+    labels: Sequence[str],
+) -> dict[str, CostReport]:
+    """Each organisation's cost on ``jobs`` (one more run each), by label; none without prices."""
+    if prices_file is None:
+        return {}
+    prices = load_prices(prices_file) if isinstance(prices_file, Path) else prices_file
+    return {
+        label: simulation_cost(org, jobs, prices, options)
+        for org, label in zip(orgs, labels, strict=True)
+    }
+
+
+def _with_costs(results: str, costs: dict[str, CostReport]) -> str:
+    """The results JSON with each configuration's ``cost`` (docs/cost.md's report)."""
+    data = json.loads(results)
+    for label, cost in costs.items():
+        data[label]["cost"] = report_data(cost)
+    return json.dumps(data, indent=2)
 
 
 def _print_stuck(results: list[SimulationResult], console: Console) -> None:

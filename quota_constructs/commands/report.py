@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import io
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any
@@ -16,12 +17,13 @@ from typing import Annotated, Any
 import boto3
 import typer
 from botocore.exceptions import BotoCoreError, ClientError
+from rich.table import Table
 
 from quota_constructs.advisor.billing import attempts_from_history, simulated_attempts
 from quota_constructs.advisor.history import parse_duration
 from quota_constructs.advisor.report import plot_bill
 from quota_constructs.advisor.simulate import SimulationOptions
-from quota_constructs.advisor.workload import load_workload_csv
+from quota_constructs.advisor.workload import WorkloadJob, load_workload_csv
 from quota_constructs.commands._common import (
     EndpointOpt,
     OrganisationOpt,
@@ -84,6 +86,8 @@ def share_rows(report: CostReport) -> list[dict[str, Any]]:
             "lentInstanceHours": _r(r.lent),
             "lostInstanceHours": _r(r.lost),
             "idleInstanceHours": _r(r.idle),
+            "idleUsd": _r(r.idle_usd),
+            "unusedInstanceHours": _r(r.unused),
             "onDemandInstanceHours": _r(r.on_demand),
             "planInstanceHours": _r(r.plan),
             "borrowedFrom": {k: _r(v) for k, v in sorted(r.borrowed_from.items()) if v},
@@ -187,6 +191,49 @@ def print_report(report: CostReport) -> None:
         f"{report.saving_usd:,.2f} USD)"
     )
     console.print(f"charge rule '{report.rule.value}': {CHARGE_RULES[report.rule]}")
+
+
+def simulation_cost(
+    org: Organisation,
+    jobs: Sequence[WorkloadJob],
+    prices: Mapping[str, Price],
+    options: SimulationOptions,
+    *,
+    start: str | None = None,
+) -> CostReport:
+    """The cost of ``jobs`` simulated on ``org`` (a run of its own: attempts are kept)."""
+    start_s = _simulation_start(org, start)
+    attempts = simulated_attempts(org, jobs, options=options, offset_s=start_s)
+    finite = [a.stop_s for a in attempts if a.stop_s != float("inf")]
+    end_s = start_s + options.window_s if options.window_s else max(finite, default=start_s)
+    return cost_report(org, attempts, prices, start_s=start_s, end_s=end_s)
+
+
+def money_table(report: CostReport, label: str) -> Table:
+    """Per team: instance-hours own, borrowed, lent, unused (idle), their cost; the totals."""
+    table = data_table(
+        "team",
+        "own h",
+        "borrowed h",
+        "lent h",
+        "unused h",
+        "idle USD",
+        "cost USD",
+        title=f"Money: {label}",
+    )
+    teams: dict[str, list[float]] = {}
+    for row in report.shares:
+        sums = teams.setdefault(row.share, [0.0] * 6)
+        values = (row.own, row.borrowed, row.lent, row.unused, row.idle_usd, row.cost_usd)
+        for i, value in enumerate(values):
+            sums[i] += value
+    for team, sums in teams.items():
+        table.add_row(team, *(f"{v:,.1f}" for v in sums[:4]), *(f"{v:,.2f}" for v in sums[4:]))
+    table.caption = (
+        f"total {report.total_cost_usd:,.2f} USD; the same teams on separate fixed pools "
+        f"{report.fixed_pools_cost_usd:,.2f} USD (sharing saves {report.saving_usd:,.2f} USD)"
+    )
+    return table
 
 
 def _with_peers(hours: float, peers: dict[str, float]) -> str:

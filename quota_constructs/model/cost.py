@@ -176,11 +176,16 @@ class ShareCost:
     lent: float = 0.0
     lost: float = 0.0
     idle: float = 0.0
-    """Plan-backed own capacity neither used nor lent."""
+    """Plan-backed own capacity neither used nor lent (paid for: waste)."""
+    unused: float = 0.0
+    """Own capacity neither used nor lent, plan-backed or not (on demand it costs nothing)."""
     on_demand: float = 0.0
     plan: float = 0.0
     """Instance-hours run on a training plan."""
     cost_usd: float = 0.0
+    """What it ran: on-demand hours at their price, plan hours at the plan's rate."""
+    idle_usd: float = 0.0
+    """Its idle plan hours at the plan's rate (on demand, idle costs nothing)."""
     charge_usd: float = 0.0
     borrowed_from: dict[str, float] = field(default_factory=dict)
     lent_to: dict[str, float] = field(default_factory=dict)
@@ -290,8 +295,7 @@ class _TypeSweep:
             row.plan += used * on_plan * hours
             row.on_demand += used * (1 - on_plan) * hours
         self._lend(borrowed, spare, hours, on_plan)
-        if reserved:
-            self._idle(own, spare, borrowed, hours)
+        self._idle(own, spare, borrowed, hours, reserved=bool(reserved))
 
     def _lend(
         self, borrowed: Mapping[str, int], spare: Mapping[str, int], hours: float, on_plan: float
@@ -316,13 +320,18 @@ class _TypeSweep:
         spare: Mapping[str, int],
         borrowed: Mapping[str, int],
         hours: float,
+        *,
+        reserved: bool,
     ) -> None:
         pool = sum(spare.values())
         lent_now = min(sum(borrowed.values()), pool)
         for share, cap in self.capacity.items():
             unused = cap - own.get(share, 0)
             lent = lent_now * spare.get(share, 0) / pool if pool else 0.0
-            self.rows[share].idle += max(unused - lent, 0.0) * hours
+            left = max(unused - lent, 0.0) * hours
+            self.rows[share].unused += left
+            if reserved:
+                self.rows[share].idle += left
 
     def _sample(self, t0: float, usage: Mapping[str, int], reserved: int) -> None:
         self.series.times.append(t0)
@@ -453,6 +462,7 @@ def _charge(
     for row in rows:
         on_demand = row.on_demand * price.on_demand
         row.cost_usd = on_demand + row.plan * price.plan_rate
+        row.idle_usd = row.idle * price.plan_rate
         by_capacity = capacity.get(row.share, 0) / held if held else 0.0
         if rule is ChargeRule.BOTH:
             row.charge_usd = row.cost_usd + row.idle * price.plan_rate + unallocated * by_capacity

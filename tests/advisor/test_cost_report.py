@@ -221,3 +221,51 @@ def test_without_a_prices_file_an_unreachable_price_list_is_exit_2(files: dict[s
         "error: --prices: no prices file, and the AWS Price List API could not be asked ("
     )
     assert result.stderr.rstrip().endswith("fix: pass --prices FILE (TYPE: USD per instance-hour)")
+
+
+TEAMS = ORGS_DIR.parent / "teams" / "research.yaml"
+
+
+def test_simulate_with_prices_adds_each_teams_money(tmp_path: Path) -> None:
+    prices = tmp_path / "p.yaml"
+    prices.write_text(f"{G5}: 1.41\n", encoding="utf-8")
+    research = str(ORGS_DIR / "research.yaml")
+    args = ["simulate", research, "--generate", str(TEAMS), "--days", "7", "--json"]
+    result = runner.invoke(app, [*args, "--prices", str(prices)])
+    assert result.exit_code == 0, result.output
+    cost = json.loads(result.stdout)["research"]["cost"]
+    jobs = simulated_jobs(load_organisation(research), generate_workload(load_teams(TEAMS), days=7))
+    window = 7 * 86400.0
+    for row in cost["shares"]:
+        used = sum(
+            (min(a.stopped_at, window) - a.started_at) * j.request.demand[G5]
+            for j in jobs
+            if j.share_name == row["share"]
+            for a in j.attempts
+            if a.started_at is not None and a.started_at < window
+        ) + sum(  # still running at the end of the window
+            (window - j.started_at) * j.request.demand[G5]
+            for j in jobs
+            if j.share_name == row["share"]
+            and j.started_at is not None
+            and j.status.is_dispatched
+            and j.started_at < window
+        )
+        assert row["ownInstanceHours"] + row["borrowedInstanceHours"] == pytest.approx(
+            used / H, abs=1e-3
+        )
+        assert row["costUsd"] == pytest.approx(used / H * 1.41, abs=1e-2)
+        assert row["idleUsd"] == 0  # on demand, idle quota costs nothing
+    assert cost["separatePoolsCostUsd"] == cost["totalCostUsd"]  # no plan: sharing saves nothing
+
+
+def test_recommend_simulate_with_a_price_shows_the_money_table() -> None:
+    args = ["recommend", str(TEAMS), "--simulate", "--days", "7", "--price", f"{G5}=1.41"]
+    result = CliRunner(env={"COLUMNS": "200"}).invoke(app, args)
+    assert result.exit_code in (0, 1), result.output  # 1: an expectation failed (advisor's)
+    assert "Money: recommended" in result.stdout
+    assert "Money: all-RESERVE" in result.stdout
+    assert "the same teams on separate fixed pools" in result.stdout
+    data = json.loads(CliRunner().invoke(app, [*args, "--json"]).stdout)
+    shares = data["simulation"]["recommended"]["cost"]["shares"]
+    assert {r["share"] for r in shares} == {"recommendation", "generative", "data-analysis"}

@@ -62,6 +62,9 @@ def test_on_demand_bills_every_attempt_per_second_preempted_ones_included() -> N
     # idle on-demand quota costs nothing: the total is exactly what ran
     assert report.total_cost_usd == pytest.approx(1200.0 + 200.0 / H)
     assert all(r.idle == 0 for r in report.shares)
+    # unused own capacity is still reported: vision's 2 sat unused from 0.5 h to 1.5 h (but one
+    # second) and after 2.5 h, free of charge
+    assert vision.unused == pytest.approx(2 * (1 - 1 / H) + 2 * 7.5)
     assert all(r.charge_usd == pytest.approx(r.cost_usd) for r in report.shares)
     assert report.plans == []
     assert report.fixed_pools_cost_usd == pytest.approx(report.total_cost_usd)
