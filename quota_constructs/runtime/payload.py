@@ -339,6 +339,9 @@ class JobSubmission:
     training_plan_arn: str | None = None
     """Run on this SageMaker training plan: ``ResourceConfig.TrainingPlanArn`` (unless the
     payload names one already)."""
+    training_job_tags: Mapping[str, str] = field(default_factory=dict)
+    """Tags for the SageMaker training job itself (the payload's ``Tags``; a key the payload
+    tags already keeps its value): the team tag, so AWS billing can split by team."""
 
     @property
     def payload_dict(self) -> dict[str, Any]:
@@ -348,6 +351,13 @@ class JobSubmission:
         else:
             payload = dict(self.payload)
             payload.setdefault("TrainingJobName", self.job_name)
+        if self.training_job_tags:
+            tags = [dict(t) for t in payload.get("Tags") or [] if isinstance(t, Mapping)]
+            keys = {t.get("Key") for t in tags}
+            tags += [
+                {"Key": k, "Value": v} for k, v in self.training_job_tags.items() if k not in keys
+            ]
+            payload["Tags"] = tags
         if self.training_plan_arn is not None:
             resources = dict(payload.get("ResourceConfig") or {})
             resources.setdefault("TrainingPlanArn", self.training_plan_arn)

@@ -410,8 +410,10 @@ class QueueClient:
     def prepare(self, submission: JobSubmission) -> tuple[JobSubmission, list[Problem]]:
         """The submission as it will be sent, and every pre-submit problem of it.
 
-        As sent: with the share's team tag added (:meth:`team_tag`), so its derived
-        ``clientToken`` covers the tag. Problems: the team's share (for a team's client), a
+        As sent: with the share's team tag added (:meth:`team_tag`) to the service job and to
+        the SageMaker training job (the payload's ``Tags``, for cost allocation), so its derived
+        ``clientToken`` covers the tag; on an ``Active`` training plan of its type
+        (:meth:`active_plan`). Problems: the team's share (for a team's client), a
         conflicting team tag, then :meth:`JobSubmission.problems` against the live queue.
         """
         if submission.shape_problems():  # wrong types: nothing else can be checked or sent
@@ -434,6 +436,8 @@ class QueueClient:
             problems += team_tag_problems(submission.tags, submission.share, TEAM_TAG_KEY, tag)
             if not problems:
                 submission = submission.with_tag(TEAM_TAG_KEY, tag)
+                job_tags = {**submission.training_job_tags, TEAM_TAG_KEY: tag}
+                submission = replace(submission, training_job_tags=job_tags)
             if submission.priority is None:  # a capped team's policy needs the condition key
                 submission = replace(submission, priority=TEAM_DEFAULT_PRIORITY)
         return submission, problems + submission.problems(spec)
