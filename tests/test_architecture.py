@@ -94,6 +94,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     ),
     "quota_constructs.runtime": (
         "pricing",
+        "account",
         "pacing",
         "jobs",
         "json_view",

@@ -12,6 +12,7 @@ from quota_constructs.commands.demo import demo
 from quota_constructs.commands.jobs import jobs_app
 from quota_constructs.commands.local import local_app
 from quota_constructs.commands.org import org_app
+from quota_constructs.commands.preflight import preflight_command
 from quota_constructs.commands.report import report_command
 from quota_constructs.commands.status import status
 
@@ -59,6 +60,7 @@ def _main(
     """GPU quota sharing for SageMaker training on AWS Batch."""
 
 
+org_app.command("preflight")(preflight_command)
 app.add_typer(org_app, name="org")
 app.add_typer(advisor_app)  # quota recommend, quota simulate
 app.add_typer(local_app, name="local")

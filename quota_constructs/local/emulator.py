@@ -24,6 +24,7 @@ from quota_constructs.local.handlers import Handler
 from quota_constructs.local.handlers.parameters import ParameterHandlers
 from quota_constructs.local.handlers.resources import ResourceHandlers
 from quota_constructs.local.handlers.service_jobs import ServiceJobHandlers
+from quota_constructs.local.handlers.service_quotas import ServiceQuotaHandlers
 from quota_constructs.local.handlers.sts import StsHandlers
 from quota_constructs.local.handlers.training_jobs import TrainingJobHandlers
 from quota_constructs.local.handlers.training_plans import TrainingPlanHandlers
@@ -35,6 +36,7 @@ from quota_constructs.local.state.identities import Identities
 from quota_constructs.local.state.job_service import ClientTokenMode, JobRetention, JobService
 from quota_constructs.local.state.parameter_store import ParameterStore
 from quota_constructs.local.state.registry import Registry
+from quota_constructs.local.state.service_quotas import ServiceQuotas
 from quota_constructs.local.state.tags import TagStore
 from quota_constructs.local.state.training_plans import TrainingPlans
 from quota_constructs.local.wire.api_errors import DOMAIN_ERRORS
@@ -113,12 +115,14 @@ class Emulator:
         }
         training_jobs = TrainingJobHandlers(self.registry, self.jobs, self.account, self.clock)
         self.training_plans = TrainingPlans(self.account)
+        self.service_quotas = ServiceQuotas(self.account)
         training_plans = TrainingPlanHandlers(self.training_plans, self.account, self.clock)
         self._tables: dict[str, dict[str, Handler]] = {
             "batch": self._batch,
             "ssm": ParameterHandlers(self.parameters).operations(),
             "sagemaker": {**training_jobs.operations(), **training_plans.operations()},
             "sts": StsHandlers(self.identities).operations(),
+            "service-quotas": ServiceQuotaHandlers(self.service_quotas, self.account).operations(),
         }
 
     def served_operations(self) -> dict[str, tuple[str, ...]]:

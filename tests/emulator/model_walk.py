@@ -43,6 +43,10 @@ PATTERN_SAMPLES = {
     ),
     ".*": ("token", "line\nbreak"),
     f"({TAG_CHARACTERS}*)": ("a", "a#"),
+    # Service Quotas (local/handlers/service_quotas.py)
+    "[a-zA-Z][a-zA-Z0-9-]{1,63}": ("sagemaker", "1sagemaker"),
+    "[a-zA-Z][a-zA-Z0-9-]{1,128}": ("L-1216C47A", "L_1216C47A"),
+    "^[a-zA-Z0-9/+]*={0,2}$": ("MTAw", "MTAw!"),
 }
 """A string each declared pattern accepts and a near miss it refuses."""
 

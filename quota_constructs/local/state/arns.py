@@ -54,6 +54,9 @@ class Account:
     def reserved_capacity(self, name: str) -> str:
         return self._arn("sagemaker", f"reserved-capacity/{name}")
 
+    def service_quota(self, service_code: str, quota_code: str) -> str:
+        return self._arn("servicequotas", f"{service_code}/{quota_code}")
+
     def owns(self, partition: str, region: str, account_id: str) -> bool:
         """Whether an ARN with these parts names something in this emulated account."""
         return (partition, region, account_id) == (self.partition, self.region, self.account_id)

@@ -43,6 +43,10 @@ _CODES: dict[str, tuple[tuple[type[Exception], str], ...]] = {
         (Exception, "ValidationException"),
     ),
     "sts": ((AccessDenied, "AccessDenied"), (Exception, "ValidationError")),
+    "service-quotas": (
+        (NotFound, "NoSuchResourceException"),
+        (Exception, "IllegalArgumentException"),
+    ),
 }
 _STATUS = {"AccessDenied": 403}
 

@@ -68,7 +68,11 @@ MAX_ADVANCE_SECONDS = 366 * 24 * 3600
 """Longest step of ``POST /_quota/advance``: a year; longer spans take several steps."""
 MAX_THREADS = 256
 """Most worker threads of the HTTP server."""
-JSON_TARGETS = {"AmazonSSM": "ssm", "SageMaker": "sagemaker"}
+JSON_TARGETS = {
+    "AmazonSSM": "ssm",
+    "SageMaker": "sagemaker",
+    "ServiceQuotasV20190624": "service-quotas",
+}
 """``X-Amz-Target`` prefix -> JSON 1.1 service answered here."""
 LOG = logging.getLogger(__name__)
 
