@@ -261,6 +261,7 @@ def serve(
         f"export AWS_ENDPOINT_URL_SSM={endpoint}",
         f"export AWS_ENDPOINT_URL_SAGEMAKER={endpoint}",
         f"export AWS_ENDPOINT_URL_STS={endpoint}",
+        f"export AWS_ENDPOINT_URL_SERVICE_QUOTAS={endpoint}",
         f"export AWS_ACCESS_KEY_ID={DUMMY_CREDENTIALS['aws_access_key_id']}",
         f"export AWS_SECRET_ACCESS_KEY={DUMMY_CREDENTIALS['aws_secret_access_key']}",
         f"export AWS_DEFAULT_REGION={emulator.account.region}",
