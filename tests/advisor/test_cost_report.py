@@ -230,7 +230,17 @@ def test_simulate_with_prices_adds_each_teams_money(tmp_path: Path) -> None:
     prices = tmp_path / "p.yaml"
     prices.write_text(f"{G5}: 1.41\n", encoding="utf-8")
     research = str(ORGS_DIR / "research.yaml")
-    args = ["simulate", research, "--generate", str(TEAMS), "--days", "7", "--json"]
+    args = [
+        "simulate",
+        research,
+        "--generate",
+        str(TEAMS),
+        "--days",
+        "7",
+        "--json",
+        "--startup-s",
+        "0",
+    ]
     result = runner.invoke(app, [*args, "--prices", str(prices)])
     assert result.exit_code == 0, result.output
     cost = json.loads(result.stdout)["research"]["cost"]
