@@ -33,6 +33,7 @@ from typing import Any
 
 from quota_constructs.api_shapes import parse_service_job_arn, time_limits_from_api
 from quota_constructs.local.state.arns import JOB_ID_PATTERN, Account
+from quota_constructs.local.state.calendars import ShareCalendars
 from quota_constructs.local.state.clock import EmulatorClock
 from quota_constructs.local.state.errors import InvalidParameter, InvalidRequest, NotFound
 from quota_constructs.local.state.registry import ENABLED, JobQueue, ShareRecord
@@ -128,6 +129,8 @@ class JobService:
         self.submitted: dict[str, Submission] = {}
         self.tokens: dict[str, tuple[str, Job]] = {}
         """``clientToken`` -> fingerprint of its request and the job it created."""
+        self.calendars: ShareCalendars | None = None
+        """The shares' calendars, applied as time advances (set by the emulator)."""
         self.listeners: list[Callable[[str, SchedulerEvent], None]] = []
         """Told (queue name, event) of every scheduler event of queues created from now on."""
 
@@ -167,7 +170,13 @@ class JobService:
             self.tags.remove(self.account.service_job(job.job_id))
 
     def advance(self, now: float) -> None:
-        """Advance every queue's scheduler to ``now``."""
+        """Advance every queue's scheduler to ``now``, flipping shares on their calendars."""
+        if self.calendars is None:
+            self._advance_schedulers(now)
+        else:
+            self.calendars.advance(now, self._advance_schedulers)
+
+    def _advance_schedulers(self, now: float) -> None:
         for scheduler in self.schedulers.values():
             scheduler.advance(now)
 
