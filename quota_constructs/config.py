@@ -528,15 +528,13 @@ def _inner_model(annotation: Any) -> type[BaseModel] | None:
 
 
 def _optional_fields(model: type[BaseModel]) -> set[str]:
-    """Field names of ``model`` and its nested models that have a default."""
-    names = {
+    """Keys of ``model`` (aliases as written in files) that have a default.
+
+    Only its own: a nested model's optional key may be required here (a window's ``strategy``
+    is optional, a share's is not)."""
+    return {
         field.alias or name for name, field in model.model_fields.items() if not field.is_required()
     }
-    for field in model.model_fields.values():
-        inner = _inner_model(field.annotation)
-        if inner is not None:
-            names |= _optional_fields(inner)
-    return names
 
 
 _PLACEHOLDERS: dict[str, Any] = {"strategy": SharingStrategy.RESERVE.value, "capacity": {}}
@@ -556,7 +554,6 @@ def _without_shape_errors(data: Any, error: ValidationError) -> Any:
     entries of mappings and lists are removed; a share's failing required field gets a
     stand-in (its problem is already reported, and problems at reported paths are dropped)."""
     cleaned = copy.deepcopy(data)
-    optional = _optional_fields(OrganisationFile)
     for item in sorted(error.errors(), key=lambda e: [str(p).zfill(9) for p in e["loc"]])[::-1]:
         loc = item["loc"]
         parent = _container_at(cleaned, loc[:-1])
@@ -564,7 +561,9 @@ def _without_shape_errors(data: Any, error: ValidationError) -> Any:
         if parent is None or not loc:
             continue
         leaf = loc[-1]
-        removable = item["type"] == "extra_forbidden" or model is None or leaf in optional
+        removable = (
+            item["type"] == "extra_forbidden" or model is None or leaf in _optional_fields(model)
+        )
         if isinstance(parent, list) and isinstance(leaf, int) and leaf < len(parent):
             del parent[leaf]
         elif isinstance(parent, dict) and model is None and item["type"] in _VALUE_STAND_INS:
