@@ -329,7 +329,7 @@ class ShareCalendar:
         hour that is wholly inside one setting (so a change undone in between, e.g. by a
         deploy, is re-applied within the hour)."""
         settings = [base, *(w.apply(base) for w in self.windows)]
-        index_at = [self._index_at_minute(m) for m in range(MINUTES_PER_WEEK)]
+        index_at = self._index_by_minute()
         key_at = [_settings_key(settings[i]) for i in index_at]
         points = {m for m in range(MINUTES_PER_WEEK) if key_at[m] != key_at[m - 1]}
         points |= {m for m in range(0, MINUTES_PER_WEEK, 60) if len(set(key_at[m : m + 60])) == 1}
@@ -348,13 +348,19 @@ class ShareCalendar:
             for (key, minute, hour_list), days in grouped.items()
         )
 
-    def _index_at_minute(self, minute_of_week: int) -> int:
-        """0 for the share's own settings, 1 + the window's index inside a window."""
-        weekday, minute = divmod(minute_of_week, MINUTES_PER_DAY)
-        for index, window in enumerate(self.windows):
-            if window.covers(weekday, minute):
-                return index + 1
-        return 0
+    def _index_by_minute(self) -> list[int]:
+        """Per minute of the week (Monday 00:00 first): 0 for the share's own settings,
+        1 + the window's index inside a window (the first window wins, as in ``window_at``)."""
+        index = [0] * MINUTES_PER_WEEK
+        for number, window in reversed(list(enumerate(self.windows, start=1))):
+            span = window.span
+            if span is None:
+                continue
+            for day in window.days:
+                if day in DAYS:
+                    offset = DAYS.index(day) * MINUTES_PER_DAY
+                    index[offset + span[0] : offset + span[1]] = [number] * (span[1] - span[0])
+        return index
 
 
 def _zone(name: Any) -> ZoneInfo | None:
