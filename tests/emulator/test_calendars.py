@@ -11,7 +11,9 @@ from typing import Any
 
 import boto3
 import pytest
+from typer.testing import CliRunner
 
+from quota_constructs.commands import app
 from quota_constructs.local.emulator import Emulator
 from quota_constructs.local.state.clock import VirtualClock
 from quota_constructs.local.testing import DUMMY_CREDENTIALS
@@ -123,3 +125,13 @@ def test_with_a_grace_a_long_borrower_is_preempted_when_it_ends(tmp_path: Path) 
         assert _strategy(batch) == "RESERVE"
         assert emulator.calendars.flips[-1].time == HALF_HOUR + 3600
         assert status(batch, borrower) == "RUNNABLE"
+
+
+@pytest.mark.parametrize("value", ["-1", "nan", "700000"])
+def test_serve_refuses_a_calendar_grace_out_of_range(value: str) -> None:
+    result = CliRunner().invoke(app, ["local", "serve", "--calendar-grace", value, "--port", "0"])
+    assert result.exit_code == 2
+    assert result.stderr.strip() == (
+        f"error: --calendar-grace {float(value):g}: must be from 0 to 604800 seconds "
+        "(0 preempts borrowers at the window edge)"
+    )
