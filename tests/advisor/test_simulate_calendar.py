@@ -58,7 +58,11 @@ def test_with_the_calendar_the_borrower_is_preempted_at_the_saturday_edge() -> N
 
 def test_a_calendar_window_in_force_at_time_zero_applies_from_the_start() -> None:
     always = ShareCalendar(
-        (ShareWindow(("mon", "tue", "wed", "thu", "fri", "sat", "sun"), strategy="RESERVE"),)
+        (
+            ShareWindow(
+                ("mon", "tue", "wed", "thu", "fri", "sat", "sun"), strategy=SharingStrategy.RESERVE
+            ),
+        )
     )
     org = replace(PLAIN, calendars={"weekend": always})
     jobs = [WorkloadJob(0, "weekday", GPU, 2, H, 1)]

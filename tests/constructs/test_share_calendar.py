@@ -18,7 +18,13 @@ from quota_constructs.constructs.share_calendar import (
     cron_expression,
     schedule_name_prefix,
 )
-from quota_constructs.model import Organisation, ShareCalendar, ShareWindow, WeeklyFlip
+from quota_constructs.model import (
+    Organisation,
+    ShareCalendar,
+    ShareWindow,
+    SharingStrategy,
+    WeeklyFlip,
+)
 from stacks.organisation_app import add_checks
 from stacks.organisation_stack import OrganisationStack
 from tests.constructs.helpers import assert_clean, make_app, share
@@ -147,7 +153,9 @@ def test_cron_expressions_and_schedule_names() -> None:
     assert schedule_name_prefix("o", "s") == "Quota-o.s."
     long = schedule_name_prefix("o" * 64, "s" * 128)
     assert long.startswith("Quota-") and len(long) + 3 <= 64
-    office = ShareCalendar((ShareWindow(("mon",), "08:30", "09:00", strategy="RESERVE"),))
+    office = ShareCalendar(
+        (ShareWindow(("mon",), "08:30", "09:00", strategy=SharingStrategy.RESERVE),)
+    )
     assert [
         cron_expression(f)
         for f in office.weekly_flips(base)

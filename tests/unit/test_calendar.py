@@ -62,7 +62,14 @@ def test_settings_in_force_and_next_change_in_utc() -> None:
 
 def test_times_are_local_to_the_stated_time_zone_across_daylight_saving() -> None:
     office = ShareCalendar(
-        (ShareWindow(("mon", "tue", "wed", "thu", "fri"), "08:00", "18:00", strategy="RESERVE"),),
+        (
+            ShareWindow(
+                ("mon", "tue", "wed", "thu", "fri"),
+                "08:00",
+                "18:00",
+                strategy=SharingStrategy.RESERVE,
+            ),
+        ),
         timezone="Europe/Paris",
     )
     winter = office.next_change(LENDER, datetime(2026, 12, 7, 0, tzinfo=UTC))
@@ -80,7 +87,9 @@ def test_a_window_of_a_non_borrowing_strategy_drops_the_inherited_borrow_limit()
 
 def test_changes_of_every_share_come_in_time_order() -> None:
     other = QuotaShareSpec("nights", {"ml.g5.xlarge": 2}, SharingStrategy.LEND)
-    nights = ShareCalendar((ShareWindow(("fri",), "20:00", "24:00", strategy="RESERVE"),))
+    nights = ShareCalendar(
+        (ShareWindow(("fri",), "20:00", "24:00", strategy=SharingStrategy.RESERVE),)
+    )
     found = scheduled_changes(
         {"weekday": WEEKEND_RESERVE, "nights": nights},
         [LENDER, other],
@@ -96,7 +105,14 @@ def test_changes_of_every_share_come_in_time_order() -> None:
 
 def test_weekly_flips_apply_each_change_and_reapply_every_whole_hour() -> None:
     office = ShareCalendar(
-        (ShareWindow(("mon", "tue", "wed", "thu", "fri"), "08:30", "17:00", strategy="RESERVE"),)
+        (
+            ShareWindow(
+                ("mon", "tue", "wed", "thu", "fri"),
+                "08:30",
+                "17:00",
+                strategy=SharingStrategy.RESERVE,
+            ),
+        )
     )
     flips = {
         (f.days, f.hours, f.minute, f.settings.strategy.value) for f in office.weekly_flips(LENDER)
