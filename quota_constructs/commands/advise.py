@@ -89,7 +89,7 @@ from quota_constructs.commands.report import (
     report_data,
     simulation_cost,
 )
-from quota_constructs.config import load_organisation
+from quota_constructs.config import WindowConfig, load_organisation
 from quota_constructs.model import Organisation, Problem, QuotaConfigError
 from quota_constructs.model.cost import CostReport, Price
 from quota_constructs.runtime.adopt import queue_client, read_job_history, read_organisation
@@ -140,12 +140,25 @@ def advice_data(advice: Advice) -> dict[str, Any]:
             t.share.name: {
                 **share_sharing_settings(t.share),
                 "maxUsable": dict(t.max_usable),
+                "schedule": _schedule_data(advice.organisation, t.share.name),
                 "rationale": list(t.rationale),
                 "warnings": list(t.warnings),
             }
             for t in advice.teams
         },
     }
+
+
+def _schedule_data(org: Organisation, share: str) -> dict[str, Any] | None:
+    """A share's calendar as the organisation file writes it (``None``: it has none)."""
+    calendar = org.calendars.get(share)
+    if calendar is None:
+        return None
+    windows = [
+        WindowConfig.from_spec(w).model_dump(mode="json", by_alias=True, exclude_none=True)
+        for w in calendar.windows
+    ]
+    return {"timezone": calendar.timezone, "windows": windows}
 
 
 def advice_table(advice: Advice) -> Table:
@@ -165,9 +178,14 @@ def advice_table(advice: Advice) -> Table:
         else:
             counts = ", ".join(f"{n} x {t}" for t, n in team.borrow_instances.items())
             borrow = f"{share.borrow_limit}% ({counts})"
+        calendar = advice.organisation.calendars.get(share.name)
+        windows = "; ".join(
+            f"{w.strategy.value if w.strategy else share.strategy.value} {','.join(w.days)}"
+            for w in (calendar.windows if calendar is not None else ())
+        )
         table.add_row(
             share.name,
-            share.strategy.value,
+            share.strategy.value + (f" ({windows})" if windows else ""),
             "on" if share.in_share_preemption else "off",
             borrow,
             ", ".join(f"{n} x {t}" for t, n in team.max_usable.items()),

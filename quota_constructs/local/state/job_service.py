@@ -37,6 +37,7 @@ from typing import Any
 
 from quota_constructs.api_shapes import parse_service_job_arn, time_limits_from_api
 from quota_constructs.local.state.arns import JOB_ID_PATTERN, Account
+from quota_constructs.local.state.calendars import ShareCalendars
 from quota_constructs.local.state.clock import EmulatorClock
 from quota_constructs.local.state.errors import InvalidParameter, InvalidRequest, NotFound
 from quota_constructs.local.state.registry import ENABLED, JobQueue, ShareRecord
@@ -167,6 +168,8 @@ class JobService:
         self.submitted: dict[str, Submission] = {}
         self.tokens: dict[str, tuple[str, Job]] = {}
         """``clientToken`` -> fingerprint of its request and the job it created."""
+        self.calendars: ShareCalendars | None = None
+        """The shares' calendars, applied as time advances (set by the emulator)."""
         self.listeners: list[Callable[[str, SchedulerEvent], None]] = []
         """Told (queue name, event) of every scheduler event of queues created from now on."""
         self._finished: dict[str, float] = {}
@@ -213,10 +216,17 @@ class JobService:
             self._drop(job.job_id)
 
     def advance(self, now: float) -> None:
-        """Advance every queue's scheduler to ``now``, then expire finished jobs."""
+        """Advance every queue's scheduler to ``now`` (flipping shares on their calendars at
+        their edges), then expire finished jobs."""
+        if self.calendars is None:
+            self._advance_schedulers(now)
+        else:
+            self.calendars.advance(now, self._advance_schedulers)
+        self.expire(now)
+
+    def _advance_schedulers(self, now: float) -> None:
         for scheduler in self.schedulers.values():
             scheduler.advance(now)
-        self.expire(now)
 
     # --- retention -----------------------------------------------------------------------------
 
