@@ -10,7 +10,6 @@ import csv
 import io
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -278,8 +277,8 @@ def _live(
     seconds = parse_duration(since)
     client = options.client()
     live = read_organisation(client).organisation
-    if plans_from is not None:
-        live = replace(live, training_plans=load_organisation(plans_from).training_plans)
+    if plans_from is not None:  # the file tells what the queue cannot: calendars, plans
+        live = load_organisation(plans_from)
     history = read_job_history(client, time.time() - seconds)
     attempts = attempts_from_history(history.jobs, now_s=history.now_s)
     return live, attempts, history.since_s, history.now_s
@@ -319,7 +318,8 @@ def report_command(
     org_file: Path | None = typer.Argument(
         None,
         help="Organisation file: simulated with --workload; with a live queue, the "
-        "training plans it declares.",
+        "organisation as declared (its share calendars and training plans), instead of the "
+        "settings in force now.",
     ),
     workload: Path | None = typer.Option(None, "--workload", help="Workload CSV to simulate."),
     queue: QueueOpt = None,

@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from enum import Enum
 from itertools import pairwise
 
@@ -265,6 +266,7 @@ class _TypeSweep:
         plans: Sequence[TrainingPlanSpec],
     ) -> None:
         self.itype = itype
+        self.org = org
         self.rows = rows
         self.plans = plans
         shares = org.queue.shares
@@ -284,10 +286,11 @@ class _TypeSweep:
         on_plan = min(total, reserved) / total if total else 0.0
         own = {s: min(u, self.capacity.get(s, 0)) for s, u in usage.items()}
         borrowed = {s: u - own[s] for s, u in usage.items() if u > own[s]}
+        lends = self._lenders(t0)
         spare = {
             s: c - own.get(s, 0)
             for s, c in self.capacity.items()
-            if s in self.lends and c > own.get(s, 0)
+            if s in lends and c > own.get(s, 0)
         }
         for share, used in usage.items():
             row = self.rows[share]
@@ -296,6 +299,13 @@ class _TypeSweep:
             row.on_demand += used * (1 - on_plan) * hours
         self._lend(borrowed, spare, hours, on_plan)
         self._idle(own, spare, borrowed, hours, reserved=bool(reserved))
+
+    def _lenders(self, t0: float) -> set[str]:
+        """Shares that lend at ``t0``: by their calendars' settings in force then, if any."""
+        if not self.org.calendars:
+            return self.lends
+        when = datetime.fromtimestamp(t0, UTC)
+        return {s.name for s in self.org.shares_in_force(when) if s.strategy.lends}
 
     def _lend(
         self, borrowed: Mapping[str, int], spare: Mapping[str, int], hours: float, on_plan: float

@@ -67,7 +67,8 @@ def test_the_live_bill_follows_the_emulators_job_records(
     emu, jobs = ran_day
     prices = tmp_path / "prices.yaml"
     prices.write_text(f"{G5}: {PRICE}\n", encoding="utf-8")
-    args = ["report", "-o", "research", "--since", "7d", "--json", "--prices", str(prices)]
+    args = ["report", str(RESEARCH), "-o", "research", "--since", "7d", "--json"]
+    args += ["--prices", str(prices)]  # the file: data-analysis's calendar (lends on weekdays)
     result = runner.invoke(app, args, env=emu.env)
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
