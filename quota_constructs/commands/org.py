@@ -282,9 +282,13 @@ def _file_text(imported: ImportedQueue) -> str:
 
 def identifier_table(imported: ImportedQueue) -> Table:
     """Per resource: CloudFormation type, the identifier ``cdk import`` asks for, construct."""
-    table = Table(title=f"Resources to import into stack Quota-{imported.organisation.name}")
-    for column in ("resource type", "identifier", "value", "construct"):
-        table.add_column(column, overflow="fold")
+    table = data_table(
+        "resource type",
+        "identifier",
+        "value",
+        "construct",
+        title=f"Resources to import into stack Quota-{imported.organisation.name}",
+    )
     for r in imported.resources:
         table.add_row(r.resource_type, r.identifier_name, r.identifier, r.construct_path)
     return table
@@ -349,9 +353,9 @@ def _cell(value: Any) -> str:
 
 def drift_table(org: Organisation, client: QueueClient, drift: OrganisationDrift) -> Table:
     """One row per differing field, then shares on one side only."""
-    table = Table(title=f"{org.name}: file vs {client.queue}")
-    for column in ("share", "field", "file", "queue"):
-        table.add_column(column, overflow="fold")
+    table = data_table(
+        "share", "field", "file", "queue", title=f"{org.name}: file vs {client.queue}"
+    )
     for d in drift.fields:
         table.add_row(d.share or "(job queue)", d.field, _cell(d.file), _cell(d.queue))
     for share in drift.only_in_file:

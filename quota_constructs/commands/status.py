@@ -24,12 +24,14 @@ from quota_constructs.commands._common import (
     OrganisationOpt,
     QueueOpt,
     RegionOpt,
+    WideOpt,
     fail,
     handle_errors,
     json_option,
     print_json,
     stdout_console,
 )
+from quota_constructs.commands._tables import fitted_table
 from quota_constructs.commands.jobs import QueueClientOptions
 from quota_constructs.model import ShareState
 from quota_constructs.runtime.queue import QueueClient
@@ -49,6 +51,8 @@ COLUMNS = (
     "head job",
     "why it waits",
 )
+DROP_ORDER = ("lent", "borrowed", "idle", "why it waits", "running", "strategy")
+"""The columns a narrow terminal hides, first to last (README, "Tables at a terminal")."""
 
 
 @handle_errors
@@ -69,6 +73,7 @@ def status(
         typer.Option(min=1, help="With --watch: stop after this many reads (default: Ctrl-C)."),
     ] = None,
     as_json: Annotated[bool, json_option("JSON (with --watch: one line per refresh).")] = False,
+    wide: WideOpt = False,
 ) -> None:
     """Per share and instance type: limit, in use, borrowed, lent, idle, jobs, head job."""
     options = QueueClientOptions(queue, organisation, endpoint_url, region, as_team)
@@ -76,19 +81,21 @@ def status(
         fail(f"--refreshes {refreshes} counts --watch refreshes: add --watch", ExitCode.USAGE)
     client = options.client()
     if not watch:
-        _show(read_status(client), as_json)
+        _show(read_status(client), as_json, wide)
     else:
-        _watch(client, interval, refreshes, as_json)
+        _watch(client, interval, refreshes, as_json, wide)
 
 
-def _show(view: QueueStatus, as_json: bool) -> None:
+def _show(view: QueueStatus, as_json: bool, wide: bool) -> None:
     if as_json:
         print_json(status_json(view))
     else:
-        stdout_console().print(status_table(view))
+        stdout_console().print(status_table(view, wide=wide))
 
 
-def _watch(client: QueueClient, interval: float, refreshes: int | None, as_json: bool) -> None:
+def _watch(
+    client: QueueClient, interval: float, refreshes: int | None, as_json: bool, wide: bool
+) -> None:
     """Read and show the status every ``interval`` s, ``refreshes`` times (``None``: forever)."""
     count = 0
 
@@ -105,24 +112,27 @@ def _watch(client: QueueClient, interval: float, refreshes: int | None, as_json:
                 sys.stdout.write(json.dumps(status_json(view)) + "\n")
                 sys.stdout.flush()
             else:
-                stdout_console().print(status_table(view))
+                stdout_console().print(status_table(view, wide=wide))
         return
-    with Live(status_table(read_status(client)), console=stdout_console()) as live:
+    with Live(status_table(read_status(client), wide=wide), console=stdout_console()) as live:
         count = 1
         while more():
             time.sleep(interval)
-            live.update(status_table(read_status(client)), refresh=True)
+            live.update(status_table(read_status(client), wide=wide), refresh=True)
             count += 1
 
 
-def status_table(view: QueueStatus) -> Table:
-    """The status as a table: one row per share and instance type."""
-    table = Table(
+def status_table(view: QueueStatus, *, wide: bool = False) -> Table:
+    """The status as a table: one row per share and instance type; fitted to the terminal,
+    :data:`DROP_ORDER` hidden first unless ``wide``."""
+    table = fitted_table(
+        *COLUMNS,
         title=f"{view.queue} at {view.read_at:%Y-%m-%dT%H:%M:%SZ}",
         caption="borrowed/lent between shares: derived from use and limits (docs/runtime.md)",
+        drop=DROP_ORDER,
+        wide=wide,
+        min_widths={"why it waits": 30},
     )
-    for column in COLUMNS:
-        table.add_column(column, overflow="fold")
     for row in view.rows:
         table.add_row(*_cells(row))
     if view.unattributed:
