@@ -23,7 +23,13 @@ from quota_constructs.advisor.limits import (
     MAX_SCHEDULE_CHARS,
     MAX_WAIT_TARGET_MINUTES,
 )
-from quota_constructs.config import AccessConfig, StrictModel, pydantic_problems
+from quota_constructs.config import (
+    AccessConfig,
+    FileKind,
+    StrictModel,
+    pydantic_problems,
+    wrong_file_problem,
+)
 from quota_constructs.model import (
     JobQueueSpec,
     Organisation,
@@ -424,6 +430,9 @@ def parse_teams(data: Any, *, source: str = "<data>") -> TeamsFile:
             ],
             context=source,
         )
+    wrong = wrong_file_problem(data, FileKind.TEAM_PROFILES, source)
+    if wrong is not None:
+        raise TeamsFileError([wrong], context=source)
     try:
         teams = TeamsFile.model_validate(data)
     except ValidationError as exc:

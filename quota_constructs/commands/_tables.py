@@ -4,7 +4,9 @@ The rule (README, "Tables at a terminal"): no word of a cell is ever broken, so 
 job id, an ARN, a share name, an instance type, a strategy) is always whole on one line and can
 be copied; a column wraps only between words. When the columns do not fit the width even so,
 the table's least important columns are hidden, in the order the table names (``drop``), and
-its caption says which; ``--wide`` (``wide=True``) shows every column. Piped, the width is
+its caption says which; ``--wide`` (``wide=True``) shows every column. When the columns it
+keeps still do not fit, each row is printed as a record (one ``column  value`` line per column,
+a rule between rows). Piped, the width is
 unbounded (``_common.UNWRAPPED_WIDTH``), so every column shows and no cell wraps.
 
 Use it for any new table::
@@ -63,15 +65,49 @@ class FittedTable(Table):
             header = droppable.pop(0)
             columns = [c for c in columns if _header(c) != header]
             hidden.append(header)
+        if _least_width(self, columns) > width:
+            return self._records(columns, width)
         table = copy.copy(self)
         table.columns = _sized(self, columns, width)
+        caption = str(self.caption) if self.caption else None
         if hidden:
             note = f"not shown: {', '.join(hidden)} ({WIDE_HINT})"
-            table.caption = f"{self.caption}; {note}" if self.caption else note
-        least = _least_width(self, columns)
+            caption = f"{caption}; {note}" if caption else note
+        return _wrapped_notes(table, caption)
+
+    def _records(self, columns: Sequence[Column], width: int) -> Table:
+        """The rows as records, one ``header  value`` line per column, a rule between rows:
+        for a terminal too narrow for the columns side by side (every column shown)."""
+        records = FittedTable(title=self.title, caption=self.caption, show_header=False)
+        records.add_column("field", overflow="fold")
+        records.add_column("value", overflow="fold")
+        every = list(self.columns)
+        for index in range(self.row_count):
+            for position, column in enumerate(every):
+                cells = list(column.cells)
+                records.add_row(
+                    _header(column), cells[index], end_section=position == len(every) - 1
+                )
+        records._console = self._console
+        table = copy.copy(records)
+        table.columns = _sized(records, list(records.columns), width)
+        least = _least_width(records, records.columns)
         if least > width:
-            table.width = least  # wider than the terminal: lines wrap, identifiers stay whole
-        return table
+            table.width = least  # one word longer than the terminal: it wraps, never split
+        return _wrapped_notes(table, str(self.caption) if self.caption else None)
+
+
+def _wrapped_notes(table: Table, caption: str | None) -> Table:
+    """``table`` with its title and ``caption`` wrapped between words to its width (a console
+    that soft-wraps, as ``quota``'s do, would leave them as one long line)."""
+    if table.title:
+        table.title = Text(str(table.title), style="table.title", no_wrap=False, overflow="fold")
+    table.caption = (
+        None
+        if caption is None
+        else Text(caption, style="table.caption", no_wrap=False, overflow="fold")
+    )
+    return table
 
 
 def fitted_table(

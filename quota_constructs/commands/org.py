@@ -20,6 +20,7 @@ from quota_constructs.commands._common import (
     ExitCode,
     JsonOpt,
     RegionOpt,
+    WideOpt,
     data_table,
     handle_errors,
     json_option,
@@ -53,7 +54,7 @@ org_app = typer.Typer(
 EXIT_INVALID = ExitCode.USAGE
 
 
-def organisation_table(org: Organisation) -> Table:
+def organisation_table(org: Organisation, *, wide: bool = False) -> Table:
     """Shares, strategy, capacity and the most each share can use with borrowing."""
     queue = org.queue
     se = queue.service_environment_capacity()
@@ -66,6 +67,8 @@ def organisation_table(org: Organisation) -> Table:
         "max usable (with borrowing)",
         "state",
         title=f"{org.name}: service environment {_capacity_text(se)}",
+        drop=("state", "in-share preemption", "borrow limit"),
+        wide=wide,
     )
     for share in queue.shares:
         limit = share.effective_borrow_limit
@@ -81,7 +84,7 @@ def organisation_table(org: Organisation) -> Table:
     return table
 
 
-def access_table(org: Organisation) -> Table | None:
+def access_table(org: Organisation, *, wide: bool = False) -> Table | None:
     """Per share with an ``access`` block: principals, priority cap, execution role, bucket."""
     rows = [(share.name, share.access) for share in org.queue.shares if share.access is not None]
     if not rows:
@@ -93,6 +96,8 @@ def access_table(org: Organisation) -> Table | None:
         "execution role",
         "bucket",
         title=f"{org.name}: team access",
+        drop=("bucket", "execution role", "max priority"),
+        wide=wide,
     )
     for name, access in rows:
         cap = access.max_priority
@@ -157,6 +162,7 @@ def validate(
     as_json: Annotated[
         bool, json_option("Print each file's organisation or problems as JSON.")
     ] = False,
+    wide: WideOpt = False,
 ) -> None:
     """Validate organisation files; exit 2 listing every problem (file, line, field, value, fix)."""
     out = stdout_console()
@@ -173,8 +179,8 @@ def validate(
             continue
         results.append({"file": str(file), "valid": True, **organisation_json(org)})
         if not as_json:
-            out.print(organisation_table(org))
-            if (access := access_table(org)) is not None:
+            out.print(organisation_table(org, wide=wide))
+            if (access := access_table(org, wide=wide)) is not None:
                 out.print(access)
     if as_json:
         print_json(results)

@@ -51,7 +51,7 @@ COLUMNS = (
     "head job",
     "why it waits",
 )
-DROP_ORDER = ("lent", "borrowed", "idle", "why it waits", "running", "strategy")
+DROP_ORDER = ("lent", "borrowed", "idle", "running", "strategy", "why it waits")
 """The columns a narrow terminal hides, first to last (README, "Tables at a terminal")."""
 
 
