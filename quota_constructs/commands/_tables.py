@@ -3,8 +3,9 @@
 The rule (README, "Tables at a terminal"): no word of a cell is ever broken, so an identifier (a
 job id, an ARN, a share name, an instance type, a strategy) is always whole on one line and can
 be copied; a column wraps only between words. When the columns do not fit the width even so,
-the table's least important columns are hidden, in the order the table names (``drop``), and
-its caption says which; ``--wide`` (``wide=True``) shows every column. When the columns it
+the table's least important columns are hidden, in the order the table names (``drop``), until
+the rest fits (then each hidden one that fits beside them comes back, the most important first),
+and its caption says which; ``--wide`` (``wide=True``) shows every column. When the columns it
 keeps still do not fit, each row is printed as a record (one ``column  value`` line per column,
 a rule between rows). Piped, the width is
 unbounded (``_common.UNWRAPPED_WIDTH``), so every column shows and no cell wraps.
@@ -65,6 +66,11 @@ class FittedTable(Table):
             header = droppable.pop(0)
             columns = [c for c in columns if _header(c) != header]
             hidden.append(header)
+        for header in reversed(list(hidden)):  # the most important first: back if it fits
+            trial = [c for c in self.columns if c in columns or _header(c) == header]
+            if _least_width(self, trial) <= width:
+                columns = trial
+                hidden.remove(header)
         if _least_width(self, columns) > width:
             return self._records(columns, width)
         table = copy.copy(self)

@@ -360,7 +360,7 @@ def why(
     console = stdout_console()
     names = _preemptor_names(endpoint_url, answer)
     for line in explanation_lines(answer, names):
-        console.print(line, markup=False)
+        console.print(line, soft_wrap=False)  # wrapped between words, identifiers whole
 
 
 def emulator_session() -> boto3.Session:

@@ -131,7 +131,7 @@ def status_table(view: QueueStatus, *, wide: bool = False) -> Table:
         caption="borrowed/lent between shares: derived from use and limits (docs/runtime.md)",
         drop=DROP_ORDER,
         wide=wide,
-        min_widths={"why it waits": 30},
+        min_widths={"why it waits": 24},
     )
     for row in view.rows:
         table.add_row(*_cells(row))

@@ -153,3 +153,17 @@ def test_health_says_whether_the_clock_is_virtual(emu: EmulatorServer) -> None:
 
     with urllib.request.urlopen(f"{emu.endpoint_url}/_quota/health") as answer:
         assert json.loads(answer.read())["virtualClock"] is True
+
+
+def test_the_recorded_session_shows_whole_identifiers_at_100_columns() -> None:
+    """docs/terminal-session.txt (tools/record-terminal-session.sh): status, jobs ls and why."""
+    with open("docs/terminal-session.txt", encoding="utf-8") as recorded:
+        lines = recorded.read().splitlines()
+    assert max(len(line) for line in lines) <= 100
+    table_rows = [line for line in lines if line.startswith("│ ")]
+    ids = {word for line in table_rows for word in line.split() if word.count("-") == 4}
+    assert len(ids) == 4, "quota jobs ls shows each job id whole on its row"
+    for command in ("quota status", "quota jobs -o seed-demo ls", "quota local why qs1-"):
+        assert any(line.startswith(f"$ {command}") for line in lines), command
+    assert any("by qs2-recsys-retrain (" in line and "in QS2" in line for line in lines)
+    assert any("│ qs1-eval-sweep-lr-3e-4 │" in line for line in lines)
