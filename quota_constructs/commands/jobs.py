@@ -372,12 +372,12 @@ def update(
 ) -> None:
     """Change a job's scheduling priority (may preempt, or make it preemptible)."""
     client = _client(ctx)
-    resolved = client.resolve_job(job_id)
-    client.update_priority(resolved, priority)
+    job = client.find_job(job_id)
+    client.update_priority(job.job_id, priority)
     if as_json:
-        print_json({"jobId": resolved, "schedulingPriority": priority})
+        print_json({"jobId": job.job_id, "schedulingPriority": priority})
     else:
-        stdout_console().print(f"{job_id}: priority {priority}")
+        stdout_console().print(f"{job.job_name} ({job.job_id}): priority {priority}")
 
 
 @jobs_app.command("ls")
@@ -503,7 +503,7 @@ def wait(
         print_json([job_json(job) for job in done])
     else:
         stdout_console().print(_jobs_table(done, f"{len(done)} job(s) done"))
-    failed = [job.job_id for job in done if job.status is JobStatus.FAILED]
+    failed = [f"{job.job_name} ({job.job_id})" for job in done if job.status is JobStatus.FAILED]
     if failed:
         fail(f"{len(failed)} job(s) ended FAILED: {', '.join(failed)}", ExitCode.FAILED)
 
