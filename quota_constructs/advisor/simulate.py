@@ -101,6 +101,8 @@ class ShareMetrics:
     wait_max_s: float
     completion_mean_s: float
     completion_p95_s: float
+    completion_max_s: float
+    """Longest submit-to-end time of a job; ``inf`` when a job did not succeed."""
     preemptions: Mapping[str, int]
     preempted_jobs: int
     """Jobs preempted at least once (any rule)."""
@@ -175,10 +177,24 @@ class SimulationResult:
 
 
 def all_reserve(queue: JobQueueSpec) -> JobQueueSpec:
-    """The baseline: the same shares with RESERVE (no lending, no borrowing)."""
+    """The all-RESERVE alternative: the same shares with RESERVE (no lending, no borrowing)."""
     return JobQueueSpec(
         shares=tuple(
             replace(s, strategy=SharingStrategy.RESERVE, borrow_limit=None) for s in queue.shares
+        ),
+        priority=queue.priority,
+        runnable_timeout_minutes=queue.runnable_timeout_minutes,
+    )
+
+
+def baseline_queue(queue: JobQueueSpec) -> JobQueueSpec:
+    """What the all-RESERVE baseline runs: the same shares and capacities, all RESERVE, no
+    in-share preemption, nothing else; so every configuration of one comparison with the same
+    capacities has the same baseline figure."""
+    return JobQueueSpec(
+        shares=tuple(
+            QuotaShareSpec(name=s.name, capacity=s.capacity, strategy=SharingStrategy.RESERVE)
+            for s in queue.shares
         ),
         priority=queue.priority,
         runnable_timeout_minutes=queue.runnable_timeout_minutes,
@@ -521,6 +537,9 @@ def _share_metrics(
         wait_max_s=waits[-1] if waits else 0.0,
         completion_mean_s=statistics.fmean(completions) if completions else 0.0,
         completion_p95_s=_percentile(completions, 95),
+        completion_max_s=completions[-1]
+        if len(completions) == len(jobs) and jobs
+        else (math.inf if jobs else 0.0),
         preemptions=preemptions,
         preempted_jobs=preempted,
         lost_instance_hours=lost,
@@ -563,7 +582,7 @@ def simulate(
     jobs = sorted(jobs, key=lambda j: j.submit_time_s)
     window = options.window_s or default_window(jobs)
     sched, recorder = _run(org.queue, org.name, jobs, options, window, _Recorder, progress)
-    if baseline is None and org.queue == all_reserve(org.queue):
+    if baseline is None and org.queue == baseline_queue(org.queue):
         baseline = _utilisation(org.queue, recorder.used_in_window, window)  # it is the baseline
     elif baseline is None:
         baseline = baseline_utilisation(org, jobs, options=options, window_s=window)
@@ -603,7 +622,7 @@ def baseline_utilisation(
     options = options or SimulationOptions()
     jobs = sorted(jobs, key=lambda j: j.submit_time_s)
     window = window_s or options.window_s or default_window(jobs)
-    queue = all_reserve(org.queue)
+    queue = baseline_queue(org.queue)
     _, usage = _run(queue, org.name, jobs, options, window, _Usage)
     return _utilisation(queue, usage.used_in_window, window)
 
@@ -615,15 +634,16 @@ def compare(
     options: SimulationOptions | None = None,
     progress: Progress | None = None,
 ) -> list[SimulationResult]:
-    """Simulate each organisation on the same workload; equal baselines are computed once
-    (none for an all-RESERVE organisation: its own run is its baseline)."""
+    """Simulate each organisation on the same workload; organisations with the same shares and
+    capacities share one baseline figure, computed once (by the run of an organisation that
+    is the baseline itself, when there is one)."""
     options = options or SimulationOptions()
     for org in orgs:
         check_workload(org, jobs)
     cache: list[tuple[JobQueueSpec, float]] = []
     results = []
     for org in orgs:
-        reserve = all_reserve(org.queue)
+        reserve = baseline_queue(org.queue)
         known = [value for queue, value in cache if queue == reserve]
         if known:
             baseline = known[0]
