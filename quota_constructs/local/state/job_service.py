@@ -37,6 +37,7 @@ from quota_constructs.local.state.clock import EmulatorClock
 from quota_constructs.local.state.errors import InvalidParameter, InvalidRequest, NotFound
 from quota_constructs.local.state.registry import ENABLED, JobQueue, ShareRecord
 from quota_constructs.local.state.tags import TagStore
+from quota_constructs.model import NUM_INSTANCES
 from quota_constructs.scheduling import (
     Job,
     JobRequest,
@@ -138,13 +139,23 @@ class JobService:
         return replace(self.options, runnable_time_limits=limits)
 
     def queue_created(self, queue: JobQueue) -> None:
-        self.schedulers[queue.name] = Scheduler(
-            queue_name=queue.name,
-            shares=[s.spec for s in queue.shares.values()],
-            service_environment=queue.environment.capacity,
-            options=self._options(queue),
-            start_time=self.clock.now(),
-        )
+        if queue.quota_managed:
+            scheduler = Scheduler(
+                queue_name=queue.name,
+                shares=[s.spec for s in queue.shares.values()],
+                service_environment=queue.environment.capacity,
+                options=self._options(queue),
+                start_time=self.clock.now(),
+            )
+        else:
+            scheduler = Scheduler.fifo(
+                queue_name=queue.name,
+                max_instances=queue.environment.capacity[NUM_INSTANCES],
+                options=self._options(queue),
+                start_time=self.clock.now(),
+            )
+        scheduler.set_placing(queue.environment.state == ENABLED)
+        self.schedulers[queue.name] = scheduler
         for listener in self.listeners:
             self.schedulers[queue.name].subscribe(partial(listener, queue.name))
 
@@ -159,6 +170,10 @@ class JobService:
 
     def capacity_changed(self, queue: JobQueue, capacity: Mapping[str, int]) -> None:
         self.schedulers[queue.name].set_service_environment(capacity, now=self.clock.now())
+
+    def environment_state_changed(self, queue: JobQueue, state: str) -> None:
+        """A DISABLED service environment places no job of its queue; ENABLED places again."""
+        self.schedulers[queue.name].set_placing(state == ENABLED, now=self.clock.now())
 
     def queue_deleted(self, queue: JobQueue) -> None:
         for job in self.schedulers.pop(queue.name).jobs:
