@@ -33,7 +33,7 @@ from quota_constructs.local.emulator import Emulator
 from quota_constructs.local.events import EventSink
 from quota_constructs.local.faults import FaultPlan
 from quota_constructs.local.state.clock import MAX_SPEED, RealTimeClock, VirtualClock
-from quota_constructs.local.state.job_service import ClientTokenMode
+from quota_constructs.local.state.job_service import ClientTokenMode, DispatchMode
 from quota_constructs.local.testing import DUMMY_CREDENTIALS, SEED_DEMO
 from quota_constructs.local.wire.server import (
     ADVANCE_PATH,
@@ -132,6 +132,14 @@ def serve(
             "replay the first job's ids."
         ),
     ] = ClientTokenMode.REJECT,
+    dispatch: Annotated[
+        DispatchMode,
+        typer.Option(
+            help="When a submitted job is scheduled: on the next scheduler tick (1 emulated "
+            "second; jobs submitted within one tick go by priority), as AWS does, or "
+            "immediately, before the next request."
+        ),
+    ] = DispatchMode.TICK,
     events_file: Annotated[
         Path | None,
         typer.Option(
@@ -168,7 +176,12 @@ def serve(
     faults = FaultPlan.parse(fault_rate or [], seed=fault_seed) if fault_rate else None
     clock = VirtualClock() if virtual else RealTimeClock(speed=speed)
     emulator = Emulator(
-        clock=clock, faults=faults, seed=seed, client_token_mode=client_token_mode, events=events
+        clock=clock,
+        faults=faults,
+        seed=seed,
+        client_token_mode=client_token_mode,
+        events=events,
+        dispatch=dispatch,
     )
     provisioned = [emulator.provision_file(path) for path in org or [SEED_DEMO]]
     try:

@@ -31,7 +31,7 @@ from quota_constructs.local.state.arns import Account
 from quota_constructs.local.state.clock import EmulatorClock, VirtualClock
 from quota_constructs.local.state.errors import EmulatorError, InvalidRequest
 from quota_constructs.local.state.identities import Identities
-from quota_constructs.local.state.job_service import ClientTokenMode, JobService
+from quota_constructs.local.state.job_service import ClientTokenMode, DispatchMode, JobService
 from quota_constructs.local.state.parameter_store import ParameterStore
 from quota_constructs.local.state.registry import Registry
 from quota_constructs.local.state.tags import TagStore
@@ -53,6 +53,8 @@ class Emulator:
     job with no AWS ``statusReason`` reports the core's typed pending reason instead of none.
     ``client_token_mode``: a repeated ``clientToken`` is rejected as AWS documents (default) or
     answered with the first job (:class:`~.state.job_service.ClientTokenMode`).
+    ``dispatch``: a submitted job waits SUBMITTED for the next scheduler tick (default, AWS's
+    behaviour) or is dispatched before the next request (:class:`~.state.job_service.DispatchMode`).
     ``events``: where AWS Batch's EventBridge events of service jobs go (state changes,
     preemption started and completed; :mod:`.events`); default none are made. Their file is
     written after each request's transitions; a failed write is logged and counted
@@ -71,6 +73,7 @@ class Emulator:
         explain_pending: bool = True,
         client_token_mode: ClientTokenMode = ClientTokenMode.REJECT,
         events: EventSink | None = None,
+        dispatch: DispatchMode = DispatchMode.TICK,
     ) -> None:
         self.clock: EmulatorClock = clock or VirtualClock()
         self.account = account or Account()
@@ -83,6 +86,7 @@ class Emulator:
             options=options,
             seed=seed,
             client_token_mode=client_token_mode,
+            dispatch=dispatch,
         )
         self.events = events
         if events is not None:
@@ -170,7 +174,7 @@ class Emulator:
             )
         with self.lock:
             try:
-                self.jobs.advance(self.clock.now())
+                self.jobs.advance()
                 return handler(params)
             finally:
                 self._flush_events()
@@ -187,7 +191,7 @@ class Emulator:
         ``NotFound`` if unknown."""
         with self.lock:
             try:
-                self.jobs.advance(self.clock.now())
+                self.jobs.advance()
                 explanation = self._service_jobs.explain(job_id)
             finally:
                 self._flush_events()
@@ -212,7 +216,7 @@ class Emulator:
         """Process everything due up to the clock's now (completions, dispatch, preemption)."""
         with self.lock:
             try:
-                self.jobs.advance(self.clock.now())
+                self.jobs.advance(settle=True)
             finally:
                 self._flush_events()
 

@@ -55,7 +55,11 @@ def _check_request(queue: JobQueue, params: Mapping[str, Any]) -> None:
     """Refusals of the request itself; share, priority and payload rules are the core's."""
     if params.get("shareIdentifier"):
         kind = "uses quota shares" if queue.quota_managed else "is a FIFO queue"
-        fix = "pass quotaShareName instead" if queue.quota_managed else "leave it out"
+        fix = (
+            "pass quotaShareName instead of shareIdentifier"
+            if queue.quota_managed
+            else "leave it out"
+        )
         raise InvalidRequest(
             f"shareIdentifier: job queue {queue.name!r} {kind}, not fair share; {fix}"
         )

@@ -23,6 +23,7 @@ A repeated ``clientToken`` is refused, as botocore's documentation of
 
 from __future__ import annotations
 
+import math
 import random
 import uuid
 from collections.abc import Callable, Iterable, Mapping
@@ -33,7 +34,7 @@ from typing import Any
 
 from quota_constructs.api_shapes import parse_service_job_arn, time_limits_from_api
 from quota_constructs.local.state.arns import JOB_ID_PATTERN, Account
-from quota_constructs.local.state.clock import EmulatorClock
+from quota_constructs.local.state.clock import EmulatorClock, RealTimeClock
 from quota_constructs.local.state.errors import InvalidParameter, InvalidRequest, NotFound
 from quota_constructs.local.state.registry import ENABLED, JobQueue, ShareRecord
 from quota_constructs.local.state.tags import TagStore
@@ -58,6 +59,26 @@ OTHER_REQUEST_MESSAGE = (
     "clientToken {token!r} was already used for a different SubmitServiceJob request; use a new "
     "token for a new job"
 )
+
+
+class DispatchMode(StrEnum):
+    """When a submitted job is first looked at by its queue's scheduler.
+
+    ``tick`` (default, AWS's behaviour): on the next scheduler tick, never inside the request
+    that submitted it, so a job is observably SUBMITTED first and jobs submitted within one tick
+    dispatch in priority order, not arrival order. A tick is :data:`WALL_TICK_S` of emulated
+    time on a wall clock, and each ``advance`` on a virtual clock. ``immediate``: every request
+    first brings the schedulers to now, so a job fitting capacity is SCHEDULED before the next
+    request is answered (the emulator's behaviour before; arrival order for back-to-back
+    submits).
+    """
+
+    TICK = "tick"
+    IMMEDIATE = "immediate"
+
+
+WALL_TICK_S = 1.0
+"""Emulated seconds per scheduler tick on a wall clock (UNCONFIRMED: AWS's interval)."""
 
 
 class ClientTokenMode(StrEnum):
@@ -116,8 +137,11 @@ class JobService:
         options: SchedulerOptions | None = None,
         seed: int | None = None,
         client_token_mode: ClientTokenMode = ClientTokenMode.REJECT,
+        dispatch: DispatchMode = DispatchMode.TICK,
     ) -> None:
         self.account = account
+        self.dispatch = DispatchMode(dispatch)
+        self.tick_s = WALL_TICK_S if isinstance(clock, RealTimeClock) else 0.0
         self.client_token_mode = ClientTokenMode(client_token_mode)
         self.clock = clock
         self.tags = tags
@@ -145,14 +169,14 @@ class JobService:
                 shares=[s.spec for s in queue.shares.values()],
                 service_environment=queue.environment.capacity,
                 options=self._options(queue),
-                start_time=self.clock.now(),
+                start_time=self.now(),
             )
         else:
             scheduler = Scheduler.fifo(
                 queue_name=queue.name,
                 max_instances=queue.environment.capacity[NUM_INSTANCES],
                 options=self._options(queue),
-                start_time=self.clock.now(),
+                start_time=self.now(),
             )
         scheduler.set_placing(queue.environment.state == ENABLED)
         self.schedulers[queue.name] = scheduler
@@ -163,17 +187,17 @@ class JobService:
         self.schedulers[queue.name].options = self._options(queue)
 
     def share_changed(self, queue: JobQueue, share: ShareRecord) -> None:
-        self.schedulers[queue.name].upsert_share(share.spec, now=self.clock.now())
+        self.schedulers[queue.name].upsert_share(share.spec, now=self.now())
 
     def share_deleted(self, queue: JobQueue, share: ShareRecord) -> None:
-        self.schedulers[queue.name].remove_share(share.spec.name, now=self.clock.now())
+        self.schedulers[queue.name].remove_share(share.spec.name, now=self.now())
 
     def capacity_changed(self, queue: JobQueue, capacity: Mapping[str, int]) -> None:
-        self.schedulers[queue.name].set_service_environment(capacity, now=self.clock.now())
+        self.schedulers[queue.name].set_service_environment(capacity, now=self.now())
 
     def environment_state_changed(self, queue: JobQueue, state: str) -> None:
         """A DISABLED service environment places no job of its queue; ENABLED places again."""
-        self.schedulers[queue.name].set_placing(state == ENABLED, now=self.clock.now())
+        self.schedulers[queue.name].set_placing(state == ENABLED, now=self.now())
 
     def queue_deleted(self, queue: JobQueue) -> None:
         for job in self.schedulers.pop(queue.name).jobs:
@@ -181,10 +205,23 @@ class JobService:
             self.submitted.pop(job.job_id, None)
             self.tags.remove(self.account.service_job(job.job_id))
 
-    def advance(self, now: float) -> None:
-        """Advance every queue's scheduler to ``now``."""
+    def now(self) -> float:
+        """The schedulers' time: the clock's now, in whole ticks on a wall clock
+        (:class:`DispatchMode`)."""
+        now = self.clock.now()
+        if self.dispatch is DispatchMode.TICK and self.tick_s:
+            return math.floor(now / self.tick_s) * self.tick_s
+        return now
+
+    def advance(self, *, settle: bool = False) -> None:
+        """Bring every queue's scheduler to :meth:`now`. In ``tick`` mode a scheduler already
+        there is left alone (what was submitted at this instant waits for the next tick)
+        unless ``settle`` (an explicit ``advance`` of the virtual clock)."""
+        now = self.now()
+        batch = self.dispatch is DispatchMode.TICK and not settle
         for scheduler in self.schedulers.values():
-            scheduler.advance(now)
+            if not (batch and now <= scheduler.now):
+                scheduler.advance(now)
 
     # --- submission ----------------------------------------------------------------------------
 
@@ -233,7 +270,7 @@ class JobService:
         """
         self.check_open(queue)
         request = replace(request, job_id=self.ids.next())
-        job = self.schedulers[queue.name].submit(request, now=self.clock.now())
+        job = self.schedulers[queue.name].submit(request, now=self.now())
         self.job_queue[job.job_id] = queue.name
         self.submitted[job.job_id] = submission
         self.tags.add(self.account.service_job(job.job_id), request.tags)
@@ -297,14 +334,14 @@ class JobService:
         at the next pass)."""
         job_id = self.job_id(ref)
         scheduler = self.schedulers[self._queue_of(job_id)]
-        return scheduler.update_priority(job_id, priority, now=self.clock.now())
+        return scheduler.update_priority(job_id, priority, now=self.now())
 
     def terminate(self, ref: str, reason: str) -> Job:
         """Terminate the job ``ref`` (id or ARN) names: FAILED with ``reason``; a finished job
         is left as it is."""
         job_id = self.job_id(ref)
         scheduler = self.schedulers[self._queue_of(job_id)]
-        return scheduler.terminate(job_id, reason, now=self.clock.now())
+        return scheduler.terminate(job_id, reason, now=self.now())
 
     def jobs_of(self, queues: Iterable[JobQueue]) -> list[Job]:
         """Every job of ``queues``, queue by queue in submit order."""
