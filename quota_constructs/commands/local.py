@@ -18,6 +18,7 @@ from typing import Annotated, Any
 
 import typer
 
+from quota_constructs.advisor.history import DURATION_FORMAT, parse_duration
 from quota_constructs.commands._common import (
     ExitCode,
     endpoint_option,
@@ -33,7 +34,12 @@ from quota_constructs.local.emulator import Emulator
 from quota_constructs.local.events import EventSink
 from quota_constructs.local.faults import FaultPlan
 from quota_constructs.local.state.clock import MAX_SPEED, RealTimeClock, VirtualClock
-from quota_constructs.local.state.job_service import ClientTokenMode, DispatchMode
+from quota_constructs.local.state.job_service import (
+    DEFAULT_MAX_FINISHED,
+    ClientTokenMode,
+    DispatchMode,
+    JobRetention,
+)
 from quota_constructs.local.testing import DUMMY_CREDENTIALS, SEED_DEMO
 from quota_constructs.local.wire.server import (
     ADVANCE_PATH,
@@ -41,6 +47,7 @@ from quota_constructs.local.wire.server import (
     MAX_THREADS,
     start_server,
 )
+from quota_constructs.model import QuotaConfigError
 
 local_app = typer.Typer(
     help="Local emulator of AWS Batch quota management (offline, no AWS account).",
@@ -65,6 +72,31 @@ def check_serve_options(*, port: int, speed: float, threads: int) -> None:
         )
     if not 1 <= threads <= MAX_THREADS:
         fail(f"--threads {threads}: must be from 1 to {MAX_THREADS}", ExitCode.USAGE)
+
+
+MAX_FINISHED_JOBS = 10_000_000
+"""Upper bound of ``--max-finished-jobs`` (about 250 GiB of 10 KiB payloads: no machine's)."""
+
+
+def job_retention(retention: str, max_finished: int) -> JobRetention:
+    """``--job-retention`` (a duration, or ``forever``) and ``--max-finished-jobs`` as a
+    :class:`JobRetention`; exit 2 naming the option, its value and the fix when out of range."""
+    if not 0 <= max_finished <= MAX_FINISHED_JOBS:
+        fail(
+            f"--max-finished-jobs {max_finished}: must be from 0 to {MAX_FINISHED_JOBS:,} "
+            "(finished jobs kept, the oldest expiring first)",
+            ExitCode.USAGE,
+        )
+    if retention.strip().lower() == "forever":
+        return JobRetention(finished_for_s=None, max_finished=max_finished)
+    try:
+        seconds = parse_duration(retention, "--job-retention")
+    except QuotaConfigError:
+        fail(
+            f"--job-retention {retention!r}: not a duration; write {DURATION_FORMAT}, or forever",
+            ExitCode.USAGE,
+        )
+    return JobRetention(finished_for_s=seconds, max_finished=max_finished)
 
 
 def _event_sink(path: Path | None) -> EventSink | None:
@@ -164,6 +196,21 @@ def serve(
             "request with any Origin header is refused.",
         ),
     ] = None,
+    retention: Annotated[
+        str,
+        typer.Option(
+            "--job-retention",
+            help="How long a finished job stays visible on the emulator's clock (e.g. 12h, "
+            "14d), or forever (AWS documents no retention: UNCONFIRMED).",
+        ),
+    ] = "14d",
+    max_finished: Annotated[
+        int,
+        typer.Option(
+            "--max-finished-jobs",
+            help="Finished jobs kept at most; the oldest expire first (bounds memory).",
+        ),
+    ] = DEFAULT_MAX_FINISHED,
 ) -> None:
     """Provision organisation files and serve the Batch and SSM APIs until Ctrl-C.
 
@@ -172,6 +219,7 @@ def serve(
     """
     console = stdout_console()  # the banner: one line per setting, never wrapped when piped
     check_serve_options(port=port, speed=speed, threads=threads)
+    kept = job_retention(retention, max_finished)
     events = _event_sink(events_file)
     faults = FaultPlan.parse(fault_rate or [], seed=fault_seed) if fault_rate else None
     clock = VirtualClock() if virtual else RealTimeClock(speed=speed)
@@ -182,6 +230,7 @@ def serve(
         client_token_mode=client_token_mode,
         events=events,
         dispatch=dispatch,
+        retention=kept,
     )
     provisioned = [emulator.provision_file(path) for path in org or [SEED_DEMO]]
     try:

@@ -31,7 +31,12 @@ from quota_constructs.local.state.arns import Account
 from quota_constructs.local.state.clock import EmulatorClock, VirtualClock
 from quota_constructs.local.state.errors import EmulatorError, InvalidRequest
 from quota_constructs.local.state.identities import Identities
-from quota_constructs.local.state.job_service import ClientTokenMode, DispatchMode, JobService
+from quota_constructs.local.state.job_service import (
+    ClientTokenMode,
+    DispatchMode,
+    JobRetention,
+    JobService,
+)
 from quota_constructs.local.state.parameter_store import ParameterStore
 from quota_constructs.local.state.registry import Registry
 from quota_constructs.local.state.tags import TagStore
@@ -59,7 +64,8 @@ class Emulator:
     preemption started and completed; :mod:`.events`); default none are made. Their file is
     written after each request's transitions; a failed write is logged and counted
     (:attr:`~.events.EventSink.write_failures`, in ``GET /_quota/health``), the request answers
-    as it would have.
+    as it would have. ``retention``: when finished jobs expire
+    (:class:`~.state.job_service.JobRetention`; default 14 days, 20,000 jobs: UNCONFIRMED).
     """
 
     def __init__(
@@ -74,6 +80,7 @@ class Emulator:
         client_token_mode: ClientTokenMode = ClientTokenMode.REJECT,
         events: EventSink | None = None,
         dispatch: DispatchMode = DispatchMode.TICK,
+        retention: JobRetention | None = None,
     ) -> None:
         self.clock: EmulatorClock = clock or VirtualClock()
         self.account = account or Account()
@@ -87,6 +94,7 @@ class Emulator:
             seed=seed,
             client_token_mode=client_token_mode,
             dispatch=dispatch,
+            retention=retention,
         )
         self.events = events
         if events is not None:
@@ -94,6 +102,7 @@ class Emulator:
         self.registry = Registry(self.account, self.tags, listener=self.jobs)
         self.parameters = ParameterStore(self.account)
         self.identities = Identities(self.account)
+        self.jobs.expiry_listeners.append(self.identities.forget_job)
         self.faults = FaultInjector(faults) if faults else None
         self.organisations: dict[str, ProvisionedOrganisation] = {}
         self._counts: Counter[str] = Counter()

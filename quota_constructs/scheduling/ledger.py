@@ -189,6 +189,10 @@ class CapacityLedger:
         by_job[seq] = reason = self._infeasible[key]
         return reason
 
+    def forget(self, job: Job) -> None:
+        """Drop what is cached of ``job`` (a finished job the scheduler forgets)."""
+        self._infeasible_by_job.pop(job.seq, None)
+
     # --- holding and releasing ----------------------------------------------------------------
 
     def hold(self, job: Job, alloc: Allocation) -> None:

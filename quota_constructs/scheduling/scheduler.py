@@ -379,6 +379,17 @@ class Scheduler:
         """Every job, in submit order."""
         return list(self._jobs.values())
 
+    def forget(self, job_id: str) -> None:
+        """Drop a finished job (a retention policy's expiry); a job that has not finished is
+        refused with ``ValueError`` naming it, an unknown one with ``KeyError``."""
+        job = self.job(job_id)
+        if not job.status.is_terminal:
+            raise ValueError(
+                f"job {job_id!r} is {job.status.value}: only a finished job can be forgotten"
+            )
+        del self._jobs[job_id]
+        self._ledger.forget(job)
+
     def subscribe(self, listener: Callable[[SchedulerEvent], None]) -> None:
         """Call ``listener`` synchronously for every :class:`SchedulerEvent`, once the job's new
         state is set; its exceptions are logged and counted (:attr:`listener_failures`), never

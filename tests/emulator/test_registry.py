@@ -136,7 +136,10 @@ def test_a_scheduling_policy_in_use_cannot_be_deleted(registry: Registry) -> Non
 def test_a_service_environment_needs_valid_capacity_and_a_unique_name(registry: Registry) -> None:
     registry.create_service_environment("env", {GPU: 2})
 
-    with pytest.raises(InvalidRequest, match="needs at least one instance-type capacity limit"):
+    with pytest.raises(
+        InvalidRequest,
+        match=r"a service environment needs a capacity limit: instance types for quota",
+    ):
         registry.create_service_environment("empty", {})
     with pytest.raises(InvalidRequest, match=r"capacityLimits\[0\].capacityUnit: capacity unit"):
         registry.create_service_environment("typo", {"ml.nope": 1})

@@ -159,6 +159,11 @@ class Identities:
                 out.setdefault(caller, {})[operation] = count
             return out
 
+    def forget_job(self, job_id: str) -> None:
+        """Forget who submitted ``job_id`` (the job expired)."""
+        with self._lock:
+            self._submitters.pop(job_id, None)
+
     def submitter(self, job_id: str) -> str | None:
         """The caller ARN that submitted ``job_id`` (``None``: not submitted over the API)."""
         with self._lock:

@@ -14,6 +14,10 @@ Jobs are named by id or ARN wherever the API takes a ``jobId`` (:meth:`JobServic
 Ids are random UUIDs; a ``seed`` makes the sequence reproducible. Ids never repeat within a run,
 whatever is deleted.
 
+Finished jobs expire (:class:`JobRetention`): after ``finished_for_s`` seconds of the emulator's
+clock, and the oldest first once more than ``max_finished`` are kept, so a long-lived emulator's
+memory is bounded. AWS documents no retention for service jobs: the defaults are UNCONFIRMED.
+
 A repeated ``clientToken`` is refused, as botocore's documentation of
 ``SubmitServiceJob.clientToken`` says ("the second request is rejected"):
 :attr:`ClientTokenMode.REJECT`, the default. The error (``ClientException``, HTTP 400, with
@@ -92,6 +96,38 @@ class ClientTokenMode(StrEnum):
     REPLAY = "replay"
 
 
+DEFAULT_FINISHED_FOR_S = 14 * 86_400.0
+"""Seconds a finished job stays visible by default (UNCONFIRMED: AWS documents none)."""
+DEFAULT_MAX_FINISHED = 20_000
+"""Finished jobs kept at most by default: about 500 MiB with 10 KiB payloads (docs/emulator.md)."""
+
+
+@dataclass(frozen=True)
+class JobRetention:
+    """How long finished (SUCCEEDED or FAILED) jobs stay visible before they expire.
+
+    ``finished_for_s``: seconds on the emulator's clock after a job finished (``None``: no time
+    limit); ``max_finished``: finished jobs kept at most, the oldest expiring first (``None``: no
+    limit). An expired job is gone from every operation, its tags and ``clientToken`` with it;
+    expiry happens at the first request or clock step after the limit is passed.
+    """
+
+    finished_for_s: float | None = DEFAULT_FINISHED_FOR_S
+    max_finished: int | None = DEFAULT_MAX_FINISHED
+
+    def __post_init__(self) -> None:
+        if self.finished_for_s is not None and not self.finished_for_s >= 0:
+            raise ValueError(
+                f"finished_for_s: {self.finished_for_s!r} is not a number of seconds >= 0; "
+                "give 0 or more, or None to keep finished jobs without a time limit"
+            )
+        if self.max_finished is not None and self.max_finished < 0:
+            raise ValueError(
+                f"max_finished: {self.max_finished!r} is negative; give 0 or more, or None to "
+                "keep any number of finished jobs"
+            )
+
+
 @dataclass(frozen=True)
 class Submission:
     """What a job's client sent that the core does not keep, echoed by DescribeServiceJob."""
@@ -125,7 +161,8 @@ class JobService:
 
     ``seed`` makes the job ids reproducible (``None``: random); ``options`` are the core's, with
     each queue's RUNNABLE time limits from its ``jobStateTimeLimitActions``. Job tags live in
-    ``tags`` under the job's ARN. ``client_token_mode``: see :class:`ClientTokenMode`.
+    ``tags`` under the job's ARN. ``client_token_mode``: see :class:`ClientTokenMode`;
+    ``retention``: when finished jobs expire (:class:`JobRetention`).
     """
 
     def __init__(
@@ -138,10 +175,12 @@ class JobService:
         seed: int | None = None,
         client_token_mode: ClientTokenMode = ClientTokenMode.REJECT,
         dispatch: DispatchMode = DispatchMode.TICK,
+        retention: JobRetention | None = None,
     ) -> None:
         self.account = account
         self.dispatch = DispatchMode(dispatch)
         self.tick_s = WALL_TICK_S if isinstance(clock, RealTimeClock) else 0.0
+        self.retention = retention or JobRetention()
         self.client_token_mode = ClientTokenMode(client_token_mode)
         self.clock = clock
         self.tags = tags
@@ -155,6 +194,14 @@ class JobService:
         """``clientToken`` -> fingerprint of its request and the job it created."""
         self.listeners: list[Callable[[str, SchedulerEvent], None]] = []
         """Told (queue name, event) of every scheduler event of queues created from now on."""
+        self._finished: dict[str, float] = {}
+        """Finished job id -> when it finished, oldest first: the expiry order."""
+        self._token_of: dict[str, str] = {}
+        """Job id -> the ``clientToken`` of its submit, so the token expires with the job."""
+        self.expired = 0
+        """Finished jobs expired so far."""
+        self.expiry_listeners: list[Callable[[str], None]] = []
+        """Told the id of each job that expires, to forget what they keep of it."""
 
     # --- scheduler lifecycle (registry listener) ---------------------------------------------
 
@@ -180,6 +227,7 @@ class JobService:
             )
         scheduler.set_placing(queue.environment.state == ENABLED)
         self.schedulers[queue.name] = scheduler
+        scheduler.subscribe(self._note_finished)
         for listener in self.listeners:
             self.schedulers[queue.name].subscribe(partial(listener, queue.name))
 
@@ -201,9 +249,7 @@ class JobService:
 
     def queue_deleted(self, queue: JobQueue) -> None:
         for job in self.schedulers.pop(queue.name).jobs:
-            self.job_queue.pop(job.job_id, None)
-            self.submitted.pop(job.job_id, None)
-            self.tags.remove(self.account.service_job(job.job_id))
+            self._drop(job.job_id)
 
     def now(self) -> float:
         """The schedulers' time: the clock's now, in whole ticks on a wall clock
@@ -214,14 +260,48 @@ class JobService:
         return now
 
     def advance(self, *, settle: bool = False) -> None:
-        """Bring every queue's scheduler to :meth:`now`. In ``tick`` mode a scheduler already
-        there is left alone (what was submitted at this instant waits for the next tick)
-        unless ``settle`` (an explicit ``advance`` of the virtual clock)."""
+        """Bring every queue's scheduler to :meth:`now`, then expire finished jobs. In ``tick``
+        mode a scheduler already there is left alone (what was submitted at this instant waits
+        for the next tick) unless ``settle`` (an explicit ``advance`` of the virtual clock)."""
         now = self.now()
         batch = self.dispatch is DispatchMode.TICK and not settle
         for scheduler in self.schedulers.values():
             if not (batch and now <= scheduler.now):
                 scheduler.advance(now)
+        self.expire(now)
+
+    # --- retention -----------------------------------------------------------------------------
+
+    def _note_finished(self, event: SchedulerEvent) -> None:
+        if event.status.is_terminal and event.job.job_id not in self._finished:
+            self._finished[event.job.job_id] = event.time
+
+    def expire(self, now: float) -> None:
+        """Forget the finished jobs :attr:`retention` no longer keeps at ``now``."""
+        keep_for, keep_at_most = self.retention.finished_for_s, self.retention.max_finished
+        finished = self._finished
+        while finished:
+            job_id, finished_at = next(iter(finished.items()))
+            too_many = keep_at_most is not None and len(finished) > keep_at_most
+            if not too_many and (keep_for is None or finished_at + keep_for > now):
+                break
+            queue_name = self.job_queue.get(job_id)
+            if queue_name is not None:
+                self.schedulers[queue_name].forget(job_id)
+            self._drop(job_id)
+            self.expired += 1
+            for listener in self.expiry_listeners:
+                listener(job_id)
+
+    def _drop(self, job_id: str) -> None:
+        """Forget what the service keeps of ``job_id`` beside its scheduler."""
+        self._finished.pop(job_id, None)
+        self.job_queue.pop(job_id, None)
+        self.submitted.pop(job_id, None)
+        self.tags.remove(self.account.service_job(job_id))
+        token = self._token_of.pop(job_id, None)
+        if token is not None:
+            self.tokens.pop(token, None)
 
     # --- submission ----------------------------------------------------------------------------
 
@@ -276,6 +356,8 @@ class JobService:
         self.tags.add(self.account.service_job(job.job_id), request.tags)
         if client_token is not None:
             self.tokens[client_token] = (fingerprint, job)
+            self._token_of[job.job_id] = client_token
+        self.expire(self.now())
         return job
 
     # --- jobs ----------------------------------------------------------------------------------
