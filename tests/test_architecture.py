@@ -89,6 +89,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "job_queue",
         "training_queue",
         "team_access",
+        "share_calendar",
         "notifications",
         "dashboard",
     ),

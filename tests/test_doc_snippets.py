@@ -68,6 +68,8 @@ EXIT_CODES: dict[str, int] = {
     "quota org validate docs/examples/bad-org.yaml": 2,
     "quota org validate docs/examples/hostile-org.yaml": 2,
     "quota recommend stacks/teams/ml-platform.yaml --optimize": 1,
+    "quota recommend stacks/teams/ml-platform.yaml --simulate": 1,
+    "quota recommend stacks/teams/research.yaml --simulate": 1,
     "quota jobs -o research submit fine-tune-4": 2,
     "quota jobs -o research --as-team vision ls": 2,
     "quota jobs -o seed-demo describe no-such-job": 3,

@@ -5,19 +5,13 @@ reasons in share descriptions; ``optimize`` searches the configurations the prof
 simulation against each team's targets; the workload module loads CSV workloads or generates
 them from team profiles; ``simulate`` runs a workload through the scheduler core
 (``scheduling``) in virtual time and measures waits, preemptions, lost work, borrowing and
-utilisation per share; ``report`` draws the figures.
+utilisation per share; ``targets`` judges every team on each target (implicit ones included);
+``sizing`` finds the capacity a team needs to meet them; ``report`` draws the figures.
 """
 
 from __future__ import annotations
 
-from quota_constructs.advisor.optimize import (
-    Evaluation,
-    SearchOptions,
-    SearchResult,
-    TargetCheck,
-    TeamFigures,
-    optimize,
-)
+from quota_constructs.advisor.optimize import Evaluation, SearchOptions, SearchResult, optimize
 from quota_constructs.advisor.profiles import (
     DEFAULT_JOB_MINUTES,
     JobMinutes,
@@ -35,6 +29,8 @@ from quota_constructs.advisor.simulate import (
     compare,
     simulate,
 )
+from quota_constructs.advisor.sizing import Sizing, capacity_needed
+from quota_constructs.advisor.targets import TargetCheck, TeamFigures, check_targets
 from quota_constructs.advisor.workload import (
     GeneratorOptions,
     WorkloadJob,
@@ -54,6 +50,7 @@ __all__ = [
     "ShareMetrics",
     "SimulationOptions",
     "SimulationResult",
+    "Sizing",
     "TargetCheck",
     "Targets",
     "TeamAdvice",
@@ -61,6 +58,8 @@ __all__ = [
     "TeamProfile",
     "TeamsFile",
     "WorkloadJob",
+    "capacity_needed",
+    "check_targets",
     "compare",
     "generate_workload",
     "load_teams",

@@ -28,6 +28,8 @@ MAX_SEED = 2**63 - 1
 MAX_INTENSITY = 1000.0
 MAX_DELAY_S = DAY_S
 """Longest ``--startup-s`` and ``--preemption-s``."""
+MAX_STARTUP_MINUTES = MAX_DELAY_S / 60
+"""Longest ``startup_minutes`` of a team profile (the same day as ``--startup-s``)."""
 MAX_SEARCH_WORKLOADS = 20
 """Most seeded workloads of ``quota recommend --optimize`` (``--workloads``)."""
 MAX_SEARCH_CANDIDATES = 1000

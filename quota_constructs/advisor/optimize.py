@@ -45,6 +45,18 @@ from quota_constructs.advisor.recommend import (
     recommend,
 )
 from quota_constructs.advisor.simulate import SimulationOptions, simulate
+from quota_constructs.advisor.sizing import Sizing, capacity_needed
+from quota_constructs.advisor.targets import (
+    FINISH_WITHIN_DEADLINE,
+    NOT_CHECKED,
+    START_WITHIN_PERIOD,
+    TargetCheck,
+    TeamFigures,
+    check_targets,
+    figure_text,
+    pool_figures,
+    requirement_text,
+)
 from quota_constructs.advisor.workload import (
     GeneratorOptions,
     WorkloadJob,
@@ -118,56 +130,6 @@ class SearchOptions:
 
 
 @dataclass(frozen=True)
-class TeamFigures:
-    """What one team experienced under one configuration, pooled over the workloads."""
-
-    team: str
-    waits_s: tuple[float, ...]
-    """Sorted first-start waits of every job; ``inf`` for jobs that never started."""
-    preempted_jobs: int
-    lost_instance_hours: float
-    borrowed_instance_hours: float
-    lent_instance_hours: float
-
-    @property
-    def jobs(self) -> int:
-        return len(self.waits_s)
-
-    def wait(self, percentile: int) -> float:
-        """Nearest-rank percentile of the waits (0 without jobs)."""
-        if not self.waits_s:
-            return 0.0
-        rank = max(1, math.ceil(percentile / 100 * len(self.waits_s)))
-        return self.waits_s[rank - 1]
-
-    @property
-    def preempted_share(self) -> float:
-        return self.preempted_jobs / self.jobs if self.jobs else 0.0
-
-
-@dataclass(frozen=True)
-class TargetCheck:
-    """One team target against the figure a configuration achieved."""
-
-    team: str
-    target: str
-    """``p90_wait_minutes``, ``max_preempted_share``, ..."""
-    limit: float
-    value: float
-    """Minutes for waits, a fraction for the preempted share."""
-
-    @property
-    def met(self) -> bool:
-        return self.value <= self.limit + 1e-9
-
-    @property
-    def excess(self) -> float:
-        """How far over the target, relative to it (a floor of 1 minute or 1 % of jobs)."""
-        floor = 0.01 if self.target == "max_preempted_share" else 1.0
-        return max(0.0, self.value - self.limit) / max(self.limit, floor)
-
-
-@dataclass(frozen=True)
 class Evaluation:
     """One configuration's figures over every workload, and its targets checked."""
 
@@ -183,7 +145,7 @@ class Evaluation:
 
     @property
     def missed(self) -> tuple[TargetCheck, ...]:
-        return tuple(c for c in self.checks if not c.met)
+        return tuple(c for c in self.checks if c.missed)
 
     @property
     def mean_wait_s(self) -> float:
@@ -213,6 +175,9 @@ class SearchResult:
     """Jobs over all workloads."""
     options: SearchOptions
     warnings: tuple[str, ...]
+    sizings: tuple[Sizing, ...] = ()
+    """Per team that the best configuration leaves with a missed target: the capacity that
+    would meet it, found by simulation on the same workloads."""
 
     @property
     def organisation(self) -> Organisation:
@@ -352,44 +317,11 @@ def evaluate(
     A module-level function of plain arguments, so that process pools and Dask can ship it.
     """
     org = _organisation(queue)
-    waits: dict[str, list[float]] = {s.name: [] for s in org.queue.shares}
-    sums: dict[str, list[float]] = {s.name: [0.0, 0.0, 0.0, 0.0] for s in org.queue.shares}
-    utilisation = 0.0
-    for jobs in workloads:
-        # the all-RESERVE baseline is not reported by the search: skip its second run
-        result = simulate(org, jobs, options=options, baseline=math.nan)
-        utilisation += result.utilisation / len(workloads)
-        for m in result.shares:
-            waits[m.share] += result.timeline.waits[m.share] + [math.inf] * m.never_started
-            acc = sums[m.share]
-            acc[0] += m.preempted_jobs
-            acc[1] += m.lost_instance_hours
-            acc[2] += m.borrowed_instance_hours
-            acc[3] += m.lent_instance_hours
-    figures = tuple(
-        TeamFigures(name, tuple(sorted(waits[name])), int(acc[0]), acc[1], acc[2], acc[3])
-        for name, acc in sums.items()
-    )
+    # the all-RESERVE baseline is not reported by the search: skip its second run
+    results = [simulate(org, jobs, options=options, baseline=math.nan) for jobs in workloads]
+    utilisation = sum(r.utilisation for r in results) / len(results)
+    figures = pool_figures(results)
     return figures, utilisation
-
-
-def check_targets(teams: TeamsFile, figures: Iterable[TeamFigures]) -> tuple[TargetCheck, ...]:
-    """Each team's targets (and the implicit 0 preempted for intolerant teams) checked."""
-    by_name = {f.team: f for f in figures}
-    checks = []
-    for team in teams.teams:
-        mine = by_name[team.name]
-        for q, limit_s in team.targets.waits().items():
-            checks.append(
-                TargetCheck(team.name, f"p{q}_wait_minutes", limit_s / 60, mine.wait(q) / 60)
-            )
-        if team.preemption_target is not None:
-            checks.append(
-                TargetCheck(
-                    team.name, "max_preempted_share", team.preemption_target, mine.preempted_share
-                )
-            )
-    return tuple(checks)
 
 
 def _rank(e: Evaluation, rule: tuple[Setting, ...]) -> tuple[float, ...]:
@@ -443,7 +375,7 @@ class _Runner:
         ]
         for settings, org, future in zip(todo, orgs, futures, strict=True):
             figures, utilisation = future.result()
-            checks = check_targets(self.teams, figures)
+            checks = check_targets(self.teams, figures, days=self.options.days)
             self.done[settings] = Evaluation(settings, org, figures, utilisation, checks)
             if self.progress is not None:
                 self.progress(len(self.done), max(self.total, len(self.done)))
@@ -552,9 +484,11 @@ def optimize(
     problems = options.problems()
     if problems:
         raise QuotaConfigError(problems, context="quota recommend --optimize")
-    advice = recommend(teams, prices=prices, options=options.generator)
     if workloads is None:
         workloads = search_workloads(teams, options)
+    advice = recommend(
+        teams, prices=prices, options=options.generator, workloads=workloads, days=options.days
+    )
     if executor is None:
         with ProcessPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
             return _search(teams, advice, workloads, options, pool, progress)
@@ -582,6 +516,7 @@ def _search(
     evaluations = tuple(runner.done.values())
     best = _best(evaluations, rule)
     what_ifs = _what_ifs(runner, teams, best)
+    sizings = tuple(_sizings(teams, best, workloads, options))
     best = replace(best, organisation=_described(best, rule, teams, len(workloads), options))
     return SearchResult(
         advice=advice,
@@ -595,8 +530,37 @@ def _search(
         workloads=len(workloads),
         jobs=sum(len(w) for w in workloads),
         options=options,
-        warnings=tuple(_missed_warnings(best, rule) + _wish_warnings(teams, best, what_ifs)),
+        warnings=tuple(
+            _missed_warnings(best, rule)
+            + _wish_warnings(teams, best, what_ifs)
+            + _not_checked_warnings(best)
+        ),
+        sizings=sizings,
     )
+
+
+def _sizings(
+    teams: TeamsFile,
+    best: Evaluation,
+    workloads: Sequence[Sequence[WorkloadJob]],
+    options: SearchOptions,
+) -> Iterator[Sizing]:
+    """The capacity each team missing a target under ``best`` would need (same workloads)."""
+    for team in teams.teams:
+        missed = [c for c in best.missed if c.team == team.name]
+        sizing = None
+        if missed:
+            sizing = capacity_needed(
+                best.organisation,
+                teams,
+                team.name,
+                workloads,
+                options=options.simulation,
+                days=options.days,
+                missed=missed,
+            )
+        if sizing is not None:
+            yield sizing
 
 
 DASK_SCHEME = "dask://"
@@ -654,11 +618,8 @@ def setting_text(setting: Setting) -> str:
 
 
 def check_text(check: TargetCheck) -> str:
-    """``p90 wait 12.0 min (target 30)`` or ``preempted 5% of jobs (target 10%)``."""
-    if check.target == "max_preempted_share":
-        return f"preempted {check.value:.0%} of jobs (target {check.limit:.0%})"
-    name = check.target.removesuffix("_wait_minutes")
-    return f"{name} wait {check.value:.1f} min (target {check.limit:g})"
+    """``p90 wait <= 30 min: met (12.0 min)``: the target, its status and the figure."""
+    return f"{requirement_text(check)}: {check.status} ({figure_text(check)})"
 
 
 def _described(
@@ -723,23 +684,38 @@ def _wish_warnings(
     return warnings
 
 
-def _target_words(check: TargetCheck) -> tuple[str, str]:
-    """(``its p90 wait target of 30 min``, ``45.0 min``) for a warning."""
-    if check.target == "max_preempted_share":
-        return f"its target of at most {check.limit:.0%} of jobs preempted", f"{check.value:.0%}"
-    name = check.target.removesuffix("_wait_minutes")
-    return f"its {name} wait target of {check.limit:g} min", f"{check.value:.1f} min"
+def _what_helps(check: TargetCheck, setting: Setting) -> str:
+    """What can meet a missed target: capacity or the schedule for a run that does not fit,
+    lending by others only for a team whose strategy borrows."""
+    if check.target in (START_WITHIN_PERIOD, FINISH_WITHIN_DEADLINE):
+        return (
+            "shorten the runs (cap MaxRuntimeInSeconds), schedule them less often, or add "
+            "capacity (capacityNeeded)"
+        )
+    if setting[0].borrows:
+        return "relax the target, add capacity (capacityNeeded), or let more teams lend"
+    return (
+        f"relax the target or add capacity (capacityNeeded); its strategy {setting[0].value} "
+        "does not borrow, so more lending by others cannot help"
+    )
+
+
+def _not_checked_warnings(best: Evaluation) -> list[str]:
+    """One line per team whose targets could not be checked: no jobs in the window."""
+    notes = {c.team: c.note for c in best.checks if c.status == NOT_CHECKED}
+    return [f"{team}: targets not checked: {note}" for team, note in notes.items()]
 
 
 def _missed_warnings(best: Evaluation, rule: Evaluation) -> list[str]:
     warnings = []
     rule_checks = {(c.team, c.target): c for c in rule.checks}
+    names = [s.name for s in best.organisation.queue.shares]
     for check in best.missed:
-        target, value = _target_words(check)
-        _, before = _target_words(rule_checks[check.team, check.target])
+        before = figure_text(rule_checks[check.team, check.target])
+        setting = best.settings[names.index(check.team)]
         warnings.append(
-            f"{check.team}: no configuration the profiles allow meets {target} (best {value}, "
-            f"rule-based {before}); the wishes are kept: relax the target, add capacity, or let "
-            "more teams lend"
+            f"{check.team}: no configuration the profiles allow meets {requirement_text(check)} "
+            f"(best {figure_text(check)}, rule-based {before}); the wishes are kept: "
+            + _what_helps(check, setting)
         )
     return warnings

@@ -8,9 +8,10 @@ names the file, field, value and fix, like organisation files.
 
 from __future__ import annotations
 
+import json
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -21,10 +22,12 @@ from quota_constructs.advisor.limits import (
     MAX_JOB_MINUTES,
     MAX_PROFILE_DESCRIPTION_CHARS,
     MAX_SCHEDULE_CHARS,
+    MAX_STARTUP_MINUTES,
     MAX_WAIT_TARGET_MINUTES,
 )
-from quota_constructs.config import AccessConfig, StrictModel, pydantic_problems
+from quota_constructs.config import AccessConfig, ShareConfig, StrictModel, pydantic_problems
 from quota_constructs.model import (
+    MAX_SHARES_PER_QUEUE,
     JobQueueSpec,
     Organisation,
     Problem,
@@ -32,7 +35,7 @@ from quota_constructs.model import (
     QuotaShareSpec,
     SharingStrategy,
 )
-from quota_constructs.safe_load import load_yaml
+from quota_constructs.safe_load import TEAM_PROFILE_FILE_MAX_BYTES, load_yaml_document
 
 
 class TeamsFileError(QuotaConfigError):
@@ -131,11 +134,19 @@ def _cron_field(field: str, size: int) -> tuple[int, ...]:
     raise ValueError(f"cron field '{field}' must be *, */N or numbers below {size}")
 
 
+_MINUTES: dict[str, Any] = {"exclusiveMinimum": 0, "maximum": MAX_JOB_MINUTES}
+"""JSON Schema bounds of a duration in minutes (the rule is :meth:`JobMinutes.problems`)."""
+_WAIT: dict[str, Any] = {"minimum": 0, "maximum": MAX_WAIT_TARGET_MINUTES}
+
+
 class JobMinutes(StrictModel):
     """How long a team's jobs run: median and longest, in minutes."""
 
-    p50: float = Field(description="Median job duration (minutes).")
-    max: float = Field(description="Longest job (minutes); draws above it are cut to it.")
+    p50: float = Field(description="Median job duration (minutes).", json_schema_extra=_MINUTES)
+    max: float = Field(
+        description="Longest job (minutes); draws above it are cut to it.",
+        json_schema_extra=_MINUTES,
+    )
 
     def problems(self, path: str) -> list[Problem]:
         problems = [
@@ -183,11 +194,19 @@ class Targets(StrictModel):
     once (a team that does not tolerate preemption has an implicit 0).
     """
 
-    p50_wait_minutes: float | None = Field(default=None, description="Median wait to start.")
-    p90_wait_minutes: float | None = Field(default=None, description="90th percentile wait.")
-    p99_wait_minutes: float | None = Field(default=None, description="99th percentile wait.")
+    p50_wait_minutes: float | None = Field(
+        default=None, description="Median wait to start.", json_schema_extra=_WAIT
+    )
+    p90_wait_minutes: float | None = Field(
+        default=None, description="90th percentile wait.", json_schema_extra=_WAIT
+    )
+    p99_wait_minutes: float | None = Field(
+        default=None, description="99th percentile wait.", json_schema_extra=_WAIT
+    )
     max_preempted_share: float | None = Field(
-        default=None, description="Most of the team's jobs (fraction 0..1) preempted at least once."
+        default=None,
+        description="Most of the team's jobs (fraction 0..1) preempted at least once.",
+        json_schema_extra={"minimum": 0, "maximum": 1},
     )
 
     def waits(self) -> dict[int, float]:
@@ -231,9 +250,13 @@ class Targets(StrictModel):
 class TeamProfile(StrictModel):
     """One team: its guaranteed capacity, its workload and what it tolerates."""
 
-    name: str = Field(description="Team and quota share name, [A-Za-z0-9_-]{1,128}.")
+    name: str = Field(
+        description="Team and quota share name, [A-Za-z0-9_-]{1,128}.",
+        json_schema_extra=ShareConfig.model_fields["name"].json_schema_extra,
+    )
     capacity: dict[str, StrictInt] = Field(
-        description="Guaranteed instances per SageMaker training instance type (1 to 5 types)."
+        description="Guaranteed instances per SageMaker training instance type (1 to 5 types).",
+        json_schema_extra=ShareConfig.model_fields["capacity"].json_schema_extra,
     )
     workload: WorkloadKind = Field(description="scheduled | experimental | ad_hoc.")
     schedule: str | None = Field(
@@ -256,6 +279,18 @@ class TeamProfile(StrictModel):
     )
     job_minutes: JobMinutes | None = Field(
         default=None, description="Median and longest job in minutes (default per workload)."
+    )
+    startup_minutes: float | None = Field(
+        default=None,
+        description="SageMaker start-up of each job (instance provisioning and image pull), "
+        "minutes; default the simulation's (--startup-s, 5 minutes).",
+        json_schema_extra={"minimum": 0, "maximum": MAX_STARTUP_MINUTES},
+    )
+    deadline_minutes: float | None = Field(
+        default=None,
+        description="Scheduled teams: each run must finish within this many minutes of its "
+        "slot (default: before the next slot).",
+        json_schema_extra=_MINUTES,
     )
     instances_per_job: StrictInt | InstanceRange | None = Field(
         default=None,
@@ -346,8 +381,48 @@ class TeamProfile(StrictModel):
             problems += self.access.to_spec().problems(f"{path}.access")
         if self.job_minutes is not None:
             problems += self.job_minutes.problems(f"{path}.job_minutes")
+        problems += self._timing_problems(path)
         problems += self._size_problems(f"{path}.instances_per_job")
         problems += self.targets.problems(f"{path}.targets", tolerant=self.preemption_tolerant)
+        return problems
+
+    def _timing_problems(self, path: str) -> list[Problem]:
+        """``startup_minutes`` within its bound; ``deadline_minutes`` positive, scheduled only."""
+        problems = []
+        startup = self.startup_minutes
+        bounded = startup is None or (
+            math.isfinite(startup) and 0 <= startup <= MAX_STARTUP_MINUTES
+        )
+        if not bounded:
+            problems.append(
+                Problem(
+                    f"{path}.startup_minutes",
+                    startup,
+                    f"must be 0 or more minutes, at most {MAX_STARTUP_MINUTES:g}",
+                    "e.g. 5",
+                )
+            )
+        deadline = self.deadline_minutes
+        if deadline is None:
+            return problems
+        if self.workload is not WorkloadKind.SCHEDULED:
+            problems.append(
+                Problem(
+                    f"{path}.deadline_minutes",
+                    deadline,
+                    f"only scheduled teams have a deadline (this team is {self.workload.value})",
+                    "remove deadline_minutes, or set workload: scheduled",
+                )
+            )
+        elif not (math.isfinite(deadline) and 0 < deadline <= MAX_JOB_MINUTES):
+            problems.append(
+                Problem(
+                    f"{path}.deadline_minutes",
+                    deadline,
+                    f"must be a positive number of minutes, at most {MAX_JOB_MINUTES:.0f}",
+                    "e.g. 60",
+                )
+            )
         return problems
 
     def _size_problems(self, path: str) -> list[Problem]:
@@ -384,7 +459,10 @@ class TeamsFile(StrictModel):
     description: str = Field(
         default="", max_length=MAX_PROFILE_DESCRIPTION_CHARS, description="Free text."
     )
-    teams: list[TeamProfile] = Field(description="1 to 20 teams, one quota share each.")
+    teams: list[TeamProfile] = Field(
+        description=f"1 to {MAX_SHARES_PER_QUEUE} teams, one quota share each.",
+        json_schema_extra={"minItems": 1, "maxItems": MAX_SHARES_PER_QUEUE},
+    )
 
     def team(self, name: str) -> TeamProfile:
         """The team called ``name``; ``KeyError`` naming the known teams otherwise."""
@@ -396,22 +474,81 @@ class TeamsFile(StrictModel):
 
 def _rule_problems(teams: TeamsFile) -> list[Problem]:
     """Quota rules from the model, on an organisation of RESERVE shares mirroring the teams."""
+    return _team_rule_problems(teams.organisation, list(enumerate(teams.teams)), complete=True)
+
+
+def _team_rule_problems(
+    organisation: str, teams: list[tuple[int, TeamProfile]], *, complete: bool
+) -> list[Problem]:
+    """The model's rules and each profile's own, for ``teams`` (file index, profile).
+
+    ``complete``: every team of the file parsed (else the team count is not checked)."""
     shares = tuple(
         QuotaShareSpec(name=t.name, capacity=t.capacity, strategy=SharingStrategy.RESERVE)
-        for t in teams.teams
+        for _, t in teams
     )
-    org = Organisation(name=teams.organisation, queue=JobQueueSpec(shares=shares))
+    org = Organisation(name=organisation, queue=JobQueueSpec(shares=shares))
+    index_of = {f"shares[{k}]": f"teams[{index}]" for k, (index, _) in enumerate(teams)}
     problems = []
     for p in org.problems():
-        path = "teams" + p.path.removeprefix("shares") if p.path.startswith("shares") else p.path
-        problems.append(Problem(path, p.value, p.message, p.fix))
-    for index, team in enumerate(teams.teams):
+        head, sep, rest = p.path.partition("]")
+        if p.path.startswith("shares[") and sep:
+            path = index_of[head + "]"] + rest
+        elif p.path == "shares":
+            if not complete:
+                continue
+            path = "teams"
+        else:
+            path = p.path
+        message = _SHARE_INDEX.sub(lambda m: index_of.get(m[0], m[0]), p.message)
+        problems.append(Problem(path, p.value, message, p.fix))
+    for index, team in teams:
         problems += team.problems(f"teams[{index}]")
     return problems
 
 
+def _set_aside(team: Any, index: int, reported: set[str]) -> Any:
+    """``team`` without the keys whose problems are already reported (unknown keys, failing
+    optional fields), so its other rules are still checked; a failing required key still fails."""
+    if not isinstance(team, dict):
+        return team
+    where = f"teams[{index}]."
+    failing = {
+        r.removeprefix(where).split(".")[0].split("[")[0] for r in reported if r.startswith(where)
+    }
+    return {k: v for k, v in team.items() if k not in failing or k in _REQUIRED_KEYS}
+
+
+_SHARE_INDEX = re.compile(r"shares\[\d+\]")
+_REQUIRED_KEYS = frozenset({"name", "capacity", "workload"})
+
+
+def _problems_of_parsable_teams(data: dict[str, Any], reported: set[str]) -> list[Problem]:
+    """Rule problems of the teams that did parse in a file with shape errors (not reported
+    twice: a path already reported, or under one, is skipped)."""
+    raw = data.get("teams")
+    parsed: list[tuple[int, TeamProfile]] = []
+    for index, team in enumerate(raw if isinstance(raw, list) else []):
+        try:
+            parsed.append((index, TeamProfile.model_validate(_set_aside(team, index, reported))))
+        except ValidationError:
+            continue
+    name = data.get("organisation")
+    complete = isinstance(raw, list) and len(parsed) == len(raw)
+    problems = _team_rule_problems(name if isinstance(name, str) else "", parsed, complete=complete)
+    return [
+        p
+        for p in problems
+        if not any(p.path == r or p.path.startswith((r + ".", r + "[")) for r in reported)
+    ]
+
+
 def parse_teams(data: Any, *, source: str = "<data>") -> TeamsFile:
-    """Validate parsed YAML as a team-profile file; :class:`TeamsFileError` lists every problem."""
+    """Validate parsed YAML as a team-profile file; :class:`TeamsFileError` lists every problem.
+
+    All in one run, as for organisation files: shape errors (unknown keys with "did you mean",
+    wrong types, missing fields) and the rules of every team that parsed.
+    """
     if not isinstance(data, dict):
         raise TeamsFileError(
             [
@@ -427,7 +564,9 @@ def parse_teams(data: Any, *, source: str = "<data>") -> TeamsFile:
     try:
         teams = TeamsFile.model_validate(data)
     except ValidationError as exc:
-        raise TeamsFileError(pydantic_problems(exc, model=TeamsFile), context=source) from None
+        problems = pydantic_problems(exc, model=TeamsFile)
+        problems += _problems_of_parsable_teams(data, {p.path for p in problems})
+        raise TeamsFileError(problems, context=source) from None
     problems = _rule_problems(teams)
     if problems:
         raise TeamsFileError(problems, context=source)
@@ -435,5 +574,20 @@ def parse_teams(data: Any, *, source: str = "<data>") -> TeamsFile:
 
 
 def load_teams(path: str | Path) -> TeamsFile:
-    """Read and validate a team-profile file; :class:`TeamsFileError` names file, field, fix."""
-    return parse_teams(load_yaml(path, error=TeamsFileError), source=str(path))
+    """Read and validate a team-profile file; :class:`TeamsFileError` names file, line, field."""
+    document = load_yaml_document(path, max_bytes=TEAM_PROFILE_FILE_MAX_BYTES, error=TeamsFileError)
+    try:
+        return parse_teams(document.data, source=str(path))
+    except TeamsFileError as exc:
+        problems = [
+            p if p.line is not None else replace(p, line=document.line_of(p.path))
+            for p in exc.problems
+        ]
+        raise TeamsFileError(problems, context=exc.context) from None
+
+
+def teams_json_schema() -> str:
+    """JSON Schema of team-profile files, for editors (``quota recommend schema``)."""
+    schema = TeamsFile.model_json_schema()
+    schema["title"] = "Team profiles (quota recommend)"
+    return json.dumps(schema, indent=2)

@@ -8,6 +8,8 @@ stated wish is a constraint: when the advisor disagrees it says so in a warning 
   but not to lend keeps a strategy that does not lend (``RESERVE``), with a warning that no
   strategy borrows without lending;
 * in-share preemption: on exactly when the team tolerates preemption;
+* calendar: a lender (``LEND``) active on some days only gets ``RESERVE`` on its active days
+  and lends on the others (:func:`weekday_calendar`);
 * borrow limit (borrowing shares only): the largest percent of the team's own capacity that
   stays within what the other shares can lend (``JobQueueSpec.lendable``) for every instance
   type they lend, i.e. it reaches all of it for the scarcest type; capped at 100 % when the
@@ -24,11 +26,17 @@ errors).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from quota_constructs.advisor.profiles import TeamProfile, TeamsFile, WorkloadKind
-from quota_constructs.advisor.workload import GeneratorOptions, expected_busy_fraction
+from quota_constructs.advisor.profiles import ALL_DAYS, Day, TeamProfile, TeamsFile, WorkloadKind
+from quota_constructs.advisor.workload import (
+    GeneratorOptions,
+    WorkloadJob,
+    generate_workload,
+    startup_phase_s,
+    team_startup_s,
+)
 from quota_constructs.config import OrganisationFile
 from quota_constructs.model import (
     JobQueueSpec,
@@ -36,6 +44,8 @@ from quota_constructs.model import (
     Problem,
     QuotaConfigError,
     QuotaShareSpec,
+    ShareCalendar,
+    ShareWindow,
     SharingStrategy,
 )
 
@@ -58,6 +68,9 @@ class TeamAdvice:
     """Instances the share may borrow per type (0 when it cannot borrow)."""
     max_usable: Mapping[str, int]
     """Most instances per type the share can hold at once, borrowing included (model)."""
+    demand_instance_hours: float = 0.0
+    """Instance-hours a week the team's jobs hold (start-up included), from the same
+    generated workload the simulation runs."""
 
 
 @dataclass(frozen=True)
@@ -162,7 +175,11 @@ def _borrow_limit(team: TeamProfile, queue: JobQueueSpec) -> tuple[int, str]:
 
 
 def _warnings(
-    team: TeamProfile, queue: JobQueueSpec, prices: Mapping[str, float], options: GeneratorOptions
+    team: TeamProfile,
+    queue: JobQueueSpec,
+    prices: Mapping[str, float],
+    options: GeneratorOptions,
+    demand: float,
 ) -> list[str]:
     share = queue.share(team.name)
     warnings: list[str] = []
@@ -174,9 +191,10 @@ def _warnings(
         )
     if share.strategy.borrows:
         warnings += _borrow_warnings(team, share, queue)
-    warnings += _overlap_warning(team)
+    warnings += _schedule_warning(team, team_startup_s(team, options.startup_s) / 60)
+    warnings += _overload_warning(team, share, queue, demand)
     if not share.strategy.lends:
-        warnings += _idle_warning(team, prices, options)
+        warnings += _idle_warning(team, prices, demand)
     return warnings
 
 
@@ -203,18 +221,90 @@ def _borrow_warnings(team: TeamProfile, share: QuotaShareSpec, queue: JobQueueSp
     return warnings
 
 
-def _overlap_warning(team: TeamProfile) -> list[str]:
+_MINUTE_STEPS = (1, 2, 3, 4, 5, 6, 10, 12, 15, 20, 30)
+_HOUR_STEPS = (1, 2, 3, 4, 6, 8, 12, 24)
+
+
+def _schedule_words(period: float) -> str:
+    if period == 60:
+        return "an hourly schedule"
+    if period == 1440:
+        return "a daily schedule"
+    return f"a schedule with {period:g} min between runs"
+
+
+def _fitting_schedule(minutes: float) -> str | None:
+    """The shortest regular schedule whose period exceeds ``minutes``."""
+    for step in _MINUTE_STEPS:
+        if step > minutes:
+            return f"every {step} min"
+    for hours in _HOUR_STEPS:
+        if 60 * hours > minutes:
+            return "daily" if hours == 24 else f"every {hours} h"
+    return None
+
+
+def _schedule_warning(team: TeamProfile, startup_min: float) -> list[str]:
+    """Scheduled runs that, with start-up, reach the gap between two slots: the next waits."""
     if team.workload is not WorkloadKind.SCHEDULED:
         return []
     times = team.parsed_schedule.times_of_day()
     gaps = [b - a for a, b in zip(times, [*times[1:], times[0] + 86400.0], strict=True)]
-    gap_min = min(gaps) / 60
-    if team.durations.p50 <= gap_min:
+    period = min(gaps) / 60
+    longest = team.durations.max
+    if longest + startup_min < period:
         return []
+    fits = _fitting_schedule(longest + startup_min)
+    cap = period - startup_min
+    fixes = [f"cap MaxRuntimeInSeconds below {cap:g} min"] if cap > 0 else []
+    fixes += [f"schedule {fits}"] if fits else ["schedule the runs less often"]
+    how = (
+        "every run queues behind the last one"
+        if team.durations.p50 + startup_min > period
+        else "the next run waits"
+    )
     return [
-        f"scheduled runs last about {team.durations.p50:g} minutes (job_minutes.p50) but start "
-        f"every {gap_min:g} minutes: runs overlap and queue behind each other"
+        f"runs of up to {longest:g} min plus ~{startup_min:g} min start-up do not fit "
+        f"{_schedule_words(period)}: {how}; {' or '.join(fixes)}"
     ]
+
+
+def _overload_warning(
+    team: TeamProfile, share: QuotaShareSpec, queue: JobQueueSpec, demand: float
+) -> list[str]:
+    """Expected demand beyond the team's own capacity plus the most it can borrow."""
+    own = sum(team.capacity.values()) * HOURS_PER_WEEK
+    borrow = sum(
+        (queue.max_usable(share.name, t) - share.limit(t)) * HOURS_PER_WEEK for t in share.capacity
+    )
+    if demand <= own + borrow:
+        return []
+    caps = ", ".join(f"{n} x {t}" for t, n in team.capacity.items())
+    return [
+        f"overloaded: its jobs need about {demand:,.0f} instance-hours a week (the generated "
+        f"workload, start-up included) but it has {own:,.0f} of its own ({caps}) plus at most "
+        f"{borrow:,.0f} it can borrow: its queue grows all week; add capacity "
+        "(--simulate or --optimize find how much: capacityNeeded)"
+    ]
+
+
+def weekly_demand(
+    teams: TeamsFile, workloads: Sequence[Sequence[WorkloadJob]], days: int, phase_s: float
+) -> dict[str, float]:
+    """Instance-hours a week each team's jobs hold (run plus start-up phase): the mean over
+    ``workloads`` of ``days`` days each, scaled from the team's active days in that window to
+    its active days in a week (0 for a team with no active day in the window)."""
+    held = dict.fromkeys((t.name for t in teams.teams), 0.0)
+    for jobs in workloads:
+        for job in jobs:
+            held[job.share] += job.instance_count * (job.duration_s + phase_s) / 3600
+    weekdays = list(ALL_DAYS)
+    demand = {}
+    for team in teams.teams:
+        active = sum(weekdays[d % 7] in team.active_days for d in range(days))
+        per_week = len(team.active_days) / active if active else 0.0
+        demand[team.name] = held[team.name] * per_week / len(workloads)
+    return demand
 
 
 def price_problems(
@@ -241,10 +331,13 @@ def price_problems(
     return problems
 
 
-def _idle_warning(
-    team: TeamProfile, prices: Mapping[str, float], options: GeneratorOptions
-) -> list[str]:
-    idle = max(0.0, 1.0 - expected_busy_fraction(team, options))
+def _idle_fraction(team: TeamProfile, demand: float) -> float:
+    """Share of the week the team's own capacity is idle if its demand ran on it."""
+    return max(0.0, 1.0 - demand / (sum(team.capacity.values()) * HOURS_PER_WEEK))
+
+
+def _idle_warning(team: TeamProfile, prices: Mapping[str, float], demand: float) -> list[str]:
+    idle = _idle_fraction(team, demand)
     if idle <= IDLE_WARNING_FRACTION:
         return []
     hours = {t: c * HOURS_PER_WEEK * idle for t, c in team.capacity.items()}
@@ -263,11 +356,15 @@ def recommend(
     *,
     prices: Mapping[str, float] | None = None,
     options: GeneratorOptions | None = None,
+    workloads: Sequence[Sequence[WorkloadJob]] | None = None,
+    days: int = 7,
 ) -> Advice:
     """Recommend a quota share per team; the organisation is validated by the model.
 
     ``prices``: optional USD per instance-hour by instance type, to price idle reserved
-    capacity; ``options``: the workload model used to estimate how busy each team is.
+    capacity; ``options``: the workload model; ``workloads``: generated workloads of ``days``
+    days each (default the one of seed 0), the same the simulation runs, from which each
+    team's demand, idle time and overload are estimated.
     Raises :class:`~quota_constructs.model.QuotaConfigError` for prices of instance types no
     team uses, or if the result breaks a rule (it should not: team profiles are validated with
     the same rules).
@@ -277,6 +374,9 @@ def recommend(
     if problems:
         raise QuotaConfigError(problems, context=f"recommendation for {teams.organisation}")
     options = options or GeneratorOptions()
+    if workloads is None:
+        workloads = [generate_workload(teams, days=days, seed=0, options=options)]
+    demand = weekly_demand(teams, workloads, days, startup_phase_s(teams, options.startup_s))
     drafts = [_draft(team) for team in teams.teams]
     first = JobQueueSpec(shares=tuple(spec for spec, _ in drafts))
     for index, (team, (spec, why)) in enumerate(zip(teams.teams, drafts, strict=True)):
@@ -284,16 +384,42 @@ def recommend(
             limit, why_limit = _borrow_limit(team, first)
             drafts[index] = (replace(spec, borrow_limit=limit), [*why, why_limit])
     queue = JobQueueSpec(shares=tuple(spec for spec, _ in drafts))
+    calendars = {}
+    for team, (spec, why) in zip(teams.teams, drafts, strict=True):
+        calendar = weekday_calendar(team, spec)
+        if calendar is not None:
+            calendars[spec.name] = calendar
+            why.append(_calendar_reason(team, calendar))
     advice = tuple(
-        _advise(team, spec, why, queue, prices, options)
+        _advise(team, spec, why, queue, prices, options, demand[team.name])
         for team, (spec, why) in zip(teams.teams, drafts, strict=True)
     )
     org = Organisation(
         name=teams.organisation,
         description=teams.description or "Recommended by quota recommend from team profiles.",
         queue=JobQueueSpec(shares=tuple(a.share for a in advice)),
+        calendars=calendars,
     ).validate(context=f"recommendation for {teams.organisation}")
     return Advice(organisation=org, teams=advice)
+
+
+def weekday_calendar(team: TeamProfile, spec: QuotaShareSpec) -> ShareCalendar | None:
+    """RESERVE on the team's active days for a lender active on some days only (it lends on
+    the others); ``None`` for every other team (a borrower would stop borrowing on its active
+    days, a team active every day has no day to lend on). Times in UTC, like the workload."""
+    if spec.strategy is not SharingStrategy.LEND or len(set(team.active_days)) >= 7:
+        return None
+    days = tuple(day.value for day in sorted(set(team.active_days), key=list(Day).index))
+    return ShareCalendar((ShareWindow(days, strategy=SharingStrategy.RESERVE),))
+
+
+def _calendar_reason(team: TeamProfile, calendar: ShareCalendar) -> str:
+    (window,) = calendar.windows
+    return (
+        f"calendar: RESERVE on {','.join(window.days)} (UTC), LEND on the other days: its "
+        "capacity is kept for its own jobs on its active days (they never wait for a reclaim "
+        "and no borrower is preempted when they arrive) and lent when it is idle"
+    )
 
 
 def _draft(team: TeamProfile) -> tuple[QuotaShareSpec, list[str]]:
@@ -317,6 +443,7 @@ def _advise(
     queue: JobQueueSpec,
     prices: Mapping[str, float],
     options: GeneratorOptions,
+    demand: float,
 ) -> TeamAdvice:
     """Final advice for one team once every share of the queue is known."""
     usable = {t: queue.max_usable(spec.name, t) for t in spec.capacity}
@@ -330,19 +457,20 @@ def _advise(
             f"borrow limit {spec.borrow_limit}% allows {allows}; max usable with borrowing "
             + ", ".join(f"{n} x {t}" for t, n in usable.items())
         )
-    why.append(_idle_fact(team, spec, options))
+    why.append(_idle_fact(team, spec, demand))
     return TeamAdvice(
         team=team,
         share=replace(spec, description=_description(team, why)),
         rationale=tuple(why),
-        warnings=tuple(_warnings(team, queue, prices, options)),
+        warnings=tuple(_warnings(team, queue, prices, options, demand)),
         borrow_instances={t: usable[t] - spec.limit(t) for t in spec.capacity},
         max_usable=usable,
+        demand_instance_hours=demand,
     )
 
 
-def _idle_fact(team: TeamProfile, spec: QuotaShareSpec, options: GeneratorOptions) -> str:
-    idle = max(0.0, 1.0 - expected_busy_fraction(team, options))
+def _idle_fact(team: TeamProfile, spec: QuotaShareSpec, demand: float) -> str:
+    idle = _idle_fraction(team, demand)
     hours = sum(team.capacity.values()) * HOURS_PER_WEEK * idle
     where = "others can borrow it" if spec.strategy.lends else "reserved, nobody else can use it"
     return f"expected idle about {idle:.0%} of the week ({hours:,.0f} instance-hours; {where})"

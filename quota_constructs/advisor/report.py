@@ -270,7 +270,7 @@ def _compare_waits(
     for fig_, label in zip(figures, labels, strict=True):
         _cdf(ax, fig_.waits_s, color=colours[label], label=label)
     for name, check in checks.items():
-        if name != "max_preempted_share":
+        if name.endswith("_wait_minutes"):
             q = int(name[1:3])
             ax.plot(
                 [check.limit],

@@ -22,6 +22,7 @@ import math
 import statistics
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime, timedelta
 from typing import TypeVar
 
 from quota_constructs.advisor.workload import WorkloadError, WorkloadJob
@@ -31,6 +32,7 @@ from quota_constructs.model import (
     Organisation,
     Problem,
     QuotaShareSpec,
+    ShareCalendar,
     SharingStrategy,
 )
 from quota_constructs.scheduling import (
@@ -47,6 +49,8 @@ from quota_constructs.scheduling import (
 )
 
 HOUR_S = 3600.0
+SIMULATION_START = datetime(2024, 1, 1, tzinfo=UTC)
+"""What simulated time 0 is to share calendars: a Monday, 00:00 UTC (as for workloads)."""
 _STATE_CHANGE = EventKind.STATE_CHANGE
 _PREEMPTION_STARTED = EventKind.PREEMPTION_STARTED
 _DISPATCHED = frozenset(DISPATCHED_STATUSES)
@@ -101,6 +105,8 @@ class ShareMetrics:
     wait_max_s: float
     completion_mean_s: float
     completion_p95_s: float
+    completion_max_s: float
+    """Longest submit-to-end time of a job; ``inf`` when a job did not succeed."""
     preemptions: Mapping[str, int]
     preempted_jobs: int
     """Jobs preempted at least once (any rule)."""
@@ -175,10 +181,24 @@ class SimulationResult:
 
 
 def all_reserve(queue: JobQueueSpec) -> JobQueueSpec:
-    """The baseline: the same shares with RESERVE (no lending, no borrowing)."""
+    """The all-RESERVE alternative: the same shares with RESERVE (no lending, no borrowing)."""
     return JobQueueSpec(
         shares=tuple(
             replace(s, strategy=SharingStrategy.RESERVE, borrow_limit=None) for s in queue.shares
+        ),
+        priority=queue.priority,
+        runnable_timeout_minutes=queue.runnable_timeout_minutes,
+    )
+
+
+def baseline_queue(queue: JobQueueSpec) -> JobQueueSpec:
+    """What the all-RESERVE baseline runs: the same shares and capacities, all RESERVE, no
+    in-share preemption, nothing else; so every configuration of one comparison with the same
+    capacities has the same baseline figure."""
+    return JobQueueSpec(
+        shares=tuple(
+            QuotaShareSpec(name=s.name, capacity=s.capacity, strategy=SharingStrategy.RESERVE)
+            for s in queue.shares
         ),
         priority=queue.priority,
         runnable_timeout_minutes=queue.runnable_timeout_minutes,
@@ -397,6 +417,45 @@ def _request(index: int, job: WorkloadJob) -> JobRequest:
     )
 
 
+class _Calendars:
+    """The shares' calendar changes in simulated seconds, applied through ``upsert_share`` as
+    the emulator applies them (the same model function: ``ShareCalendar.next_change``)."""
+
+    def __init__(self, queue: JobQueueSpec, calendars: Mapping[str, ShareCalendar]) -> None:
+        self._shares = [(s, calendars[s.name]) for s in queue.shares if s.name in calendars]
+        self._next: list[tuple[float, QuotaShareSpec]] = []
+        for share, calendar in self._shares:
+            self._queue_next(share, calendar, SIMULATION_START)
+
+    def start(self, queue: JobQueueSpec) -> JobQueueSpec:
+        """``queue`` with the settings in force at time 0."""
+        calendars = dict((s.name, c) for s, c in self._shares)
+        shares = tuple(
+            calendars[s.name].in_force(s, SIMULATION_START) if s.name in calendars else s
+            for s in queue.shares
+        )
+        return replace(queue, shares=shares)
+
+    def _queue_next(self, share: QuotaShareSpec, calendar: ShareCalendar, after: datetime) -> None:
+        change = calendar.next_change(share, after)
+        if change is not None:
+            seconds = (change.time - SIMULATION_START).total_seconds()
+            self._next.append((seconds, change.settings))
+            self._next.sort(key=lambda item: item[0])
+
+    @property
+    def next_time(self) -> float:
+        return self._next[0][0] if self._next else math.inf
+
+    def apply_due(self, sched: Scheduler, now: float) -> None:
+        """Apply every change due by ``now``, each at its own time."""
+        while self._next and self._next[0][0] <= now:
+            at, spec = self._next.pop(0)
+            sched.upsert_share(spec, now=at)
+            share, calendar = next((s, c) for s, c in self._shares if s.name == spec.name)
+            self._queue_next(share, calendar, SIMULATION_START + timedelta(seconds=at))
+
+
 def _run(
     queue: JobQueueSpec,
     name: str,
@@ -405,15 +464,19 @@ def _run(
     window_s: float,
     recorder_type: Callable[[Scheduler, float], _U],
     progress: Progress | None = None,
+    calendars: Mapping[str, ShareCalendar] | None = None,
 ) -> tuple[Scheduler, _U]:
-    """Run ``jobs`` through a scheduler for ``queue``, measured by a ``recorder_type``."""
+    """Run ``jobs`` through a scheduler for ``queue``, measured by a ``recorder_type``; shares
+    with a calendar flip at its edges."""
+    flips = _Calendars(queue, calendars or {})
+    queue = flips.start(queue)
     sched = Scheduler.for_queue(
         queue, queue_name=f"{name}-queue", options=options.scheduler_options(queue)
     )
     recorder = recorder_type(sched, window_s)
     recorder.record(0.0)
     with collector_paused():
-        _feed(sched, recorder, jobs, name, progress)
+        _feed(sched, recorder, jobs, name, progress, flips)
     recorder.end_time = sched.now
     return sched, recorder
 
@@ -424,9 +487,11 @@ def _feed(
     jobs: Sequence[WorkloadJob],
     name: str,
     progress: Progress | None,
+    flips: _Calendars,
 ) -> None:
     """Submit each job at its time and advance from instant to instant, recording usage;
-    ``progress`` every :data:`PROGRESS_EVERY` instants."""
+    ``progress`` every :data:`PROGRESS_EVERY` instants. Calendar flips are applied at their
+    times while jobs remain (they never prolong a run)."""
     index, count, instants = 0, len(jobs), 0
     while True:
         next_submit = jobs[index].submit_time_s if index < count else math.inf
@@ -434,6 +499,12 @@ def _feed(
         now = min(next_submit, math.inf if next_event is None else next_event)
         if now == math.inf:
             break
+        if flips.next_time <= now:
+            now = flips.next_time
+            flips.apply_due(sched, now)
+            sched.advance(now)
+            recorder.record(now)
+            continue
         while index < count and jobs[index].submit_time_s <= now:
             _submit(sched, index, jobs[index], now, name)
             index += 1
@@ -521,6 +592,9 @@ def _share_metrics(
         wait_max_s=waits[-1] if waits else 0.0,
         completion_mean_s=statistics.fmean(completions) if completions else 0.0,
         completion_p95_s=_percentile(completions, 95),
+        completion_max_s=completions[-1]
+        if len(completions) == len(jobs) and jobs
+        else (math.inf if jobs else 0.0),
         preemptions=preemptions,
         preempted_jobs=preempted,
         lost_instance_hours=lost,
@@ -562,8 +636,10 @@ def simulate(
     check_workload(org, jobs)
     jobs = sorted(jobs, key=lambda j: j.submit_time_s)
     window = options.window_s or default_window(jobs)
-    sched, recorder = _run(org.queue, org.name, jobs, options, window, _Recorder, progress)
-    if baseline is None and org.queue == all_reserve(org.queue):
+    sched, recorder = _run(
+        org.queue, org.name, jobs, options, window, _Recorder, progress, org.calendars
+    )
+    if baseline is None and org.queue == baseline_queue(org.queue) and not org.calendars:
         baseline = _utilisation(org.queue, recorder.used_in_window, window)  # it is the baseline
     elif baseline is None:
         baseline = baseline_utilisation(org, jobs, options=options, window_s=window)
@@ -603,7 +679,7 @@ def baseline_utilisation(
     options = options or SimulationOptions()
     jobs = sorted(jobs, key=lambda j: j.submit_time_s)
     window = window_s or options.window_s or default_window(jobs)
-    queue = all_reserve(org.queue)
+    queue = baseline_queue(org.queue)
     _, usage = _run(queue, org.name, jobs, options, window, _Usage)
     return _utilisation(queue, usage.used_in_window, window)
 
@@ -615,19 +691,20 @@ def compare(
     options: SimulationOptions | None = None,
     progress: Progress | None = None,
 ) -> list[SimulationResult]:
-    """Simulate each organisation on the same workload; equal baselines are computed once
-    (none for an all-RESERVE organisation: its own run is its baseline)."""
+    """Simulate each organisation on the same workload; organisations with the same shares and
+    capacities share one baseline figure, computed once (by the run of an organisation that
+    is the baseline itself, when there is one)."""
     options = options or SimulationOptions()
     for org in orgs:
         check_workload(org, jobs)
     cache: list[tuple[JobQueueSpec, float]] = []
     results = []
     for org in orgs:
-        reserve = all_reserve(org.queue)
+        reserve = baseline_queue(org.queue)
         known = [value for queue, value in cache if queue == reserve]
         if known:
             baseline = known[0]
-        elif org.queue == reserve:
+        elif org.queue == reserve and not org.calendars:
             result = simulate(org, jobs, options=options, progress=progress)
             cache.append((reserve, result.baseline_utilisation))
             results.append(result)
@@ -655,6 +732,6 @@ def alternatives(org: Organisation) -> dict[str, Organisation]:
     )
     return {
         "recommended": org,
-        "all-RESERVE": replace(org, queue=all_reserve(org.queue)),
-        "all-LEND_AND_BORROW": replace(org, queue=unlimited),
+        "all-RESERVE": replace(org, queue=all_reserve(org.queue), calendars={}),
+        "all-LEND_AND_BORROW": replace(org, queue=unlimited, calendars={}),
     }

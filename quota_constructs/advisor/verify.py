@@ -47,7 +47,7 @@ def verify(advice: Advice, results: Mapping[str, SimulationResult]) -> list[Find
             other = sum(shared.preemptions.values())
             findings.append(
                 Finding(
-                    count == 0,
+                    None,
                     f"{name}: {count} preemptions (all-LEND_AND_BORROW: {other}); wait p95 "
                     f"{_p95(mine)} (all-LEND_AND_BORROW: {_p95(shared)})",
                 )

@@ -37,6 +37,9 @@ from quota_constructs.model import (
 from quota_constructs.safe_load import WORKLOAD_FILE_MAX_BYTES, read_text
 
 DAY_S = 86400.0
+DEFAULT_STARTUP_S = 300.0
+"""SageMaker start-up per job when nothing else is said: 5 minutes to provision an instance and
+pull a training image (``--startup-s``, a profile's ``startup_minutes``)."""
 REQUIRED_COLUMNS = (
     "submit_time_s",
     "share",
@@ -232,8 +235,14 @@ class GeneratorOptions:
     """
 
     intensity: float = 1.0
+    startup_s: float = DEFAULT_STARTUP_S
+    """SageMaker start-up of every job (provisioning and image pull) unless its team's profile
+    sets ``startup_minutes``; the simulator runs the shortest of them as the service's
+    start-up phase of every attempt (:func:`startup_phase_s`) and adds a team's excess over it
+    to the team's job durations."""
     scheduled_jitter: float = 0.2
-    """A scheduled run lasts ``p50`` x uniform(1 - jitter, 1 + jitter), cut at ``max``."""
+    """Half the scheduled runs last uniform(``p50`` x (1 - jitter), ``p50``), the other half
+    uniform(``p50``, ``max``): the median is ``p50`` and the longest runs reach ``max``."""
     scheduled_priority: int = 500
     experiment_bursts_per_day: float = 3.0
     experiment_burst_size: float = 6.0
@@ -291,32 +300,56 @@ def _checkpoint(team: TeamProfile, options: GeneratorOptions) -> float | None:
     return options.checkpoint_interval_s / options.intensity
 
 
-def _duration(team: TeamProfile, rng: random.Random, o: GeneratorOptions) -> float:
-    """One job's duration in seconds from the profile's ``job_minutes`` (cut at ``max``)."""
+def _duration(team: TeamProfile, rng: random.Random, o: GeneratorOptions, extra_s: float) -> float:
+    """One job's duration in seconds from the profile's ``job_minutes`` (cut at ``max``), plus
+    the team's start-up beyond the simulated start-up phase (``extra_s``)."""
     minutes = team.durations
     if team.workload is WorkloadKind.SCHEDULED:
-        drawn = minutes.p50 * rng.uniform(1 - o.scheduled_jitter, 1 + o.scheduled_jitter)
+        low, high = minutes.p50 * (1 - o.scheduled_jitter), minutes.max
+        drawn = (
+            rng.uniform(low, minutes.p50) if rng.random() < 0.5 else rng.uniform(minutes.p50, high)
+        )
     else:
         drawn = rng.lognormvariate(math.log(minutes.p50), o.sigma(team.workload))
-    return 60.0 * min(drawn, minutes.max) / o.intensity
+    return 60.0 * min(drawn, minutes.max) / o.intensity + extra_s
+
+
+def team_startup_s(team: TeamProfile, default_s: float) -> float:
+    """The team's start-up per job: its ``startup_minutes``, else ``default_s``."""
+    return default_s if team.startup_minutes is None else 60.0 * team.startup_minutes
+
+
+def startup_phase_s(teams: TeamsFile, default_s: float = DEFAULT_STARTUP_S) -> float:
+    """The start-up every job pays on each attempt in the simulator (the shortest team's);
+    a team with a longer one runs the excess as part of its jobs."""
+    return min(team_startup_s(t, default_s) for t in teams.teams)
 
 
 def _job(
-    team: TeamProfile, at: float, itype: str, priority: int, rng: random.Random, o: GeneratorOptions
+    team: TeamProfile, at: float, itype: str, priority: int, rng: random.Random, o: _Context
 ) -> WorkloadJob:
     return WorkloadJob(
         at,
         team.name,
         itype,
         rng.randint(*team.instance_range(itype)),
-        _duration(team, rng, o),
+        _duration(team, rng, o.options, o.extra_s),
         priority,
-        _checkpoint(team, o),
+        _checkpoint(team, o.options),
     )
 
 
-def _scheduled(team: TeamProfile, days: int, rng: random.Random, o: GeneratorOptions) -> list:
+@dataclass(frozen=True)
+class _Context:
+    """The generator's options and one team's start-up beyond the simulated phase."""
+
+    options: GeneratorOptions
+    extra_s: float
+
+
+def _scheduled(team: TeamProfile, days: int, rng: random.Random, c: _Context) -> list:
     """One job per schedule slot and instance type on active days (``split`` with intensity)."""
+    o = c.options
     schedule = team.parsed_schedule
     split = max(1, round(o.intensity))  # each slot split into `split` runs (intensity rounded)
     period = schedule.period_s / split
@@ -328,11 +361,12 @@ def _scheduled(team: TeamProfile, days: int, rng: random.Random, o: GeneratorOpt
             for k in range(split):
                 for itype in sorted(team.capacity):
                     at = day * DAY_S + run + k * period
-                    jobs.append(_job(team, at, itype, o.scheduled_priority, rng, o))
+                    jobs.append(_job(team, at, itype, o.scheduled_priority, rng, c))
     return jobs
 
 
-def _experimental(team: TeamProfile, days: int, rng: random.Random, o: GeneratorOptions) -> list:
+def _experimental(team: TeamProfile, days: int, rng: random.Random, c: _Context) -> list:
+    o = c.options
     begin, end = (h * 3600.0 for h in o.working_hours)
     rate = o.experiment_bursts_per_day * o.intensity / (end - begin)
     low, high = o.experiment_priorities
@@ -345,13 +379,14 @@ def _experimental(team: TeamProfile, days: int, rng: random.Random, o: Generator
             submit = day * DAY_S + t
             for _ in range(1 + _poisson(rng, o.experiment_burst_size - 1)):
                 itype = _pick_type(rng, team)
-                jobs.append(_job(team, submit, itype, rng.randint(low, high), rng, o))
+                jobs.append(_job(team, submit, itype, rng.randint(low, high), rng, c))
                 submit += rng.expovariate(1 / 60.0) / o.intensity
             t += rng.expovariate(rate)
     return jobs
 
 
-def _ad_hoc(team: TeamProfile, days: int, rng: random.Random, o: GeneratorOptions) -> list:
+def _ad_hoc(team: TeamProfile, days: int, rng: random.Random, c: _Context) -> list:
+    o = c.options
     begin, end = (h * 3600.0 for h in o.working_hours)
     jobs = []
     for day in range(days):
@@ -360,7 +395,7 @@ def _ad_hoc(team: TeamProfile, days: int, rng: random.Random, o: GeneratorOption
         for _ in range(_poisson(rng, o.ad_hoc_jobs_per_day * o.intensity)):
             itype = _pick_type(rng, team)
             at = day * DAY_S + rng.uniform(begin, end)
-            jobs.append(_job(team, at, itype, o.ad_hoc_priority, rng, o))
+            jobs.append(_job(team, at, itype, o.ad_hoc_priority, rng, c))
     return jobs
 
 
@@ -394,9 +429,11 @@ def generate_workload(
     if problems:
         raise WorkloadError(problems)
     jobs: list[WorkloadJob] = []
+    phase = startup_phase_s(teams, options.startup_s)
     for team in teams.teams:
         rng = random.Random(f"{seed}:{team.name}")
-        jobs += _GENERATORS[team.workload](team, days, rng, options)
+        context = _Context(options, team_startup_s(team, options.startup_s) - phase)
+        jobs += _GENERATORS[team.workload](team, days, rng, context)
     return sorted(jobs, key=lambda j: (j.submit_time_s, j.share))
 
 
@@ -422,12 +459,8 @@ def mean_job_s(team: TeamProfile, options: GeneratorOptions | None = None) -> fl
     o = options or GeneratorOptions()
     p50, top = team.durations.p50 * 60.0, team.durations.max * 60.0
     if team.workload is WorkloadKind.SCHEDULED:
-        low, high = p50 * (1 - o.scheduled_jitter), p50 * (1 + o.scheduled_jitter)
-        if top >= high:
-            return (low + high) / 2
-        if top <= low:
-            return top
-        return ((top * top - low * low) / 2 + top * (high - top)) / (high - low)
+        low = p50 * (1 - o.scheduled_jitter)
+        return (low + p50) / 4 + (p50 + top) / 4
     # E[min(X, top)] for X log-normal with median p50 and spread sigma
     mu, sigma = math.log(p50), o.sigma(team.workload)
     normal = NormalDist()

@@ -21,6 +21,14 @@ from quota_constructs.advisor.optimize import (
 )
 from quota_constructs.advisor.report import duration_text
 from quota_constructs.advisor.simulate import ShareMetrics, SimulationResult
+from quota_constructs.advisor.targets import (
+    MET,
+    MISSED,
+    NOT_CHECKED,
+    check_json,
+    figure_text,
+    requirement_text,
+)
 from quota_constructs.api_shapes import share_sharing_settings
 from quota_constructs.commands._common import data_table, json_fields, message, styled
 
@@ -89,17 +97,22 @@ def results_json(results: Sequence[SimulationResult], labels: Sequence[str]) -> 
 # --- search ---------------------------------------------------------------------------------
 
 
+_STATUS_STYLE = {
+    MET: ("ok", "green"),
+    MISSED: ("missed", "red"),
+    NOT_CHECKED: ("not checked", "blue"),
+}
+
+
 def _check_cell(check: TargetCheck) -> Text:
-    mark = styled("ok", "green") if check.met else styled("missed", "red")
-    if check.target == "max_preempted_share":
-        return message(f"{check.value:.0%} ", mark)
-    return message(f"{check.value:.1f} min ", mark)
+    figure = figure_text(check)
+    return message(
+        f"{figure} " if check.value is not None else "", styled(*_STATUS_STYLE[check.status])
+    )
 
 
 def _target_label(check: TargetCheck) -> str:
-    if check.target == "max_preempted_share":
-        return f"jobs preempted (target <= {check.limit:.0%})"
-    return f"{check.target.removesuffix('_wait_minutes')} wait (target <= {check.limit:g} min)"
+    return requirement_text(check)
 
 
 def search_table(search: SearchResult) -> Table:
@@ -156,6 +169,14 @@ def _finite(value: float) -> float | None:
     return value if math.isfinite(value) else None
 
 
+def _team_warnings(search: SearchResult, name: str) -> list[str]:
+    """A team's warnings: the rules', the search's about it, its sizing."""
+    rules = [w for t in search.advice.teams if t.share.name == name for w in t.warnings]
+    found = [w.removeprefix(f"{name}: ") for w in search.warnings if w.startswith(f"{name}: ")]
+    sizing = [s.text() for s in search.sizings if s.team == name]
+    return [*rules, *found, *sizing]
+
+
 def search_json(search: SearchResult) -> str:
     """The rule-based and optimised configurations, settings and target figures, as JSON
     (``null`` for a figure that is infinite because a job never started).
@@ -169,11 +190,7 @@ def search_json(search: SearchResult) -> str:
             fig = e.team(share.name)
             teams[share.name] = {
                 **share_sharing_settings(share),
-                "targets": [
-                    {"target": c.target, "limit": c.limit, "value": _finite(c.value), "met": c.met}
-                    for c in e.checks
-                    if c.team == share.name
-                ],
+                "targets": [check_json(c) for c in e.checks if c.team == share.name],
                 "jobs": fig.jobs,
                 "preemptedJobs": fig.preempted_jobs,
                 "borrowedInstanceHours": fig.borrowed_instance_hours,
@@ -181,10 +198,16 @@ def search_json(search: SearchResult) -> str:
             }
         return {"utilisation": e.utilisation, "meanWaitS": _finite(e.mean_wait_s), "teams": teams}
 
+    optimised = config(search.best)
+    for name, team in optimised["teams"].items():
+        team["warnings"] = _team_warnings(search, name)
+        for sizing in search.sizings:
+            if sizing.team == name and sizing.needed is not None:
+                team["capacityNeeded"] = dict(sizing.needed)
     return json.dumps(
         {
             "ruleBased": config(search.rule_based),
-            "optimised": config(search.best),
+            "optimised": optimised,
             "evaluated": search.evaluated,
             "space": search.space,
             "exhaustive": search.exhaustive,

@@ -28,7 +28,7 @@ from quota_constructs.advisor.optimize import (
     executor_problems,
     optimize,
 )
-from quota_constructs.advisor.profiles import TeamsFile, load_teams
+from quota_constructs.advisor.profiles import TeamsFile, load_teams, teams_json_schema
 from quota_constructs.advisor.recommend import Advice, price_problems, recommend
 from quota_constructs.advisor.report import plot_comparison, plot_results
 from quota_constructs.advisor.simulate import (
@@ -37,13 +37,26 @@ from quota_constructs.advisor.simulate import (
     alternatives,
     compare,
 )
-from quota_constructs.advisor.verify import verify
+from quota_constructs.advisor.sizing import Sizing, capacity_needed
+from quota_constructs.advisor.targets import (
+    MET,
+    MISSED,
+    NOT_CHECKED,
+    TargetCheck,
+    check_json,
+    check_line,
+    check_targets,
+    team_figures,
+)
+from quota_constructs.advisor.verify import Finding, verify
 from quota_constructs.advisor.workload import (
     DAY_S,
+    DEFAULT_STARTUP_S,
     GeneratorOptions,
     WorkloadJob,
     generate_workload,
     load_workload_csv,
+    startup_phase_s,
     workload_csv,
 )
 from quota_constructs.api_shapes import share_sharing_settings
@@ -70,12 +83,24 @@ from quota_constructs.commands._reports import (
     search_summary,
     search_table,
 )
-from quota_constructs.config import load_organisation
+from quota_constructs.config import WindowConfig, load_organisation
 from quota_constructs.model import Organisation, Problem, QuotaConfigError
 from quota_constructs.runtime.adopt import queue_client, read_job_history, read_organisation
 from quota_constructs.runtime.queue import QueueClient
 
 advisor_app = typer.Typer(no_args_is_help=True)
+
+StartupOpt = Annotated[
+    float,
+    typer.Option(
+        "--startup-s",
+        help="SageMaker start-up of each job, dispatch to running (s): provisioning and image "
+        "pull; a profile's startup_minutes overrides it for its team.",
+    ),
+]
+PreemptionOpt = Annotated[
+    float, typer.Option("--preemption-s", help="Preemption started-to-completed time (s).")
+]
 
 
 def _parse_prices(values: list[str], teams: TeamsFile) -> dict[str, float]:
@@ -108,12 +133,25 @@ def advice_data(advice: Advice) -> dict[str, Any]:
             t.share.name: {
                 **share_sharing_settings(t.share),
                 "maxUsable": dict(t.max_usable),
+                "schedule": _schedule_data(advice.organisation, t.share.name),
                 "rationale": list(t.rationale),
                 "warnings": list(t.warnings),
             }
             for t in advice.teams
         },
     }
+
+
+def _schedule_data(org: Organisation, share: str) -> dict[str, Any] | None:
+    """A share's calendar as the organisation file writes it (``None``: it has none)."""
+    calendar = org.calendars.get(share)
+    if calendar is None:
+        return None
+    windows = [
+        WindowConfig.from_spec(w).model_dump(mode="json", by_alias=True, exclude_none=True)
+        for w in calendar.windows
+    ]
+    return {"timezone": calendar.timezone, "windows": windows}
 
 
 def advice_table(advice: Advice) -> Table:
@@ -133,9 +171,14 @@ def advice_table(advice: Advice) -> Table:
         else:
             counts = ", ".join(f"{n} x {t}" for t, n in team.borrow_instances.items())
             borrow = f"{share.borrow_limit}% ({counts})"
+        calendar = advice.organisation.calendars.get(share.name)
+        windows = "; ".join(
+            f"{w.strategy.value if w.strategy else share.strategy.value} {','.join(w.days)}"
+            for w in (calendar.windows if calendar is not None else ())
+        )
         table.add_row(
             share.name,
-            share.strategy.value,
+            share.strategy.value + (f" ({windows})" if windows else ""),
             "on" if share.in_share_preemption else "off",
             borrow,
             ", ".join(f"{n} x {t}" for t, n in team.max_usable.items()),
@@ -157,7 +200,12 @@ def print_advice(advice: Advice, console: Console) -> None:
 @advisor_app.command("recommend")
 @handle_errors
 def recommend_command(
-    teams_file: Path = typer.Argument(..., help="Team-profile YAML file."),
+    teams_file: str = typer.Argument(
+        ...,
+        metavar="TEAMS_FILE",
+        help="Team-profile YAML file, or 'schema' to print the JSON Schema of team profiles "
+        "(a file called schema: ./schema).",
+    ),
     output: Path | None = typer.Option(
         None,
         "--output",
@@ -189,10 +237,8 @@ def recommend_command(
         help="With --optimize: run the candidates on a running Dask cluster, dask://HOST:PORT "
         "(pip install '.[dask]'); default: local worker processes.",
     ),
-    startup_s: float = typer.Option(0.0, "--startup-s", help="Dispatch-to-running delay (s)."),
-    preemption_s: float = typer.Option(
-        20.0, "--preemption-s", help="Preemption started-to-completed time (s)."
-    ),
+    startup_s: StartupOpt = DEFAULT_STARTUP_S,
+    preemption_s: PreemptionOpt = 20.0,
     as_json: Annotated[bool, json_option("Print the advice (or search) as JSON.")] = False,
     plot: Path | None = typer.Option(
         None, "--plot", help="Write a PNG: usage (--simulate) or comparison (--optimize)."
@@ -202,6 +248,9 @@ def recommend_command(
 
     Exit 1 when --simulate finds a FAILED expectation or --optimize misses a team's target.
     """
+    if teams_file == "schema":
+        typer.echo(teams_json_schema())
+        return
     console = stdout_console()
     err = stderr_console()
     _check_modes(simulate, optimize_, plot)
@@ -212,18 +261,25 @@ def recommend_command(
     _check_run(days=days, seed=seed, startup_s=startup_s, preemption_s=preemption_s)
     teams = load_teams(teams_file)
     prices = _parse_prices(price, teams)
-    advice = recommend(teams, prices=prices)
+    generator = GeneratorOptions(startup_s=startup_s)
+    sim = SimulationOptions(
+        startup_s=startup_phase_s(teams, startup_s),
+        preemption_s=preemption_s,
+        window_s=days * DAY_S,
+    )
     if optimize_:
-        sim = SimulationOptions(startup_s=startup_s, preemption_s=preemption_s)
         options = SearchOptions(
             seeds=tuple(range(seed, seed + workloads)),
             days=days,
             max_candidates=max_candidates,
-            simulation=replace(sim, window_s=days * DAY_S),
+            simulation=sim,
+            generator=generator,
         )
         pool = _executor(executor, workers)
         _optimize(teams, prices, options, pool, output, plot, as_json, console, err)
         return
+    jobs = generate_workload(teams, days=days, seed=seed, options=generator)
+    advice = recommend(teams, prices=prices, options=generator, workloads=[jobs], days=days)
     if not as_json:
         print_advice(advice, console)
     elif not simulate:
@@ -231,8 +287,7 @@ def recommend_command(
     if output is not None:
         _write(output, advice.to_yaml(), err if as_json else console)
     if simulate:
-        run = (days, seed, startup_s, preemption_s)
-        _simulate_advice(teams, advice, run, plot, console, as_json=as_json)
+        _simulate_advice(teams, advice, jobs, (days, seed, sim), plot, console, as_json=as_json)
 
 
 def _check_run(*, days: int, seed: int, startup_s: float, preemption_s: float) -> None:
@@ -269,42 +324,97 @@ def _write(path: Path, text: str, console: Console) -> None:
 def _simulate_advice(
     teams: TeamsFile,
     advice: Advice,
-    run: tuple[int, int, float, float],
+    jobs: list[WorkloadJob],
+    run: tuple[int, int, SimulationOptions],
     plot: Path | None,
     console: Console,
     *,
     as_json: bool,
 ) -> None:
-    """Check the advice on a generated workload; with ``as_json`` one JSON document: the
-    advice, the simulation results and the findings. Exit 1 if an expectation FAILED."""
-    days, seed, startup_s, preemption_s = run
-    jobs = generate_workload(teams, days=days, seed=seed)
-    options = SimulationOptions(
-        startup_s=startup_s, preemption_s=preemption_s, window_s=days * DAY_S
-    )
+    """Check the advice on its generated workload: every team's targets (implicit ones
+    included), sizing for teams that miss them, the findings; with ``as_json`` one JSON
+    document. Exit 1 if a target is missed or an expectation FAILED."""
+    days, seed, options = run
     configs = alternatives(advice.organisation)
     results = compare(list(configs.values()), jobs, options=options)
     findings = verify(advice, dict(zip(configs, results, strict=True)))
+    checks = check_targets(teams, team_figures(results[0]), days=days)
+    sized = (
+        capacity_needed(
+            advice.organisation, teams, name, [jobs], options=options, days=days, missed=missed
+        )
+        for name, missed in _missed_by_team(checks).items()
+    )
+    sizings = {s.team: s for s in sized if s is not None}
     if as_json:
+        data = advice_data(advice)
+        for name, team in data["teams"].items():
+            team["targets"] = [check_json(c) for c in checks if c.team == name]
+            _add_sizing(team, sizings.get(name))
         simulation = json.loads(results_json(results, list(configs)))
         found = [{"ok": f.ok, "text": f.text} for f in findings]
-        typer.echo(
-            json.dumps(
-                {**advice_data(advice), "simulation": simulation, "findings": found}, indent=2
-            )
-        )
+        typer.echo(json.dumps({**data, "simulation": simulation, "findings": found}, indent=2))
     else:
         console.print(f"\n{len(jobs)} generated jobs over {days} days (seed {seed})")
         console.print(results_table(results, list(configs)))
-        marks = {True: ("ok", "green"), False: ("FAILED", "red"), None: ("info", "blue")}
-        for finding in findings:
-            console.print(message("  ", styled(*marks[finding.ok]), f" {finding.text}"))
+        _print_checks(checks, sizings, findings, console)
     if plot is not None:
         plot_results(results, list(configs), plot)
         (stderr_console() if as_json else console).print(f"wrote {plot}")
+    _exit_on_misses(checks, findings)
+
+
+def _missed_by_team(checks: Sequence[TargetCheck]) -> dict[str, list[TargetCheck]]:
+    out: dict[str, list[TargetCheck]] = {}
+    for check in checks:
+        if check.missed:
+            out.setdefault(check.team, []).append(check)
+    return out
+
+
+def _add_sizing(team: dict[str, Any], sizing: Sizing | None) -> None:
+    """A team's sizing in its JSON: ``capacityNeeded`` and the sentence among its warnings."""
+    if sizing is None:
+        return
+    team["warnings"] = [*team.get("warnings", []), sizing.text()]
+    if sizing.needed is not None:
+        team["capacityNeeded"] = dict(sizing.needed)
+
+
+_MARKS = {
+    MET: ("met", "green"),
+    MISSED: ("missed", "red"),
+    NOT_CHECKED: ("not checked", "blue"),
+    True: ("ok", "green"),
+    False: ("FAILED", "red"),
+    None: ("info", "blue"),
+}
+
+
+def _print_checks(
+    checks: Sequence[TargetCheck],
+    sizings: dict[str, Sizing],
+    findings: Sequence[Finding],
+    console: Console,
+) -> None:
+    """One line per team and target, the sizing of teams that miss one, then the findings."""
+    console.print("\nTargets")
+    for check in checks:
+        console.print(message("  ", styled(*_MARKS[check.status]), f" {check_line(check)}"))
+    for sizing in sizings.values():
+        console.print(message("  ", styled("sizing", "yellow"), f" {sizing.text()}"))
+    for finding in findings:
+        console.print(message("  ", styled(*_MARKS[finding.ok]), f" {finding.text}"))
+
+
+def _exit_on_misses(checks: Sequence[TargetCheck], findings: Sequence[Finding]) -> None:
+    missed = sorted({c.team for c in checks if c.missed})
     failed = sum(finding.ok is False for finding in findings)
-    if failed:
-        print_errors([f"{failed} expectation(s) FAILED"])
+    lines = [f"{sum(c.missed for c in checks)} target(s) missed, teams: {', '.join(missed)}"]
+    lines = lines if missed else []
+    lines += [f"{failed} expectation(s) FAILED"] if failed else []
+    if lines:
+        print_errors(lines)
         raise typer.Exit(ExitCode.FAILED)
 
 
@@ -380,6 +490,8 @@ def _optimize(
     if plot is not None:
         plot_comparison(search, plot)
         info.print(f"wrote {plot}")
+    for sizing in search.sizings:
+        info.print(warning_line(sizing.text()))
     if search.best.missed:
         missed = sorted({check.team for check in search.best.missed})
         print_errors(
@@ -392,9 +504,13 @@ def _optimize(
 
 
 def _workload(
-    workload: Path | None, generate: Path | None, days: int, seed: int, intensity: float
-) -> tuple[list[WorkloadJob], float | None]:
-    """Jobs from --workload or --generate, and the window (generated: the days)."""
+    workload: Path | None,
+    generate: Path | None,
+    run: tuple[int, int, float, float],
+) -> tuple[list[WorkloadJob], float | None, float]:
+    """Jobs from --workload or --generate, the window (generated: the days) and the start-up
+    phase to simulate (generated: the shortest team's, the rest is in its jobs)."""
+    days, seed, intensity, startup_s = run
     if (workload is None) == (generate is None):
         raise QuotaConfigError(
             [
@@ -407,11 +523,12 @@ def _workload(
             ]
         )
     if workload is not None:
-        return load_workload_csv(workload), None
+        return load_workload_csv(workload), None, startup_s
     assert generate is not None
     teams: TeamsFile = load_teams(generate)
-    options = GeneratorOptions(intensity=intensity)
-    return generate_workload(teams, days=days, seed=seed, options=options), days * DAY_S
+    options = GeneratorOptions(intensity=intensity, startup_s=startup_s)
+    jobs = generate_workload(teams, days=days, seed=seed, options=options)
+    return jobs, days * DAY_S, startup_phase_s(teams, startup_s)
 
 
 def _labels(paths: list[Path], orgs: list[Organisation]) -> list[str]:
@@ -444,10 +561,8 @@ def simulate_command(
     save_workload: Path | None = typer.Option(
         None, "--save-workload", help="Write the workload used as CSV."
     ),
-    startup_s: float = typer.Option(0.0, "--startup-s", help="Dispatch-to-running delay (s)."),
-    preemption_s: float = typer.Option(
-        20.0, "--preemption-s", help="Preemption started-to-completed time (s)."
-    ),
+    startup_s: StartupOpt = DEFAULT_STARTUP_S,
+    preemption_s: PreemptionOpt = 20.0,
     from_queue: str | None = typer.Option(
         None,
         "--from-queue",
@@ -485,8 +600,8 @@ def simulate_command(
     console = stdout_console()
     paths = [org_file, *compare_files]
     orgs = [load_organisation(p) for p in paths]
-    jobs, window = _workload(workload, generate, days, seed, intensity)
-    options = SimulationOptions(startup_s=startup_s, preemption_s=preemption_s, window_s=window)
+    jobs, window, phase = _workload(workload, generate, (days, seed, intensity, startup_s))
+    options = SimulationOptions(startup_s=phase, preemption_s=preemption_s, window_s=window)
     err = stderr_console()
     progress = _days_printer(err) if err.is_terminal and not as_json else None
     results: list[SimulationResult] = compare(orgs, jobs, options=options, progress=progress)

@@ -78,6 +78,10 @@ MAX_FINISHED_JOBS = 10_000_000
 """Upper bound of ``--max-finished-jobs`` (about 250 GiB of 10 KiB payloads: no machine's)."""
 
 
+MAX_CALENDAR_GRACE_S = 7 * 86400.0
+"""Longest ``--calendar-grace``: a week (a flip waiting longer would miss the next edge)."""
+
+
 def job_retention(retention: str, max_finished: int) -> JobRetention:
     """``--job-retention`` (a duration, or ``forever``) and ``--max-finished-jobs`` as a
     :class:`JobRetention`; exit 2 naming the option, its value and the fix when out of range."""
@@ -211,6 +215,15 @@ def serve(
             help="Finished jobs kept at most; the oldest expire first (bounds memory).",
         ),
     ] = DEFAULT_MAX_FINISHED,
+    calendar_grace: Annotated[
+        float,
+        typer.Option(
+            "--calendar-grace",
+            help="Seconds borrowers of a share whose calendar turns it RESERVE may still run "
+            f"before they are preempted, 0 to {MAX_CALENDAR_GRACE_S:g} (default 0: at the "
+            "window edge; AWS is silent: UNCONFIRMED).",
+        ),
+    ] = 0.0,
 ) -> None:
     """Provision organisation files and serve the Batch and SSM APIs until Ctrl-C.
 
@@ -220,6 +233,12 @@ def serve(
     console = stdout_console()  # the banner: one line per setting, never wrapped when piped
     check_serve_options(port=port, speed=speed, threads=threads)
     kept = job_retention(retention, max_finished)
+    if not 0 <= calendar_grace <= MAX_CALENDAR_GRACE_S:  # NaN fails the comparison too
+        fail(
+            f"--calendar-grace {calendar_grace:g}: must be from 0 to {MAX_CALENDAR_GRACE_S:g} "
+            "seconds (0 preempts borrowers at the window edge)",
+            ExitCode.USAGE,
+        )
     events = _event_sink(events_file)
     faults = FaultPlan.parse(fault_rate or [], seed=fault_seed) if fault_rate else None
     clock = VirtualClock() if virtual else RealTimeClock(speed=speed)
@@ -231,6 +250,7 @@ def serve(
         events=events,
         dispatch=dispatch,
         retention=kept,
+        calendar_grace_s=calendar_grace,
     )
     provisioned = [emulator.provision_file(path) for path in org or [SEED_DEMO]]
     try:

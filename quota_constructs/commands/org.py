@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -15,6 +16,11 @@ import typer
 from rich.table import Table
 
 from quota_constructs.api_shapes import capacity_limits_to_api, share_to_api
+from quota_constructs.commands._calendar import (
+    calendar_rows,
+    calendar_table,
+    organisation_in_force,
+)
 from quota_constructs.commands._common import (
     EndpointOpt,
     ExitCode,
@@ -322,19 +328,35 @@ def diff_command(
     endpoint_url: EndpointOpt = None,
     region: RegionOpt = None,
     as_json: JsonOpt = False,
+    at: Annotated[
+        datetime | None,
+        typer.Option(
+            "--at",
+            formats=["%Y-%m-%dT%H:%M:%S%z", "%Y-%m-%dT%H:%M:%S"],
+            help="Compare with the settings the shares' calendars put in force at this time "
+            "(ISO 8601, UTC unless an offset is given; default now).",
+        ),
+    ] = None,
 ) -> None:
-    """Compare a file with the live queue; exit 0 when they match, 1 when they drift."""
+    """Compare a file with the live queue; exit 0 when they match, 1 when they drift.
+
+    A share with a calendar is compared with the settings in force now (or ``--at``): a
+    scheduled change is not drift.
+    """
     org = load_organisation(org_file)
+    when = datetime.now(UTC) if at is None else (at if at.tzinfo else at.replace(tzinfo=UTC))
     options: dict[str, Any] = {"endpoint_url": endpoint_url, "region": region}
     client = QueueClient(queue, **options) if queue else organisation_client(org.name, **options)
     live = read_organisation(client, org.name).organisation
-    drift = organisation_drift(org, live)
+    drift = organisation_drift(organisation_in_force(org, when), live)
     if as_json:
-        print_json(drift_json(org, client, drift))
+        print_json({**drift_json(org, client, drift), "calendars": calendar_rows(org, when)})
     elif drift.drifted:
         stdout_console().print(drift_table(org, client, drift))
     else:
         stderr_console().print(f"{org_file} matches {client.queue}")
+    if org.calendars and not as_json:
+        stderr_console().print(calendar_table(org, when))
     if drift.drifted:
         raise typer.Exit(int(ExitCode.FAILED))
 

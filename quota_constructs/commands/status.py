@@ -11,12 +11,14 @@ from __future__ import annotations
 import json
 import sys
 import time
+from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.live import Live
 from rich.table import Table
 
+from quota_constructs.commands._calendar import calendar_rows, calendar_table
 from quota_constructs.commands._common import (
     AsTeamOpt,
     EndpointOpt,
@@ -31,7 +33,8 @@ from quota_constructs.commands._common import (
     stdout_console,
 )
 from quota_constructs.commands.jobs import QueueClientOptions
-from quota_constructs.model import ShareState
+from quota_constructs.config import load_organisation
+from quota_constructs.model import Organisation, ShareState
 from quota_constructs.runtime.queue import QueueClient
 from quota_constructs.runtime.status import QueueStatus, ShareStatus, read_status, status_json
 
@@ -69,23 +72,37 @@ def status(
         typer.Option(min=1, help="With --watch: stop after this many reads (default: Ctrl-C)."),
     ] = None,
     as_json: Annotated[bool, json_option("JSON (with --watch: one line per refresh).")] = False,
+    org_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--org-file",
+            help="Organisation file whose share calendars to show: the window in force at the "
+            "read and the next change (JSON: 'calendars'); not with --watch.",
+        ),
+    ] = None,
 ) -> None:
     """Per share and instance type: limit, in use, borrowed, lent, idle, jobs, head job."""
     options = QueueClientOptions(queue, organisation, endpoint_url, region, as_team)
     if refreshes is not None and not watch:
         fail(f"--refreshes {refreshes} counts --watch refreshes: add --watch", ExitCode.USAGE)
+    if org_file is not None and watch:
+        fail("--org-file shows calendars once: drop --watch", ExitCode.USAGE)
+    calendars = load_organisation(org_file) if org_file is not None else None
     client = options.client()
     if not watch:
-        _show(read_status(client), as_json)
+        _show(read_status(client), as_json, calendars)
     else:
         _watch(client, interval, refreshes, as_json)
 
 
-def _show(view: QueueStatus, as_json: bool) -> None:
+def _show(view: QueueStatus, as_json: bool, org: Organisation | None = None) -> None:
     if as_json:
-        print_json(status_json(view))
+        extra = {"calendars": calendar_rows(org, view.read_at)} if org is not None else {}
+        print_json({**status_json(view), **extra})
     else:
         stdout_console().print(status_table(view))
+        if org is not None and org.calendars:
+            stdout_console().print(calendar_table(org, view.read_at))
 
 
 def _watch(client: QueueClient, interval: float, refreshes: int | None, as_json: bool) -> None:

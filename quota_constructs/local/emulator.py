@@ -28,6 +28,7 @@ from quota_constructs.local.handlers.sts import StsHandlers
 from quota_constructs.local.handlers.training_jobs import TrainingJobHandlers
 from quota_constructs.local.provision import ProvisionedOrganisation, provision
 from quota_constructs.local.state.arns import Account
+from quota_constructs.local.state.calendars import ShareCalendars
 from quota_constructs.local.state.clock import EmulatorClock, VirtualClock
 from quota_constructs.local.state.errors import EmulatorError, InvalidRequest
 from quota_constructs.local.state.identities import Identities
@@ -66,6 +67,9 @@ class Emulator:
     (:attr:`~.events.EventSink.write_failures`, in ``GET /_quota/health``), the request answers
     as it would have. ``retention``: when finished jobs expire
     (:class:`~.state.job_service.JobRetention`; default 14 days, 20,000 jobs: UNCONFIRMED).
+    ``calendar_grace_s``: how long borrowers of a share whose calendar stops it lending may
+    finish before they are preempted (0: at the window edge; UNCONFIRMED,
+    :mod:`.state.calendars`).
     """
 
     def __init__(
@@ -81,8 +85,10 @@ class Emulator:
         events: EventSink | None = None,
         dispatch: DispatchMode = DispatchMode.TICK,
         retention: JobRetention | None = None,
+        calendar_grace_s: float = 0.0,
     ) -> None:
         self.clock: EmulatorClock = clock or VirtualClock()
+        self.calendars = ShareCalendars(self.clock, grace_s=calendar_grace_s)
         self.account = account or Account()
         self.lock = threading.RLock()
         self.tags = TagStore()
@@ -96,6 +102,7 @@ class Emulator:
             dispatch=dispatch,
             retention=retention,
         )
+        self.jobs.calendars = self.calendars
         self.events = events
         if events is not None:
             self.jobs.listeners.append(BatchEvents(self.account, self.clock, events))
@@ -252,8 +259,18 @@ class Emulator:
             for name, value in done.parameters().items():
                 self.parameters.put(name, value, epoch=epoch)
             self.identities.add_roles(t.submitter_role_arn for t in done.teams.values())
+            self._follow_calendars(org, done)
             self.organisations[org.name] = done
             return done
+
+    def _follow_calendars(self, org: Organisation, done: ProvisionedOrganisation) -> None:
+        """Apply each share's calendar from now on (the settings in force now at once)."""
+        queue = self.registry.queue(done.job_queue_name)
+        scheduler = self.jobs.schedulers[queue.name]
+        for share in org.queue.shares:
+            calendar = org.calendars.get(share.name)
+            if calendar is not None:
+                self.calendars.add(scheduler, queue, share, calendar)
 
     def provision_file(self, path: str | Path) -> ProvisionedOrganisation:
         """Load and provision an organisation file; ``OrgFileError`` names file, field, fix."""

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 from quota_constructs.advisor.profiles import (
     Day,
@@ -14,16 +17,18 @@ from quota_constructs.advisor.profiles import (
     load_teams,
     parse_schedule,
 )
+from quota_constructs.commands import app
 from tests.advisor.helpers import TEAMS_FILE
 
 GPU = {"ml.g5.xlarge": 2}
 
 
 def errors(path: Path) -> list[str]:
+    """Each problem's line without its ``line N: `` (asserted by the line-number tests)."""
     with pytest.raises(TeamsFileError) as info:
         load_teams(path)
     assert info.value.context == str(path)
-    return [str(p) for p in info.value.problems]
+    return [re.sub(r"^line \d+: ", "", str(p)) for p in info.value.problems]
 
 
 def test_canonical_research_profiles_load() -> None:
@@ -224,3 +229,70 @@ def test_rejects_a_preemption_target_of_a_team_that_tolerates_none(
         "teams[0].targets.max_preempted_share: contradicts preemption_tolerant: false"
     )
     assert "set preemption_tolerant: true" in message
+
+
+def test_every_problem_in_one_run_with_lines_and_did_you_mean(tmp_path: Path) -> None:
+    path = tmp_path / "teams.yaml"
+    path.write_text(
+        "organisation: lab\n"
+        "teams:\n"
+        "  - name: a\n"
+        "    capacity: {ml.g5.xlarge: 2}\n"
+        "    workload: scheduled\n"
+        "    job_minuts: {p50: 30, max: 40}\n"
+        "  - name: b\n"
+        "    capacity: {ml.g5.xlarge: 2}\n"
+        "    workload: ad_hoc\n"
+        "    checkpointing: bucket/prefix\n"
+        "  - name: a\n"
+        "    capacity: {ml.g5.xlarge: 1}\n"
+        "    workload: ad_hoc\n"
+        "    deadline_minutes: 30\n"
+    )
+    with pytest.raises(TeamsFileError) as info:
+        load_teams(path)
+    lines = [str(p) for p in info.value.problems]
+    assert lines[0] == (
+        "line 6: teams[0].job_minuts: unknown key (got {'max': 40, 'p50': 30}); "
+        "fix: did you mean 'job_minutes'?"
+    )
+    # the rules of the teams that parsed, in the same run
+    assert (
+        "line 11: teams[2].name: quota share names must be unique in a queue; teams[0] has the "
+        "same name (got 'a'); fix: give each share its own name"
+    ) in lines
+    assert any(
+        m.startswith("line 10: teams[1].checkpointing: checkpointing is true, false or an S3 URI")
+        for m in lines
+    )
+    assert (
+        "line 14: teams[2].deadline_minutes: only scheduled teams have a deadline (this team is "
+        "ad_hoc) (got 30.0); fix: remove deadline_minutes, or set workload: scheduled"
+    ) in lines
+    assert len(lines) == 4
+
+
+def test_rejects_a_start_up_outside_its_bounds(write_teams: Callable[..., Path]) -> None:
+    [message] = errors(
+        write_teams([{"name": "a", "capacity": GPU, "workload": "ad_hoc", "startup_minutes": -1}])
+    )
+    assert message == (
+        "teams[0].startup_minutes: must be 0 or more minutes, at most 1440 (got -1.0); fix: e.g. 5"
+    )
+
+
+def test_recommend_schema_prints_the_json_schema_of_team_profiles() -> None:
+    result = CliRunner().invoke(app, ["recommend", "schema"])
+    assert result.exit_code == 0, result.output
+    schema = json.loads(result.stdout)
+    assert schema["title"] == "Team profiles (quota recommend)"
+    team = schema["$defs"]["TeamProfile"]
+    assert team["additionalProperties"] is False
+    assert {"job_minutes", "startup_minutes", "deadline_minutes", "targets"} <= set(
+        team["properties"]
+    )
+    assert team["properties"]["capacity"]["maxProperties"] == 5
+    assert "ml.g5.xlarge" in team["properties"]["capacity"]["propertyNames"]["enum"]
+    assert schema["properties"]["teams"]["maxItems"] == 20
+    minutes = schema["$defs"]["JobMinutes"]["properties"]["max"]
+    assert (minutes["exclusiveMinimum"], minutes["maximum"]) == (0, 40320)

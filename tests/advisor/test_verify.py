@@ -5,6 +5,7 @@ from __future__ import annotations
 from quota_constructs.advisor.profiles import parse_teams
 from quota_constructs.advisor.recommend import Advice, recommend
 from quota_constructs.advisor.simulate import SimulationResult, alternatives, compare
+from quota_constructs.advisor.targets import TargetCheck, check_line, check_targets, team_figures
 from quota_constructs.advisor.verify import verify
 from quota_constructs.advisor.workload import WorkloadJob
 
@@ -46,18 +47,24 @@ def run() -> tuple[Advice, dict[str, SimulationResult]]:
     return advice, dict(zip(configs, compare(list(configs.values()), JOBS), strict=True))
 
 
+def preempted_check(result: SimulationResult) -> TargetCheck:
+    checks = check_targets(TEAMS, team_figures(result), days=1)
+    [check] = [c for c in checks if c.team == "steady" and c.target == "max_preempted_share"]
+    return check
+
+
 def test_recommendation_meets_each_teams_expectation() -> None:
     advice, results = run()
     findings = verify(advice, results)
-    texts = {
-        f.text.split(":")[0] + (" ok" if f.ok else ""): f for f in findings if f.ok is not None
-    }
-    assert texts["steady ok"].text.startswith("steady: 0 preemptions (all-LEND_AND_BORROW: 0)")
-    assert texts["bursty ok"].text.startswith("bursty: borrowed")
+    [bursty] = [f for f in findings if f.ok is not None]
+    assert bursty.ok and bursty.text.startswith("bursty: borrowed")
+    check = preempted_check(results["recommended"])
+    assert (check.limit, check.value, check.status) == (0.0, 0.0, "met")
+    assert check_line(check) == "steady: preempted <= 0% of jobs (0% preempted)"
 
 
 def test_flags_a_preempted_team_that_does_not_tolerate_preemption() -> None:
-    advice, results = run()
+    advice, _ = run()
     # pretend the recommendation let steady borrow and be reclaimed: swap in a config where
     # the non-tolerant team is the borrower.
     swapped = [
@@ -67,6 +74,6 @@ def test_flags_a_preempted_team_that_does_not_tolerate_preemption() -> None:
     ]
     configs = alternatives(advice.organisation)
     full = compare([configs["all-LEND_AND_BORROW"]], swapped)[0]
-    results = {**results, "recommended": full}
-    [steady] = [f for f in verify(advice, results) if f.text.startswith("steady: 1 preemptions")]
-    assert steady.ok is False
+    check = preempted_check(full)
+    assert check.status == "missed"
+    assert check_line(check) == "steady: preempted <= 0% of jobs (50% preempted)"

@@ -38,6 +38,7 @@ from typing import Any
 
 from quota_constructs.api_shapes import parse_service_job_arn, time_limits_from_api
 from quota_constructs.local.state.arns import JOB_ID_PATTERN, Account
+from quota_constructs.local.state.calendars import ShareCalendars
 from quota_constructs.local.state.clock import EmulatorClock, RealTimeClock
 from quota_constructs.local.state.errors import InvalidParameter, InvalidRequest, NotFound
 from quota_constructs.local.state.registry import ENABLED, JobQueue, ShareRecord
@@ -192,6 +193,8 @@ class JobService:
         self.submitted: dict[str, Submission] = {}
         self.tokens: dict[str, tuple[str, Job]] = {}
         """``clientToken`` -> fingerprint of its request and the job it created."""
+        self.calendars: ShareCalendars | None = None
+        """The shares' calendars, applied as time advances (set by the emulator)."""
         self.listeners: list[Callable[[str, SchedulerEvent], None]] = []
         """Told (queue name, event) of every scheduler event of queues created from now on."""
         self._finished: dict[str, float] = {}
@@ -256,18 +259,28 @@ class JobService:
         (:class:`DispatchMode`)."""
         now = self.clock.now()
         if self.dispatch is DispatchMode.TICK and self.tick_s:
-            return math.floor(now / self.tick_s) * self.tick_s
+            now = math.floor(now / self.tick_s) * self.tick_s
+            # never behind a scheduler something else (a share calendar) moved to the clock's now
+            return max([now, *(s.now for s in self.schedulers.values())])
         return now
 
     def advance(self, *, settle: bool = False) -> None:
-        """Bring every queue's scheduler to :meth:`now`, then expire finished jobs. In ``tick``
-        mode a scheduler already there is left alone (what was submitted at this instant waits
-        for the next tick) unless ``settle`` (an explicit ``advance`` of the virtual clock)."""
+        """Bring every queue's scheduler to :meth:`now` (flipping shares on their calendars at
+        their edges), then expire finished jobs. In ``tick`` mode a scheduler already there is
+        left alone (what was submitted at this instant waits for the next tick) unless
+        ``settle`` (an explicit ``advance`` of the virtual clock)."""
         now = self.now()
         batch = self.dispatch is DispatchMode.TICK and not settle
-        for scheduler in self.schedulers.values():
-            if not (batch and now <= scheduler.now):
-                scheduler.advance(now)
+
+        def advance_schedulers(t: float) -> None:
+            for scheduler in self.schedulers.values():
+                if not (batch and t <= scheduler.now):
+                    scheduler.advance(t)
+
+        if self.calendars is None:
+            advance_schedulers(now)
+        else:
+            self.calendars.advance(now, advance_schedulers)
         self.expire(now)
 
     # --- retention -----------------------------------------------------------------------------
