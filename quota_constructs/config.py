@@ -16,6 +16,7 @@ import re
 import typing
 from collections.abc import Iterable
 from dataclasses import replace
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +64,7 @@ from quota_constructs.model import (
     SharingStrategy,
     Subscribers,
     TeamAccess,
+    TrainingPlanSpec,
     shared_access_problems,
     training_instance_types,
 )
@@ -311,6 +313,51 @@ class ShareConfig(StrictModel):
         )
 
 
+class TrainingPlanConfig(StrictModel):
+    """A SageMaker training plan: by name with its instances and window, or ``arn`` alone."""
+
+    name: StrictStr = Field(
+        default="",
+        description="Plan name (1-64 letters, digits, '-'): a plan to buy, or bought already.",
+    )
+    instance_type: StrictStr = Field(
+        default="",
+        description="SageMaker training instance type reserved; the shares' capacity of this "
+        "type is backed by the plan.",
+        json_schema_extra={"enum": list(training_instance_types())},
+    )
+    instance_count: StrictInt = Field(
+        default=0,
+        description="Instances reserved, 1..256.",
+        json_schema_extra={"minimum": 1, "maximum": 256},
+    )
+    start: StrictStr = Field(
+        default="", description="Start of the window, ISO 8601 UTC, e.g. 2027-06-01T00:00:00Z."
+    )
+    duration_hours: StrictInt = Field(
+        default=0,
+        description="Length of the window in hours, 1..87600.",
+        json_schema_extra={"minimum": 1, "maximum": 87600},
+    )
+    arn: StrictStr = Field(
+        default="", description="An existing plan's ARN (alone: the plan is looked up)."
+    )
+
+    def to_spec(self) -> TrainingPlanSpec:
+        return TrainingPlanSpec(**self.model_dump())
+
+    @classmethod
+    def from_spec(cls, plan: TrainingPlanSpec) -> TrainingPlanConfig:
+        return cls(
+            name=plan.name,
+            instance_type=plan.instance_type,
+            instance_count=plan.instance_count,
+            start=plan.start,
+            duration_hours=plan.duration_hours,
+            arn=plan.arn,
+        )
+
+
 class JobQueueConfig(StrictModel):
     """Job-queue settings of an organisation file."""
 
@@ -365,6 +412,12 @@ class OrganisationFile(StrictModel):
         default=None,
         description="Who hears of every share's preemptions and FAILED jobs.",
     )
+    training_plans: list[TrainingPlanConfig] = Field(
+        default_factory=list,
+        description="SageMaker training plans (reserved capacity) backing the shares' capacity "
+        "of their instance types: {name, instance_type, instance_count, start, duration_hours} "
+        "or {arn}.",
+    )
 
     def to_organisation(self) -> Organisation:
         return Organisation(
@@ -377,6 +430,7 @@ class OrganisationFile(StrictModel):
                 runnable_timeout_minutes=self.job_queue.runnable_timeout_minutes,
             ),
             notifications=_subscribers(self.notifications),
+            training_plans=tuple(p.to_spec() for p in self.training_plans),
             calendars=_calendars(self.shares),
         )
 
@@ -407,6 +461,7 @@ class OrganisationFile(StrictModel):
                 for s in org.queue.shares
             ],
             notifications=NotificationsConfig.from_spec(org.notifications),
+            training_plans=[TrainingPlanConfig.from_spec(p) for p in org.training_plans],
         )
 
     def to_yaml(self) -> str:
@@ -432,6 +487,54 @@ def _calendar_fields(calendar: ShareCalendar | None) -> dict[str, Any]:
         "schedule": [WindowConfig.from_spec(w) for w in calendar.windows],
         "timezone": timezone,
     }
+
+
+class FileKind(StrEnum):
+    """The YAML files the project reads, told apart by the key each one alone has."""
+
+    ORGANISATION = "organisation file"
+    TEAM_PROFILES = "team-profile file"
+    PIPELINE = "pipeline file"
+
+
+_KIND_KEYS = {
+    FileKind.ORGANISATION: "shares",
+    FileKind.TEAM_PROFILES: "teams",
+    FileKind.PIPELINE: "environments",
+}
+_KIND_COMMANDS = {
+    FileKind.ORGANISATION: "give it to quota org validate, quota local serve --org, quota "
+    "simulate or cdk synth -c org_file={path}",
+    FileKind.TEAM_PROFILES: "run quota recommend {path} --output ORG.yaml on it (it writes the "
+    "organisation file)",
+    FileKind.PIPELINE: "give it to cdk synth -c pipeline_file={path} (docs/pipeline.md)",
+}
+
+
+def _article(kind: FileKind) -> str:
+    return f"{'an' if kind.value[0] in 'aeiou' else 'a'} {kind.value}"
+
+
+def file_kind(data: Any) -> FileKind | None:
+    """Which kind of file ``data`` (a parsed YAML document) is; ``None`` if no or several."""
+    if not isinstance(data, dict):
+        return None
+    kinds = [kind for kind, key in _KIND_KEYS.items() if key in data]
+    return kinds[0] if len(kinds) == 1 else None
+
+
+def wrong_file_problem(data: Any, expected: FileKind, source: str) -> Problem | None:
+    """One problem naming what ``data`` is and the command that takes it, when it is another
+    kind of file than ``expected``; ``None`` otherwise."""
+    found = file_kind(data)
+    if found is None or found is expected:
+        return None
+    return Problem(
+        "<root>",
+        _KIND_KEYS[found],
+        f"this is {_article(found)}, not {_article(expected)}",
+        _KIND_COMMANDS[found].format(path=source),
+    )
 
 
 class OrgFileError(QuotaConfigError):
@@ -605,6 +708,9 @@ def parse_organisation(data: Any, *, source: str = "<data>") -> Organisation:
             ],
             context=source,
         )
+    wrong = wrong_file_problem(data, FileKind.ORGANISATION, source)
+    if wrong is not None:
+        raise OrgFileError([wrong], context=source)
     try:
         org = OrganisationFile.model_validate(data).to_organisation()
     except ValidationError as exc:
@@ -637,7 +743,12 @@ def _rule_problems_of_parsable_parts(data: dict[str, Any], reported: set[str]) -
     except ValidationError:
         queue_config = JobQueueConfig()
     tags = data.get("tags")
+    try:
+        plans = [TrainingPlanConfig.model_validate(p) for p in data.get("training_plans") or []]
+    except (ValidationError, TypeError):
+        plans = []  # shape errors already reported; their rules are checked once they parse
     org = Organisation(
+        training_plans=tuple(p.to_spec() for p in plans),
         name=data.get("organisation", ""),
         tags=tags
         if isinstance(tags, dict) and all(isinstance(v, str) for v in tags.values())

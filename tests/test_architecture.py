@@ -94,6 +94,8 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "dashboard",
     ),
     "quota_constructs.runtime": (
+        "pricing",
+        "account",
         "pacing",
         "jobs",
         "json_view",

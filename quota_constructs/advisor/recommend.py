@@ -343,8 +343,9 @@ def _idle_warning(team: TeamProfile, prices: Mapping[str, float], demand: float)
     hours = {t: c * HOURS_PER_WEEK * idle for t, c in team.capacity.items()}
     total = sum(hours.values())
     cost = ""
-    if all(t in prices for t in hours):
-        cost = f", about ${sum(h * prices[t] for t, h in hours.items()):,.0f} a week"
+    if all(t in prices for t in hours):  # the cost model (docs/cost.md): idle on-demand is free
+        usd = sum(h * prices[t] for t, h in hours.items())
+        cost = f"; on demand it costs nothing, on a training plan about ${usd:,.0f} a week"
     return [
         f"reserved capacity idle about {idle:.0%} of the week ({total:,.0f} instance-hours "
         f"nobody else can use{cost}); consider LEND if the team can wait for a reclaim"

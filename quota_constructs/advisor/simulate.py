@@ -481,6 +481,18 @@ def _run(
     return sched, recorder
 
 
+def simulated_jobs(
+    org: Organisation, jobs: Sequence[WorkloadJob], *, options: SimulationOptions | None = None
+) -> list[Job]:
+    """Every job of ``jobs`` after running them through ``org``'s queue (attempts included)."""
+    options = options or SimulationOptions()
+    check_workload(org, jobs)
+    ordered = sorted(jobs, key=lambda j: j.submit_time_s)
+    window = options.window_s or default_window(ordered)
+    sched, _ = _run(org.queue, org.name, ordered, options, window, _Usage)
+    return list(sched.jobs)
+
+
 def _feed(
     sched: Scheduler,
     recorder: _Usage,

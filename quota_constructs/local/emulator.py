@@ -24,8 +24,10 @@ from quota_constructs.local.handlers import Handler
 from quota_constructs.local.handlers.parameters import ParameterHandlers
 from quota_constructs.local.handlers.resources import ResourceHandlers
 from quota_constructs.local.handlers.service_jobs import ServiceJobHandlers
+from quota_constructs.local.handlers.service_quotas import ServiceQuotaHandlers
 from quota_constructs.local.handlers.sts import StsHandlers
 from quota_constructs.local.handlers.training_jobs import TrainingJobHandlers
+from quota_constructs.local.handlers.training_plans import TrainingPlanHandlers
 from quota_constructs.local.provision import ProvisionedOrganisation, provision
 from quota_constructs.local.state.arns import Account
 from quota_constructs.local.state.calendars import ShareCalendars
@@ -40,7 +42,9 @@ from quota_constructs.local.state.job_service import (
 )
 from quota_constructs.local.state.parameter_store import ParameterStore
 from quota_constructs.local.state.registry import Registry
+from quota_constructs.local.state.service_quotas import ServiceQuotas
 from quota_constructs.local.state.tags import TagStore
+from quota_constructs.local.state.training_plans import TrainingPlans
 from quota_constructs.local.wire.api_errors import DOMAIN_ERRORS
 from quota_constructs.model import Organisation, Problem, QuotaConfigError
 from quota_constructs.scheduling import SchedulerOptions
@@ -126,11 +130,15 @@ class Emulator:
             **self._service_jobs.operations(),
         }
         training_jobs = TrainingJobHandlers(self.registry, self.jobs, self.account, self.clock)
+        self.training_plans = TrainingPlans(self.account)
+        self.service_quotas = ServiceQuotas(self.account)
+        training_plans = TrainingPlanHandlers(self.training_plans, self.account, self.clock)
         self._tables: dict[str, dict[str, Handler]] = {
             "batch": self._batch,
             "ssm": ParameterHandlers(self.parameters).operations(),
-            "sagemaker": training_jobs.operations(),
+            "sagemaker": {**training_jobs.operations(), **training_plans.operations()},
             "sts": StsHandlers(self.identities).operations(),
+            "service-quotas": ServiceQuotaHandlers(self.service_quotas, self.account).operations(),
         }
 
     def served_operations(self) -> dict[str, tuple[str, ...]]:
@@ -256,6 +264,9 @@ class Emulator:
                 )
                 raise QuotaConfigError([problem]) from exc
             epoch = self.clock.epoch(self.clock.now())
+            for plan in org.training_plans:
+                if not plan.by_arn:  # a plan the file names is one the account has bought
+                    self.training_plans.add_bought(plan, now_s=epoch)
             for name, value in done.parameters().items():
                 self.parameters.put(name, value, epoch=epoch)
             self.identities.add_roles(t.submitter_role_arn for t in done.teams.values())

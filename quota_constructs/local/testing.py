@@ -140,6 +140,7 @@ class EmulatorServer:
             "AWS_ENDPOINT_URL_SSM": self.endpoint_url,
             "AWS_ENDPOINT_URL_SAGEMAKER": self.endpoint_url,
             "AWS_ENDPOINT_URL_STS": self.endpoint_url,
+            "AWS_ENDPOINT_URL_SERVICE_QUOTAS": self.endpoint_url,
             "AWS_ACCESS_KEY_ID": DUMMY_CREDENTIALS["aws_access_key_id"],
             "AWS_SECRET_ACCESS_KEY": DUMMY_CREDENTIALS["aws_secret_access_key"],
             "AWS_DEFAULT_REGION": self.emulator.account.region,

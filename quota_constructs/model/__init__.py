@@ -138,6 +138,12 @@ from quota_constructs.model.share import (
     ShareState,
     SharingStrategy,
 )
+from quota_constructs.model.training_plan import (
+    TrainingPlanSpec,
+    parse_utc,
+    training_plan_problems,
+    utc_text,
+)
 
 __all__ = [
     "ACCOUNT_ID_BODY",
@@ -218,6 +224,7 @@ __all__ = [
     "SharingStrategy",
     "Subscribers",
     "TeamAccess",
+    "TrainingPlanSpec",
     "TypeFigures",
     "WeeklyFlip",
     "bounded_repr",
@@ -240,6 +247,7 @@ __all__ = [
     "nearest_instance_types",
     "one_line",
     "parse_iam_principal",
+    "parse_utc",
     "raise_if",
     "scheduled_changes",
     "share_count_allowed",
@@ -247,4 +255,6 @@ __all__ = [
     "status_reason_matches",
     "subscription_count_problems",
     "training_instance_types",
+    "training_plan_problems",
+    "utc_text",
 ]

@@ -33,6 +33,7 @@ from quota_constructs.model.limits import (
 from quota_constructs.model.notifications import Subscribers, subscription_count_problems
 from quota_constructs.model.problems import Problem, clip, join_path, raise_if
 from quota_constructs.model.share import QuotaShareSpec
+from quota_constructs.model.training_plan import TrainingPlanSpec, training_plan_problems
 
 # --- queue ------------------------------------------------------------------------------------
 
@@ -211,12 +212,21 @@ class Organisation:
     tags: Mapping[str, str] = field(default_factory=dict)
     notifications: Subscribers = field(default_factory=Subscribers)
     """Who hears of every share's preemptions and FAILED jobs."""
+    training_plans: tuple[TrainingPlanSpec, ...] = ()
+    """Reserved capacity backing the shares' capacity of the plans' instance types."""
     calendars: Mapping[str, ShareCalendar] = field(default_factory=dict)
     """Share name -> its calendar (model/calendar.py); shares without one keep their settings."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "tags", MappingProxyType(dict(self.tags)))
+        object.__setattr__(self, "training_plans", tuple(self.training_plans))
         object.__setattr__(self, "calendars", MappingProxyType(dict(self.calendars)))
+
+    def plans_of(self, instance_type: str) -> tuple[TrainingPlanSpec, ...]:
+        """The named training plans of ``instance_type``."""
+        return tuple(
+            p for p in self.training_plans if not p.by_arn and p.instance_type == instance_type
+        )
 
     def shares_in_force(self, when: datetime) -> tuple[QuotaShareSpec, ...]:
         """The queue's shares with the settings their calendars put in force at ``when``."""
@@ -249,6 +259,9 @@ class Organisation:
         problems += self.queue.problems()
         problems += self._calendar_problems()
         problems += self.notifications.problems()
+        problems += training_plan_problems(
+            self.training_plans, self.queue.service_environment_capacity()
+        )
         problems += subscription_count_problems(
             len(self.notifications.endpoints),
             sum(len(s.notifications.endpoints) for s in self.queue.shares),

@@ -33,6 +33,21 @@ PATTERN_SAMPLES = {
     "[\\w+=,.@:\\/-]*": ("ext-1", "ext 1"),
     "[\\w+=/:,.@-]*": ("arn:aws:iam::123456789012:mfa/u", "serial number"),
     "[\\d]*": ("123456", "12345a"),
+    # SageMaker training plans (local/handlers/training_plans.py)
+    "ml.[a-z0-9\\-.]+": ("ml.u-p6e-gb200x72", "ml."),
+    "[a-zA-Z0-9](-*[a-zA-Z0-9]){0,63}": ("p5-june", "p5_june"),
+    "[a-z0-9\\-]+": ("tpo-1", "TPO-1"),
+    "(arn:aws[a-z\\-]*:sagemaker:[a-z0-9\\-]*:[0-9]{12}:training-plan/)?"
+    "[a-zA-Z0-9](-*[a-zA-Z0-9]){0,63}": (
+        "p5-june",
+        "p5_june",
+    ),
+    ".*": ("token", "line\nbreak"),
+    f"({TAG_CHARACTERS}*)": ("a", "a#"),
+    # Service Quotas (local/handlers/service_quotas.py)
+    "[a-zA-Z][a-zA-Z0-9-]{1,63}": ("sagemaker", "1sagemaker"),
+    "[a-zA-Z][a-zA-Z0-9-]{1,128}": ("L-1216C47A", "L_1216C47A"),
+    "^[a-zA-Z0-9/+]*={0,2}$": ("MTAw", "MTAw!"),
 }
 """A string each declared pattern accepts and a near miss it refuses."""
 

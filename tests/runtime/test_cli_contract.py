@@ -97,7 +97,7 @@ def test_wait_exits_1_when_a_job_ends_failed(emu: EmulatorServer) -> None:
     code, out, err = jobs(emu, "wait", job_id, "--json")
     assert code == 1
     assert [j["status"] for j in json.loads(out)] == ["FAILED"]
-    assert f"1 job(s) ended FAILED: {job_id}" in err
+    assert f"1 job(s) ended FAILED: doomed ({job_id})" in err
 
 
 def test_submit_json_uses_the_same_names_as_ls(emu: EmulatorServer) -> None:
