@@ -41,6 +41,7 @@ from quota_constructs.local.state.clock import MAX_SPEED, RealTimeClock, Virtual
 from quota_constructs.local.state.job_service import (
     DEFAULT_MAX_FINISHED,
     ClientTokenMode,
+    DispatchMode,
     JobRetention,
 )
 from quota_constructs.local.testing import DUMMY_CREDENTIALS, SEED_DEMO
@@ -173,6 +174,14 @@ def serve(
             "replay the first job's ids."
         ),
     ] = ClientTokenMode.REJECT,
+    dispatch: Annotated[
+        DispatchMode,
+        typer.Option(
+            help="When a submitted job is scheduled: on the next scheduler tick (1 emulated "
+            "second; jobs submitted within one tick go by priority), as AWS does, or "
+            "immediately, before the next request."
+        ),
+    ] = DispatchMode.TICK,
     events_file: Annotated[
         Path | None,
         typer.Option(
@@ -245,6 +254,7 @@ def serve(
         seed=seed,
         client_token_mode=client_token_mode,
         events=events,
+        dispatch=dispatch,
         retention=kept,
         calendar_grace_s=calendar_grace,
     )
