@@ -188,6 +188,22 @@ def share_to_cfn_props(spec: QuotaShareSpec) -> dict[str, Any]:
     }
 
 
+def share_schedule_input(spec: QuotaShareSpec, quota_share_arn: str) -> dict[str, Any]:
+    """EventBridge Scheduler's universal-target ``Input`` for ``batch:updateQuotaShare``: the
+    share's sharing and preemption settings (never its capacity or state), member names in
+    PascalCase as universal targets take them (UNCONFIRMED for Batch: docs/constructs.md)."""
+    sharing = share_to_api(spec)[SHARING]
+    return {
+        "QuotaShareArn": quota_share_arn,
+        "ResourceSharingConfiguration": {_pascal(k): v for k, v in sharing.items()},
+        "PreemptionConfiguration": {"InSharePreemption": _switch(spec.in_share_preemption)},
+    }
+
+
+def _pascal(name: str) -> str:
+    return name[:1].upper() + name[1:]
+
+
 def share_from_request(
     fields: Mapping[str, Any], *, base: QuotaShareSpec | None = None
 ) -> QuotaShareSpec:

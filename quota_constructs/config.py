@@ -16,6 +16,7 @@ import re
 import typing
 from collections.abc import Iterable
 from dataclasses import replace
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,8 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, Strict
 from quota_constructs.model import (
     BUCKET_BODY,
     CREATE,
+    DAYS,
+    DEFAULT_TIMEZONE,
     EMAIL_BODY,
     HTTPS_BODY,
     MAX_ACCESS_PRINCIPALS,
@@ -38,6 +41,7 @@ from quota_constructs.model import (
     MAX_TAG_KEY_LENGTH,
     MAX_TAG_VALUE_LENGTH,
     MAX_TAGS,
+    MAX_WINDOWS_PER_SHARE,
     MIN_CAPACITY_LIMITS_PER_SHARE,
     NAME_BODY,
     ORGANISATION_BODY,
@@ -47,16 +51,20 @@ from quota_constructs.model import (
     RUNNABLE_TIMEOUT_MINUTES_RANGE,
     SCHEDULING_PRIORITY_RANGE,
     SQS_ARN_BODY,
+    TIME_BODY,
     UNLIMITED_BORROW,
     JobQueueSpec,
     Organisation,
     Problem,
     QuotaConfigError,
     QuotaShareSpec,
+    ShareCalendar,
     ShareState,
+    ShareWindow,
     SharingStrategy,
     Subscribers,
     TeamAccess,
+    TrainingPlanSpec,
     shared_access_problems,
     training_instance_types,
 )
@@ -165,6 +173,63 @@ def _subscribers(config: NotificationsConfig | None) -> Subscribers:
     return config.to_spec() if config is not None else Subscribers()
 
 
+class WindowConfig(StrictModel):
+    """One window of a share's ``schedule:``: days, optional from/to, the settings in it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    days: list[StrictStr] = Field(
+        description="Days of the window: mon, tue, wed, thu, fri, sat, sun.",
+        json_schema_extra={"minItems": 1, "uniqueItems": True, "items": {"enum": list(DAYS)}},
+    )
+    start: StrictStr = Field(
+        default="00:00",
+        alias="from",
+        description="Local start time HH:MM in the share's timezone; default 00:00.",
+        json_schema_extra={"pattern": f"^(?:{TIME_BODY})$"},
+    )
+    end: StrictStr = Field(
+        default="24:00",
+        alias="to",
+        description="Local end time HH:MM (24:00 = midnight), after from; default 24:00.",
+        json_schema_extra={"pattern": f"^(?:{TIME_BODY})$"},
+    )
+    strategy: SharingStrategy | None = Field(
+        default=None, description="The strategy in force in the window."
+    )
+    borrow_limit: StrictInt | None = Field(
+        default=None,
+        description="The borrow limit in force in the window (LEND_AND_BORROW only).",
+        json_schema_extra={"minimum": UNLIMITED_BORROW, "maximum": MAX_BORROW_LIMIT},
+    )
+    in_share_preemption: StrictBool | None = Field(
+        default=None, description="In-share preemption in force in the window."
+    )
+
+    def to_spec(self) -> ShareWindow:
+        return ShareWindow(
+            days=tuple(self.days),
+            start=self.start,
+            end=self.end,
+            strategy=self.strategy,
+            borrow_limit=self.borrow_limit,
+            in_share_preemption=self.in_share_preemption,
+        )
+
+    @classmethod
+    def from_spec(cls, window: ShareWindow) -> WindowConfig:
+        return cls.model_validate(
+            {
+                "days": list(window.days),
+                "from": window.start,
+                "to": window.end,
+                "strategy": window.strategy,
+                "borrow_limit": window.borrow_limit,
+                "in_share_preemption": window.in_share_preemption,
+            }
+        )
+
+
 class ShareConfig(StrictModel):
     """One quota share of an organisation file."""
 
@@ -213,6 +278,26 @@ class ShareConfig(StrictModel):
         description="Who hears of this share's preemptions and FAILED jobs (besides the "
         "organisation's subscribers).",
     )
+    schedule: list[WindowConfig] | None = Field(
+        default=None,
+        description="Weekly windows in which some of this share's settings differ (strategy, "
+        "borrow_limit, in_share_preemption); they must not overlap.",
+        json_schema_extra={"minItems": 1, "maxItems": MAX_WINDOWS_PER_SHARE},
+    )
+    timezone: StrictStr | None = Field(
+        default=None,
+        description=f"IANA time zone of the schedule's times; default {DEFAULT_TIMEZONE}.",
+        json_schema_extra={"maxLength": 64},
+    )
+
+    def to_calendar(self) -> ShareCalendar | None:
+        """The share's calendar (``None`` without schedule and timezone)."""
+        if self.schedule is None and self.timezone is None:
+            return None
+        return ShareCalendar(
+            windows=tuple(w.to_spec() for w in self.schedule or ()),
+            timezone=DEFAULT_TIMEZONE if self.timezone is None else self.timezone,
+        )
 
     def to_spec(self) -> QuotaShareSpec:
         return QuotaShareSpec(
@@ -225,6 +310,51 @@ class ShareConfig(StrictModel):
             description=self.description,
             access=self.access.to_spec() if self.access is not None else None,
             notifications=_subscribers(self.notifications),
+        )
+
+
+class TrainingPlanConfig(StrictModel):
+    """A SageMaker training plan: by name with its instances and window, or ``arn`` alone."""
+
+    name: StrictStr = Field(
+        default="",
+        description="Plan name (1-64 letters, digits, '-'): a plan to buy, or bought already.",
+    )
+    instance_type: StrictStr = Field(
+        default="",
+        description="SageMaker training instance type reserved; the shares' capacity of this "
+        "type is backed by the plan.",
+        json_schema_extra={"enum": list(training_instance_types())},
+    )
+    instance_count: StrictInt = Field(
+        default=0,
+        description="Instances reserved, 1..256.",
+        json_schema_extra={"minimum": 1, "maximum": 256},
+    )
+    start: StrictStr = Field(
+        default="", description="Start of the window, ISO 8601 UTC, e.g. 2027-06-01T00:00:00Z."
+    )
+    duration_hours: StrictInt = Field(
+        default=0,
+        description="Length of the window in hours, 1..87600.",
+        json_schema_extra={"minimum": 1, "maximum": 87600},
+    )
+    arn: StrictStr = Field(
+        default="", description="An existing plan's ARN (alone: the plan is looked up)."
+    )
+
+    def to_spec(self) -> TrainingPlanSpec:
+        return TrainingPlanSpec(**self.model_dump())
+
+    @classmethod
+    def from_spec(cls, plan: TrainingPlanSpec) -> TrainingPlanConfig:
+        return cls(
+            name=plan.name,
+            instance_type=plan.instance_type,
+            instance_count=plan.instance_count,
+            start=plan.start,
+            duration_hours=plan.duration_hours,
+            arn=plan.arn,
         )
 
 
@@ -282,6 +412,12 @@ class OrganisationFile(StrictModel):
         default=None,
         description="Who hears of every share's preemptions and FAILED jobs.",
     )
+    training_plans: list[TrainingPlanConfig] = Field(
+        default_factory=list,
+        description="SageMaker training plans (reserved capacity) backing the shares' capacity "
+        "of their instance types: {name, instance_type, instance_count, start, duration_hours} "
+        "or {arn}.",
+    )
 
     def to_organisation(self) -> Organisation:
         return Organisation(
@@ -294,6 +430,8 @@ class OrganisationFile(StrictModel):
                 runnable_timeout_minutes=self.job_queue.runnable_timeout_minutes,
             ),
             notifications=_subscribers(self.notifications),
+            training_plans=tuple(p.to_spec() for p in self.training_plans),
+            calendars=_calendars(self.shares),
         )
 
     @classmethod
@@ -318,14 +456,85 @@ class OrganisationFile(StrictModel):
                     description=s.description,
                     access=AccessConfig.from_spec(s.access) if s.access is not None else None,
                     notifications=NotificationsConfig.from_spec(s.notifications),
+                    **_calendar_fields(org.calendars.get(s.name)),
                 )
                 for s in org.queue.shares
             ],
             notifications=NotificationsConfig.from_spec(org.notifications),
+            training_plans=[TrainingPlanConfig.from_spec(p) for p in org.training_plans],
         )
 
     def to_yaml(self) -> str:
-        return dump_yaml(self.model_dump(mode="json", exclude_defaults=True))
+        return dump_yaml(self.model_dump(mode="json", exclude_defaults=True, by_alias=True))
+
+
+def _calendars(shares: Iterable[ShareConfig]) -> dict[str, ShareCalendar]:
+    """Share name -> calendar, for the shares with a schedule (or a timezone)."""
+    found = {}
+    for share in shares:
+        calendar = share.to_calendar()
+        if calendar is not None:
+            found[share.name] = calendar
+    return found
+
+
+def _calendar_fields(calendar: ShareCalendar | None) -> dict[str, Any]:
+    """``schedule`` and ``timezone`` of a share's file form (none without a calendar)."""
+    if calendar is None:
+        return {}
+    timezone = None if calendar.timezone == DEFAULT_TIMEZONE else calendar.timezone
+    return {
+        "schedule": [WindowConfig.from_spec(w) for w in calendar.windows],
+        "timezone": timezone,
+    }
+
+
+class FileKind(StrEnum):
+    """The YAML files the project reads, told apart by the key each one alone has."""
+
+    ORGANISATION = "organisation file"
+    TEAM_PROFILES = "team-profile file"
+    PIPELINE = "pipeline file"
+
+
+_KIND_KEYS = {
+    FileKind.ORGANISATION: "shares",
+    FileKind.TEAM_PROFILES: "teams",
+    FileKind.PIPELINE: "environments",
+}
+_KIND_COMMANDS = {
+    FileKind.ORGANISATION: "give it to quota org validate, quota local serve --org, quota "
+    "simulate or cdk synth -c org_file={path}",
+    FileKind.TEAM_PROFILES: "run quota recommend {path} --output ORG.yaml on it (it writes the "
+    "organisation file)",
+    FileKind.PIPELINE: "give it to cdk synth -c pipeline_file={path} (docs/pipeline.md)",
+}
+
+
+def _article(kind: FileKind) -> str:
+    return f"{'an' if kind.value[0] in 'aeiou' else 'a'} {kind.value}"
+
+
+def file_kind(data: Any) -> FileKind | None:
+    """Which kind of file ``data`` (a parsed YAML document) is; ``None`` if no or several."""
+    if not isinstance(data, dict):
+        return None
+    kinds = [kind for kind, key in _KIND_KEYS.items() if key in data]
+    return kinds[0] if len(kinds) == 1 else None
+
+
+def wrong_file_problem(data: Any, expected: FileKind, source: str) -> Problem | None:
+    """One problem naming what ``data`` is and the command that takes it, when it is another
+    kind of file than ``expected``; ``None`` otherwise."""
+    found = file_kind(data)
+    if found is None or found is expected:
+        return None
+    return Problem(
+        "<root>",
+        _KIND_KEYS[found],
+        f"this is {_article(found)}, not {_article(expected)}",
+        _KIND_COMMANDS[found].format(path=source),
+    )
 
 
 class OrgFileError(QuotaConfigError):
@@ -390,7 +599,7 @@ def _unknown_key_fix(model: type[BaseModel], loc: tuple[Any, ...]) -> str:
     parent = _model_at(model, loc[:-1])
     if parent is None:
         return _FIXES["extra_forbidden"]
-    allowed = list(parent.model_fields)
+    allowed = [field.alias or name for name, field in parent.model_fields.items()]
     close = difflib.get_close_matches(str(loc[-1]), allowed, n=1, cutoff=0.6)
     if close:
         return f"did you mean '{close[0]}'?"
@@ -422,13 +631,13 @@ def _inner_model(annotation: Any) -> type[BaseModel] | None:
 
 
 def _optional_fields(model: type[BaseModel]) -> set[str]:
-    """Field names of ``model`` and its nested models that have a default."""
-    names = {name for name, field in model.model_fields.items() if not field.is_required()}
-    for field in model.model_fields.values():
-        inner = _inner_model(field.annotation)
-        if inner is not None:
-            names |= _optional_fields(inner)
-    return names
+    """Keys of ``model`` (aliases as written in files) that have a default.
+
+    Only its own: a nested model's optional key may be required here (a window's ``strategy``
+    is optional, a share's is not)."""
+    return {
+        field.alias or name for name, field in model.model_fields.items() if not field.is_required()
+    }
 
 
 _PLACEHOLDERS: dict[str, Any] = {"strategy": SharingStrategy.RESERVE.value, "capacity": {}}
@@ -448,7 +657,6 @@ def _without_shape_errors(data: Any, error: ValidationError) -> Any:
     entries of mappings and lists are removed; a share's failing required field gets a
     stand-in (its problem is already reported, and problems at reported paths are dropped)."""
     cleaned = copy.deepcopy(data)
-    optional = _optional_fields(OrganisationFile)
     for item in sorted(error.errors(), key=lambda e: [str(p).zfill(9) for p in e["loc"]])[::-1]:
         loc = item["loc"]
         parent = _container_at(cleaned, loc[:-1])
@@ -456,7 +664,9 @@ def _without_shape_errors(data: Any, error: ValidationError) -> Any:
         if parent is None or not loc:
             continue
         leaf = loc[-1]
-        removable = item["type"] == "extra_forbidden" or model is None or leaf in optional
+        removable = (
+            item["type"] == "extra_forbidden" or model is None or leaf in _optional_fields(model)
+        )
         if isinstance(parent, list) and isinstance(leaf, int) and leaf < len(parent):
             del parent[leaf]
         elif isinstance(parent, dict) and model is None and item["type"] in _VALUE_STAND_INS:
@@ -498,6 +708,9 @@ def parse_organisation(data: Any, *, source: str = "<data>") -> Organisation:
             ],
             context=source,
         )
+    wrong = wrong_file_problem(data, FileKind.ORGANISATION, source)
+    if wrong is not None:
+        raise OrgFileError([wrong], context=source)
     try:
         org = OrganisationFile.model_validate(data).to_organisation()
     except ValidationError as exc:
@@ -517,17 +730,25 @@ def _rule_problems_of_parsable_parts(data: dict[str, Any], reported: set[str]) -
     """Domain-rule problems of a file with shape errors, from the parts that did parse."""
     raw_shares = data.get("shares")
     parsed: list[tuple[int, QuotaShareSpec]] = []
+    parsed_configs: list[ShareConfig] = []
     for index, raw in enumerate(raw_shares if isinstance(raw_shares, list) else []):
         try:
-            parsed.append((index, ShareConfig.model_validate(raw).to_spec()))
+            config = ShareConfig.model_validate(raw)
         except ValidationError:
             continue
+        parsed.append((index, config.to_spec()))
+        parsed_configs.append(config)
     try:
         queue_config = JobQueueConfig.model_validate(data.get("job_queue") or {})
     except ValidationError:
         queue_config = JobQueueConfig()
     tags = data.get("tags")
+    try:
+        plans = [TrainingPlanConfig.model_validate(p) for p in data.get("training_plans") or []]
+    except (ValidationError, TypeError):
+        plans = []  # shape errors already reported; their rules are checked once they parse
     org = Organisation(
+        training_plans=tuple(p.to_spec() for p in plans),
         name=data.get("organisation", ""),
         tags=tags
         if isinstance(tags, dict) and all(isinstance(v, str) for v in tags.values())
@@ -537,6 +758,7 @@ def _rule_problems_of_parsable_parts(data: dict[str, Any], reported: set[str]) -
             priority=queue_config.priority,
             runnable_timeout_minutes=queue_config.runnable_timeout_minutes,
         ),
+        calendars=_calendars(c for c in parsed_configs if not _duplicate(c, parsed_configs)),
     )
     original = {f"shares[{k}]": f"shares[{index}]" for k, (index, _) in enumerate(parsed)}
     problems = []
@@ -552,6 +774,11 @@ def _rule_problems_of_parsable_parts(data: dict[str, Any], reported: set[str]) -
         message = _SHARE_INDEX.sub(lambda m: original.get(m[0], m[0]), problem.message)
         problems.append(Problem(path, problem.value, message, problem.fix))
     return problems
+
+
+def _duplicate(share: ShareConfig, shares: list[ShareConfig]) -> bool:
+    """Whether another parsed share has ``share``'s name (its calendar is then not checked)."""
+    return sum(s.name == share.name for s in shares) > 1
 
 
 def load_organisation(path: str | Path) -> Organisation:

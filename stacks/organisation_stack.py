@@ -21,6 +21,7 @@ from quota_constructs.constructs import (
     OrganisationDashboard,
     QueueNotifications,
     QuotaManagedTrainingQueue,
+    QuotaShareCalendar,
     QuotaShareTeamAccess,
     access_log_bucket,
 )
@@ -33,6 +34,8 @@ ACCESS_LOGS_ID = "AccessLogs"
 """Construct id of the bucket receiving the team buckets' server access logs."""
 NOTIFICATIONS_ID = "Notifications"
 """Construct id of the queue's preemption and FAILED-job notifications."""
+CALENDARS_SCOPE = "Calendars"
+"""Construct scope of the shares' calendars (one ``QuotaShareCalendar`` per share, by name)."""
 DASHBOARD_ID = "Dashboard"
 DASHBOARD_TYPE = "AWS::CloudWatch::Dashboard"
 """Construct id of the organisation's CloudWatch dashboard."""
@@ -73,6 +76,7 @@ class OrganisationStack(cdk.Stack):
         self.organisation = organisation
         self.queue = QuotaManagedTrainingQueue(self, "TrainingQueue", spec=organisation.queue)
         self.team_access = self._team_access()
+        self.calendars = self._calendars()
         self.notifications: QueueNotifications | None = None
         self.dashboard: OrganisationDashboard | None = None
         if monitoring:
@@ -117,6 +121,25 @@ class OrganisationStack(cdk.Stack):
         for name, team in teams.items():
             team.exclude([other for other_name, other in teams.items() if other_name != name])
         return teams
+
+    def _calendars(self) -> dict[str, QuotaShareCalendar]:
+        """One ``QuotaShareCalendar`` per share with a ``schedule:`` (its flips and role)."""
+        calendars = self.organisation.calendars
+        if not calendars:
+            return {}
+        scope = Construct(self, CALENDARS_SCOPE)
+        return {
+            spec.name: QuotaShareCalendar(
+                scope,
+                spec.name,
+                quota_share_arn=self.queue.share(spec.name).quota_share_arn,
+                share=spec,
+                calendar=calendars[spec.name],
+                organisation=self.organisation.name,
+            )
+            for spec in self.organisation.queue.shares
+            if spec.name in calendars
+        }
 
     def _notifications(self) -> QueueNotifications:
         """The rule, topic and subscribers of the organisation file's ``notifications:``."""

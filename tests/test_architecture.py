@@ -89,10 +89,13 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "job_queue",
         "training_queue",
         "team_access",
+        "share_calendar",
         "notifications",
         "dashboard",
     ),
     "quota_constructs.runtime": (
+        "pricing",
+        "account",
         "pacing",
         "jobs",
         "json_view",

@@ -8,6 +8,8 @@ stated wish is a constraint: when the advisor disagrees it says so in a warning 
   but not to lend keeps a strategy that does not lend (``RESERVE``), with a warning that no
   strategy borrows without lending;
 * in-share preemption: on exactly when the team tolerates preemption;
+* calendar: a lender (``LEND``) active on some days only gets ``RESERVE`` on its active days
+  and lends on the others (:func:`weekday_calendar`);
 * borrow limit (borrowing shares only): the largest percent of the team's own capacity that
   stays within what the other shares can lend (``JobQueueSpec.lendable``) for every instance
   type they lend, i.e. it reaches all of it for the scarcest type; capped at 100 % when the
@@ -27,7 +29,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from quota_constructs.advisor.profiles import ALL_DAYS, TeamProfile, TeamsFile, WorkloadKind
+from quota_constructs.advisor.profiles import ALL_DAYS, Day, TeamProfile, TeamsFile, WorkloadKind
 from quota_constructs.advisor.workload import (
     GeneratorOptions,
     WorkloadJob,
@@ -42,6 +44,8 @@ from quota_constructs.model import (
     Problem,
     QuotaConfigError,
     QuotaShareSpec,
+    ShareCalendar,
+    ShareWindow,
     SharingStrategy,
 )
 
@@ -339,8 +343,9 @@ def _idle_warning(team: TeamProfile, prices: Mapping[str, float], demand: float)
     hours = {t: c * HOURS_PER_WEEK * idle for t, c in team.capacity.items()}
     total = sum(hours.values())
     cost = ""
-    if all(t in prices for t in hours):
-        cost = f", about ${sum(h * prices[t] for t, h in hours.items()):,.0f} a week"
+    if all(t in prices for t in hours):  # the cost model (docs/cost.md): idle on-demand is free
+        usd = sum(h * prices[t] for t, h in hours.items())
+        cost = f"; on demand it costs nothing, on a training plan about ${usd:,.0f} a week"
     return [
         f"reserved capacity idle about {idle:.0%} of the week ({total:,.0f} instance-hours "
         f"nobody else can use{cost}); consider LEND if the team can wait for a reclaim"
@@ -380,6 +385,12 @@ def recommend(
             limit, why_limit = _borrow_limit(team, first)
             drafts[index] = (replace(spec, borrow_limit=limit), [*why, why_limit])
     queue = JobQueueSpec(shares=tuple(spec for spec, _ in drafts))
+    calendars = {}
+    for team, (spec, why) in zip(teams.teams, drafts, strict=True):
+        calendar = weekday_calendar(team, spec)
+        if calendar is not None:
+            calendars[spec.name] = calendar
+            why.append(_calendar_reason(team, calendar))
     advice = tuple(
         _advise(team, spec, why, queue, prices, options, demand[team.name])
         for team, (spec, why) in zip(teams.teams, drafts, strict=True)
@@ -388,8 +399,28 @@ def recommend(
         name=teams.organisation,
         description=teams.description or "Recommended by quota recommend from team profiles.",
         queue=JobQueueSpec(shares=tuple(a.share for a in advice)),
+        calendars=calendars,
     ).validate(context=f"recommendation for {teams.organisation}")
     return Advice(organisation=org, teams=advice)
+
+
+def weekday_calendar(team: TeamProfile, spec: QuotaShareSpec) -> ShareCalendar | None:
+    """RESERVE on the team's active days for a lender active on some days only (it lends on
+    the others); ``None`` for every other team (a borrower would stop borrowing on its active
+    days, a team active every day has no day to lend on). Times in UTC, like the workload."""
+    if spec.strategy is not SharingStrategy.LEND or len(set(team.active_days)) >= 7:
+        return None
+    days = tuple(day.value for day in sorted(set(team.active_days), key=list(Day).index))
+    return ShareCalendar((ShareWindow(days, strategy=SharingStrategy.RESERVE),))
+
+
+def _calendar_reason(team: TeamProfile, calendar: ShareCalendar) -> str:
+    (window,) = calendar.windows
+    return (
+        f"calendar: RESERVE on {','.join(window.days)} (UTC), LEND on the other days: its "
+        "capacity is kept for its own jobs on its active days (they never wait for a reclaim "
+        "and no borrower is preempted when they arrive) and lent when it is idle"
+    )
 
 
 def _draft(team: TeamProfile) -> tuple[QuotaShareSpec, list[str]]:

@@ -22,6 +22,7 @@ import math
 import statistics
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime, timedelta
 from typing import TypeVar
 
 import numpy as np
@@ -33,6 +34,7 @@ from quota_constructs.model import (
     Organisation,
     Problem,
     QuotaShareSpec,
+    ShareCalendar,
     SharingStrategy,
 )
 from quota_constructs.scheduling import (
@@ -49,6 +51,8 @@ from quota_constructs.scheduling import (
 )
 
 HOUR_S = 3600.0
+SIMULATION_START = datetime(2024, 1, 1, tzinfo=UTC)
+"""What simulated time 0 is to share calendars: a Monday, 00:00 UTC (as for workloads)."""
 _STATE_CHANGE = EventKind.STATE_CHANGE
 _PREEMPTION_STARTED = EventKind.PREEMPTION_STARTED
 _DISPATCHED = frozenset(DISPATCHED_STATUSES)
@@ -448,6 +452,45 @@ def _request(index: int, job: WorkloadJob) -> JobRequest:
     )
 
 
+class _Calendars:
+    """The shares' calendar changes in simulated seconds, applied through ``upsert_share`` as
+    the emulator applies them (the same model function: ``ShareCalendar.next_change``)."""
+
+    def __init__(self, queue: JobQueueSpec, calendars: Mapping[str, ShareCalendar]) -> None:
+        self._shares = [(s, calendars[s.name]) for s in queue.shares if s.name in calendars]
+        self._next: list[tuple[float, QuotaShareSpec]] = []
+        for share, calendar in self._shares:
+            self._queue_next(share, calendar, SIMULATION_START)
+
+    def start(self, queue: JobQueueSpec) -> JobQueueSpec:
+        """``queue`` with the settings in force at time 0."""
+        calendars = dict((s.name, c) for s, c in self._shares)
+        shares = tuple(
+            calendars[s.name].in_force(s, SIMULATION_START) if s.name in calendars else s
+            for s in queue.shares
+        )
+        return replace(queue, shares=shares)
+
+    def _queue_next(self, share: QuotaShareSpec, calendar: ShareCalendar, after: datetime) -> None:
+        change = calendar.next_change(share, after)
+        if change is not None:
+            seconds = (change.time - SIMULATION_START).total_seconds()
+            self._next.append((seconds, change.settings))
+            self._next.sort(key=lambda item: item[0])
+
+    @property
+    def next_time(self) -> float:
+        return self._next[0][0] if self._next else math.inf
+
+    def apply_due(self, sched: Scheduler, now: float) -> None:
+        """Apply every change due by ``now``, each at its own time."""
+        while self._next and self._next[0][0] <= now:
+            at, spec = self._next.pop(0)
+            sched.upsert_share(spec, now=at)
+            share, calendar = next((s, c) for s, c in self._shares if s.name == spec.name)
+            self._queue_next(share, calendar, SIMULATION_START + timedelta(seconds=at))
+
+
 def _run(
     queue: JobQueueSpec,
     name: str,
@@ -456,18 +499,34 @@ def _run(
     window_s: float,
     recorder_type: Callable[[Scheduler, float], _U],
     progress: Progress | None = None,
+    calendars: Mapping[str, ShareCalendar] | None = None,
 ) -> tuple[Scheduler, _U]:
-    """Run ``jobs`` through a scheduler for ``queue``, measured by a ``recorder_type``."""
+    """Run ``jobs`` through a scheduler for ``queue``, measured by a ``recorder_type``; shares
+    with a calendar flip at its edges."""
+    flips = _Calendars(queue, calendars or {})
+    queue = flips.start(queue)
     sched = Scheduler.for_queue(
         queue, queue_name=f"{name}-queue", options=options.scheduler_options(queue)
     )
     recorder = recorder_type(sched, window_s)
     recorder.record(0.0)
     with collector_paused():
-        _feed(sched, recorder, jobs, name, progress)
+        _feed(sched, recorder, jobs, name, progress, flips)
     recorder.integrate()
     recorder.end_time = sched.now
     return sched, recorder
+
+
+def simulated_jobs(
+    org: Organisation, jobs: Sequence[WorkloadJob], *, options: SimulationOptions | None = None
+) -> list[Job]:
+    """Every job of ``jobs`` after running them through ``org``'s queue (attempts included)."""
+    options = options or SimulationOptions()
+    check_workload(org, jobs)
+    ordered = sorted(jobs, key=lambda j: j.submit_time_s)
+    window = options.window_s or default_window(ordered)
+    sched, _ = _run(org.queue, org.name, ordered, options, window, _Usage)
+    return list(sched.jobs)
 
 
 def _feed(
@@ -476,9 +535,11 @@ def _feed(
     jobs: Sequence[WorkloadJob],
     name: str,
     progress: Progress | None,
+    flips: _Calendars,
 ) -> None:
     """Submit each job at its time and advance from instant to instant, recording usage;
-    ``progress`` every :data:`PROGRESS_EVERY` instants."""
+    ``progress`` every :data:`PROGRESS_EVERY` instants. Calendar flips are applied at their
+    times while jobs remain (they never prolong a run)."""
     index, count, instants = 0, len(jobs), 0
     while True:
         next_submit = jobs[index].submit_time_s if index < count else math.inf
@@ -486,6 +547,12 @@ def _feed(
         now = min(next_submit, math.inf if next_event is None else next_event)
         if now == math.inf:
             break
+        if flips.next_time <= now:
+            now = flips.next_time
+            flips.apply_due(sched, now)
+            sched.advance(now)
+            recorder.record(now)
+            continue
         while index < count and jobs[index].submit_time_s <= now:
             _submit(sched, index, jobs[index], now, name)
             index += 1
@@ -617,8 +684,10 @@ def simulate(
     check_workload(org, jobs)
     jobs = sorted(jobs, key=lambda j: j.submit_time_s)
     window = options.window_s or default_window(jobs)
-    sched, recorder = _run(org.queue, org.name, jobs, options, window, _Recorder, progress)
-    if baseline is None and org.queue == baseline_queue(org.queue):
+    sched, recorder = _run(
+        org.queue, org.name, jobs, options, window, _Recorder, progress, org.calendars
+    )
+    if baseline is None and org.queue == baseline_queue(org.queue) and not org.calendars:
         baseline = _utilisation(org.queue, recorder.used_in_window, window)  # it is the baseline
     elif baseline is None:
         baseline = baseline_utilisation(org, jobs, options=options, window_s=window)
@@ -683,7 +752,7 @@ def compare(
         known = [value for queue, value in cache if queue == reserve]
         if known:
             baseline = known[0]
-        elif org.queue == reserve:
+        elif org.queue == reserve and not org.calendars:
             result = simulate(org, jobs, options=options, progress=progress)
             cache.append((reserve, result.baseline_utilisation))
             results.append(result)
@@ -711,6 +780,6 @@ def alternatives(org: Organisation) -> dict[str, Organisation]:
     )
     return {
         "recommended": org,
-        "all-RESERVE": replace(org, queue=all_reserve(org.queue)),
-        "all-LEND_AND_BORROW": replace(org, queue=unlimited),
+        "all-RESERVE": replace(org, queue=all_reserve(org.queue), calendars={}),
+        "all-LEND_AND_BORROW": replace(org, queue=unlimited, calendars={}),
     }

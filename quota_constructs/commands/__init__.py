@@ -7,11 +7,14 @@ from typing import Annotated
 
 import typer
 
+from quota_constructs.commands._common import QuotaGroup
 from quota_constructs.commands.advise import advisor_app
 from quota_constructs.commands.demo import demo
 from quota_constructs.commands.jobs import jobs_app
 from quota_constructs.commands.local import local_app
 from quota_constructs.commands.org import org_app
+from quota_constructs.commands.preflight import preflight_command
+from quota_constructs.commands.report import report_command
 from quota_constructs.commands.status import status
 
 app = typer.Typer(
@@ -19,6 +22,7 @@ app = typer.Typer(
     help="GPU quota sharing for SageMaker training on AWS Batch.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    cls=QuotaGroup,
 )
 
 
@@ -58,12 +62,14 @@ def _main(
     """GPU quota sharing for SageMaker training on AWS Batch."""
 
 
+org_app.command("preflight")(preflight_command)
 app.add_typer(org_app, name="org")
 app.add_typer(advisor_app)  # quota recommend, quota simulate
 app.add_typer(local_app, name="local")
 app.add_typer(jobs_app, name="jobs")
 app.command("status")(status)
 app.command("demo")(demo)
+app.command("report")(report_command)
 
 
 def main() -> None:  # pragma: no cover - console entry point

@@ -83,8 +83,15 @@ from quota_constructs.commands._reports import (
     search_summary,
     search_table,
 )
-from quota_constructs.config import load_organisation
+from quota_constructs.commands.report import (
+    load_prices,
+    money_table,
+    report_data,
+    simulation_cost,
+)
+from quota_constructs.config import WindowConfig, load_organisation
 from quota_constructs.model import Organisation, Problem, QuotaConfigError
+from quota_constructs.model.cost import CostReport, Price
 from quota_constructs.runtime.adopt import queue_client, read_job_history, read_organisation
 from quota_constructs.runtime.queue import QueueClient
 
@@ -133,12 +140,25 @@ def advice_data(advice: Advice) -> dict[str, Any]:
             t.share.name: {
                 **share_sharing_settings(t.share),
                 "maxUsable": dict(t.max_usable),
+                "schedule": _schedule_data(advice.organisation, t.share.name),
                 "rationale": list(t.rationale),
                 "warnings": list(t.warnings),
             }
             for t in advice.teams
         },
     }
+
+
+def _schedule_data(org: Organisation, share: str) -> dict[str, Any] | None:
+    """A share's calendar as the organisation file writes it (``None``: it has none)."""
+    calendar = org.calendars.get(share)
+    if calendar is None:
+        return None
+    windows = [
+        WindowConfig.from_spec(w).model_dump(mode="json", by_alias=True, exclude_none=True)
+        for w in calendar.windows
+    ]
+    return {"timezone": calendar.timezone, "windows": windows}
 
 
 def advice_table(advice: Advice) -> Table:
@@ -158,9 +178,14 @@ def advice_table(advice: Advice) -> Table:
         else:
             counts = ", ".join(f"{n} x {t}" for t, n in team.borrow_instances.items())
             borrow = f"{share.borrow_limit}% ({counts})"
+        calendar = advice.organisation.calendars.get(share.name)
+        windows = "; ".join(
+            f"{w.strategy.value if w.strategy else share.strategy.value} {','.join(w.days)}"
+            for w in (calendar.windows if calendar is not None else ())
+        )
         table.add_row(
             share.name,
-            share.strategy.value,
+            share.strategy.value + (f" ({windows})" if windows else ""),
             "on" if share.in_share_preemption else "off",
             borrow,
             ", ".join(f"{n} x {t}" for t, n in team.max_usable.items()),
@@ -269,7 +294,9 @@ def recommend_command(
     if output is not None:
         _write(output, advice.to_yaml(), err if as_json else console)
     if simulate:
-        _simulate_advice(teams, advice, jobs, (days, seed, sim), plot, console, as_json=as_json)
+        _simulate_advice(
+            teams, advice, jobs, (days, seed, sim), plot, console, as_json=as_json, prices=prices
+        )
 
 
 def _check_run(*, days: int, seed: int, startup_s: float, preemption_s: float) -> None:
@@ -312,6 +339,7 @@ def _simulate_advice(
     console: Console,
     *,
     as_json: bool,
+    prices: dict[str, float] | None = None,
 ) -> None:
     """Check the advice on its generated workload: every team's targets (implicit ones
     included), sizing for teams that miss them, the findings; with ``as_json`` one JSON
@@ -328,17 +356,21 @@ def _simulate_advice(
         for name, missed in _missed_by_team(checks).items()
     )
     sizings = {s.team: s for s in sized if s is not None}
+    priced = {t: Price(usd) for t, usd in prices.items()} if prices else None
+    costs = _costs(list(configs.values()), jobs, priced, options, list(configs))
     if as_json:
         data = advice_data(advice)
         for name, team in data["teams"].items():
             team["targets"] = [check_json(c) for c in checks if c.team == name]
             _add_sizing(team, sizings.get(name))
-        simulation = json.loads(results_json(results, list(configs)))
+        simulation = json.loads(_with_costs(results_json(results, list(configs)), costs))
         found = [{"ok": f.ok, "text": f.text} for f in findings]
         typer.echo(json.dumps({**data, "simulation": simulation, "findings": found}, indent=2))
     else:
         console.print(f"\n{len(jobs)} generated jobs over {days} days (seed {seed})")
         console.print(results_table(results, list(configs)))
+        for label, cost in costs.items():
+            console.print(money_table(cost, label))
         _print_checks(checks, sizings, findings, console)
     if plot is not None:
         plot_results(results, list(configs), plot)
@@ -545,6 +577,12 @@ def simulate_command(
     ),
     startup_s: StartupOpt = DEFAULT_STARTUP_S,
     preemption_s: PreemptionOpt = 20.0,
+    prices_file: Path | None = typer.Option(
+        None,
+        "--prices",
+        help="Prices file (TYPE: USD per instance-hour, docs/cost.md): add each team's "
+        "instance-hours and cost, and the separate-pools cost.",
+    ),
     from_queue: str | None = typer.Option(
         None,
         "--from-queue",
@@ -592,16 +630,44 @@ def simulate_command(
     labels = _labels(paths, orgs)
     if save_workload is not None:
         save_workload.write_text(workload_csv(jobs), encoding="utf-8")
+    costs = _costs(orgs, jobs, prices_file, options, labels)
     if as_json:
-        typer.echo(results_json(results, labels))
+        typer.echo(_with_costs(results_json(results, labels), costs))
     else:
         console.print(f"{len(jobs)} jobs")
         console.print(results_table(results, labels))
         _print_stuck(results, console)
+        for label, cost in costs.items():
+            console.print(money_table(cost, label))
     if plot is not None:
         plot_results(results, labels, plot)
         if not as_json:
             console.print(f"wrote {plot}")
+
+
+def _costs(
+    orgs: Sequence[Organisation],
+    jobs: Sequence[WorkloadJob],
+    prices_file: Path | dict[str, Price] | None,
+    options: SimulationOptions,
+    labels: Sequence[str],
+) -> dict[str, CostReport]:
+    """Each organisation's cost on ``jobs`` (one more run each), by label; none without prices."""
+    if prices_file is None:
+        return {}
+    prices = load_prices(prices_file) if isinstance(prices_file, Path) else prices_file
+    return {
+        label: simulation_cost(org, jobs, prices, options)
+        for org, label in zip(orgs, labels, strict=True)
+    }
+
+
+def _with_costs(results: str, costs: dict[str, CostReport]) -> str:
+    """The results JSON with each configuration's ``cost`` (docs/cost.md's report)."""
+    data = json.loads(results)
+    for label, cost in costs.items():
+        data[label]["cost"] = report_data(cost)
+    return json.dumps(data, indent=2)
 
 
 def _print_stuck(results: list[SimulationResult], console: Console) -> None:
@@ -684,9 +750,15 @@ def _print_history(workload: HistoryWorkload, client: QueueClient, since: str) -
     )
     for line in workload.report():
         console.print(f"  {line}")
-    table = Table(title="Observed on the queue")
-    for column in ("share", "jobs", "started", "wait p50", "wait max", "preemptions"):
-        table.add_column(column)
+    table = data_table(
+        "share",
+        "jobs",
+        "started",
+        "wait p50",
+        "wait max",
+        "preemptions",
+        title="Observed on the queue",
+    )
     for s in workload.observed:
         table.add_row(
             s.share,

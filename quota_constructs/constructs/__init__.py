@@ -10,6 +10,7 @@ from quota_constructs.constructs.scheduling_policy import (
     QuotaShareSchedulingPolicy,
 )
 from quota_constructs.constructs.service_environment import SageMakerTrainingServiceEnvironment
+from quota_constructs.constructs.share_calendar import QuotaShareCalendar
 from quota_constructs.constructs.team_access import QuotaShareTeamAccess, access_log_bucket
 from quota_constructs.constructs.training_queue import QuotaManagedTrainingQueue
 
@@ -23,6 +24,7 @@ __all__ = [
     "QuotaManagedJobQueue",
     "QuotaManagedTrainingQueue",
     "QuotaShare",
+    "QuotaShareCalendar",
     "QuotaShareSchedulingPolicy",
     "QuotaShareTeamAccess",
     "SageMakerTrainingServiceEnvironment",

@@ -36,6 +36,8 @@ DESCRIBE_QUEUES_ACTIONS = ("batch:DescribeJobQueues",)
 """Read queue settings (the runtime checks a submit against them); no resource type (``*``)."""
 PARAMETER_READ_ACTIONS = ("ssm:GetParameter", "ssm:GetParameters")
 """Read an organisation's contract parameters (``/quota/<organisation>/...``)."""
+SCHEDULED_UPDATE_ACTIONS = ("batch:UpdateQuotaShare",)
+"""What a share's calendar schedules call; authorised on that one quota-share ARN."""
 PASS_ROLE_ACTIONS = ("iam:PassRole",)
 SAGEMAKER_SERVICE = "sagemaker.amazonaws.com"
 """``iam:PassedToService`` of a SageMaker execution role (the service job's ``RoleArn``)."""
@@ -134,6 +136,11 @@ def grant_read_quota_share(
         _grant(grantee, READ_ACTIONS_QUEUE, [job_queue_arn]),
         _grant(grantee, READ_ACTIONS_ANY, ["*"]),
     )
+
+
+def grant_update_quota_share(grantee: iam.IGrantable, *, quota_share_arn: str) -> iam.Grant:
+    """``batch:UpdateQuotaShare`` on exactly ``quota_share_arn`` (a calendar's flips)."""
+    return _grant(grantee, SCHEDULED_UPDATE_ACTIONS, [quota_share_arn])
 
 
 def grant_team_submit(

@@ -24,17 +24,27 @@ from quota_constructs.local.handlers import Handler
 from quota_constructs.local.handlers.parameters import ParameterHandlers
 from quota_constructs.local.handlers.resources import ResourceHandlers
 from quota_constructs.local.handlers.service_jobs import ServiceJobHandlers
+from quota_constructs.local.handlers.service_quotas import ServiceQuotaHandlers
 from quota_constructs.local.handlers.sts import StsHandlers
 from quota_constructs.local.handlers.training_jobs import TrainingJobHandlers
+from quota_constructs.local.handlers.training_plans import TrainingPlanHandlers
 from quota_constructs.local.provision import ProvisionedOrganisation, provision
 from quota_constructs.local.state.arns import Account
+from quota_constructs.local.state.calendars import ShareCalendars
 from quota_constructs.local.state.clock import EmulatorClock, VirtualClock
 from quota_constructs.local.state.errors import EmulatorError, InvalidRequest
 from quota_constructs.local.state.identities import Identities
-from quota_constructs.local.state.job_service import ClientTokenMode, JobRetention, JobService
+from quota_constructs.local.state.job_service import (
+    ClientTokenMode,
+    DispatchMode,
+    JobRetention,
+    JobService,
+)
 from quota_constructs.local.state.parameter_store import ParameterStore
 from quota_constructs.local.state.registry import Registry
+from quota_constructs.local.state.service_quotas import ServiceQuotas
 from quota_constructs.local.state.tags import TagStore
+from quota_constructs.local.state.training_plans import TrainingPlans
 from quota_constructs.local.wire.api_errors import DOMAIN_ERRORS
 from quota_constructs.model import Organisation, Problem, QuotaConfigError
 from quota_constructs.scheduling import SchedulerOptions
@@ -53,12 +63,17 @@ class Emulator:
     job with no AWS ``statusReason`` reports the core's typed pending reason instead of none.
     ``client_token_mode``: a repeated ``clientToken`` is rejected as AWS documents (default) or
     answered with the first job (:class:`~.state.job_service.ClientTokenMode`).
+    ``dispatch``: a submitted job waits SUBMITTED for the next scheduler tick (default, AWS's
+    behaviour) or is dispatched before the next request (:class:`~.state.job_service.DispatchMode`).
     ``events``: where AWS Batch's EventBridge events of service jobs go (state changes,
     preemption started and completed; :mod:`.events`); default none are made. Their file is
     written after each request's transitions; a failed write is logged and counted
     (:attr:`~.events.EventSink.write_failures`, in ``GET /_quota/health``), the request answers
     as it would have. ``retention``: when finished jobs expire
     (:class:`~.state.job_service.JobRetention`; default 14 days, 20,000 jobs: UNCONFIRMED).
+    ``calendar_grace_s``: how long borrowers of a share whose calendar stops it lending may
+    finish before they are preempted (0: at the window edge; UNCONFIRMED,
+    :mod:`.state.calendars`).
     """
 
     def __init__(
@@ -72,9 +87,12 @@ class Emulator:
         explain_pending: bool = True,
         client_token_mode: ClientTokenMode = ClientTokenMode.REJECT,
         events: EventSink | None = None,
+        dispatch: DispatchMode = DispatchMode.TICK,
         retention: JobRetention | None = None,
+        calendar_grace_s: float = 0.0,
     ) -> None:
         self.clock: EmulatorClock = clock or VirtualClock()
+        self.calendars = ShareCalendars(self.clock, grace_s=calendar_grace_s)
         self.account = account or Account()
         self.lock = threading.RLock()
         self.tags = TagStore()
@@ -85,8 +103,10 @@ class Emulator:
             options=options,
             seed=seed,
             client_token_mode=client_token_mode,
+            dispatch=dispatch,
             retention=retention,
         )
+        self.jobs.calendars = self.calendars
         self.events = events
         if events is not None:
             self.jobs.listeners.append(BatchEvents(self.account, self.clock, events))
@@ -110,11 +130,15 @@ class Emulator:
             **self._service_jobs.operations(),
         }
         training_jobs = TrainingJobHandlers(self.registry, self.jobs, self.account, self.clock)
+        self.training_plans = TrainingPlans(self.account)
+        self.service_quotas = ServiceQuotas(self.account)
+        training_plans = TrainingPlanHandlers(self.training_plans, self.account, self.clock)
         self._tables: dict[str, dict[str, Handler]] = {
             "batch": self._batch,
             "ssm": ParameterHandlers(self.parameters).operations(),
-            "sagemaker": training_jobs.operations(),
+            "sagemaker": {**training_jobs.operations(), **training_plans.operations()},
             "sts": StsHandlers(self.identities).operations(),
+            "service-quotas": ServiceQuotaHandlers(self.service_quotas, self.account).operations(),
         }
 
     def served_operations(self) -> dict[str, tuple[str, ...]]:
@@ -174,7 +198,7 @@ class Emulator:
             )
         with self.lock:
             try:
-                self.jobs.advance(self.clock.now())
+                self.jobs.advance()
                 return handler(params)
             finally:
                 self._flush_events()
@@ -191,7 +215,7 @@ class Emulator:
         ``NotFound`` if unknown."""
         with self.lock:
             try:
-                self.jobs.advance(self.clock.now())
+                self.jobs.advance()
                 explanation = self._service_jobs.explain(job_id)
             finally:
                 self._flush_events()
@@ -216,7 +240,7 @@ class Emulator:
         """Process everything due up to the clock's now (completions, dispatch, preemption)."""
         with self.lock:
             try:
-                self.jobs.advance(self.clock.now())
+                self.jobs.advance(settle=True)
             finally:
                 self._flush_events()
 
@@ -240,11 +264,24 @@ class Emulator:
                 )
                 raise QuotaConfigError([problem]) from exc
             epoch = self.clock.epoch(self.clock.now())
+            for plan in org.training_plans:
+                if not plan.by_arn:  # a plan the file names is one the account has bought
+                    self.training_plans.add_bought(plan, now_s=epoch)
             for name, value in done.parameters().items():
                 self.parameters.put(name, value, epoch=epoch)
             self.identities.add_roles(t.submitter_role_arn for t in done.teams.values())
+            self._follow_calendars(org, done)
             self.organisations[org.name] = done
             return done
+
+    def _follow_calendars(self, org: Organisation, done: ProvisionedOrganisation) -> None:
+        """Apply each share's calendar from now on (the settings in force now at once)."""
+        queue = self.registry.queue(done.job_queue_name)
+        scheduler = self.jobs.schedulers[queue.name]
+        for share in org.queue.shares:
+            calendar = org.calendars.get(share.name)
+            if calendar is not None:
+                self.calendars.add(scheduler, queue, share, calendar)
 
     def provision_file(self, path: str | Path) -> ProvisionedOrganisation:
         """Load and provision an organisation file; ``OrgFileError`` names file, field, fix."""

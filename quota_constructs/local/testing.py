@@ -28,7 +28,7 @@ from quota_constructs.local.faults import FaultPlan
 from quota_constructs.local.provision import ProvisionedOrganisation
 from quota_constructs.local.state.arns import Account
 from quota_constructs.local.state.clock import EmulatorClock, RealTimeClock, VirtualClock
-from quota_constructs.local.state.job_service import ClientTokenMode, JobRetention
+from quota_constructs.local.state.job_service import ClientTokenMode, DispatchMode, JobRetention
 from quota_constructs.local.wire.server import RunningServer, ServerLimits, start_server
 from quota_constructs.scheduling import SchedulerOptions
 
@@ -47,8 +47,9 @@ class EmulatorServer:
     does (MISCONFIGURATION reasons are always reported); ``limits`` bound what clients may hold
     (timeouts, connections, body size: :class:`~.wire.server.ServerLimits`).
     ``client_token_mode="replay"`` answers a repeated ``clientToken`` with the first job instead
-    of rejecting it as AWS documents. ``retention``: when finished jobs expire
-    (:class:`~.state.job_service.JobRetention`).
+    of rejecting it as AWS documents. ``dispatch="immediate"`` dispatches a job before the next
+    request instead of on the next scheduler tick (:class:`~.state.job_service.DispatchMode`).
+    ``retention``: when finished jobs expire (:class:`~.state.job_service.JobRetention`).
     """
 
     def __init__(
@@ -66,6 +67,7 @@ class EmulatorServer:
         account: Account | None = None,
         limits: ServerLimits | None = None,
         client_token_mode: ClientTokenMode | str = ClientTokenMode.REJECT,
+        dispatch: DispatchMode | str = DispatchMode.TICK,
         retention: JobRetention | None = None,
     ) -> None:
         if clock not in ("virtual", "wall"):
@@ -81,6 +83,7 @@ class EmulatorServer:
             seed=seed,
             explain_pending=explain_pending,
             client_token_mode=ClientTokenMode(client_token_mode),
+            dispatch=DispatchMode(dispatch),
             retention=retention,
         )
         self.org_files = [Path(p) for p in org_files]
@@ -137,6 +140,7 @@ class EmulatorServer:
             "AWS_ENDPOINT_URL_SSM": self.endpoint_url,
             "AWS_ENDPOINT_URL_SAGEMAKER": self.endpoint_url,
             "AWS_ENDPOINT_URL_STS": self.endpoint_url,
+            "AWS_ENDPOINT_URL_SERVICE_QUOTAS": self.endpoint_url,
             "AWS_ACCESS_KEY_ID": DUMMY_CREDENTIALS["aws_access_key_id"],
             "AWS_SECRET_ACCESS_KEY": DUMMY_CREDENTIALS["aws_secret_access_key"],
             "AWS_DEFAULT_REGION": self.emulator.account.region,

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from types import MappingProxyType
 
 from quota_constructs.model.access import shared_access_problems
+from quota_constructs.model.calendar import ShareCalendar
 from quota_constructs.model.jobs import (
     REASON_BORROWABLE,
     REASON_SE_MAX,
@@ -31,6 +33,7 @@ from quota_constructs.model.limits import (
 from quota_constructs.model.notifications import Subscribers, subscription_count_problems
 from quota_constructs.model.problems import Problem, clip, join_path, raise_if
 from quota_constructs.model.share import QuotaShareSpec
+from quota_constructs.model.training_plan import TrainingPlanSpec, training_plan_problems
 
 # --- queue ------------------------------------------------------------------------------------
 
@@ -209,9 +212,28 @@ class Organisation:
     tags: Mapping[str, str] = field(default_factory=dict)
     notifications: Subscribers = field(default_factory=Subscribers)
     """Who hears of every share's preemptions and FAILED jobs."""
+    training_plans: tuple[TrainingPlanSpec, ...] = ()
+    """Reserved capacity backing the shares' capacity of the plans' instance types."""
+    calendars: Mapping[str, ShareCalendar] = field(default_factory=dict)
+    """Share name -> its calendar (model/calendar.py); shares without one keep their settings."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "tags", MappingProxyType(dict(self.tags)))
+        object.__setattr__(self, "training_plans", tuple(self.training_plans))
+        object.__setattr__(self, "calendars", MappingProxyType(dict(self.calendars)))
+
+    def plans_of(self, instance_type: str) -> tuple[TrainingPlanSpec, ...]:
+        """The named training plans of ``instance_type``."""
+        return tuple(
+            p for p in self.training_plans if not p.by_arn and p.instance_type == instance_type
+        )
+
+    def shares_in_force(self, when: datetime) -> tuple[QuotaShareSpec, ...]:
+        """The queue's shares with the settings their calendars put in force at ``when``."""
+        return tuple(
+            self.calendars[s.name].in_force(s, when) if s.name in self.calendars else s
+            for s in self.queue.shares
+        )
 
     def problems(self) -> list[Problem]:
         problems: list[Problem] = []
@@ -235,11 +257,33 @@ class Organisation:
         problems += check_tags(self.tags)
         problems += self._team_tag_problems()
         problems += self.queue.problems()
+        problems += self._calendar_problems()
         problems += self.notifications.problems()
+        problems += training_plan_problems(
+            self.training_plans, self.queue.service_environment_capacity()
+        )
         problems += subscription_count_problems(
             len(self.notifications.endpoints),
             sum(len(s.notifications.endpoints) for s in self.queue.shares),
         )
+        return problems
+
+    def _calendar_problems(self) -> list[Problem]:
+        """Each calendar's rules for its share; a calendar must name a share of the queue."""
+        index = {share.name: i for i, share in enumerate(self.queue.shares)}
+        problems = []
+        for name, calendar in self.calendars.items():
+            if name not in index:
+                problems.append(
+                    Problem(
+                        "calendars",
+                        name,
+                        "a calendar names no share of this organisation",
+                        "give the schedule to one of the shares",
+                    )
+                )
+                continue
+            problems += calendar.problems(self.queue.shares[index[name]], f"shares[{index[name]}]")
         return problems
 
     def _team_tag_problems(self) -> list[Problem]:

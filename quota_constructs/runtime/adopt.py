@@ -424,6 +424,46 @@ class JobRecord:
     attempts: int
     status_reason: str = ""
     tags: Mapping[str, str] = field(default_factory=dict)
+    attempt_spans: tuple[AttemptSpan, ...] = ()
+    """Every attempt that held instances, the one running now last (what the bill counts)."""
+
+
+@dataclass(frozen=True)
+class AttemptSpan:
+    """One attempt: started, stopped (``None`` while it runs), and whether it was preempted."""
+
+    started_s: float
+    stopped_s: float | None
+    preempted: bool
+
+
+def _resource(attempt: Mapping[str, Any]) -> str:
+    return str((attempt.get("serviceResourceId") or {}).get("value", ""))
+
+
+def attempt_spans(detail: Mapping[str, Any], running: bool) -> tuple[AttemptSpan, ...]:
+    """The attempts of a ``DescribeServiceJob`` answer that started, as :class:`AttemptSpan`.
+
+    An attempt is preempted when ``preemptionSummary.recentPreemptedAttempts`` lists its
+    resource or its ``statusReason`` names a preemption; the running attempt (not yet in
+    ``attempts``) starts at the job's ``startedAt``.
+    """
+    recent = (detail.get("preemptionSummary") or {}).get("recentPreemptedAttempts") or []
+    preempted_ids = {_resource(a) for a in recent} - {""}
+    spans = [
+        AttemptSpan(
+            started_s=float(a["startedAt"]) / 1000.0,
+            stopped_s=_seconds(a.get("stoppedAt")),
+            preempted=_resource(a) in preempted_ids
+            or "preempt" in str(a.get("statusReason") or "").lower(),
+        )
+        for a in detail.get("attempts") or []
+        if a.get("startedAt") is not None
+    ]
+    started = _seconds(detail.get("startedAt"))
+    if running and started is not None and all(s.started_s != started for s in spans):
+        spans.append(AttemptSpan(started, None, False))
+    return tuple(spans)
 
 
 def _seconds(value: Any) -> float | None:
@@ -476,6 +516,7 @@ def job_record(detail: Mapping[str, Any]) -> JobRecord:
         attempts=len(attempts) + (1 if running else 0),
         status_reason=str(detail.get("statusReason") or ""),
         tags=dict(detail.get("tags") or {}),
+        attempt_spans=attempt_spans(detail, running),
     )
 
 

@@ -336,15 +336,42 @@ class JobSubmission:
     timeout_s: int | None = None
     tags: Mapping[str, str] = field(default_factory=dict)
     client_token: str | None = None
+    training_plan_arn: str | None = None
+    """Run on this SageMaker training plan: ``ResourceConfig.TrainingPlanArn`` (unless the
+    payload names one already)."""
+    training_job_tags: Mapping[str, str] = field(default_factory=dict)
+    """Tags for the SageMaker training job itself (the payload's ``Tags``; a key the payload
+    tags already keeps its value): the team tag, so AWS billing can split by team."""
 
     @property
     def payload_dict(self) -> dict[str, Any]:
         """The ``CreateTrainingJob`` request, with ``TrainingJobName`` filled in if missing."""
         if isinstance(self.payload, TrainingJob):
-            return self.payload.payload(self.job_name)
-        payload = dict(self.payload)
-        payload.setdefault("TrainingJobName", self.job_name)
+            payload = self.payload.payload(self.job_name)
+        else:
+            payload = dict(self.payload)
+            payload.setdefault("TrainingJobName", self.job_name)
+        if self.training_job_tags:
+            tags = [dict(t) for t in payload.get("Tags") or [] if isinstance(t, Mapping)]
+            keys = {t.get("Key") for t in tags}
+            tags += [
+                {"Key": k, "Value": v} for k, v in self.training_job_tags.items() if k not in keys
+            ]
+            payload["Tags"] = tags
+        if self.training_plan_arn is not None:
+            resources = dict(payload.get("ResourceConfig") or {})
+            resources.setdefault("TrainingPlanArn", self.training_plan_arn)
+            payload["ResourceConfig"] = resources
         return payload
+
+    @property
+    def instance_type(self) -> str | None:
+        """The payload's ``ResourceConfig.InstanceType`` (``None`` when it names none)."""
+        if isinstance(self.payload, TrainingJob):
+            return self.payload.instance_type
+        resources = self.payload.get("ResourceConfig")
+        found = resources.get("InstanceType") if isinstance(resources, Mapping) else None
+        return found if isinstance(found, str) else None
 
     def with_tag(self, key: str, value: str) -> JobSubmission:
         """This submission with tag ``key=value`` added (the derived token follows the tags)."""

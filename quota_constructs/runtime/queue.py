@@ -213,8 +213,12 @@ class QueueClient:
         submit_rate: float = SUBMIT_RATE_PER_S,
         clock: PacingClock | None = None,
         backoff: Backoff | None = None,
+        training_plans: Sequence[str] = (),
     ) -> None:
         self.queue = queue
+        self.training_plans = tuple(training_plans)
+        """Names or ARNs of the organisation's SageMaker training plans (``training_plans:``):
+        a job of a plan's instance type submitted while the plan is ``Active`` runs on it."""
         self.session = session or boto3.Session()
         self.region = region
         self.endpoint_url = endpoint_url
@@ -226,6 +230,7 @@ class QueueClient:
         )
         self.clock = clock or MonotonicClock()
         self.backoff = backoff or Backoff()
+        self._sagemaker: BaseClient | None = None
         self.batch = self._client("batch", self.retry)
         self.submit_batch = self._client("batch", self.submit_retry)
         self.limiter = RateLimiter(submit_rate, self.clock)
@@ -378,6 +383,24 @@ class QueueClient:
             self._team_tags[share] = (detail.get("tags") or {}).get(TEAM_TAG_KEY)
         return self._team_tags[share]
 
+    def active_plan(self, instance_type: str | None) -> str | None:
+        """The ARN of an ``Active`` plan of :attr:`training_plans` reserving ``instance_type``.
+
+        ``DescribeTrainingPlan`` per plan, at each submit (a plan's status follows its window;
+        AWS: jobs on a ``Scheduled`` plan wait ``Pending`` until it is ``Active``, so only an
+        active plan is used). ``None``: no such plan, the job runs on demand.
+        """
+        if instance_type is None:
+            return None
+        if self._sagemaker is None:
+            self._sagemaker = self._client("sagemaker", self.retry)
+        for name in self.training_plans:
+            plan = self._sagemaker.describe_training_plan(TrainingPlanName=name)
+            types = {c.get("InstanceType") for c in plan.get("ReservedCapacitySummaries") or []}
+            if plan.get("Status") == "Active" and instance_type in types:
+                return str(plan["TrainingPlanArn"])
+        return None
+
     # --- submit ---------------------------------------------------------------------------
 
     def check(self, submission: JobSubmission) -> list[Problem]:
@@ -387,8 +410,10 @@ class QueueClient:
     def prepare(self, submission: JobSubmission) -> tuple[JobSubmission, list[Problem]]:
         """The submission as it will be sent, and every pre-submit problem of it.
 
-        As sent: with the share's team tag added (:meth:`team_tag`), so its derived
-        ``clientToken`` covers the tag. Problems: the team's share (for a team's client), a
+        As sent: with the share's team tag added (:meth:`team_tag`) to the service job and to
+        the SageMaker training job (the payload's ``Tags``, for cost allocation), so its derived
+        ``clientToken`` covers the tag; on an ``Active`` training plan of its type
+        (:meth:`active_plan`). Problems: the team's share (for a team's client), a
         conflicting team tag, then :meth:`JobSubmission.problems` against the live queue.
         """
         if submission.shape_problems():  # wrong types: nothing else can be checked or sent
@@ -404,10 +429,15 @@ class QueueClient:
         except ClientError as error:
             problems.append(_describe_problem(submission.share, error))
             return submission, problems + submission.problems(spec)
+        if submission.training_plan_arn is None and self.training_plans:
+            plan = self.active_plan(submission.instance_type)
+            submission = replace(submission, training_plan_arn=plan)
         if tag is not None:
             problems += team_tag_problems(submission.tags, submission.share, TEAM_TAG_KEY, tag)
             if not problems:
                 submission = submission.with_tag(TEAM_TAG_KEY, tag)
+                job_tags = {**submission.training_job_tags, TEAM_TAG_KEY: tag}
+                submission = replace(submission, training_job_tags=job_tags)
             if submission.priority is None:  # a capped team's policy needs the condition key
                 submission = replace(submission, priority=TEAM_DEFAULT_PRIORITY)
         return submission, problems + submission.problems(spec)
@@ -805,6 +835,43 @@ class QueueClient:
             for job in waiter.tracked.values():
                 if job.status is not None:
                     self._earlier_statuses[job.job_id] = job.status
+
+
+def resolve_job_in_any_queue(
+    ref: str,
+    *,
+    session: boto3.Session | None = None,
+    region: str | None = None,
+    endpoint_url: str | None = None,
+) -> str:
+    """The id of the job ``ref`` names in any SageMaker training job queue the caller sees.
+
+    A service-job ARN gives its id (no call); anything else is first taken as a job name: one
+    ``DescribeJobQueues`` call per page, then :meth:`QueueClient.resolve_job`'s name lookup in
+    each queue. When no active job has that name, ``ref`` is returned as it is (an id, for the
+    caller to look up). Raises :class:`AmbiguousJobName` when several active jobs have it.
+    """
+    if ref.startswith("arn:"):
+        return job_id_from_arn(ref)
+    base = QueueClient("-", session=session, region=region, endpoint_url=endpoint_url)
+    queues = [
+        q["jobQueueName"]
+        for page in base.batch.get_paginator("describe_job_queues").paginate()
+        for q in page.get("jobQueues", [])
+        if q.get("jobQueueType", "SAGEMAKER_TRAINING") == "SAGEMAKER_TRAINING"
+    ]
+    found: list[JobSummary] = []
+    for queue in queues:
+        client = QueueClient(queue, session=base.session, region=region, endpoint_url=endpoint_url)
+        try:
+            found.append(client._job_named(ref))
+        except JobNotFound:
+            continue
+        except AmbiguousJobName as error:
+            found += error.matches
+    if len(found) > 1:
+        raise AmbiguousJobName(ref, found)
+    return found[0].job_id if found else ref
 
 
 def _job_id(job: JobRef) -> str:

@@ -150,7 +150,7 @@ def test_warns_and_prices_reserved_capacity_idle_most_of_the_week() -> None:
     # the generated week the simulation runs (seed 0): 7 ad hoc jobs of about 2.5 h on
     # 2 instances with 5 min start-up each, 48 of 336 instance-hours busy.
     assert warning.startswith("reserved capacity idle about 86% of the week (288 instance-hours")
-    assert "about $431 a week" in warning
+    assert "on demand it costs nothing, on a training plan about $431 a week" in warning
 
 
 def test_busy_reserved_team_gets_no_idle_warning() -> None:

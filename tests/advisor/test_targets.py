@@ -8,6 +8,7 @@ import json
 import statistics
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -197,7 +198,7 @@ def test_a_teams_start_up_beyond_the_shortest_is_part_of_its_jobs() -> None:
 
 
 def test_one_baseline_figure_across_the_columns_of_one_comparison() -> None:
-    org = {
+    org: dict[str, Any] = {
         "organisation": "lab",
         "shares": [
             {

@@ -8,7 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import aws_cdk as cdk
+from aws_cdk import cx_api
 from aws_cdk.assertions import Template
+from cfnlint.api import lint
 
 from quota_constructs.model import (
     JobQueueSpec,
@@ -110,3 +112,21 @@ def fleet_organisation(name: str = "fleet", shares: int = 20) -> Organisation:
         queue=JobQueueSpec(shares=tuple(specs)),
         description="Generated: every share with team access",
     ).validate(context=name)
+
+
+def assert_clean(outdir: Path, assembly: cx_api.CloudAssembly) -> None:
+    """No failing validation plugin, no cdk-nag finding, no cfn-lint error or warning."""
+    report = json.loads((outdir / "validation-report.json").read_text())
+    failing = [p for p in report["pluginReports"] if p["conclusion"] != "success"]
+    assert failing == []
+    nag = [
+        v
+        for p in report["pluginReports"]
+        if p["pluginName"] == "AwsSolutions"
+        for v in p["violations"]
+    ]
+    assert nag == []
+
+    for stack in assembly.stacks:
+        matches = lint(json.dumps(stack.template), regions=["us-east-1", "eu-west-1"])
+        assert [f"{m.rule.id} {m.message} ({m.path})" for m in matches] == [], stack.stack_name

@@ -122,7 +122,15 @@ def test_logical_ids_of_the_research_stack_are_pinned(research: dict[str, Any]) 
         "NotificationsTopicAE679CBD",
         "NotificationsTopicPolicyAF92D34A",
     ]
-    assert sorted(research["Resources"]) == sorted(queue + access + notifications_and_dashboard)
+    calendar = [  # data-analysis's weekend window (docs/constructs.md, QuotaShareCalendar)
+        "CalendarsdataanalysisFlip04C517240",
+        "CalendarsdataanalysisFlip13038ECC3",
+        "CalendarsdataanalysisRoleBDD14133",
+        "CalendarsdataanalysisRoleDefaultPolicy86BB63D3",
+    ]
+    assert sorted(research["Resources"]) == sorted(
+        queue + access + notifications_and_dashboard + calendar
+    )
 
 
 def test_ssm_parameters_publish_each_teams_roles_and_bucket(research: dict[str, Any]) -> None:

@@ -8,13 +8,11 @@ from pathlib import Path
 import aws_cdk as cdk
 import pytest
 from aws_cdk import aws_iam as iam
-from aws_cdk import cx_api
-from cfnlint.api import lint
 
 from quota_constructs.config import ORGS_DIR, discover_org_files, load_organisation
 from stacks.organisation_app import add_checks, build_app
 from stacks.organisation_stack import OrganisationStack, stack_name_for
-from tests.constructs.helpers import fleet_organisation, make_app
+from tests.constructs.helpers import assert_clean, fleet_organisation, make_app
 
 SEED = load_organisation(ORGS_DIR / "seed-demo.yaml")
 
@@ -41,24 +39,6 @@ def test_an_organisation_with_every_team_access_form_synthesizes_clean(tmp_path:
     add_checks(app)
     OrganisationStack(app, "Quota-fleet", organisation=fleet_organisation())
     assert_clean(tmp_path, app.synth())
-
-
-def assert_clean(outdir: Path, assembly: cx_api.CloudAssembly) -> None:
-    """No failing validation plugin, no cdk-nag finding, no cfn-lint error or warning."""
-    report = json.loads((outdir / "validation-report.json").read_text())
-    failing = [p for p in report["pluginReports"] if p["conclusion"] != "success"]
-    assert failing == []
-    nag = [
-        v
-        for p in report["pluginReports"]
-        if p["pluginName"] == "AwsSolutions"
-        for v in p["violations"]
-    ]
-    assert nag == []
-
-    for stack in assembly.stacks:
-        matches = lint(json.dumps(stack.template), regions=["us-east-1", "eu-west-1"])
-        assert [f"{m.rule.id} {m.message} ({m.path})" for m in matches] == [], stack.stack_name
 
 
 @pytest.mark.slow

@@ -11,6 +11,7 @@ from botocore.model import OperationModel, Shape
 
 from quota_constructs.local.emulator import Emulator
 from quota_constructs.local.wire.protocol import service_model
+from quota_constructs.local.wire.validation import CASE_INSENSITIVE_ENUMS
 
 KEY, VALUE = "<key>", "<value>"
 """Path steps into a map's key or value (a list's step is its index, 0)."""
@@ -32,6 +33,21 @@ PATTERN_SAMPLES = {
     "[\\w+=,.@:\\/-]*": ("ext-1", "ext 1"),
     "[\\w+=/:,.@-]*": ("arn:aws:iam::123456789012:mfa/u", "serial number"),
     "[\\d]*": ("123456", "12345a"),
+    # SageMaker training plans (local/handlers/training_plans.py)
+    "ml.[a-z0-9\\-.]+": ("ml.u-p6e-gb200x72", "ml."),
+    "[a-zA-Z0-9](-*[a-zA-Z0-9]){0,63}": ("p5-june", "p5_june"),
+    "[a-z0-9\\-]+": ("tpo-1", "TPO-1"),
+    "(arn:aws[a-z\\-]*:sagemaker:[a-z0-9\\-]*:[0-9]{12}:training-plan/)?"
+    "[a-zA-Z0-9](-*[a-zA-Z0-9]){0,63}": (
+        "p5-june",
+        "p5_june",
+    ),
+    ".*": ("token", "line\nbreak"),
+    f"({TAG_CHARACTERS}*)": ("a", "a#"),
+    # Service Quotas (local/handlers/service_quotas.py)
+    "[a-zA-Z][a-zA-Z0-9-]{1,63}": ("sagemaker", "1sagemaker"),
+    "[a-zA-Z][a-zA-Z0-9-]{1,128}": ("L-1216C47A", "L_1216C47A"),
+    "^[a-zA-Z0-9/+]*={0,2}$": ("MTAw", "MTAw!"),
 }
 """A string each declared pattern accepts and a near miss it refuses."""
 
@@ -182,6 +198,8 @@ def leaves(constraint: Constraint) -> tuple[list[Any], list[Any]]:
         return [minimal(shape)], [OMIT]
     if kind == "enum":
         first = bound[0]
+        if shape.name in CASE_INSENSITIVE_ENUMS:  # "The values aren't case sensitive."
+            return [*bound, *(v.lower() for v in bound)], [first + "X"]
         near = first.lower() if first.lower() != first else first + "X"
         return list(bound), [near]
     if kind == "pattern":

@@ -110,10 +110,20 @@ def test_client_token_covers_the_team_tag(admin: QueueClient) -> None:
     submission = JobSubmission("token", "generative", training_job())
     request = admin.render(submission)
 
-    assert request["clientToken"] == client_token(
-        "token", submission.payload_dict, {TEAM_TAG_KEY: TEAM}, "generative"
-    )
+    sent = json.loads(request["serviceRequestPayload"])  # the training job is tagged too
+    assert request["clientToken"] == client_token("token", sent, {TEAM_TAG_KEY: TEAM}, "generative")
     assert request["clientToken"] != submission.token  # the token of the untagged request
+
+
+def test_the_training_job_carries_the_team_tag_for_cost_allocation(admin: QueueClient) -> None:
+    payload = {**training_job().payload("tagged"), "Tags": [{"Key": "project", "Value": "x"}]}
+    request = admin.render(JobSubmission("tagged", "generative", payload))
+    sent = json.loads(request["serviceRequestPayload"])
+    assert sent["Tags"] == [
+        {"Key": "project", "Value": "x"},
+        {"Key": TEAM_TAG_KEY, "Value": TEAM},
+    ]
+    assert request["tags"] == {TEAM_TAG_KEY: TEAM}  # and the service job
 
 
 def test_repeated_submit_of_a_team_job_is_idempotent(admin: QueueClient) -> None:

@@ -48,6 +48,15 @@ class Account:
     def training_job(self, name: str) -> str:
         return self._arn("sagemaker", f"training-job/{name}")
 
+    def training_plan(self, name: str) -> str:
+        return self._arn("sagemaker", f"training-plan/{name}")
+
+    def reserved_capacity(self, name: str) -> str:
+        return self._arn("sagemaker", f"reserved-capacity/{name}")
+
+    def service_quota(self, service_code: str, quota_code: str) -> str:
+        return self._arn("servicequotas", f"{service_code}/{quota_code}")
+
     def owns(self, partition: str, region: str, account_id: str) -> bool:
         """Whether an ARN with these parts names something in this emulated account."""
         return (partition, region, account_id) == (self.partition, self.region, self.account_id)

@@ -25,6 +25,15 @@ class NotFound(EmulatorError):
     """The request names a resource, job or parameter that does not exist."""
 
 
+class ResourceNotFound(NotFound):
+    """SageMaker's ``ResourceNotFound`` (training plans, offerings), unlike DescribeTrainingJob's
+    ``ValidationException`` for an unknown name."""
+
+
+class ResourceInUse(EmulatorError):
+    """SageMaker's ``ResourceInUse``: the name is taken."""
+
+
 class VersionNotFound(NotFound):
     """An SSM ``name:version`` selector names a version the parameter does not have."""
 

@@ -6,7 +6,8 @@ emulator picks an AWS error code for them.
 Batch answers every refusal as ``ClientException`` (HTTP 400), and reports a malformed job id
 inside a bulk answer (``TerminateServiceJobs`` ``errors``, the ``batch-item`` context) as
 ``ValidationException``, as its model documents; SSM and SageMaker answer an unknown name as
-``ParameterNotFound`` / ``ValidationException`` and a malformed one as ``ValidationException``;
+``ParameterNotFound`` / ``ValidationException`` and a malformed one as ``ValidationException``
+(SageMaker's training plans: ``ResourceNotFound``, ``ResourceInUse``);
 STS answers ``AccessDenied`` (HTTP 403) and ``ValidationError``.
 """
 
@@ -17,6 +18,8 @@ from quota_constructs.local.state.errors import (
     EmulatorError,
     InvalidParameter,
     NotFound,
+    ResourceInUse,
+    ResourceNotFound,
     VersionNotFound,
 )
 from quota_constructs.model import QuotaConfigError
@@ -34,8 +37,16 @@ _CODES: dict[str, tuple[tuple[type[Exception], str], ...]] = {
         (InvalidParameter, "ValidationException"),
         (Exception, CLIENT_EXCEPTION),
     ),
-    "sagemaker": ((Exception, "ValidationException"),),
+    "sagemaker": (
+        (ResourceNotFound, "ResourceNotFound"),
+        (ResourceInUse, "ResourceInUse"),
+        (Exception, "ValidationException"),
+    ),
     "sts": ((AccessDenied, "AccessDenied"), (Exception, "ValidationError")),
+    "service-quotas": (
+        (NotFound, "NoSuchResourceException"),
+        (Exception, "IllegalArgumentException"),
+    ),
 }
 _STATUS = {"AccessDenied": 403}
 

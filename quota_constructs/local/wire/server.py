@@ -36,6 +36,7 @@ from waitress.server import create_server
 from werkzeug.wrappers import Request, Response
 
 from quota_constructs.local.emulator import Emulator
+from quota_constructs.local.state.clock import VirtualClock
 from quota_constructs.local.state.identities import REQUEST_ACCESS_KEY, access_key_id
 from quota_constructs.local.wire.api_errors import (
     DOMAIN_ERRORS,
@@ -68,7 +69,11 @@ MAX_ADVANCE_SECONDS = 366 * 24 * 3600
 """Longest step of ``POST /_quota/advance``: a year; longer spans take several steps."""
 MAX_THREADS = 256
 """Most worker threads of the HTTP server."""
-JSON_TARGETS = {"AmazonSSM": "ssm", "SageMaker": "sagemaker"}
+JSON_TARGETS = {
+    "AmazonSSM": "ssm",
+    "SageMaker": "sagemaker",
+    "ServiceQuotasV20190624": "service-quotas",
+}
 """``X-Amz-Target`` prefix -> JSON 1.1 service answered here."""
 LOG = logging.getLogger(__name__)
 
@@ -145,6 +150,7 @@ class EmulatorApp:
                 "status": "ok",
                 "organisations": sorted(self.emulator.organisations),
                 "now": self.emulator.clock.now(),
+                "virtualClock": isinstance(self.emulator.clock, VirtualClock),
                 **self.emulator.failure_counts(),
             }
         elif request.path == ADVANCE_PATH and request.method == "POST":

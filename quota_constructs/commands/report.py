@@ -1,0 +1,395 @@
+"""``quota report``: the bill per team, from a live queue's history or from a simulation.
+
+The cost rules are the model's (:mod:`quota_constructs.model.cost`); the live history is read by
+the same reader as ``quota simulate --from-queue`` (:func:`runtime.adopt.read_job_history`).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Annotated, Any
+
+import boto3
+import typer
+from botocore.exceptions import BotoCoreError, ClientError
+from rich.table import Table
+
+from quota_constructs.advisor.billing import attempts_from_history, simulated_attempts
+from quota_constructs.advisor.history import parse_duration
+from quota_constructs.advisor.report import plot_bill
+from quota_constructs.advisor.simulate import SimulationOptions
+from quota_constructs.advisor.workload import WorkloadJob, load_workload_csv
+from quota_constructs.commands._common import (
+    EndpointOpt,
+    OrganisationOpt,
+    QueueOpt,
+    RegionOpt,
+    data_table,
+    handle_errors,
+    json_option,
+    print_json,
+    stderr_console,
+    stdout_console,
+)
+from quota_constructs.commands.jobs import QueueClientOptions
+from quota_constructs.config import load_organisation
+from quota_constructs.model import Organisation, Problem, QuotaConfigError, parse_utc, utc_text
+from quota_constructs.model.cost import (
+    CHARGE_RULES,
+    ChargeRule,
+    CostReport,
+    Price,
+    cost_report,
+    parse_prices,
+)
+from quota_constructs.runtime.adopt import read_job_history, read_organisation
+from quota_constructs.runtime.pricing import price_list_prices
+from quota_constructs.safe_load import load_yaml_document
+
+SHARE_COLUMNS = (
+    "share",
+    "instanceType",
+    "ownInstanceHours",
+    "borrowedInstanceHours",
+    "lentInstanceHours",
+    "lostInstanceHours",
+    "idleInstanceHours",
+    "costUsd",
+    "chargeUsd",
+)
+PRICES_FILE_MAX_BYTES = 1024 * 1024
+
+
+def load_prices(path: Path) -> dict[str, Price]:
+    """A prices file (YAML or JSON): ``TYPE: USD`` or ``TYPE: {on_demand, training_plan}``."""
+    document = load_yaml_document(path, max_bytes=PRICES_FILE_MAX_BYTES, error=QuotaConfigError)
+    return parse_prices(document.data, str(path))
+
+
+def _r(value: float) -> float:
+    return round(value, 6)
+
+
+def share_rows(report: CostReport) -> list[dict[str, Any]]:
+    """The share rows in the JSON contract's names (instance-hours and USD)."""
+    return [
+        {
+            "share": r.share,
+            "instanceType": r.instance_type,
+            "ownInstanceHours": _r(r.own),
+            "borrowedInstanceHours": _r(r.borrowed),
+            "lentInstanceHours": _r(r.lent),
+            "lostInstanceHours": _r(r.lost),
+            "idleInstanceHours": _r(r.idle),
+            "idleUsd": _r(r.idle_usd),
+            "unusedInstanceHours": _r(r.unused),
+            "onDemandInstanceHours": _r(r.on_demand),
+            "planInstanceHours": _r(r.plan),
+            "borrowedFrom": {k: _r(v) for k, v in sorted(r.borrowed_from.items()) if v},
+            "lentTo": {k: _r(v) for k, v in sorted(r.lent_to.items()) if v},
+            "costUsd": _r(r.cost_usd),
+            "chargeUsd": _r(r.charge_usd),
+        }
+        for r in report.shares
+    ]
+
+
+def report_data(report: CostReport) -> dict[str, Any]:
+    """The whole report for ``--json``."""
+    return {
+        "period": {"start": utc_text(report.start_s), "end": utc_text(report.end_s)},
+        "chargeRule": {"rule": report.rule.value, "text": CHARGE_RULES[report.rule]},
+        "shares": share_rows(report),
+        "plans": [
+            {
+                "name": p.name,
+                "instanceType": p.instance_type,
+                "utilisation": _r(p.utilisation),
+                "reservedInstanceHours": _r(p.reserved),
+                "usedInstanceHours": _r(p.used),
+                "idleInstanceHours": _r(p.idle),
+                "costUsd": _r(p.cost_usd),
+            }
+            for p in report.plans
+        ],
+        "totalCostUsd": _r(report.total_cost_usd),
+        "separatePoolsCostUsd": _r(report.fixed_pools_cost_usd),
+        "sharingSavesUsd": _r(report.saving_usd),
+    }
+
+
+def report_csv(report: CostReport) -> str:
+    """The share rows as CSV for finance (one header line, the contract's column names)."""
+    out = io.StringIO()
+    writer = csv.DictWriter(
+        out, fieldnames=SHARE_COLUMNS, extrasaction="ignore", lineterminator="\n"
+    )
+    writer.writeheader()
+    writer.writerows(share_rows(report))
+    return out.getvalue()
+
+
+def print_report(report: CostReport) -> None:
+    """The share table, the plans table, the totals and the charge rule."""
+    console = stdout_console()
+    title = f"Cost per team, {utc_text(report.start_s)} to {utc_text(report.end_s)}"
+    table = data_table(
+        "share",
+        "type",
+        "own h",
+        "borrowed h (from)",
+        "lent h (to)",
+        "lost h",
+        "idle h",
+        "cost USD",
+        "charge USD",
+        title=title,
+    )
+    for row in share_rows(report):
+        table.add_row(
+            row["share"],
+            row["instanceType"],
+            f"{row['ownInstanceHours']:,.1f}",
+            _with_peers(row["borrowedInstanceHours"], row["borrowedFrom"]),
+            _with_peers(row["lentInstanceHours"], row["lentTo"]),
+            f"{row['lostInstanceHours']:,.1f}",
+            f"{row['idleInstanceHours']:,.1f}",
+            f"{row['costUsd']:,.2f}",
+            f"{row['chargeUsd']:,.2f}",
+        )
+    console.print(table)
+    if report.plans:
+        plans = data_table(
+            "plan",
+            "type",
+            "reserved h",
+            "used h",
+            "idle h",
+            "utilisation",
+            "cost USD",
+            title="Training plans",
+        )
+        for p in report.plans:
+            plans.add_row(
+                p.name,
+                p.instance_type,
+                f"{p.reserved:,.1f}",
+                f"{p.used:,.1f}",
+                f"{p.idle:,.1f}",
+                f"{p.utilisation:.0%}",
+                f"{p.cost_usd:,.2f}",
+            )
+        console.print(plans)
+    console.print(
+        f"total cost: {report.total_cost_usd:,.2f} USD; the same teams on separate "
+        f"fixed pools: {report.fixed_pools_cost_usd:,.2f} USD (sharing saves "
+        f"{report.saving_usd:,.2f} USD)"
+    )
+    console.print(f"charge rule '{report.rule.value}': {CHARGE_RULES[report.rule]}")
+
+
+def simulation_cost(
+    org: Organisation,
+    jobs: Sequence[WorkloadJob],
+    prices: Mapping[str, Price],
+    options: SimulationOptions,
+    *,
+    start: str | None = None,
+) -> CostReport:
+    """The cost of ``jobs`` simulated on ``org`` (a run of its own: attempts are kept)."""
+    start_s = _simulation_start(org, start)
+    attempts = simulated_attempts(org, jobs, options=options, offset_s=start_s)
+    finite = [a.stop_s for a in attempts if a.stop_s != float("inf")]
+    end_s = start_s + options.window_s if options.window_s else max(finite, default=start_s)
+    return cost_report(org, attempts, prices, start_s=start_s, end_s=end_s)
+
+
+def money_table(report: CostReport, label: str) -> Table:
+    """Per team: instance-hours own, borrowed, lent, unused (idle), their cost; the totals."""
+    table = data_table(
+        "team",
+        "own h",
+        "borrowed h",
+        "lent h",
+        "unused h",
+        "idle USD",
+        "cost USD",
+        title=f"Money: {label}",
+    )
+    teams: dict[str, list[float]] = {}
+    for row in report.shares:
+        sums = teams.setdefault(row.share, [0.0] * 6)
+        values = (row.own, row.borrowed, row.lent, row.unused, row.idle_usd, row.cost_usd)
+        for i, value in enumerate(values):
+            sums[i] += value
+    for team, sums in teams.items():
+        table.add_row(team, *(f"{v:,.1f}" for v in sums[:4]), *(f"{v:,.2f}" for v in sums[4:]))
+    table.caption = (
+        f"total {report.total_cost_usd:,.2f} USD; the same teams on separate fixed pools "
+        f"{report.fixed_pools_cost_usd:,.2f} USD (sharing saves {report.saving_usd:,.2f} USD)"
+    )
+    return table
+
+
+def _with_peers(hours: float, peers: dict[str, float]) -> str:
+    if not peers:
+        return f"{hours:,.1f}"
+    return f"{hours:,.1f} (" + ", ".join(f"{k} {v:,.1f}" for k, v in peers.items()) + ")"
+
+
+def _rule(value: str) -> ChargeRule:
+    try:
+        return ChargeRule(value)
+    except ValueError:
+        choices = ", ".join(r.value for r in ChargeRule)
+        raise QuotaConfigError(
+            [Problem("--charge", value, f"not a charge rule ({choices})", "e.g. --charge both")]
+        ) from None
+
+
+def _simulation_start(org: Organisation, start: str | None) -> float:
+    """Epoch of simulated time 0: ``--start``, else the first plan's start, else 0 (1970)."""
+    if start is not None:
+        epoch = parse_utc(start)
+        if epoch is None:
+            raise QuotaConfigError(
+                [
+                    Problem(
+                        "--start",
+                        start,
+                        "not an ISO 8601 UTC time",
+                        "e.g. --start 2027-06-01T00:00:00Z",
+                    )
+                ]
+            )
+        return epoch
+    named = [p.start_s for p in org.training_plans if not p.by_arn]
+    return min(named, default=0.0)
+
+
+def _live(
+    options: QueueClientOptions, since: str, plans_from: Path | None
+) -> tuple[Organisation, list[Any], float, float]:
+    seconds = parse_duration(since)
+    client = options.client()
+    live = read_organisation(client).organisation
+    if plans_from is not None:  # the file tells what the queue cannot: calendars, plans
+        live = load_organisation(plans_from)
+    history = read_job_history(client, time.time() - seconds)
+    attempts = attempts_from_history(history.jobs, now_s=history.now_s)
+    return live, attempts, history.since_s, history.now_s
+
+
+def _price_list(types: set[str], region: str | None) -> dict[str, Price]:
+    """Prices from the AWS Price List API; unreachable or no region: a problem naming the fix."""
+    region = region or boto3.session.Session().region_name
+    if region is None:
+        raise QuotaConfigError(
+            [
+                Problem(
+                    "--prices",
+                    None,
+                    "no prices file and no region to ask the Price List API for",
+                    "pass --prices FILE or --region REGION",
+                )
+            ]
+        )
+    try:
+        return price_list_prices(types, region=region)
+    except (BotoCoreError, ClientError) as error:
+        raise QuotaConfigError(
+            [
+                Problem(
+                    "--prices",
+                    None,
+                    f"no prices file, and the AWS Price List API could not be asked ({error})",
+                    "pass --prices FILE (TYPE: USD per instance-hour)",
+                )
+            ]
+        ) from None
+
+
+@handle_errors
+def report_command(
+    org_file: Path | None = typer.Argument(
+        None,
+        help="Organisation file: simulated with --workload; with a live queue, the "
+        "organisation as declared (its share calendars and training plans), instead of the "
+        "settings in force now.",
+    ),
+    workload: Path | None = typer.Option(None, "--workload", help="Workload CSV to simulate."),
+    queue: QueueOpt = None,
+    organisation: OrganisationOpt = None,
+    since: str = typer.Option("7d", "--since", help="Live queue: the period, e.g. 24h, 7d."),
+    prices_file: Path | None = typer.Option(
+        None,
+        "--prices",
+        help="Prices file (YAML or JSON): TYPE: USD per instance-hour; default: the AWS Price "
+        "List API (cached).",
+    ),
+    charge: str = typer.Option("both", "--charge", help="Charge rule: both, usage, capacity."),
+    start: str | None = typer.Option(
+        None,
+        "--start",
+        help="Simulation: the UTC time of simulated time 0 (default: the first plan's start).",
+    ),
+    startup_s: float = typer.Option(
+        0.0, "--startup-s", help="Simulation: dispatch-to-running delay (s)."
+    ),
+    as_json: Annotated[bool, json_option("Print the report as JSON.")] = False,
+    as_csv: bool = typer.Option(False, "--csv", help="Print the share rows as CSV."),
+    plot: Path | None = typer.Option(
+        None,
+        "--plot",
+        help="Write a PNG: use per team over time, the reservation and its idle band.",
+    ),
+    endpoint_url: EndpointOpt = None,
+    region: RegionOpt = None,
+) -> None:
+    """Instance-hours and cost per team: own, borrowed, lent, lost, idle; plans; charges."""
+    rule = _rule(charge)
+    live = queue is not None or organisation is not None
+    if live == (workload is not None):
+        raise QuotaConfigError(
+            [
+                Problem(
+                    "--workload/--organisation",
+                    None,
+                    "give one source: a live queue or a simulated workload",
+                    "pass -o ORG (or -q QUEUE), or ORG_FILE --workload W.csv",
+                )
+            ]
+        )
+    if live:
+        options = QueueClientOptions(queue, organisation, endpoint_url, region)
+        org, attempts, start_s, end_s = _live(options, since, org_file)
+    else:
+        if org_file is None:
+            raise QuotaConfigError(
+                [Problem("ORG_FILE", None, "missing", "pass the organisation file to simulate")]
+            )
+        assert workload is not None
+        org = load_organisation(org_file)
+        jobs = load_workload_csv(workload)
+        start_s = _simulation_start(org, start)
+        sim = SimulationOptions(startup_s=startup_s)
+        attempts = simulated_attempts(org, jobs, options=sim, offset_s=start_s)
+        end_s = max((a.stop_s for a in attempts if a.stop_s != float("inf")), default=start_s)
+    types = {a.instance_type for a in attempts} | {
+        p.instance_type for p in org.training_plans if not p.by_arn
+    }
+    prices = load_prices(prices_file) if prices_file is not None else _price_list(types, region)
+    report = cost_report(org, attempts, prices, start_s=start_s, end_s=end_s, rule=rule)
+    if as_json:
+        print_json(report_data(report))
+    elif as_csv:
+        typer.echo(report_csv(report), nl=False)
+    else:
+        print_report(report)
+    if plot is not None:
+        plot_bill(report, plot)
+        stderr_console().print(f"wrote {plot}")

@@ -1,0 +1,483 @@
+"""The one cost model: what an organisation's training cost and whom to charge (docs/cost.md).
+
+* On-demand: every attempt that ran is billed per second, preempted attempts included; idle
+  quota costs nothing.
+* Reserved (a training plan): the up-front fee, spread evenly over the plan's window, is paid
+  whether the capacity is used or not; plan hours nobody used are idle (waste). Usage of the
+  plan's type inside its window runs on the plan, up to its instances; the rest is on-demand.
+* Own / borrowed / lent (the allocation rule): at every moment a share's usage of a type up to
+  its own capacity is own, the rest borrowed; borrowed instances are taken from the lending
+  shares' unused capacity in proportion to it. Idle: a share's plan-backed capacity it neither
+  used nor lent.
+* Charge (``ChargeRule``): ``both`` (default) charges each share what it used (on-demand at its
+  price, plan hours at the plan's rate) plus the idle plan hours of its own capacity; ``usage``
+  splits each plan's cost by the plan hours used; ``capacity`` by the shares' capacity of the
+  type. Charges always add up to the total cost.
+* Separate fixed pools: the same teams without sharing, each on its own capacity; work done on
+  borrowed plan capacity would be bought on-demand instead.
+
+Pure: times are epoch (or simulated) seconds, records are :class:`Attempt`.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from enum import Enum
+from itertools import pairwise
+
+from quota_constructs.model.organisation import Organisation
+from quota_constructs.model.problems import Problem, QuotaConfigError
+from quota_constructs.model.training_plan import HOUR_S, TrainingPlanSpec
+
+
+class ChargeRule(Enum):
+    """How a plan's cost is charged to the shares (on-demand cost always follows usage)."""
+
+    BOTH = "both"
+    USAGE = "usage"
+    CAPACITY = "capacity"
+
+
+CHARGE_RULES = {
+    ChargeRule.BOTH: "each team pays what it ran (on-demand price, plan hours at the plan's "
+    "rate) plus the idle plan hours of its own capacity",
+    ChargeRule.USAGE: "each team pays what it ran; a plan's whole cost is split by the plan "
+    "hours each team used",
+    ChargeRule.CAPACITY: "each team pays its on-demand runs; a plan's whole cost is split by "
+    "the teams' capacity of its type",
+}
+
+
+@dataclass(frozen=True)
+class Price:
+    """USD per instance-hour: on-demand, and a training plan's rate (default: on-demand)."""
+
+    on_demand: float
+    training_plan: float | None = None
+
+    @property
+    def plan_rate(self) -> float:
+        return self.on_demand if self.training_plan is None else self.training_plan
+
+
+class MissingPrice(QuotaConfigError):
+    """An instance type that ran (or is reserved) has no price."""
+
+
+def price_of(prices: Mapping[str, Price], instance_type: str, source: str = "--prices") -> Price:
+    """The price of ``instance_type``; :class:`MissingPrice` naming the type otherwise."""
+    if instance_type in prices:
+        return prices[instance_type]
+    known = ", ".join(sorted(prices)) or "none"
+    raise MissingPrice(
+        [
+            Problem(
+                source,
+                instance_type,
+                f"no price for instance type {instance_type} (prices given: {known})",
+                f"add '{instance_type}: USD per instance-hour' to the prices file",
+            )
+        ]
+    )
+
+
+def price_problems(data: object, source: str) -> list[Problem]:
+    """A prices document's problems: ``TYPE: USD`` or ``TYPE: {on_demand, training_plan}``."""
+    if not isinstance(data, Mapping) or not data:
+        return [
+            Problem(
+                source,
+                type(data).__name__,
+                "a prices file maps instance types to USD per instance-hour",
+                "write e.g. 'ml.g5.xlarge: 1.41'",
+            )
+        ]
+    problems = []
+    for itype, value in data.items():
+        entries = value if isinstance(value, Mapping) else {"on_demand": value}
+        for key, amount in entries.items():
+            if key not in ("on_demand", "training_plan"):
+                problems.append(
+                    Problem(
+                        f"{source}: {itype}.{key}",
+                        key,
+                        "unknown key",
+                        "use on_demand or training_plan",
+                    )
+                )
+            elif isinstance(amount, bool) or not isinstance(amount, int | float) or amount < 0:
+                problems.append(
+                    Problem(
+                        f"{source}: {itype}.{key}"
+                        if key != "on_demand" or isinstance(value, Mapping)
+                        else f"{source}: {itype}",
+                        amount,
+                        "a price must be a number of USD per instance-hour, 0 or more",
+                        "e.g. 1.41",
+                    )
+                )
+        if isinstance(value, Mapping) and "on_demand" not in value:
+            problems.append(
+                Problem(
+                    f"{source}: {itype}",
+                    dict(value),
+                    "on_demand is missing",
+                    "add on_demand: USD per instance-hour",
+                )
+            )
+    return problems
+
+
+def parse_prices(data: object, source: str) -> dict[str, Price]:
+    """A prices document as :class:`Price` per type; :class:`QuotaConfigError` listing all."""
+    problems = price_problems(data, source)
+    if problems:
+        raise QuotaConfigError(problems)
+    assert isinstance(data, Mapping)
+    prices = {}
+    for itype, value in data.items():
+        entry = value if isinstance(value, Mapping) else {"on_demand": value}
+        plan = entry.get("training_plan")
+        prices[str(itype)] = Price(float(entry["on_demand"]), None if plan is None else float(plan))
+    return prices
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One attempt that ran (held instances): billed from ``start_s`` to ``stop_s``."""
+
+    share: str
+    instance_type: str
+    instance_count: int
+    start_s: float
+    stop_s: float
+    preempted: bool = False
+    kept_s: float = 0.0
+    """Of a preempted attempt: run time its checkpoints kept (not lost)."""
+
+    @property
+    def lost_instance_hours(self) -> float:
+        if not self.preempted:
+            return 0.0
+        ran = max(self.stop_s - self.start_s, 0.0)
+        return max(ran - self.kept_s, 0.0) * self.instance_count / HOUR_S
+
+
+@dataclass
+class ShareCost:
+    """One share and instance type over the period (instance-hours, USD)."""
+
+    share: str
+    instance_type: str
+    own: float = 0.0
+    borrowed: float = 0.0
+    lent: float = 0.0
+    lost: float = 0.0
+    idle: float = 0.0
+    """Plan-backed own capacity neither used nor lent (paid for: waste)."""
+    unused: float = 0.0
+    """Own capacity neither used nor lent, plan-backed or not (on demand it costs nothing)."""
+    on_demand: float = 0.0
+    plan: float = 0.0
+    """Instance-hours run on a training plan."""
+    cost_usd: float = 0.0
+    """What it ran: on-demand hours at their price, plan hours at the plan's rate."""
+    idle_usd: float = 0.0
+    """Its idle plan hours at the plan's rate (on demand, idle costs nothing)."""
+    charge_usd: float = 0.0
+    borrowed_from: dict[str, float] = field(default_factory=dict)
+    lent_to: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass
+class PlanCost:
+    """One training plan over the period."""
+
+    name: str
+    instance_type: str
+    reserved: float
+    """Instance-hours of the plan inside the period."""
+    used: float
+    cost_usd: float
+
+    @property
+    def idle(self) -> float:
+        return max(self.reserved - self.used, 0.0)
+
+    @property
+    def utilisation(self) -> float:
+        return self.used / self.reserved if self.reserved else 0.0
+
+
+@dataclass(frozen=True)
+class UsageSeries:
+    """Per instance type: instances each share ran, and plan instances, from ``times[i]`` on."""
+
+    times: list[float]
+    by_share: dict[str, list[int]]
+    plan: list[int]
+
+
+@dataclass
+class CostReport:
+    """Per share and type, per plan, totals; the rule it was charged under."""
+
+    start_s: float
+    end_s: float
+    rule: ChargeRule
+    shares: list[ShareCost]
+    plans: list[PlanCost]
+    total_cost_usd: float
+    fixed_pools_cost_usd: float
+    series: dict[str, UsageSeries]
+
+    @property
+    def saving_usd(self) -> float:
+        return self.fixed_pools_cost_usd - self.total_cost_usd
+
+
+def _clip(attempts: Iterable[Attempt], start_s: float, end_s: float) -> list[Attempt]:
+    """Attempts cut to ``[start_s, end_s]`` (those outside dropped)."""
+    out = []
+    for a in attempts:
+        lo, hi = max(a.start_s, start_s), min(a.stop_s, end_s)
+        if hi > lo:
+            out.append(
+                Attempt(a.share, a.instance_type, a.instance_count, lo, hi, a.preempted, a.kept_s)
+            )
+    return out
+
+
+def _plan_edges(plans: Sequence[TrainingPlanSpec], start_s: float, end_s: float) -> list[float]:
+    return [t for p in plans for t in (p.start_s, p.end_s) if start_s < t < end_s]
+
+
+class _TypeSweep:
+    """Walks one instance type's usage from change to change, accumulating the rows."""
+
+    def __init__(
+        self,
+        org: Organisation,
+        itype: str,
+        rows: dict[str, ShareCost],
+        plans: Sequence[TrainingPlanSpec],
+    ) -> None:
+        self.itype = itype
+        self.org = org
+        self.rows = rows
+        self.plans = plans
+        shares = org.queue.shares
+        self.capacity = {s.name: s.limit(itype) for s in shares}
+        self.lends = {s.name for s in shares if s.strategy.lends}
+        self.used_on_plan: dict[str, float] = defaultdict(float)
+        self.plan_borrowed = 0.0
+        self.series = UsageSeries([], {name: [] for name in self.capacity}, [])
+
+    def segment(self, t0: float, t1: float, usage: Mapping[str, int]) -> None:
+        hours = (t1 - t0) / HOUR_S
+        reserved = sum(p.instance_count for p in self.plans if p.active_at(t0))
+        total = sum(usage.values())
+        self._sample(t0, usage, reserved)
+        if hours <= 0:
+            return
+        on_plan = min(total, reserved) / total if total else 0.0
+        own = {s: min(u, self.capacity.get(s, 0)) for s, u in usage.items()}
+        borrowed = {s: u - own[s] for s, u in usage.items() if u > own[s]}
+        lends = self._lenders(t0)
+        spare = {
+            s: c - own.get(s, 0)
+            for s, c in self.capacity.items()
+            if s in lends and c > own.get(s, 0)
+        }
+        for share, used in usage.items():
+            row = self.rows[share]
+            row.own += own[share] * hours
+            row.plan += used * on_plan * hours
+            row.on_demand += used * (1 - on_plan) * hours
+        self._lend(borrowed, spare, hours, on_plan)
+        self._idle(own, spare, borrowed, hours, reserved=bool(reserved))
+
+    def _lenders(self, t0: float) -> set[str]:
+        """Shares that lend at ``t0``: by their calendars' settings in force then, if any."""
+        if not self.org.calendars:
+            return self.lends
+        when = datetime.fromtimestamp(t0, UTC)
+        return {s.name for s in self.org.shares_in_force(when) if s.strategy.lends}
+
+    def _lend(
+        self, borrowed: Mapping[str, int], spare: Mapping[str, int], hours: float, on_plan: float
+    ) -> None:
+        pool = sum(spare.values())
+        for borrower, count in borrowed.items():
+            self.rows[borrower].borrowed += count * hours
+            self.plan_borrowed += count * hours * on_plan
+            for lender, free in spare.items():
+                hours_lent = count * hours * free / pool if pool else 0.0
+                self.rows[borrower].borrowed_from[lender] = (
+                    self.rows[borrower].borrowed_from.get(lender, 0.0) + hours_lent
+                )
+                self.rows[lender].lent += hours_lent
+                self.rows[lender].lent_to[borrower] = (
+                    self.rows[lender].lent_to.get(borrower, 0.0) + hours_lent
+                )
+
+    def _idle(
+        self,
+        own: Mapping[str, int],
+        spare: Mapping[str, int],
+        borrowed: Mapping[str, int],
+        hours: float,
+        *,
+        reserved: bool,
+    ) -> None:
+        pool = sum(spare.values())
+        lent_now = min(sum(borrowed.values()), pool)
+        for share, cap in self.capacity.items():
+            unused = cap - own.get(share, 0)
+            lent = lent_now * spare.get(share, 0) / pool if pool else 0.0
+            left = max(unused - lent, 0.0) * hours
+            self.rows[share].unused += left
+            if reserved:
+                self.rows[share].idle += left
+
+    def _sample(self, t0: float, usage: Mapping[str, int], reserved: int) -> None:
+        self.series.times.append(t0)
+        for share, values in self.series.by_share.items():
+            values.append(usage.get(share, 0))
+        self.series.plan.append(reserved)
+
+
+def _sweep(
+    org: Organisation,
+    itype: str,
+    attempts: list[Attempt],
+    rows: dict[str, ShareCost],
+    start_s: float,
+    end_s: float,
+) -> _TypeSweep:
+    plans = org.plans_of(itype)
+    sweep = _TypeSweep(org, itype, rows, plans)
+    changes: dict[float, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    for a in attempts:
+        changes[a.start_s][a.share] += a.instance_count
+        changes[a.stop_s][a.share] -= a.instance_count
+    for edge in (start_s, end_s, *_plan_edges(plans, start_s, end_s)):
+        changes.setdefault(edge, defaultdict(int))
+    usage: dict[str, int] = defaultdict(int)
+    times = sorted(changes)
+    for t0, t1 in pairwise(times):
+        for share, delta in changes[t0].items():
+            usage[share] += delta
+        sweep.segment(t0, t1, {s: n for s, n in usage.items() if n})
+    return sweep
+
+
+def cost_report(
+    org: Organisation,
+    attempts: Iterable[Attempt],
+    prices: Mapping[str, Price],
+    *,
+    start_s: float,
+    end_s: float,
+    rule: ChargeRule = ChargeRule.BOTH,
+) -> CostReport:
+    """Cost and charge per share and instance type, and per plan, over ``[start_s, end_s]``.
+
+    Every type that ran or is reserved needs a price (:class:`MissingPrice` names it).
+    """
+    kept = _clip(attempts, start_s, end_s)
+    types = sorted(
+        {a.instance_type for a in kept}
+        | {
+            p.instance_type
+            for p in org.training_plans
+            if not p.by_arn and p.overlap_hours(start_s, end_s)
+        }
+    )
+    for itype in types:
+        price_of(prices, itype)
+    rows: dict[tuple[str, str], ShareCost] = {}
+    plans, series, fixed_extra = [], {}, 0.0
+    for itype in types:
+        names = [s.name for s in org.queue.shares] + sorted(
+            {a.share for a in kept if a.instance_type == itype} - {s.name for s in org.queue.shares}
+        )
+        by_share = {n: rows.setdefault((n, itype), ShareCost(n, itype)) for n in names}
+        of_type = [a for a in kept if a.instance_type == itype]
+        for a in of_type:
+            by_share[a.share].lost += a.lost_instance_hours
+        sweep = _sweep(org, itype, of_type, by_share, start_s, end_s)
+        price = prices[itype]
+        type_plans = [_plan_cost(p, sweep, price, start_s, end_s) for p in org.plans_of(itype)]
+        plans += [p for p in type_plans if p.reserved]
+        _charge(list(by_share.values()), type_plans, price, sweep.capacity, rule)
+        fixed_extra += sweep.plan_borrowed * price.on_demand
+        series[itype] = sweep.series
+    share_rows = [
+        r
+        for r in rows.values()
+        if r.own
+        or r.borrowed
+        or r.lent
+        or r.idle
+        or r.charge_usd
+        or (
+            r.share in {s.name for s in org.queue.shares}
+            and r.instance_type in org.queue.share(r.share).capacity
+        )
+    ]
+    total = sum(r.on_demand * prices[r.instance_type].on_demand for r in rows.values()) + sum(
+        p.cost_usd for p in plans
+    )
+    return CostReport(start_s, end_s, rule, share_rows, plans, total, total + fixed_extra, series)
+
+
+def _plan_cost(
+    plan: TrainingPlanSpec, sweep: _TypeSweep, price: Price, start_s: float, end_s: float
+) -> PlanCost:
+    """The plan's share of the type's plan usage (split by instances when plans overlap)."""
+    reserved = plan.overlap_hours(start_s, end_s) * plan.instance_count
+    used = 0.0
+    series = sweep.series
+    ends = [*series.times[1:], end_s]
+    for i, (t0, t1) in enumerate(zip(series.times, ends, strict=True)):
+        if plan.active_at(t0) and series.plan[i]:
+            running = sum(v[i] for v in series.by_share.values())
+            used += (
+                min(running, series.plan[i])
+                * plan.instance_count
+                / series.plan[i]
+                * (t1 - t0)
+                / HOUR_S
+            )
+    return PlanCost(plan.name, plan.instance_type, reserved, used, reserved * price.plan_rate)
+
+
+def _charge(
+    rows: list[ShareCost],
+    plans: list[PlanCost],
+    price: Price,
+    capacity: Mapping[str, int],
+    rule: ChargeRule,
+) -> None:
+    """Fill each row's cost and charge for one instance type under ``rule``."""
+    plan_cost = sum(p.cost_usd for p in plans)
+    plan_used = sum(r.plan for r in rows)
+    idle = sum(r.idle for r in rows)
+    held = sum(capacity.values())
+    unallocated = max(sum(p.reserved for p in plans) - plan_used - idle, 0.0) * price.plan_rate
+    for row in rows:
+        on_demand = row.on_demand * price.on_demand
+        row.cost_usd = on_demand + row.plan * price.plan_rate
+        row.idle_usd = row.idle * price.plan_rate
+        by_capacity = capacity.get(row.share, 0) / held if held else 0.0
+        if rule is ChargeRule.BOTH:
+            row.charge_usd = row.cost_usd + row.idle * price.plan_rate + unallocated * by_capacity
+        elif rule is ChargeRule.USAGE:
+            split = row.plan / plan_used if plan_used else by_capacity
+            row.charge_usd = on_demand + plan_cost * split
+        else:
+            row.charge_usd = on_demand + plan_cost * by_capacity
