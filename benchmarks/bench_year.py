@@ -23,12 +23,17 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from quota_constructs.advisor.workload import WorkloadJob
+    from quota_constructs.model import Organisation
 
 ROOT = Path(__file__).resolve().parent.parent
 PERIOD_DAYS, PERIODS, TEAMS = 28, 13, 20
 
 
-def year_workload(jobs: int) -> tuple[object, list[object]]:
+def year_workload(jobs: int) -> tuple[Organisation, list[WorkloadJob]]:
     """The 20-team organisation and about ``jobs`` jobs over 364 days."""
     from quota_constructs.advisor.profiles import load_teams
     from quota_constructs.advisor.recommend import recommend
@@ -63,7 +68,7 @@ def child() -> None:
     org, jobs = year_workload(int(os.environ["YEAR_JOBS"]))
     generated = time.process_time()
     options = SimulationOptions(window_s=PERIOD_DAYS * PERIODS * 86400.0)
-    [result] = compare([org], jobs, options=options)  # type: ignore[list-item]
+    [result] = compare([org], jobs, options=options)
     done = time.process_time()
     print(
         f"{len(jobs)} {generated - started:.2f} {done - generated:.2f} "
