@@ -36,13 +36,14 @@ from quota_constructs.local.state.errors import EmulatorError, InvalidRequest
 from quota_constructs.local.state.identities import Identities
 from quota_constructs.local.state.job_service import ClientTokenMode, JobRetention, JobService
 from quota_constructs.local.state.parameter_store import ParameterStore
+from quota_constructs.local.state.plan_windows import PlanWindows
 from quota_constructs.local.state.registry import Registry
 from quota_constructs.local.state.service_quotas import ServiceQuotas
 from quota_constructs.local.state.tags import TagStore
 from quota_constructs.local.state.training_plans import TrainingPlans
 from quota_constructs.local.wire.api_errors import DOMAIN_ERRORS
-from quota_constructs.model import Organisation, Problem, QuotaConfigError
-from quota_constructs.scheduling import SchedulerOptions
+from quota_constructs.model import PLAN_STOP_BEFORE_END_S, Organisation, Problem, QuotaConfigError
+from quota_constructs.scheduling import Scheduler, SchedulerOptions
 
 
 class Emulator:
@@ -66,7 +67,9 @@ class Emulator:
     (:class:`~.state.job_service.JobRetention`; default 14 days, 20,000 jobs: UNCONFIRMED).
     ``calendar_grace_s``: how long borrowers of a share whose calendar stops it lending may
     finish before they are preempted (0: at the window edge; UNCONFIRMED,
-    :mod:`.state.calendars`).
+    :mod:`.state.calendars`). ``plan_stop_before_end_s``: when, before a training plan's end,
+    its capacity goes and the jobs running on it are stopped (AWS's 30 minutes by default; 0:
+    they run to the end; :mod:`.state.plan_windows`).
     """
 
     def __init__(
@@ -82,6 +85,7 @@ class Emulator:
         events: EventSink | None = None,
         retention: JobRetention | None = None,
         calendar_grace_s: float = 0.0,
+        plan_stop_before_end_s: float = PLAN_STOP_BEFORE_END_S,
     ) -> None:
         self.clock: EmulatorClock = clock or VirtualClock()
         self.calendars = ShareCalendars(self.clock, grace_s=calendar_grace_s)
@@ -98,6 +102,8 @@ class Emulator:
             retention=retention,
         )
         self.jobs.calendars = self.calendars
+        self.plan_windows = PlanWindows(self.clock, stop_before_end_s=plan_stop_before_end_s)
+        self.jobs.plan_windows = self.plan_windows
         self.events = events
         if events is not None:
             self.jobs.listeners.append(BatchEvents(self.account, self.clock, events))
@@ -262,17 +268,21 @@ class Emulator:
                 self.parameters.put(name, value, epoch=epoch)
             self.identities.add_roles(t.submitter_role_arn for t in done.teams.values())
             self._follow_calendars(org, done)
+            self.plan_windows.add(self._scheduler_of(done), org.training_plans)
             self.organisations[org.name] = done
             return done
 
     def _follow_calendars(self, org: Organisation, done: ProvisionedOrganisation) -> None:
         """Apply each share's calendar from now on (the settings in force now at once)."""
         queue = self.registry.queue(done.job_queue_name)
-        scheduler = self.jobs.schedulers[queue.name]
+        scheduler = self._scheduler_of(done)
         for share in org.queue.shares:
             calendar = org.calendars.get(share.name)
             if calendar is not None:
                 self.calendars.add(scheduler, queue, share, calendar)
+
+    def _scheduler_of(self, done: ProvisionedOrganisation) -> Scheduler:
+        return self.jobs.schedulers[self.registry.queue(done.job_queue_name).name]
 
     def provision_file(self, path: str | Path) -> ProvisionedOrganisation:
         """Load and provision an organisation file; ``OrgFileError`` names file, field, fix."""

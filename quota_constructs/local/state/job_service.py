@@ -40,6 +40,7 @@ from quota_constructs.local.state.arns import JOB_ID_PATTERN, Account
 from quota_constructs.local.state.calendars import ShareCalendars
 from quota_constructs.local.state.clock import EmulatorClock
 from quota_constructs.local.state.errors import InvalidParameter, InvalidRequest, NotFound
+from quota_constructs.local.state.plan_windows import PlanWindows
 from quota_constructs.local.state.registry import ENABLED, JobQueue, ShareRecord
 from quota_constructs.local.state.tags import TagStore
 from quota_constructs.scheduling import (
@@ -170,6 +171,8 @@ class JobService:
         """``clientToken`` -> fingerprint of its request and the job it created."""
         self.calendars: ShareCalendars | None = None
         """The shares' calendars, applied as time advances (set by the emulator)."""
+        self.plan_windows: PlanWindows | None = None
+        """The training plans' windows, applied as time advances (set by the emulator)."""
         self.listeners: list[Callable[[str, SchedulerEvent], None]] = []
         """Told (queue name, event) of every scheduler event of queues created from now on."""
         self._finished: dict[str, float] = {}
@@ -216,12 +219,15 @@ class JobService:
             self._drop(job.job_id)
 
     def advance(self, now: float) -> None:
-        """Advance every queue's scheduler to ``now`` (flipping shares on their calendars at
-        their edges), then expire finished jobs."""
+        """Advance every queue's scheduler to ``now`` (flipping shares on their calendars and
+        plan-backed capacity at their edges), then expire finished jobs."""
+        step = self._advance_schedulers
+        if self.plan_windows is not None:
+            step = partial(self.plan_windows.advance, step=self._advance_schedulers)
         if self.calendars is None:
-            self._advance_schedulers(now)
+            step(now)
         else:
-            self.calendars.advance(now, self._advance_schedulers)
+            self.calendars.advance(now, step)
         self.expire(now)
 
     def _advance_schedulers(self, now: float) -> None:
