@@ -48,6 +48,7 @@ from quota_constructs.model.cost import (
 )
 from quota_constructs.runtime.adopt import read_job_history, read_organisation
 from quota_constructs.runtime.pricing import price_list_prices
+from quota_constructs.runtime.training_plans import resolve_plans
 from quota_constructs.safe_load import load_yaml_document
 
 SHARE_COLUMNS = (
@@ -284,6 +285,14 @@ def _live(
     return live, attempts, history.since_s, history.now_s
 
 
+def _with_plans(org: Organisation, endpoint_url: str | None, region: str | None) -> Organisation:
+    """``org`` with its ``{arn}`` plans looked up (DescribeTrainingPlan); unchanged without."""
+    if not any(p.by_arn for p in org.training_plans):
+        return org
+    sagemaker = boto3.client("sagemaker", endpoint_url=endpoint_url, region_name=region)
+    return resolve_plans(org, sagemaker)
+
+
 def _price_list(types: set[str], region: str | None) -> dict[str, Price]:
     """Prices from the AWS Price List API; unreachable or no region: a problem naming the fix."""
     region = region or boto3.session.Session().region_name
@@ -367,13 +376,14 @@ def report_command(
     if live:
         options = QueueClientOptions(queue, organisation, endpoint_url, region)
         org, attempts, start_s, end_s = _live(options, since, org_file)
+        org = _with_plans(org, endpoint_url, region)
     else:
         if org_file is None:
             raise QuotaConfigError(
                 [Problem("ORG_FILE", None, "missing", "pass the organisation file to simulate")]
             )
         assert workload is not None
-        org = load_organisation(org_file)
+        org = _with_plans(load_organisation(org_file), endpoint_url, region)
         jobs = load_workload_csv(workload)
         start_s = _simulation_start(org, start)
         sim = SimulationOptions(startup_s=startup_s)

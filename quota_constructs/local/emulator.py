@@ -32,7 +32,7 @@ from quota_constructs.local.provision import ProvisionedOrganisation, provision
 from quota_constructs.local.state.arns import Account
 from quota_constructs.local.state.calendars import ShareCalendars
 from quota_constructs.local.state.clock import EmulatorClock, VirtualClock
-from quota_constructs.local.state.errors import EmulatorError, InvalidRequest
+from quota_constructs.local.state.errors import EmulatorError, InvalidRequest, ResourceNotFound
 from quota_constructs.local.state.identities import Identities
 from quota_constructs.local.state.job_service import ClientTokenMode, JobRetention, JobService
 from quota_constructs.local.state.parameter_store import ParameterStore
@@ -42,7 +42,13 @@ from quota_constructs.local.state.service_quotas import ServiceQuotas
 from quota_constructs.local.state.tags import TagStore
 from quota_constructs.local.state.training_plans import TrainingPlans
 from quota_constructs.local.wire.api_errors import DOMAIN_ERRORS
-from quota_constructs.model import PLAN_STOP_BEFORE_END_S, Organisation, Problem, QuotaConfigError
+from quota_constructs.model import (
+    PLAN_STOP_BEFORE_END_S,
+    Organisation,
+    Problem,
+    QuotaConfigError,
+    TrainingPlanSpec,
+)
 from quota_constructs.scheduling import Scheduler, SchedulerOptions
 
 
@@ -253,6 +259,7 @@ class Emulator:
                     "give each organisation file its own organisation name",
                 )
                 raise QuotaConfigError([problem])
+            plans = self._known_plans(org)
             try:
                 done = provision(org, self._call_unfaulted, account=self.account)
             except EmulatorError as exc:
@@ -268,7 +275,7 @@ class Emulator:
                 self.parameters.put(name, value, epoch=epoch)
             self.identities.add_roles(t.submitter_role_arn for t in done.teams.values())
             self._follow_calendars(org, done)
-            self.plan_windows.add(self._scheduler_of(done), org.training_plans)
+            self.plan_windows.add(self._scheduler_of(done), plans)
             self.organisations[org.name] = done
             return done
 
@@ -280,6 +287,25 @@ class Emulator:
             calendar = org.calendars.get(share.name)
             if calendar is not None:
                 self.calendars.add(scheduler, queue, share, calendar)
+
+    def _known_plans(self, org: Organisation) -> list[TrainingPlanSpec]:
+        """``org``'s plans, each ``{arn}`` one as the emulator's account bought it."""
+        plans, problems = [], []
+        for index, plan in enumerate(org.training_plans):
+            try:
+                plans.append(self.training_plans.spec_of(plan.arn) if plan.by_arn else plan)
+            except ResourceNotFound:
+                problems.append(
+                    Problem(
+                        f"training_plans[{index}].arn",
+                        plan.arn,
+                        "no such training plan in the emulator's account",
+                        "buy it first (CreateTrainingPlan), then provision the organisation",
+                    )
+                )
+        if problems:
+            raise QuotaConfigError(problems, context=f"organisation {org.name!r}")
+        return plans
 
     def _scheduler_of(self, done: ProvisionedOrganisation) -> Scheduler:
         return self.jobs.schedulers[self.registry.queue(done.job_queue_name).name]
