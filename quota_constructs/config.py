@@ -16,6 +16,7 @@ import re
 import typing
 from collections.abc import Iterable
 from dataclasses import replace
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -488,6 +489,54 @@ def _calendar_fields(calendar: ShareCalendar | None) -> dict[str, Any]:
     }
 
 
+class FileKind(StrEnum):
+    """The YAML files the project reads, told apart by the key each one alone has."""
+
+    ORGANISATION = "organisation file"
+    TEAM_PROFILES = "team-profile file"
+    PIPELINE = "pipeline file"
+
+
+_KIND_KEYS = {
+    FileKind.ORGANISATION: "shares",
+    FileKind.TEAM_PROFILES: "teams",
+    FileKind.PIPELINE: "environments",
+}
+_KIND_COMMANDS = {
+    FileKind.ORGANISATION: "give it to quota org validate, quota local serve --org, quota "
+    "simulate or cdk synth -c org_file={path}",
+    FileKind.TEAM_PROFILES: "run quota recommend {path} --output ORG.yaml on it (it writes the "
+    "organisation file)",
+    FileKind.PIPELINE: "give it to cdk synth -c pipeline_file={path} (docs/pipeline.md)",
+}
+
+
+def _article(kind: FileKind) -> str:
+    return f"{'an' if kind.value[0] in 'aeiou' else 'a'} {kind.value}"
+
+
+def file_kind(data: Any) -> FileKind | None:
+    """Which kind of file ``data`` (a parsed YAML document) is; ``None`` if no or several."""
+    if not isinstance(data, dict):
+        return None
+    kinds = [kind for kind, key in _KIND_KEYS.items() if key in data]
+    return kinds[0] if len(kinds) == 1 else None
+
+
+def wrong_file_problem(data: Any, expected: FileKind, source: str) -> Problem | None:
+    """One problem naming what ``data`` is and the command that takes it, when it is another
+    kind of file than ``expected``; ``None`` otherwise."""
+    found = file_kind(data)
+    if found is None or found is expected:
+        return None
+    return Problem(
+        "<root>",
+        _KIND_KEYS[found],
+        f"this is {_article(found)}, not {_article(expected)}",
+        _KIND_COMMANDS[found].format(path=source),
+    )
+
+
 class OrgFileError(QuotaConfigError):
     """An organisation file cannot be read or breaks rules; the message names the file."""
 
@@ -659,6 +708,9 @@ def parse_organisation(data: Any, *, source: str = "<data>") -> Organisation:
             ],
             context=source,
         )
+    wrong = wrong_file_problem(data, FileKind.ORGANISATION, source)
+    if wrong is not None:
+        raise OrgFileError([wrong], context=source)
     try:
         org = OrganisationFile.model_validate(data).to_organisation()
     except ValidationError as exc:

@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, ValidationError
 
-from quota_constructs.config import pydantic_problems
+from quota_constructs.config import FileKind, pydantic_problems, wrong_file_problem
 from quota_constructs.model import ACCOUNT_ID_BODY, Problem, QuotaConfigError
 from quota_constructs.safe_load import KIB, load_yaml_document
 
@@ -212,6 +212,9 @@ def parse_pipeline(data: Any, organisations: Collection[str], *, path: str) -> P
             "start from stacks/pipeline.example.yaml",
         )
         raise PipelineFileError([problem], context=path)
+    wrong = wrong_file_problem(data, FileKind.PIPELINE, path)
+    if wrong is not None:
+        raise PipelineFileError([wrong], context=path)
     try:
         parsed = PipelineFile.model_validate(data)
     except ValidationError as exc:

@@ -14,7 +14,8 @@ goes on once it prints ``Ctrl-C stops it.``; it is stopped when the block ends. 
 their docs say ("with the emulator's variables exported"; by default seed-demo and research on
 a wall clock at speed 100; ``quota local serve --virtual --seed 1`` where a doc says so).
 Commands in ``NOT_RUN`` are not run; each says why. Every fence in the docs has a language, so
-no shell block can hide from this test.
+no shell block can hide from this test. Inline ``quota ...`` spans in tables and prose are not
+run, but each is parsed against the command tree: every command and option it names exists.
 """
 
 from __future__ import annotations
@@ -336,3 +337,98 @@ def test_every_schedule_form_the_advisor_doc_lists_parses() -> None:
     assert len(forms) == 5
     for form in forms:
         parse_schedule(form)
+
+
+# --- inline `quota ...` commands in tables and prose ------------------------------------------
+
+INLINE_QUOTA = re.compile(r"`(quota [^`\n]+)`")
+"""An inline code span that is a ``quota`` command line."""
+INLINE_NOT_COMMANDS = {
+    "quota share <share> of organisation": "an error message quoted in docs/runtime.md",
+}
+"""Inline spans (by prefix) that start with ``quota`` but are not command lines, and why."""
+
+
+def _placeholder(word: str) -> bool:
+    """``submit/ls/describe``, ``JOB_ID``, ``...``, ``<name>``: a doc's shorthand, not a word."""
+    return "/" in word or "..." in word or word.isupper() or word.startswith(("<", "[", "$"))
+
+
+def _option_names(command: object) -> dict[str, bool]:
+    """Each option name of ``command`` -> whether it is a flag (takes no value)."""
+    names: dict[str, bool] = {"--help": True}
+    for param in command.params:  # type: ignore[attr-defined]
+        if param.param_type_name == "option":
+            for name in (*param.opts, *param.secondary_opts):
+                names[name] = bool(getattr(param, "is_flag", False))
+    return names
+
+
+def inline_command_problem(root: object, line: str) -> str | None:
+    """What in an inline ``quota`` command does not exist (a command or an option), or ``None``."""
+    words = line.split()[1:]
+    command = root
+    index = 0
+    while index < len(words):
+        word = words[index]
+        options = _option_names(command)
+        if word.startswith("-") and word != "-":
+            names = word.split("=", 1)[0].split("/")  # `--simulate/--optimize`: each of them
+            unknown = [name for name in names if name not in options]
+            if unknown:
+                known = ", ".join(sorted(options))
+                return f"{unknown[0]} is not an option of `{command.name}`; it has {known}"  # type: ignore[attr-defined]
+            index += 1 if options[names[-1]] or "=" in word else 2
+            continue
+        subcommands = getattr(command, "commands", None)
+        if subcommands is not None:
+            if word in subcommands:
+                command = subcommands[word]
+            elif not _placeholder(word):
+                return f"`{word}` is not a command of `{command.name}`"  # type: ignore[attr-defined]
+            else:
+                return None  # `submit/ls/...`: several commands at once
+        index += 1
+    return None
+
+
+def inline_commands() -> list[tuple[str, str]]:
+    """Every inline ``quota ...`` span outside code blocks: (doc, command line)."""
+    found = []
+    for doc in DOCS:
+        prose = FENCE.sub("", doc.read_text())
+        found += [
+            (doc.name, match[1])
+            for match in INLINE_QUOTA.finditer(prose)
+            if not match[1].startswith(tuple(INLINE_NOT_COMMANDS))
+        ]
+    return found
+
+
+def test_inline_quota_commands_name_real_commands_and_options() -> None:
+    import typer.main
+
+    from quota_constructs.commands import app
+
+    root = typer.main.get_command(app)
+    spans = inline_commands()
+    assert len(spans) > 50, "the docs' inline commands were found"
+    problems = [
+        f"{doc}: `{line}`: {problem}"
+        for doc, line in spans
+        if (problem := inline_command_problem(root, line)) is not None
+    ]
+    assert not problems, "\n".join(problems)
+
+
+def test_the_inline_check_finds_a_wrong_option_and_command() -> None:
+    import typer.main
+
+    from quota_constructs.commands import app
+
+    root = typer.main.get_command(app)
+    assert "-o is not an option of `recommend`" in str(
+        inline_command_problem(root, "quota recommend teams.yaml -o ORG.yaml")
+    )
+    assert "`lst` is not a command" in str(inline_command_problem(root, "quota jobs lst"))
+    assert inline_command_problem(root, "quota jobs -o seed-demo ls --share QS1 --wide") is None

@@ -25,7 +25,14 @@ from quota_constructs.advisor.limits import (
     MAX_STARTUP_MINUTES,
     MAX_WAIT_TARGET_MINUTES,
 )
-from quota_constructs.config import AccessConfig, ShareConfig, StrictModel, pydantic_problems
+from quota_constructs.config import (
+    AccessConfig,
+    FileKind,
+    ShareConfig,
+    StrictModel,
+    pydantic_problems,
+    wrong_file_problem,
+)
 from quota_constructs.model import (
     MAX_SHARES_PER_QUEUE,
     JobQueueSpec,
@@ -561,6 +568,9 @@ def parse_teams(data: Any, *, source: str = "<data>") -> TeamsFile:
             ],
             context=source,
         )
+    wrong = wrong_file_problem(data, FileKind.TEAM_PROFILES, source)
+    if wrong is not None:
+        raise TeamsFileError([wrong], context=source)
     try:
         teams = TeamsFile.model_validate(data)
     except ValidationError as exc:

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from quota_constructs.commands._common import QuotaGroup
 from quota_constructs.commands.advise import advisor_app
 from quota_constructs.commands.demo import demo
 from quota_constructs.commands.jobs import jobs_app
@@ -21,6 +22,7 @@ app = typer.Typer(
     help="GPU quota sharing for SageMaker training on AWS Batch.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    cls=QuotaGroup,
 )
 
 

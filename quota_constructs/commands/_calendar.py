@@ -10,6 +10,7 @@ from typing import Any
 from rich.table import Table
 
 from quota_constructs.api_shapes import share_sharing_settings
+from quota_constructs.commands._common import data_table
 from quota_constructs.model import Organisation
 
 
@@ -51,9 +52,15 @@ def _settings_cell(settings: dict[str, Any]) -> str:
 
 def calendar_table(org: Organisation, when: datetime) -> Table:
     """The calendar rows as a table titled with the moment they are for."""
-    table = Table(title=f"{org.name}: share calendars at {_iso(when)}")
-    for column in ("share", "window now", "in force", "next change", "then"):
-        table.add_column(column, overflow="fold")
+    table = data_table(
+        "share",
+        "window now",
+        "in force",
+        "next change",
+        "then",
+        title=f"{org.name}: share calendars at {_iso(when)}",
+        drop=("then", "in force"),
+    )
     for row in calendar_rows(org, when):
         table.add_row(
             row["quotaShareName"],

@@ -7,7 +7,8 @@ mapped by :func:`failure_of` (the one table) to its lines and exit code, printed
 
 Tables follow one rule: when stdout is not a terminal, nothing is truncated or wrapped (full
 values, one row per line), so pipes and scripts see whole values; on a terminal, columns wrap
-(``overflow="fold"``) instead of cutting values.
+between words, never inside one (identifiers stay whole), and the least important columns are
+hidden when they do not fit (``--wide`` shows them): :mod:`._tables`, used by :func:`data_table`.
 
 Every console here is the one output boundary for text: a string is always printed as text
 (rich markup such as ``[red]`` or ``[link=...]`` and emoji codes are shown as written, never
@@ -19,24 +20,30 @@ or rewrite a line. Styling is ours alone: :func:`styled` and :func:`message` bui
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import json
 import math
+import re
 import sys
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from enum import Enum, IntEnum
 from typing import Annotated, Any, NoReturn, ParamSpec, TypeVar
+from urllib.parse import urlsplit
 
 import typer
 from botocore.exceptions import BotoCoreError, ClientError
+from botocore.utils import is_valid_endpoint_url, is_valid_ipv6_endpoint_url
 from rich.console import Console, ConsoleOptions, RenderableType
 from rich.segment import Segment
 from rich.style import Style
 from rich.table import Table
 from rich.text import Text
+from typer.core import TyperGroup
 
+from quota_constructs.commands._tables import fitted_table
 from quota_constructs.model import (
     MAX_LISTED_PROBLEMS,
     MAX_SHOWN_CHARS,
@@ -134,15 +141,19 @@ def stdout_console() -> Console:
     return TextConsole(width=UNWRAPPED_WIDTH, highlight=False, soft_wrap=True)
 
 
-def data_table(*columns: str, title: str | None = None, show_header: bool = True) -> Table:
-    """A table whose columns fold long values on a terminal (never cut to "LEND_AND…").
+def data_table(
+    *columns: str,
+    title: str | None = None,
+    show_header: bool = True,
+    drop: Sequence[str] = (),
+    wide: bool = False,
+) -> Table:
+    """A table that fits the terminal (:mod:`._tables`): no word broken, never cut to
+    "LEND_AND…"; ``drop`` (headers, least important first) hidden when narrow unless ``wide``.
 
     Printed on :func:`stdout_console`; piped, it is as wide as its widest row.
     """
-    table = Table(title=title, show_header=show_header)
-    for column in columns:
-        table.add_column(column, overflow="fold")
-    return table
+    return fitted_table(*columns, title=title, show_header=show_header, drop=drop, wide=wide)
 
 
 def stderr_console() -> Console:
@@ -194,14 +205,50 @@ def json_fields(value: Any, *, skip: frozenset[str] = frozenset()) -> Any:
 # --- options: one declaration per flag, the same meaning in every command ----------------------
 
 
+def endpoint_problem(url: str) -> str | None:
+    """What is wrong with ``url`` as an endpoint (with the fix), or ``None`` when it is one."""
+    example = "http://127.0.0.1:8771"
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        guess = f"http://{url}" if "://" not in url else example
+        return f"{url!r} is not an http:// or https:// URL; write it in full, e.g. {guess}"
+    try:
+        parts.port  # noqa: B018 - parsing the port is the check
+    except ValueError:
+        return f"{url!r} has no valid port (0 to 65535 after the host); e.g. {example}"
+    if not (is_valid_endpoint_url(url) or is_valid_ipv6_endpoint_url(url)):
+        return f"{url!r} has no valid host name; e.g. {example}"
+    return None
+
+
+def _checked_endpoint(value: str | None) -> str | None:
+    problem = None if value is None else endpoint_problem(value)
+    if problem:
+        raise typer.BadParameter(problem)
+    return value
+
+
+AWS_REGION_NAME = re.compile(r"^[a-z]{2}(-[a-z]+)+-[0-9]+$")
+"""The shape of every AWS region name (``us-east-1``, ``us-gov-west-1``, ``ap-southeast-5``)."""
+
+
+def _checked_region(value: str | None) -> str | None:
+    if value is not None and not AWS_REGION_NAME.match(value):
+        raise typer.BadParameter(f"{value!r} is not an AWS region name; write e.g. us-east-1")
+    return value
+
+
 def endpoint_option(text: str = "Batch/SSM endpoint (emulator).") -> Any:
-    """``--endpoint-url`` (or ``AWS_ENDPOINT_URL_BATCH``): where Batch and SSM answer."""
-    return typer.Option("--endpoint-url", envvar="AWS_ENDPOINT_URL_BATCH", help=text)
+    """``--endpoint-url`` (or ``AWS_ENDPOINT_URL_BATCH``): where Batch and SSM answer; a
+    malformed URL is a usage error (exit 2) naming it and the fix."""
+    return typer.Option(
+        "--endpoint-url", envvar="AWS_ENDPOINT_URL_BATCH", help=text, callback=_checked_endpoint
+    )
 
 
 def region_option(text: str = "AWS region.") -> Any:
-    """``--region``: the AWS region of the calls."""
-    return typer.Option("--region", help=text)
+    """``--region``: the AWS region of the calls; a name not shaped like one exits 2."""
+    return typer.Option("--region", help=text, callback=_checked_region)
 
 
 def json_option(text: str = "Print JSON instead of a table (camelCase keys).") -> Any:
@@ -210,6 +257,13 @@ def json_option(text: str = "Print JSON instead of a table (camelCase keys).") -
 
 
 EndpointOpt = Annotated[str | None, endpoint_option()]
+WideOpt = Annotated[
+    bool,
+    typer.Option(
+        "--wide",
+        help="Show every column: a narrow terminal hides the least important ones first.",
+    ),
+]
 RegionOpt = Annotated[str | None, region_option()]
 JsonOpt = Annotated[bool, json_option()]
 QueueOpt = Annotated[
@@ -316,6 +370,38 @@ def print_errors(lines: Iterable[str]) -> None:
     """Print each of ``lines`` on stderr as ``error: line``, never wrapped."""
     for line in lines:
         stderr_console().print(message(styled("error:", "bold red"), " ", " ".join(line.split())))
+
+
+def usage_line(error: typer.TyperException, command_path: str | None) -> str:
+    """A usage error (unknown option, missing argument, bad value) as one line with the fix."""
+    text = " ".join(error.format_message().split()).rstrip(".")
+    return f"{text}; see {command_path} --help" if command_path else text
+
+
+class QuotaGroup(TyperGroup):
+    """The ``quota`` group: a usage error anywhere below it is one line on stderr, exit 2
+    (never typer's box), e.g. ``error: No such option: --shar Did you mean --share?; see
+    quota jobs ls --help``."""
+
+    def make_context(self, info_name: str | None, args: list[str], *a: Any, **kw: Any) -> Any:
+        with _one_line_usage_errors():
+            return super().make_context(info_name, args, *a, **kw)
+
+    def invoke(self, ctx: Any) -> Any:
+        with _one_line_usage_errors():
+            return super().invoke(ctx)
+
+
+@contextlib.contextmanager
+def _one_line_usage_errors() -> Iterator[None]:
+    try:
+        yield
+    except typer.TyperException as error:
+        if type(error).__name__ == "NoArgsIsHelpError":  # help was printed: typer's own exit
+            raise
+        context = getattr(error, "ctx", None)
+        print_errors([usage_line(error, context.command_path if context else None)])
+        raise typer.Exit(getattr(error, "exit_code", ExitCode.USAGE)) from None
 
 
 def fail(message: str, code: ExitCode = ExitCode.FAILED) -> NoReturn:

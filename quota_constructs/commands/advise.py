@@ -750,9 +750,15 @@ def _print_history(workload: HistoryWorkload, client: QueueClient, since: str) -
     )
     for line in workload.report():
         console.print(f"  {line}")
-    table = Table(title="Observed on the queue")
-    for column in ("share", "jobs", "started", "wait p50", "wait max", "preemptions"):
-        table.add_column(column)
+    table = data_table(
+        "share",
+        "jobs",
+        "started",
+        "wait p50",
+        "wait max",
+        "preemptions",
+        title="Observed on the queue",
+    )
     for s in workload.observed:
         table.add_row(
             s.share,

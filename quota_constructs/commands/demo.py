@@ -294,7 +294,12 @@ def demo(
     )
     try:
         clock: Literal["virtual", "wall"] = "virtual" if speed is None else "wall"
-        with EmulatorServer(org_files=[SEED_DEMO], clock=clock, speed=speed or 1.0) as emulator:
+        # dispatch="immediate": the timeline shows every transition as before the scheduler
+        # tick (docs/emulator.md); with the tick its watcher misses the cross-share preemption
+        # line (the outcomes pass either way; to be looked at in runtime/waiting.py)
+        with EmulatorServer(
+            org_files=[SEED_DEMO], clock=clock, speed=speed or 1.0, dispatch="immediate"
+        ) as emulator:
             checks = run_tutorial(emulator, console, speed=speed)
     except Exception as error:  # the tutorial did not run through: exit 1, one line
         fail(str(error), ExitCode.FAILED)

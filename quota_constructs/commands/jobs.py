@@ -41,6 +41,7 @@ from quota_constructs.commands._common import (
     stdout_console,
     styled,
 )
+from quota_constructs.commands.local import virtual_clock_note
 from quota_constructs.model import QuotaConfigError
 from quota_constructs.runtime.jobs import ACTIVE_STATUSES, JobStatus, JobSummary
 from quota_constructs.runtime.json_view import (
@@ -184,22 +185,38 @@ def _when(value: datetime | None) -> str:
     return value.strftime("%Y-%m-%d %H:%M:%S") if value else "-"
 
 
-def _jobs_table(jobs: list[JobSummary], title: str) -> Table:
-    table = data_table(
-        "job id", "name", "share", "status", "instances", "created", "reason", title=title
-    )
+JOB_COLUMNS = ("job id", "name", "share", "status", "instances", "created", "reason")
+JOB_DROP_ORDER = ("created", "reason", "instances")
+"""The job-table columns a narrow terminal hides, first to last (README, "Tables at a
+terminal"); ``--wide`` shows them all and adds ``priority``."""
+
+
+def _jobs_table(
+    jobs: list[JobSummary], title: str, *, priorities: dict[str, int | None] | None = None
+) -> Table:
+    """Jobs as a table; with ``priorities`` (job id -> priority) a priority column (wide)."""
+    wide = priorities is not None
+    columns = JOB_COLUMNS[:4] + (("priority",) if wide else ()) + JOB_COLUMNS[4:]
+    table = data_table(*columns, title=title, drop=JOB_DROP_ORDER, wide=wide)
     for job in jobs:
         usage = ", ".join(f"{n} x {t}" for t, n in job.capacity_usage.items())
+        priority = (priorities or {}).get(job.job_id)
         table.add_row(
             job.job_id,
             job.job_name,
             job.share or "-",
             job.status.value,
+            *((("-" if priority is None else str(priority)),) if wide else ()),
             usage or "-",
             _when(job.created_at),
             job.status_reason,
         )
     return table
+
+
+def _priorities(client: QueueClient, jobs: list[JobSummary]) -> dict[str, int | None]:
+    """Each job's scheduling priority: one ``DescribeServiceJob`` per job (the list has none)."""
+    return {job.job_id: client.describe(job.job_id).priority for job in jobs}
 
 
 # --- commands -------------------------------------------------------------------------------
@@ -355,12 +372,12 @@ def update(
 ) -> None:
     """Change a job's scheduling priority (may preempt, or make it preemptible)."""
     client = _client(ctx)
-    resolved = client.resolve_job(job_id)
-    client.update_priority(resolved, priority)
+    job = client.find_job(job_id)
+    client.update_priority(job.job_id, priority)
     if as_json:
-        print_json({"jobId": resolved, "schedulingPriority": priority})
+        print_json({"jobId": job.job_id, "schedulingPriority": priority})
     else:
-        stdout_console().print(f"{job_id}: priority {priority}")
+        stdout_console().print(f"{job.job_name} ({job.job_id}): priority {priority}")
 
 
 @jobs_app.command("ls")
@@ -375,8 +392,15 @@ def list_jobs(
         list[JobStatus] | None, typer.Option(help="Statuses (default: every active one).")
     ] = None,
     as_json: JsonOpt = False,
+    wide: Annotated[
+        bool,
+        typer.Option(
+            "--wide",
+            help="Every column, and each job's priority (one DescribeServiceJob per job).",
+        ),
+    ] = False,
 ) -> None:
-    """List jobs by share and status (one API call per status page)."""
+    """List jobs by share and status (one API call per status page; --wide: per job)."""
     client = _client(ctx)
     if share is not None:
         client.check_share(share)
@@ -384,7 +408,8 @@ def list_jobs(
     if as_json:
         print_json([job_json(job) for job in jobs])
     else:
-        stdout_console().print(_jobs_table(jobs, f"{len(jobs)} job(s)"))
+        priorities = _priorities(client, jobs) if wide else None
+        stdout_console().print(_jobs_table(jobs, f"{len(jobs)} job(s)", priorities=priorities))
 
 
 @jobs_app.command()
@@ -438,6 +463,9 @@ def wait(
     client = _client(ctx)
     job_ids = list(client.resolve_jobs(job_ids))
     err = stderr_console()
+    note = virtual_clock_note(client.endpoint_url)
+    if note is not None:
+        err.print(note)
     progress = Progress(
         TextColumn(f"waiting for {until}", markup=False),
         BarColumn(),
@@ -475,7 +503,7 @@ def wait(
         print_json([job_json(job) for job in done])
     else:
         stdout_console().print(_jobs_table(done, f"{len(done)} job(s) done"))
-    failed = [job.job_id for job in done if job.status is JobStatus.FAILED]
+    failed = [f"{job.job_name} ({job.job_id})" for job in done if job.status is JobStatus.FAILED]
     if failed:
         fail(f"{len(failed)} job(s) ended FAILED: {', '.join(failed)}", ExitCode.FAILED)
 

@@ -16,7 +16,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
 
+import boto3
 import typer
+from rich.text import Text
 
 from quota_constructs.advisor.history import DURATION_FORMAT, parse_duration
 from quota_constructs.commands._common import (
@@ -27,26 +29,31 @@ from quota_constructs.commands._common import (
     json_option,
     message,
     print_json,
+    stderr_console,
     stdout_console,
     styled,
 )
 from quota_constructs.local.emulator import Emulator
 from quota_constructs.local.events import EventSink
 from quota_constructs.local.faults import FaultPlan
+from quota_constructs.local.state.arns import DEFAULT_REGION
 from quota_constructs.local.state.clock import MAX_SPEED, RealTimeClock, VirtualClock
 from quota_constructs.local.state.job_service import (
     DEFAULT_MAX_FINISHED,
     ClientTokenMode,
+    DispatchMode,
     JobRetention,
 )
 from quota_constructs.local.testing import DUMMY_CREDENTIALS, SEED_DEMO
 from quota_constructs.local.wire.server import (
     ADVANCE_PATH,
     EXPLAIN_PREFIX,
+    HEALTH_PATH,
     MAX_THREADS,
     start_server,
 )
 from quota_constructs.model import QuotaConfigError
+from quota_constructs.runtime.queue import resolve_job_in_any_queue
 
 local_app = typer.Typer(
     help="Local emulator of AWS Batch quota management (offline, no AWS account).",
@@ -167,6 +174,14 @@ def serve(
             "replay the first job's ids."
         ),
     ] = ClientTokenMode.REJECT,
+    dispatch: Annotated[
+        DispatchMode,
+        typer.Option(
+            help="When a submitted job is scheduled: on the next scheduler tick (1 emulated "
+            "second; jobs submitted within one tick go by priority), as AWS does, or "
+            "immediately, before the next request."
+        ),
+    ] = DispatchMode.TICK,
     events_file: Annotated[
         Path | None,
         typer.Option(
@@ -239,6 +254,7 @@ def serve(
         seed=seed,
         client_token_mode=client_token_mode,
         events=events,
+        dispatch=dispatch,
         retention=kept,
         calendar_grace_s=calendar_grace,
     )
@@ -305,7 +321,8 @@ def serve(
     try:
         threading.Event().wait()
     except KeyboardInterrupt:
-        console.print("stopping")
+        stderr_console().print("stopping (interrupted)")
+        raise typer.Exit(int(ExitCode.INTERRUPTED)) from None
     finally:
         server.shutdown()
 
@@ -315,6 +332,8 @@ def serve(
 DEFAULT_ENDPOINT = "http://127.0.0.1:8771"
 """Where ``quota local serve`` listens by default."""
 CONTROL_TIMEOUT_S = 30.0
+HEALTH_TIMEOUT_S = 2.0
+"""How long ``quota jobs wait`` asks the endpoint whether its clock is virtual."""
 EmulatorEndpointOpt = Annotated[
     str, endpoint_option("The emulator's endpoint (quota local serve prints it).")
 ]
@@ -329,7 +348,13 @@ class ControlError(Exception):
         self.status = status
 
 
-def control(endpoint: str, path: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
+def control(
+    endpoint: str,
+    path: str,
+    body: dict[str, Any] | None = None,
+    *,
+    timeout: float = CONTROL_TIMEOUT_S,
+) -> dict[str, Any]:
     """GET ``path`` (or POST ``body`` as JSON) on the emulator; its JSON answer.
 
     Raises :class:`ControlError` with the emulator's message when it refuses the request, and
@@ -343,7 +368,7 @@ def control(endpoint: str, path: str, body: dict[str, Any] | None = None) -> dic
         headers={"Content-Type": "application/json"},
     )
     try:
-        with urllib.request.urlopen(request, timeout=CONTROL_TIMEOUT_S) as response:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
             answer: dict[str, Any] = json.loads(response.read())
             return answer
     except urllib.error.HTTPError as error:
@@ -352,6 +377,24 @@ def control(endpoint: str, path: str, body: dict[str, Any] | None = None) -> dic
         except ValueError:
             message = str(error.reason)
         raise ControlError(error.code, message) from None
+
+
+def virtual_clock_note(endpoint: str | None) -> Text | None:
+    """The note for a wait on an emulator whose clock is virtual (``GET /_quota/health``);
+    ``None`` for a real clock, no endpoint, or an endpoint that is not the emulator."""
+    if endpoint is None:
+        return None
+    try:
+        health = control(endpoint, HEALTH_PATH, timeout=HEALTH_TIMEOUT_S)
+    except (ControlError, OSError, ValueError):
+        return None
+    if health.get("virtualClock") is not True:
+        return None
+    return message(
+        styled("note:", "yellow"),
+        f" the emulator at {endpoint} runs a virtual clock: time moves only with "
+        f"quota local advance SECONDS --endpoint-url {endpoint} (run it in another terminal)",
+    )
 
 
 def _call(endpoint: str, path: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -387,43 +430,72 @@ def advance(
 @local_app.command()
 @handle_errors
 def why(
-    job: Annotated[str, typer.Argument(help="Job id or ARN.")],
+    job: Annotated[str, typer.Argument(help="Job id, ARN, or name of an active job (unique).")],
     endpoint_url: EmulatorEndpointOpt = DEFAULT_ENDPOINT,
     as_json: AnswerJsonOpt = False,
 ) -> None:
     """Why a job waits (typed pending reason) and every preemption it suffered, and by whom."""
-    answer = _call(endpoint_url, EXPLAIN_PREFIX + job)
+    job_id = resolve_job_in_any_queue(job, session=emulator_session(), endpoint_url=endpoint_url)
+    answer = _call(endpoint_url, EXPLAIN_PREFIX + job_id)
     if as_json:
         print_json(answer)
         return
     console = stdout_console()
-    for line in explanation_lines(answer):
-        console.print(line, markup=False)
+    names = _preemptor_names(endpoint_url, answer)
+    for line in explanation_lines(answer, names):
+        console.print(line, soft_wrap=False)  # wrapped between words, identifiers whole
 
 
-def explanation_lines(answer: dict[str, Any]) -> list[str]:
-    """The emulator's explanation of a job as lines of text."""
+def emulator_session() -> boto3.Session:
+    """A boto3 session for the emulator: the caller's credentials and region when set, else the
+    emulator's dummy credentials and its default region."""
+    session = boto3.Session()
+    credentials = {} if session.get_credentials() is not None else DUMMY_CREDENTIALS
+    return boto3.Session(**credentials, region_name=session.region_name or DEFAULT_REGION)
+
+
+def _preemptor_names(endpoint: str, answer: dict[str, Any]) -> dict[str, str]:
+    """Job id -> name of each job that preempted this one (one explain call each)."""
+    names: dict[str, str] = {}
+    for p in answer.get("preemptions") or ():
+        job_id = str(p.get("preemptorJobId"))
+        if job_id not in names:
+            try:
+                names[job_id] = str(control(endpoint, EXPLAIN_PREFIX + job_id)["jobName"])
+            except (ControlError, OSError, KeyError):
+                continue  # named by id alone
+    return names
+
+
+def explanation_lines(answer: dict[str, Any], names: dict[str, str] | None = None) -> list[str]:
+    """The emulator's explanation of a job as lines of text; ``names`` (job id -> name) names
+    the preemptors."""
     lines = [
         f"{answer['jobName']} ({answer['jobId']}) in {answer['quotaShareName']}: "
         f"{answer['status']}, priority {answer['schedulingPriority']}"
     ]
     pending = answer.get("pending")
     if pending:
-        lines.append(
-            f"waits: {pending['kind']}: {pending['message']} (position {pending['position']})"
-        )
+        position = pending.get("position")
+        at = "" if position is None else f" (position {position})"
+        lines.append(f"waits: {pending['kind']}: {pending['message']}{at}")
     if answer.get("borrowed"):
         lines.append(f"borrows: {_capacity(answer['borrowed'])}")
     for p in answer.get("preemptions") or ():
         end = "; terminated" if p.get("terminated") else ""
         lines.append(
-            f"preempted {_time(p.get('at'))} by {p['preemptorJobId']} ({p['preemptorShare']}), "
-            f"{p['rule']}: {p['reason']}; borrowed {_capacity(p['borrowedBefore'])} -> "
-            f"{_capacity(p['borrowedAfter'])}{end}"
+            f"preempted {_time(p.get('at'))} by {_job_named(p['preemptorJobId'], names)} "
+            f"in {p['preemptorShare']}, {p['rule']}: {p['reason']}; borrowed "
+            f"{_capacity(p['borrowedBefore'])} -> {_capacity(p['borrowedAfter'])}{end}"
         )
     if answer.get("submittedBy"):
         lines.append(f"submitted by: {answer['submittedBy']}")
     return lines
+
+
+def _job_named(job_id: str, names: dict[str, str] | None) -> str:
+    name = (names or {}).get(job_id)
+    return f"{name} ({job_id})" if name else job_id
 
 
 def _capacity(amounts: dict[str, int]) -> str:

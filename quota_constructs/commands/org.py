@@ -26,6 +26,7 @@ from quota_constructs.commands._common import (
     ExitCode,
     JsonOpt,
     RegionOpt,
+    WideOpt,
     data_table,
     handle_errors,
     json_option,
@@ -59,7 +60,7 @@ org_app = typer.Typer(
 EXIT_INVALID = ExitCode.USAGE
 
 
-def organisation_table(org: Organisation) -> Table:
+def organisation_table(org: Organisation, *, wide: bool = False) -> Table:
     """Shares, strategy, capacity and the most each share can use with borrowing."""
     queue = org.queue
     se = queue.service_environment_capacity()
@@ -72,6 +73,8 @@ def organisation_table(org: Organisation) -> Table:
         "max usable (with borrowing)",
         "state",
         title=f"{org.name}: service environment {_capacity_text(se)}",
+        drop=("state", "in-share preemption", "borrow limit"),
+        wide=wide,
     )
     for share in queue.shares:
         limit = share.effective_borrow_limit
@@ -87,7 +90,7 @@ def organisation_table(org: Organisation) -> Table:
     return table
 
 
-def access_table(org: Organisation) -> Table | None:
+def access_table(org: Organisation, *, wide: bool = False) -> Table | None:
     """Per share with an ``access`` block: principals, priority cap, execution role, bucket."""
     rows = [(share.name, share.access) for share in org.queue.shares if share.access is not None]
     if not rows:
@@ -99,6 +102,8 @@ def access_table(org: Organisation) -> Table | None:
         "execution role",
         "bucket",
         title=f"{org.name}: team access",
+        drop=("bucket", "execution role", "max priority"),
+        wide=wide,
     )
     for name, access in rows:
         cap = access.max_priority
@@ -163,6 +168,7 @@ def validate(
     as_json: Annotated[
         bool, json_option("Print each file's organisation or problems as JSON.")
     ] = False,
+    wide: WideOpt = False,
 ) -> None:
     """Validate organisation files; exit 2 listing every problem (file, line, field, value, fix)."""
     out = stdout_console()
@@ -179,8 +185,8 @@ def validate(
             continue
         results.append({"file": str(file), "valid": True, **organisation_json(org)})
         if not as_json:
-            out.print(organisation_table(org))
-            if (access := access_table(org)) is not None:
+            out.print(organisation_table(org, wide=wide))
+            if (access := access_table(org, wide=wide)) is not None:
                 out.print(access)
     if as_json:
         print_json(results)
@@ -288,9 +294,13 @@ def _file_text(imported: ImportedQueue) -> str:
 
 def identifier_table(imported: ImportedQueue) -> Table:
     """Per resource: CloudFormation type, the identifier ``cdk import`` asks for, construct."""
-    table = Table(title=f"Resources to import into stack Quota-{imported.organisation.name}")
-    for column in ("resource type", "identifier", "value", "construct"):
-        table.add_column(column, overflow="fold")
+    table = data_table(
+        "resource type",
+        "identifier",
+        "value",
+        "construct",
+        title=f"Resources to import into stack Quota-{imported.organisation.name}",
+    )
     for r in imported.resources:
         table.add_row(r.resource_type, r.identifier_name, r.identifier, r.construct_path)
     return table
@@ -371,9 +381,9 @@ def _cell(value: Any) -> str:
 
 def drift_table(org: Organisation, client: QueueClient, drift: OrganisationDrift) -> Table:
     """One row per differing field, then shares on one side only."""
-    table = Table(title=f"{org.name}: file vs {client.queue}")
-    for column in ("share", "field", "file", "queue"):
-        table.add_column(column, overflow="fold")
+    table = data_table(
+        "share", "field", "file", "queue", title=f"{org.name}: file vs {client.queue}"
+    )
     for d in drift.fields:
         table.add_row(d.share or "(job queue)", d.field, _cell(d.file), _cell(d.queue))
     for share in drift.only_in_file:

@@ -26,12 +26,14 @@ from quota_constructs.commands._common import (
     OrganisationOpt,
     QueueOpt,
     RegionOpt,
+    WideOpt,
     fail,
     handle_errors,
     json_option,
     print_json,
     stdout_console,
 )
+from quota_constructs.commands._tables import fitted_table
 from quota_constructs.commands.jobs import QueueClientOptions
 from quota_constructs.config import load_organisation
 from quota_constructs.model import Organisation, ShareState
@@ -52,6 +54,8 @@ COLUMNS = (
     "head job",
     "why it waits",
 )
+DROP_ORDER = ("lent", "borrowed", "idle", "running", "strategy", "why it waits")
+"""The columns a narrow terminal hides, first to last (README, "Tables at a terminal")."""
 
 
 @handle_errors
@@ -80,6 +84,7 @@ def status(
             "read and the next change (JSON: 'calendars'); not with --watch.",
         ),
     ] = None,
+    wide: WideOpt = False,
 ) -> None:
     """Per share and instance type: limit, in use, borrowed, lent, idle, jobs, head job."""
     options = QueueClientOptions(queue, organisation, endpoint_url, region, as_team)
@@ -90,22 +95,24 @@ def status(
     calendars = load_organisation(org_file) if org_file is not None else None
     client = options.client()
     if not watch:
-        _show(read_status(client), as_json, calendars)
+        _show(read_status(client), as_json, wide, calendars)
     else:
-        _watch(client, interval, refreshes, as_json)
+        _watch(client, interval, refreshes, as_json, wide)
 
 
-def _show(view: QueueStatus, as_json: bool, org: Organisation | None = None) -> None:
+def _show(view: QueueStatus, as_json: bool, wide: bool, org: Organisation | None = None) -> None:
     if as_json:
         extra = {"calendars": calendar_rows(org, view.read_at)} if org is not None else {}
         print_json({**status_json(view), **extra})
     else:
-        stdout_console().print(status_table(view))
+        stdout_console().print(status_table(view, wide=wide))
         if org is not None and org.calendars:
             stdout_console().print(calendar_table(org, view.read_at))
 
 
-def _watch(client: QueueClient, interval: float, refreshes: int | None, as_json: bool) -> None:
+def _watch(
+    client: QueueClient, interval: float, refreshes: int | None, as_json: bool, wide: bool
+) -> None:
     """Read and show the status every ``interval`` s, ``refreshes`` times (``None``: forever)."""
     count = 0
 
@@ -122,24 +129,27 @@ def _watch(client: QueueClient, interval: float, refreshes: int | None, as_json:
                 sys.stdout.write(json.dumps(status_json(view)) + "\n")
                 sys.stdout.flush()
             else:
-                stdout_console().print(status_table(view))
+                stdout_console().print(status_table(view, wide=wide))
         return
-    with Live(status_table(read_status(client)), console=stdout_console()) as live:
+    with Live(status_table(read_status(client), wide=wide), console=stdout_console()) as live:
         count = 1
         while more():
             time.sleep(interval)
-            live.update(status_table(read_status(client)), refresh=True)
+            live.update(status_table(read_status(client), wide=wide), refresh=True)
             count += 1
 
 
-def status_table(view: QueueStatus) -> Table:
-    """The status as a table: one row per share and instance type."""
-    table = Table(
+def status_table(view: QueueStatus, *, wide: bool = False) -> Table:
+    """The status as a table: one row per share and instance type; fitted to the terminal,
+    :data:`DROP_ORDER` hidden first unless ``wide``."""
+    table = fitted_table(
+        *COLUMNS,
         title=f"{view.queue} at {view.read_at:%Y-%m-%dT%H:%M:%SZ}",
         caption="borrowed/lent between shares: derived from use and limits (docs/runtime.md)",
+        drop=DROP_ORDER,
+        wide=wide,
+        min_widths={"why it waits": 24},
     )
-    for column in COLUMNS:
-        table.add_column(column, overflow="fold")
     for row in view.rows:
         table.add_row(*_cells(row))
     if view.unattributed:

@@ -34,7 +34,12 @@ from quota_constructs.local.state.calendars import ShareCalendars
 from quota_constructs.local.state.clock import EmulatorClock, VirtualClock
 from quota_constructs.local.state.errors import EmulatorError, InvalidRequest, ResourceNotFound
 from quota_constructs.local.state.identities import Identities
-from quota_constructs.local.state.job_service import ClientTokenMode, JobRetention, JobService
+from quota_constructs.local.state.job_service import (
+    ClientTokenMode,
+    DispatchMode,
+    JobRetention,
+    JobService,
+)
 from quota_constructs.local.state.parameter_store import ParameterStore
 from quota_constructs.local.state.plan_windows import PlanWindows
 from quota_constructs.local.state.registry import Registry
@@ -65,6 +70,8 @@ class Emulator:
     job with no AWS ``statusReason`` reports the core's typed pending reason instead of none.
     ``client_token_mode``: a repeated ``clientToken`` is rejected as AWS documents (default) or
     answered with the first job (:class:`~.state.job_service.ClientTokenMode`).
+    ``dispatch``: a submitted job waits SUBMITTED for the next scheduler tick (default, AWS's
+    behaviour) or is dispatched before the next request (:class:`~.state.job_service.DispatchMode`).
     ``events``: where AWS Batch's EventBridge events of service jobs go (state changes,
     preemption started and completed; :mod:`.events`); default none are made. Their file is
     written after each request's transitions; a failed write is logged and counted
@@ -89,6 +96,7 @@ class Emulator:
         explain_pending: bool = True,
         client_token_mode: ClientTokenMode = ClientTokenMode.REJECT,
         events: EventSink | None = None,
+        dispatch: DispatchMode = DispatchMode.TICK,
         retention: JobRetention | None = None,
         calendar_grace_s: float = 0.0,
         plan_stop_before_end_s: float = PLAN_STOP_BEFORE_END_S,
@@ -105,6 +113,7 @@ class Emulator:
             options=options,
             seed=seed,
             client_token_mode=client_token_mode,
+            dispatch=dispatch,
             retention=retention,
         )
         self.jobs.calendars = self.calendars
@@ -201,7 +210,7 @@ class Emulator:
             )
         with self.lock:
             try:
-                self.jobs.advance(self.clock.now())
+                self.jobs.advance()
                 return handler(params)
             finally:
                 self._flush_events()
@@ -218,7 +227,7 @@ class Emulator:
         ``NotFound`` if unknown."""
         with self.lock:
             try:
-                self.jobs.advance(self.clock.now())
+                self.jobs.advance()
                 explanation = self._service_jobs.explain(job_id)
             finally:
                 self._flush_events()
@@ -243,7 +252,7 @@ class Emulator:
         """Process everything due up to the clock's now (completions, dispatch, preemption)."""
         with self.lock:
             try:
-                self.jobs.advance(self.clock.now())
+                self.jobs.advance(settle=True)
             finally:
                 self._flush_events()
 

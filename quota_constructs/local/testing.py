@@ -28,7 +28,7 @@ from quota_constructs.local.faults import FaultPlan
 from quota_constructs.local.provision import ProvisionedOrganisation
 from quota_constructs.local.state.arns import Account
 from quota_constructs.local.state.clock import EmulatorClock, RealTimeClock, VirtualClock
-from quota_constructs.local.state.job_service import ClientTokenMode, JobRetention
+from quota_constructs.local.state.job_service import ClientTokenMode, DispatchMode, JobRetention
 from quota_constructs.local.wire.server import RunningServer, ServerLimits, start_server
 from quota_constructs.model import PLAN_STOP_BEFORE_END_S
 from quota_constructs.scheduling import SchedulerOptions
@@ -48,8 +48,9 @@ class EmulatorServer:
     does (MISCONFIGURATION reasons are always reported); ``limits`` bound what clients may hold
     (timeouts, connections, body size: :class:`~.wire.server.ServerLimits`).
     ``client_token_mode="replay"`` answers a repeated ``clientToken`` with the first job instead
-    of rejecting it as AWS documents. ``retention``: when finished jobs expire
-    (:class:`~.state.job_service.JobRetention`).
+    of rejecting it as AWS documents. ``dispatch="immediate"`` dispatches a job before the next
+    request instead of on the next scheduler tick (:class:`~.state.job_service.DispatchMode`).
+    ``retention``: when finished jobs expire (:class:`~.state.job_service.JobRetention`).
     """
 
     def __init__(
@@ -67,6 +68,7 @@ class EmulatorServer:
         account: Account | None = None,
         limits: ServerLimits | None = None,
         client_token_mode: ClientTokenMode | str = ClientTokenMode.REJECT,
+        dispatch: DispatchMode | str = DispatchMode.TICK,
         retention: JobRetention | None = None,
         plan_stop_before_end_s: float = PLAN_STOP_BEFORE_END_S,
     ) -> None:
@@ -83,6 +85,7 @@ class EmulatorServer:
             seed=seed,
             explain_pending=explain_pending,
             client_token_mode=ClientTokenMode(client_token_mode),
+            dispatch=DispatchMode(dispatch),
             retention=retention,
             plan_stop_before_end_s=plan_stop_before_end_s,
         )

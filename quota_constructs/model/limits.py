@@ -58,6 +58,10 @@ ORGANISATION_BODY = rf"[A-Za-z][A-Za-z0-9-]{{0,{MAX_ORGANISATION_NAME_LENGTH - 1
 NAME_PATTERN = re.compile(rf"\A{NAME_BODY}\Z")
 ORGANISATION_PATTERN = re.compile(rf"\A{ORGANISATION_BODY}\Z")
 INSTANCE_TYPES_FILE = "data/sagemaker_training_instance_types.txt"
+NUM_INSTANCES = "NUM_INSTANCES"
+"""The capacity unit of a SAGEMAKER_TRAINING service environment without quota management (FIFO
+or fair-share queues): instances of any type, counted together ("The capacityUnit for a
+SageMaker training service environment is NUM_INSTANCES", AWS's user guide)."""
 
 # --- single-field rules -----------------------------------------------------------------------
 

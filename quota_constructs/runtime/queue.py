@@ -837,6 +837,43 @@ class QueueClient:
                     self._earlier_statuses[job.job_id] = job.status
 
 
+def resolve_job_in_any_queue(
+    ref: str,
+    *,
+    session: boto3.Session | None = None,
+    region: str | None = None,
+    endpoint_url: str | None = None,
+) -> str:
+    """The id of the job ``ref`` names in any SageMaker training job queue the caller sees.
+
+    A service-job ARN gives its id (no call); anything else is first taken as a job name: one
+    ``DescribeJobQueues`` call per page, then :meth:`QueueClient.resolve_job`'s name lookup in
+    each queue. When no active job has that name, ``ref`` is returned as it is (an id, for the
+    caller to look up). Raises :class:`AmbiguousJobName` when several active jobs have it.
+    """
+    if ref.startswith("arn:"):
+        return job_id_from_arn(ref)
+    base = QueueClient("-", session=session, region=region, endpoint_url=endpoint_url)
+    queues = [
+        q["jobQueueName"]
+        for page in base.batch.get_paginator("describe_job_queues").paginate()
+        for q in page.get("jobQueues", [])
+        if q.get("jobQueueType", "SAGEMAKER_TRAINING") == "SAGEMAKER_TRAINING"
+    ]
+    found: list[JobSummary] = []
+    for queue in queues:
+        client = QueueClient(queue, session=base.session, region=region, endpoint_url=endpoint_url)
+        try:
+            found.append(client._job_named(ref))
+        except JobNotFound:
+            continue
+        except AmbiguousJobName as error:
+            found += error.matches
+    if len(found) > 1:
+        raise AmbiguousJobName(ref, found)
+    return found[0].job_id if found else ref
+
+
 def _job_id(job: JobRef) -> str:
     return job.job_id if isinstance(job, JobHandle) else job
 

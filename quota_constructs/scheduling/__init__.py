@@ -71,13 +71,14 @@ from quota_constructs.scheduling.records import (
     ShareOrder,
     SubmitRejected,
 )
-from quota_constructs.scheduling.scheduler import Scheduler
+from quota_constructs.scheduling.scheduler import QUEUE_WIDE_SHARE, Scheduler
 from quota_constructs.scheduling.victims import DefaultVictimPolicy, VictimCandidate, VictimPolicy
 
 __all__ = [
     "COMPILED",
     "JSTLA_REASON",
     "PREEMPTION_IN_PROGRESS",
+    "QUEUE_WIDE_SHARE",
     "REASON_CROSS_SHARE",
     "REASON_FAILED",
     "REASON_IN_SHARE",

@@ -79,6 +79,8 @@ class Dispatcher:
         self._lifecycle = lifecycle
         self._changes = changes
         self.every_share = False
+        self.placing = True
+        """``False`` while the service environment is DISABLED: no pass places a job."""
         """True: each pass looks at every share, as after :meth:`forget_blocked_heads` (a
         check that the indexed passes miss nothing, ``tests/scheduling/test_indexes.py``)."""
         self._wake_broadly = True
@@ -103,6 +105,9 @@ class Dispatcher:
     def run_passes(self) -> None:
         """Run dispatch passes at the current instant while one is due."""
         events = self._events
+        if not self.placing:
+            events.pass_due = False  # a DISABLED service environment places nothing
+            return
         passes = 0
         while events.pass_due:
             events.pass_due = False

@@ -18,11 +18,14 @@ from dataclasses import replace
 
 from quota_constructs.model import (
     MAX_SHARES_PER_QUEUE,
+    NUM_INSTANCES,
     JobQueueSpec,
     JobStatus,
+    PendingKind,
     Problem,
     QuotaConfigError,
     QuotaShareSpec,
+    SharingStrategy,
     check_instance_type,
     check_int_range,
     check_scheduling_priority,
@@ -53,6 +56,10 @@ from quota_constructs.scheduling.records import (
 )
 
 _STATE_CHANGE = EventKind.STATE_CHANGE
+NOT_PLACING = "the service environment is DISABLED: no job is placed until it is ENABLED"
+QUEUE_WIDE_SHARE = "(queue)"
+"""The one share of a queue without quota management (:meth:`Scheduler.fifo`): no quota
+share can have this name (share names are letters, digits, ``-`` and ``_``)."""
 _TO_RUNNABLE = TimedEvent.TO_RUNNABLE
 
 
@@ -102,6 +109,7 @@ class Scheduler:
         self._handlers = self._lifecycle.timed_event_handlers()
         self._jobs: dict[str, Job] = {}
         self._seq = 0
+        self._fifo = False
         for spec in shares:
             self._check_share(spec)
             self._add_share(spec)
@@ -129,6 +137,30 @@ class Scheduler:
             options=opts,
             start_time=start_time,
         )
+
+    @classmethod
+    def fifo(
+        cls,
+        *,
+        queue_name: str,
+        max_instances: int,
+        options: SchedulerOptions | None = None,
+        start_time: float = 0.0,
+    ) -> Scheduler:
+        """A queue without quota management: jobs dispatch in submit order while their
+        instances (of any type) fit in the service environment's ``max_instances``
+        (``NUM_INSTANCES``); no quota shares, no priorities, no preemption."""
+        scheduler = cls(queue_name=queue_name, options=options, start_time=start_time)
+        scheduler._fifo = True
+        scheduler._add_share(_queue_wide_share(max_instances))
+        scheduler._ledger.set_service_environment({NUM_INSTANCES: max_instances})
+        scheduler._config_changed()
+        return scheduler
+
+    @property
+    def is_fifo(self) -> bool:
+        """Whether this is a queue without quota management (:meth:`fifo`)."""
+        return self._fifo
 
     # --- configuration ------------------------------------------------------------------------
 
@@ -162,19 +194,39 @@ class Scheduler:
     def set_service_environment(
         self, capacity: Mapping[str, int] | None, *, now: float | None = None
     ) -> None:
-        """Set SE capacity (``None``: follow the shares). Lowering it preempts nothing."""
+        """Set SE capacity (``None``: follow the shares). Lowering it preempts nothing.
+
+        A :meth:`fifo` queue takes ``{NUM_INSTANCES: n}``."""
         problems: list[Problem] = []
         for itype, count in (capacity or {}).items():
-            problems += check_instance_type(itype, f"service_environment.{itype}")
+            if not (self._fifo and itype == NUM_INSTANCES):
+                problems += check_instance_type(itype, f"service_environment.{itype}")
             problems += check_int_range(
                 count, f"service_environment.{itype}", 0, None, what="max capacity"
             )
         if problems:
             raise QuotaConfigError(problems, context="service environment")
         self._catch_up(now)
+        if self._fifo:
+            self._ledger.update_share(_queue_wide_share((capacity or {}).get(NUM_INSTANCES, 0)))
         self._ledger.set_service_environment(capacity)
         self._config_changed()
         self._dispatcher.run_passes()
+
+    @property
+    def placing(self) -> bool:
+        """Whether jobs are placed (``False`` while the service environment is DISABLED)."""
+        return self._dispatcher.placing
+
+    def set_placing(self, placing: bool, *, now: float | None = None) -> None:
+        """Stop or resume placing jobs: a DISABLED service environment places no queued job
+        ("to prevent new service jobs from being placed"); placed jobs run on."""
+        self._catch_up(now)
+        self._dispatcher.placing = placing
+        if placing:
+            self._events.pass_due = True
+            self._dispatcher.forget_blocked_heads()
+            self._dispatcher.run_passes()
 
     def upsert_share(self, spec: QuotaShareSpec, *, now: float | None = None) -> None:
         """Create or update a share. Lowered limits preempt jobs above them (LIMIT_LOWERED)."""
@@ -247,9 +299,13 @@ class Scheduler:
         """Accept a job (SUBMITTED; RUNNABLE after ``submitted_to_runnable_s``)."""
         events = self._events
         self._catch_up(now)
+        if self._fifo:
+            request = self._queue_wide(request)
         problems = request_problems(request, self.queue_name, self._ledger.share_specs)
         if problems:
             raise SubmitRejected(problems, context=f"job {request.job_name!r}")
+        if self._fifo:
+            request = replace(request, demand={NUM_INSTANCES: sum(request.demand.values())})
         job_id = request.job_id or self._new_job_id(self._seq + 1)
         if job_id in self._jobs:
             raise SubmitRejected(
@@ -268,6 +324,19 @@ class Scheduler:
         events.schedule(events.now + options.submitted_to_runnable_s, _TO_RUNNABLE, job)
         return job
 
+    def _queue_wide(self, request: JobRequest) -> JobRequest:
+        """A :meth:`fifo` queue's request in its one share, at one priority (submit order)."""
+        if request.share_name:
+            problem = Problem(
+                "quotaShareName",
+                request.share_name,
+                f"job queue {self.queue_name!r} has no quota management (no quota-share "
+                "scheduling policy), so it has no quota shares",
+                "leave quotaShareName out",
+            )
+            raise SubmitRejected([problem], context=f"job {request.job_name!r}")
+        return replace(request, share_name=QUEUE_WIDE_SHARE, priority=None)
+
     def update_priority(self, job_id: str, priority: int, *, now: float) -> Job:
         """Change ``schedulingPriority``; it takes effect at the next pass (any non-final state)."""
         job = self.job(job_id)
@@ -275,8 +344,8 @@ class Scheduler:
         if problems:
             raise SubmitRejected(problems, context=f"job {job_id}")
         self._catch_up(now)
-        if job.status.is_terminal or job.priority == priority:
-            return job
+        if job.status.is_terminal or job.priority == priority or self._fifo:
+            return job  # a FIFO queue keeps submit order (UNCONFIRMED: AWS's answer to it)
         job.priority = priority
         self._ledger.note_priority_change(job.share_name)
         queues = self._queues
@@ -346,7 +415,10 @@ class Scheduler:
 
     def pending_reason(self, job_id: str) -> PendingReason | None:
         """Typed reason a RUNNABLE job waits (``None`` for other states)."""
-        return self._pending.reason(self.job(job_id))
+        job = self.job(job_id)
+        if not self._dispatcher.placing and job.status is JobStatus.RUNNABLE:
+            return PendingReason(PendingKind.WAITING_FOR_SERVICE_ENVIRONMENT, NOT_PLACING)
+        return self._pending.reason(job)
 
     def preemption_in_progress(self, job_id: str) -> bool:
         """Whether a preemption of the job has started and not completed."""
@@ -418,3 +490,8 @@ class Scheduler:
     def _new_job_id(self, seq: int) -> str:
         digest = hashlib.sha256(f"{self.queue_name}/{seq}".encode()).digest()
         return str(uuid.UUID(bytes=digest[:16], version=4))
+
+
+def _queue_wide_share(max_instances: int) -> QuotaShareSpec:
+    """The one share of a :meth:`Scheduler.fifo` queue: all of its instances, lent to no one."""
+    return QuotaShareSpec(QUEUE_WIDE_SHARE, {NUM_INSTANCES: max_instances}, SharingStrategy.RESERVE)

@@ -33,6 +33,7 @@ NAME_RULE = (
     "It can contain uppercase and lowercase letters, numbers, hyphens (-), and underscores (_)."
 )
 
+A = "emulator/test_aws_clients.py::"
 RULES: tuple[Rule, ...] = (
     # --- names
     Rule(
@@ -137,7 +138,9 @@ RULES: tuple[Rule, ...] = (
         "UpdateServiceEnvironment",
         "You can update the state of a service environment from ENABLED to DISABLED to prevent "
         "new service jobs from being placed in the service environment.",
-        R + "test_a_disabled_environment_takes_no_new_jobs",
+        R + "test_a_disabled_environment_places_no_queued_job",
+        "Queued jobs stay RUNNABLE and placed ones run on; submits to its queue are refused "
+        "too (test_a_disabled_environment_takes_no_new_jobs; UNCONFIRMED).",
     ),
     Rule(
         "DeleteServiceEnvironment",
@@ -509,6 +512,46 @@ RULES: tuple[Rule, ...] = (
         "Name, Path, and Tier.",
         S + "test_rejects_path_filters_it_does_not_support[Name]",
         service="ssm",
+    ),
+    # --- what AWS's own clients rely on; queues without quota management
+    Rule(
+        "Shape:EvaluateOnExit.action",
+        "The values aren't case sensitive.",
+        A + "test_evaluate_on_exit_actions_are_case_insensitive",
+        "Documented for container jobs' EvaluateOnExit; the emulator reads service jobs' actions "
+        "the same way (UNCONFIRMED), as the SageMaker SDK's integration test sends Retry.",
+    ),
+    Rule(
+        "Shape:CapacityLimit.capacityUnit",
+        "Otherwise, use NUM_INSTANCES.",
+        A + "test_the_fifo_set_up_is_valid_and_enabled_without_a_policy",
+    ),
+    Rule(
+        "Shape:CapacityLimit.maxCapacity",
+        "For other service environments, this value represents the maximum quantity of all "
+        "resources that can be allocated to service jobs.",
+        A + "test_fifo_jobs_dispatch_in_submit_order_within_num_instances",
+    ),
+    Rule(
+        "Shape:CapacityLimit.maxCapacity",
+        "If you run 5 SageMaker Training jobs that each use 10 instances, a subsequent job "
+        "requiring 10 instances waits in the queue until capacity is available.",
+        A + "test_fifo_jobs_dispatch_in_submit_order_within_num_instances",
+    ),
+    Rule(
+        "CreateJobQueue.schedulingPolicyArn",
+        "Job queues that don't have a fair-share scheduling policy are scheduled in a "
+        "first-in, first-out (FIFO) model.",
+        A + "test_fifo_jobs_dispatch_in_submit_order_within_num_instances",
+        "Without a quota-share policy either; schedulingPriority does not reorder them "
+        "(UNCONFIRMED). Fair-share SAGEMAKER_TRAINING queues are not emulated: refused at "
+        "CreateJobQueue.",
+    ),
+    Rule(
+        "CreateJobQueue.schedulingPolicyArn",
+        "A job queue without a fair-share scheduling policy is scheduled as a FIFO job queue "
+        "and can't have a fair-share scheduling policy added.",
+        A + "test_a_fifo_queue_cannot_have_a_scheduling_policy_added",
     ),
 )
 

@@ -11,6 +11,7 @@ from botocore.model import OperationModel, Shape
 
 from quota_constructs.local.emulator import Emulator
 from quota_constructs.local.wire.protocol import service_model
+from quota_constructs.local.wire.validation import CASE_INSENSITIVE_ENUMS
 
 KEY, VALUE = "<key>", "<value>"
 """Path steps into a map's key or value (a list's step is its index, 0)."""
@@ -197,6 +198,8 @@ def leaves(constraint: Constraint) -> tuple[list[Any], list[Any]]:
         return [minimal(shape)], [OMIT]
     if kind == "enum":
         first = bound[0]
+        if shape.name in CASE_INSENSITIVE_ENUMS:  # "The values aren't case sensitive."
+            return [*bound, *(v.lower() for v in bound)], [first + "X"]
         near = first.lower() if first.lower() != first else first + "X"
         return list(bound), [near]
     if kind == "pattern":

@@ -49,7 +49,8 @@ class State:
 
     def advance_to(self, t: float) -> None:
         """Set the clock to ``t`` and let the schedulers catch up, as the emulator does."""
-        self.jobs.advance(self.clock.set(t))
+        self.clock.set(t)
+        self.jobs.advance(settle=True)
 
 
 def build_state(*, seed: int | None = 1, mode: ClientTokenMode = ClientTokenMode.REJECT) -> State:

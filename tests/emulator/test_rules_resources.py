@@ -165,14 +165,29 @@ def test_rejects_deleting_a_policy_a_queue_uses(batch: Any) -> None:
 
 
 def test_rejects_num_instances_as_a_quota_capacity_unit(batch: Any) -> None:
-    message = refusal(
-        batch.create_service_environment,
+    batch.create_service_environment(
         serviceEnvironmentName="counted",
         serviceEnvironmentType="SAGEMAKER_TRAINING",
         capacityLimits=[{"capacityUnit": "NUM_INSTANCES", "maxCapacity": 4}],
+    )  # a FIFO queue's environment
+    policy = batch.create_scheduling_policy(
+        name="counted-policy", quotaSharePolicy={"idleResourceAssignmentStrategy": "FIFO"}
+    )
+    message = refusal(
+        batch.create_job_queue,
+        jobQueueName="counted-queue",
+        priority=1,
+        jobQueueType="SAGEMAKER_TRAINING",
+        serviceEnvironmentOrder=[{"order": 1, "serviceEnvironment": "counted"}],
+        schedulingPolicyArn=policy["arn"],
     )
 
-    assert "capacityLimits[0].capacityUnit" in message and "ml.<family>.<size>" in message
+    assert message == (
+        "schedulingPolicyArn: service environment 'counted' counts capacity in NUM_INSTANCES; "
+        "quota management ('counted-policy') needs instance-type capacity limits; leave "
+        "schedulingPolicyArn out for a FIFO queue, or give the environment instance-type limits "
+        "such as ml.g5.xlarge"
+    )
 
 
 def test_a_new_environment_is_enabled_by_default(batch: Any) -> None:
@@ -189,6 +204,28 @@ def test_a_disabled_environment_takes_no_new_jobs(batch: Any, queue: str) -> Non
     message = refusal(submit, batch=batch, queue=queue, share="QS1", name="late")
 
     assert "service environment 'seed-demo-training'" in message and "DISABLED" in message
+
+
+def test_a_disabled_environment_places_no_queued_job(
+    batch: Any, queue: str, emulator: EmulatorServer
+) -> None:
+    tags = {"quota.local/duration-seconds": "60"}
+    running = submit(batch, queue, "QS3", "running", tags=tags)
+    queued = submit(batch, queue, "QS3", "queued", tags=tags)
+    emulator.advance(5)
+    batch.update_service_environment(serviceEnvironment="seed-demo-training", state="DISABLED")
+    emulator.advance(120)
+
+    described = batch.describe_service_job(jobId=queued)
+    assert batch.describe_service_job(jobId=running)["status"] == "SUCCEEDED"  # placed: runs on
+    assert described["status"] == "RUNNABLE"
+    assert described["statusReason"] == (
+        "WAITING_FOR_SERVICE_ENVIRONMENT - the service environment is DISABLED: no job is placed "
+        "until it is ENABLED"
+    )
+    batch.update_service_environment(serviceEnvironment="seed-demo-training", state="ENABLED")
+    emulator.advance(5)
+    assert batch.describe_service_job(jobId=queued)["status"] == "RUNNING"
 
 
 def test_rejects_deleting_an_environment_enabled_or_in_use(batch: Any) -> None:

@@ -148,7 +148,7 @@ def test_creates_describes_updates_and_deletes_a_share(batch: Any, queue: str) -
     assert "team-x" not in [
         s["quotaShareName"] for s in batch.list_quota_shares(jobQueue=queue)["quotaShares"]
     ]
-    assert "no quota share" in error_of(batch.describe_quota_share, quotaShareArn=arn)["Message"]
+    assert "does not exist" in error_of(batch.describe_quota_share, quotaShareArn=arn)["Message"]
 
 
 def test_rejects_duplicate_share_name(batch: Any, queue: str) -> None:
@@ -298,8 +298,8 @@ def test_rejects_duplicate_job_queue_and_environment_names(batch: Any) -> None:
         quotaSharePolicy={"idleResourceAssignmentStrategy": "FIFO"},
     )
 
-    assert env_error["Message"].startswith("Object already exists")
-    assert policy_error["Message"].startswith("Object already exists")
+    assert env_error["Message"] == "Object already exists"
+    assert policy_error["Message"] == "Object already exists"
 
 
 def test_rejects_a_second_queue_on_the_same_environment(batch: Any) -> None:

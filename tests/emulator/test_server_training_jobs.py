@@ -55,7 +55,8 @@ def test_a_running_attempt_is_in_progress(
         "Training",
     )
     assert described["TrainingJobArn"].endswith(f":training-job/{name}")
-    assert name.startswith("AWSBatchtrain-1") and NAME.match(name)
+    assert re.fullmatch("AWSBatchtrain[0-9a-f]{32}", name)  # the payload's TrainingJobName
+    assert NAME.match(name)
     assert described["ResourceConfig"]["InstanceType"] == "ml.g5.xlarge"
     assert described["RoleArn"] == json.loads(payload())["RoleArn"]
 
@@ -140,7 +141,8 @@ def test_names_are_found_in_any_case(
 def test_a_long_job_name_makes_a_valid_training_job_name(
     emulator: EmulatorServer, batch: Any, sagemaker: Any, queue: str
 ) -> None:
-    job = submit(batch, queue, "QS1", "my_" + "x" * 125)
+    sent = {**json.loads(payload()), "TrainingJobName": "my-" + "x" * 60}
+    job = submit(batch, queue, "QS1", "long", serviceRequestPayload=json.dumps(sent))
     emulator.advance(10)
     (name,) = training_job_names(batch, job)
 
@@ -167,3 +169,17 @@ def test_rejects_other_sagemaker_operations_naming_what_is_served(sagemaker: Any
     assert error["Code"] == "ValidationException"
     assert "not served by the quota emulator" in error["Message"]
     assert "DescribeTrainingJob" in error["Message"]
+
+
+def test_the_training_job_is_named_after_the_payloads_training_job_name(
+    emulator: EmulatorServer, batch: Any, queue: str
+) -> None:
+    named = submit(batch, queue, "QS1", "batch_name")
+    unnamed_payload = {k: v for k, v in json.loads(payload()).items() if k != "TrainingJobName"}
+    unnamed = submit(
+        batch, queue, "QS2", "batch_name", serviceRequestPayload=json.dumps(unnamed_payload)
+    )
+    emulator.advance(10)
+
+    assert re.fullmatch("AWSBatchtrain[0-9a-f]{32}", training_job_names(batch, named)[0])
+    assert re.fullmatch("AWSBatchbatch-name[0-9a-f]{32}", training_job_names(batch, unnamed)[0])

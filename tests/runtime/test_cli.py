@@ -42,6 +42,9 @@ def test_update_by_name_prints_json_with_the_resolved_id(emu: EmulatorServer) ->
     code, out, err = jobs(emu, "update", "named-job", "--priority", "9", "--json")
     assert code == 0, err
     assert json.loads(out) == {"jobId": job_id, "schedulingPriority": 9}
+    code, out, err = jobs(emu, "update", "named-job", "--priority", "8")
+    assert code == 0, err
+    assert out == f"named-job ({job_id}): priority 8\n"  # the name and the id it resolved to
 
 
 def test_ls_prints_a_table(emu: EmulatorServer) -> None:

@@ -36,6 +36,7 @@ def quota(*args: str, env: dict[str, str] | None = None) -> subprocess.Completed
 
 def test_piped_ls_prints_each_job_whole_on_one_line(emu: EmulatorServer) -> None:
     job_id = submit(emu, LONG_NAME, "QS1")
+    emu.advance(0)  # the scheduler's next tick dispatches it
     result = quota("jobs", "--endpoint-url", emu.endpoint_url, "-o", "seed-demo", "ls")
     assert result.returncode == 0, result.stderr
     row = next(line for line in result.stdout.splitlines() if job_id in line)
@@ -96,7 +97,7 @@ def test_wait_exits_1_when_a_job_ends_failed(emu: EmulatorServer) -> None:
     code, out, err = jobs(emu, "wait", job_id, "--json")
     assert code == 1
     assert [j["status"] for j in json.loads(out)] == ["FAILED"]
-    assert f"1 job(s) ended FAILED: {job_id}" in err
+    assert f"1 job(s) ended FAILED: doomed ({job_id})" in err
 
 
 def test_submit_json_uses_the_same_names_as_ls(emu: EmulatorServer) -> None:

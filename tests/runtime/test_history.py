@@ -105,8 +105,8 @@ def test_tutorial_history_cannot_reproduce_a_priority_raised_after_submit() -> N
     each job's current ``schedulingPriority``. p1 was submitted at priority 1 and raised to 4
     (UpdateServiceJob) after QS2 reclaimed its instance; replayed at 4 from the start it runs
     at once, so the in-share preemption of p3 that the raise caused never happens."""
-    with EmulatorServer(org_files=[SEED_DEMO], options=INSTANT) as emu:
-        checks = run_tutorial(emu, Console(file=io.StringIO()))
+    with EmulatorServer(org_files=[SEED_DEMO], options=INSTANT, dispatch="immediate") as emu:
+        checks = run_tutorial(emu, Console(file=io.StringIO()))  # as `quota demo` runs it
         assert all(c.ok for c in checks)
         client = emulator_client(emu)
         since = emu.emulator.clock.epoch(0) - 1

@@ -33,7 +33,7 @@ def test_the_documented_sdk_recipe_runs(
 
     printed = capsys.readouterr().out.splitlines()
     assert printed == [
-        "SCHEDULED",
+        "SUBMITTED",  # the scheduler looks at it on its next tick
         "['sdk-demo']",
         "SUCCEEDED",
         "123456789012.dkr.ecr.us-east-1.amazonaws.com/train:latest",

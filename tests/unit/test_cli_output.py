@@ -49,11 +49,12 @@ def table_text(console: Console) -> str:
     return console.file.getvalue()
 
 
-def test_a_terminal_table_folds_long_values_instead_of_cutting_them() -> None:
-    text = table_text(Console(file=io.StringIO(), width=30, force_terminal=True))
+def test_a_terminal_table_keeps_a_value_longer_than_the_terminal_whole() -> None:
+    """Wider than the terminal, the line is left for the terminal to wrap: never cut or split
+    (stdout_console soft-wraps, so nothing crops it)."""
+    text = table_text(Console(file=io.StringIO(), width=30, force_terminal=True, soft_wrap=True))
     assert "…" not in text
-    cells = "".join(re.sub(r"[│┃|\s]", "", line.split("│")[-2]) for line in text.splitlines()[3:-1])
-    assert LONG in cells
+    assert any(LONG in line for line in text.splitlines())
 
 
 def test_a_piped_table_prints_each_row_whole(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -21,10 +21,21 @@ def epoch_ms(clock: EmulatorClock, t: float | None) -> int | None:
     return None if t is None else round(clock.epoch(t) * 1000)
 
 
+def attempt_training_job(job: Job, number: int) -> str:
+    """The name of the SageMaker training job attempt ``number`` runs as: from the payload's
+    ``TrainingJobName`` (AWS's examples: ``AWSBatch<TrainingJobName><32 hex>``), else the
+    job's ``jobName``."""
+    sent = job.request.payload.get("TrainingJobName") if job.request.payload else None
+    base = sent if isinstance(sent, str) and sent else job.request.job_name
+    return training_job_name(base, attempt_id(job.job_id, number))
+
+
 def attempt_resource(account: Account, job: Job, number: int) -> dict[str, str]:
     """``serviceResourceId`` of attempt ``number``: its SageMaker training job ARN."""
-    name = training_job_name(job.request.job_name, attempt_id(job.job_id, number))
-    return {"name": "TrainingJobArn", "value": account.training_job(name)}
+    return {
+        "name": "TrainingJobArn",
+        "value": account.training_job(attempt_training_job(job, number)),
+    }
 
 
 def attempts(account: Account, clock: EmulatorClock, job: Job) -> list[dict[str, Any]]:

@@ -32,11 +32,11 @@ from quota_constructs.local.state.arns import Account
 from quota_constructs.local.state.clock import EmulatorClock
 from quota_constructs.local.state.errors import InvalidParameter, InvalidRequest, NotFound
 from quota_constructs.local.state.job_service import JobService, Submission
-from quota_constructs.local.state.registry import SAGEMAKER_TRAINING, Registry
+from quota_constructs.local.state.registry import SAGEMAKER_TRAINING, JobQueue, Registry
 from quota_constructs.local.state.tags import TagStore
 from quota_constructs.local.wire.api_errors import DOMAIN_ERRORS, ApiError, api_error
 from quota_constructs.model import MAX_PAYLOAD_BYTES
-from quota_constructs.scheduling import Job
+from quota_constructs.scheduling import QUEUE_WIDE_SHARE, Job
 
 MAX_TERMINATE_BATCH = 50
 
@@ -46,12 +46,22 @@ def _fingerprint(params: Mapping[str, Any]) -> str:
     return json.dumps({k: v for k, v in params.items() if k != "clientToken"}, sort_keys=True)
 
 
-def _check_request(queue_name: str, params: Mapping[str, Any]) -> None:
+def share_name(job: Job) -> str | None:
+    """The job's ``quotaShareName``; ``None`` in a queue without quota management."""
+    return None if job.share_name == QUEUE_WIDE_SHARE else job.share_name
+
+
+def _check_request(queue: JobQueue, params: Mapping[str, Any]) -> None:
     """Refusals of the request itself; share, priority and payload rules are the core's."""
     if params.get("shareIdentifier"):
-        raise InvalidRequest(
-            f"shareIdentifier: job queue {queue_name!r} uses quota shares, not fair share; "
+        kind = "uses quota shares" if queue.quota_managed else "is a FIFO queue"
+        fix = (
             "pass quotaShareName instead of shareIdentifier"
+            if queue.quota_managed
+            else "leave it out"
+        )
+        raise InvalidRequest(
+            f"shareIdentifier: job queue {queue.name!r} {kind}, not fair share; {fix}"
         )
     size = len(params["serviceRequestPayload"].encode())
     if size > MAX_PAYLOAD_BYTES:
@@ -106,7 +116,7 @@ class ServiceJobHandlers:
             return self._ids(earlier)
         queue = self.registry.queue(params["jobQueue"])
         self.jobs.check_open(queue)  # before the request's own problems, as AWS reports them
-        _check_request(queue.name, params)
+        _check_request(queue, params)
         submission = Submission(
             queue_arn=queue.arn,
             payload=params["serviceRequestPayload"],
@@ -216,7 +226,7 @@ class ServiceJobHandlers:
         return {
             "jobId": job.job_id,
             "jobName": job.request.job_name,
-            "quotaShareName": job.share_name,
+            "quotaShareName": share_name(job),
             "status": job.status.value,
             "schedulingPriority": job.priority,
             "borrowed": dict(job.borrowed),
@@ -271,7 +281,7 @@ class ServiceJobHandlers:
             "createdAt": epoch_ms(self.clock, job.created_at),
             "scheduledAt": epoch_ms(self.clock, job.scheduled_at),
             "serviceJobType": SAGEMAKER_TRAINING,
-            "quotaShareName": job.share_name,
+            "quotaShareName": share_name(job),
             "status": job.status.value,
             "statusReason": self._status_reason(job),
             "startedAt": epoch_ms(self.clock, job.started_at),

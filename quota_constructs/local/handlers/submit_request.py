@@ -108,8 +108,9 @@ def _payload(raw: Any) -> Any:
 
 
 def _exit_rules(entries: Sequence[Mapping[str, Any]]) -> tuple[ExitRule, ...]:
-    """``evaluateOnExit`` as rules: each needs an action (UNCONFIRMED: the model leaves it
-    optional; without one a rule means nothing); no ``onStatusReason`` matches every reason."""
+    """``evaluateOnExit`` as rules: each needs an action, in any case (``Retry`` is ``RETRY``;
+    UNCONFIRMED: the model leaves it optional; without one a rule means nothing); no
+    ``onStatusReason`` matches every reason."""
     path = "retryStrategy.evaluateOnExit"
     missing = [
         Problem(f"{path}[{i}].action", None, "an exit rule needs an action", "set RETRY or EXIT")
@@ -118,7 +119,9 @@ def _exit_rules(entries: Sequence[Mapping[str, Any]]) -> tuple[ExitRule, ...]:
     ]
     if missing:
         raise SubmitRejected(missing)
-    rules = tuple(ExitRule(RetryAction(e["action"]), e.get("onStatusReason", "*")) for e in entries)
+    rules = tuple(
+        ExitRule(RetryAction(e["action"].upper()), e.get("onStatusReason", "*")) for e in entries
+    )
     problems = check_exit_rules(rules, path)
     if problems:
         raise SubmitRejected(problems)

@@ -18,8 +18,9 @@ from typing import Any
 
 from quota_constructs.api_shapes import SAGEMAKER_DEFAULT_MAX_RUNTIME_S
 from quota_constructs.local.handlers import Handler
+from quota_constructs.local.handlers.job_view import attempt_training_job
 from quota_constructs.local.handlers.submit_request import SAGEMAKER_STATUS_PREFIX
-from quota_constructs.local.state.arns import Account, training_job_name
+from quota_constructs.local.state.arns import Account
 from quota_constructs.local.state.clock import EmulatorClock
 from quota_constructs.local.state.errors import NotFound
 from quota_constructs.local.state.job_service import JobService
@@ -32,7 +33,6 @@ from quota_constructs.scheduling import (
     Attempt,
     Job,
     JobStatus,
-    attempt_id,
 )
 
 DEFAULT_STOPPING = {"MaxRuntimeInSeconds": SAGEMAKER_DEFAULT_MAX_RUNTIME_S}
@@ -101,7 +101,7 @@ class TrainingJobHandlers:
         wanted = name.lower()
         for job in self.jobs.jobs_of(self.registry.job_queues()):
             for number in range(1, job.attempt_count + 1):
-                candidate = training_job_name(job.request.job_name, attempt_id(job.job_id, number))
+                candidate = attempt_training_job(job, number)
                 if candidate.lower() == wanted:
                     return job, number, candidate
         raise NotFound("Requested resource not found.")

@@ -27,6 +27,7 @@ A repeated ``clientToken`` is refused, as botocore's documentation of
 
 from __future__ import annotations
 
+import math
 import random
 import uuid
 from collections.abc import Callable, Iterable, Mapping
@@ -38,11 +39,12 @@ from typing import Any
 from quota_constructs.api_shapes import parse_service_job_arn, time_limits_from_api
 from quota_constructs.local.state.arns import JOB_ID_PATTERN, Account
 from quota_constructs.local.state.calendars import ShareCalendars
-from quota_constructs.local.state.clock import EmulatorClock
+from quota_constructs.local.state.clock import EmulatorClock, RealTimeClock
 from quota_constructs.local.state.errors import InvalidParameter, InvalidRequest, NotFound
 from quota_constructs.local.state.plan_windows import PlanWindows
 from quota_constructs.local.state.registry import ENABLED, JobQueue, ShareRecord
 from quota_constructs.local.state.tags import TagStore
+from quota_constructs.model import NUM_INSTANCES
 from quota_constructs.scheduling import (
     Job,
     JobRequest,
@@ -63,6 +65,26 @@ OTHER_REQUEST_MESSAGE = (
     "clientToken {token!r} was already used for a different SubmitServiceJob request; use a new "
     "token for a new job"
 )
+
+
+class DispatchMode(StrEnum):
+    """When a submitted job is first looked at by its queue's scheduler.
+
+    ``tick`` (default, AWS's behaviour): on the next scheduler tick, never inside the request
+    that submitted it, so a job is observably SUBMITTED first and jobs submitted within one tick
+    dispatch in priority order, not arrival order. A tick is :data:`WALL_TICK_S` of emulated
+    time on a wall clock, and each ``advance`` on a virtual clock. ``immediate``: every request
+    first brings the schedulers to now, so a job fitting capacity is SCHEDULED before the next
+    request is answered (the emulator's behaviour before; arrival order for back-to-back
+    submits).
+    """
+
+    TICK = "tick"
+    IMMEDIATE = "immediate"
+
+
+WALL_TICK_S = 1.0
+"""Emulated seconds per scheduler tick on a wall clock (UNCONFIRMED: AWS's interval)."""
 
 
 class ClientTokenMode(StrEnum):
@@ -154,9 +176,12 @@ class JobService:
         options: SchedulerOptions | None = None,
         seed: int | None = None,
         client_token_mode: ClientTokenMode = ClientTokenMode.REJECT,
+        dispatch: DispatchMode = DispatchMode.TICK,
         retention: JobRetention | None = None,
     ) -> None:
         self.account = account
+        self.dispatch = DispatchMode(dispatch)
+        self.tick_s = WALL_TICK_S if isinstance(clock, RealTimeClock) else 0.0
         self.retention = retention or JobRetention()
         self.client_token_mode = ClientTokenMode(client_token_mode)
         self.clock = clock
@@ -191,14 +216,24 @@ class JobService:
         return replace(self.options, runnable_time_limits=limits)
 
     def queue_created(self, queue: JobQueue) -> None:
-        self.schedulers[queue.name] = Scheduler(
-            queue_name=queue.name,
-            shares=[s.spec for s in queue.shares.values()],
-            service_environment=queue.environment.capacity,
-            options=self._options(queue),
-            start_time=self.clock.now(),
-        )
-        self.schedulers[queue.name].subscribe(self._note_finished)
+        if queue.quota_managed:
+            scheduler = Scheduler(
+                queue_name=queue.name,
+                shares=[s.spec for s in queue.shares.values()],
+                service_environment=queue.environment.capacity,
+                options=self._options(queue),
+                start_time=self.now(),
+            )
+        else:
+            scheduler = Scheduler.fifo(
+                queue_name=queue.name,
+                max_instances=queue.environment.capacity[NUM_INSTANCES],
+                options=self._options(queue),
+                start_time=self.now(),
+            )
+        scheduler.set_placing(queue.environment.state == ENABLED)
+        self.schedulers[queue.name] = scheduler
+        scheduler.subscribe(self._note_finished)
         for listener in self.listeners:
             self.schedulers[queue.name].subscribe(partial(listener, queue.name))
 
@@ -206,33 +241,53 @@ class JobService:
         self.schedulers[queue.name].options = self._options(queue)
 
     def share_changed(self, queue: JobQueue, share: ShareRecord) -> None:
-        self.schedulers[queue.name].upsert_share(share.spec, now=self.clock.now())
+        self.schedulers[queue.name].upsert_share(share.spec, now=self.now())
 
     def share_deleted(self, queue: JobQueue, share: ShareRecord) -> None:
-        self.schedulers[queue.name].remove_share(share.spec.name, now=self.clock.now())
+        self.schedulers[queue.name].remove_share(share.spec.name, now=self.now())
 
     def capacity_changed(self, queue: JobQueue, capacity: Mapping[str, int]) -> None:
-        self.schedulers[queue.name].set_service_environment(capacity, now=self.clock.now())
+        self.schedulers[queue.name].set_service_environment(capacity, now=self.now())
+
+    def environment_state_changed(self, queue: JobQueue, state: str) -> None:
+        """A DISABLED service environment places no job of its queue; ENABLED places again."""
+        self.schedulers[queue.name].set_placing(state == ENABLED, now=self.now())
 
     def queue_deleted(self, queue: JobQueue) -> None:
         for job in self.schedulers.pop(queue.name).jobs:
             self._drop(job.job_id)
 
-    def advance(self, now: float) -> None:
-        """Advance every queue's scheduler to ``now`` (flipping shares on their calendars and
-        plan-backed capacity at their edges), then expire finished jobs."""
-        step = self._advance_schedulers
+    def now(self) -> float:
+        """The schedulers' time: the clock's now, in whole ticks on a wall clock
+        (:class:`DispatchMode`)."""
+        now = self.clock.now()
+        if self.dispatch is DispatchMode.TICK and self.tick_s:
+            now = math.floor(now / self.tick_s) * self.tick_s
+            # never behind a scheduler something else (a share calendar) moved to the clock's now
+            return max([now, *(s.now for s in self.schedulers.values())])
+        return now
+
+    def advance(self, *, settle: bool = False) -> None:
+        """Bring every queue's scheduler to :meth:`now` (flipping shares on their calendars and
+        plan-backed capacity at their edges), then expire finished jobs. In ``tick`` mode a
+        scheduler already there is left alone (what was submitted at this instant waits for the
+        next tick) unless ``settle`` (an explicit ``advance`` of the virtual clock)."""
+        now = self.now()
+        batch = self.dispatch is DispatchMode.TICK and not settle
+
+        def advance_schedulers(t: float) -> None:
+            for scheduler in self.schedulers.values():
+                if not (batch and t <= scheduler.now):
+                    scheduler.advance(t)
+
+        step: Callable[[float], None] = advance_schedulers
         if self.plan_windows is not None:
-            step = partial(self.plan_windows.advance, step=self._advance_schedulers)
+            step = partial(self.plan_windows.advance, step=advance_schedulers)
         if self.calendars is None:
             step(now)
         else:
             self.calendars.advance(now, step)
         self.expire(now)
-
-    def _advance_schedulers(self, now: float) -> None:
-        for scheduler in self.schedulers.values():
-            scheduler.advance(now)
 
     # --- retention -----------------------------------------------------------------------------
 
@@ -314,14 +369,14 @@ class JobService:
         """
         self.check_open(queue)
         request = replace(request, job_id=self.ids.next())
-        job = self.schedulers[queue.name].submit(request, now=self.clock.now())
+        job = self.schedulers[queue.name].submit(request, now=self.now())
         self.job_queue[job.job_id] = queue.name
         self.submitted[job.job_id] = submission
         self.tags.add(self.account.service_job(job.job_id), request.tags)
         if client_token is not None:
             self.tokens[client_token] = (fingerprint, job)
             self._token_of[job.job_id] = client_token
-        self.expire(self.clock.now())
+        self.expire(self.now())
         return job
 
     # --- jobs ----------------------------------------------------------------------------------
@@ -380,14 +435,14 @@ class JobService:
         at the next pass)."""
         job_id = self.job_id(ref)
         scheduler = self.schedulers[self._queue_of(job_id)]
-        return scheduler.update_priority(job_id, priority, now=self.clock.now())
+        return scheduler.update_priority(job_id, priority, now=self.now())
 
     def terminate(self, ref: str, reason: str) -> Job:
         """Terminate the job ``ref`` (id or ARN) names: FAILED with ``reason``; a finished job
         is left as it is."""
         job_id = self.job_id(ref)
         scheduler = self.schedulers[self._queue_of(job_id)]
-        return scheduler.terminate(job_id, reason, now=self.clock.now())
+        return scheduler.terminate(job_id, reason, now=self.now())
 
     def jobs_of(self, queues: Iterable[JobQueue]) -> list[Job]:
         """Every job of ``queues``, queue by queue in submit order."""

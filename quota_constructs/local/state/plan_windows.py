@@ -79,12 +79,13 @@ class PlanWindows:
         return min(due, key=lambda e: e.edges[0][0], default=None)
 
     def _apply(self, entry: _Entry, itype: str, t: float) -> None:
+        at = max(t, entry.scheduler.now)  # a wall clock's tick may have moved it past the edge
         stopped = apply_plan_capacity(
             entry.scheduler,
             entry.plans,
             itype,
             self.clock.epoch(t),
-            now=t,
+            now=at,
             stop_before_end_s=self.stop_before_end_s,
         )
-        self.stopped += [(t, job_id) for job_id in stopped]
+        self.stopped += [(at, job_id) for job_id in stopped]

@@ -26,6 +26,8 @@ from quota_constructs.local.state.errors import InvalidRequest, NotFound, refuse
 from quota_constructs.local.state.fair_share import fair_share_problems
 from quota_constructs.local.state.tags import TagStore
 from quota_constructs.model import (
+    MAX_INSTANCES_PER_TYPE,
+    NUM_INSTANCES,
     QUEUE_PRIORITY_RANGE,
     RUNNABLE_TIMEOUT_MINUTES_RANGE,
     JobQueueSpec,
@@ -42,6 +44,9 @@ ENABLED = "ENABLED"
 DISABLED = "DISABLED"
 SAGEMAKER_TRAINING = "SAGEMAKER_TRAINING"
 TERMINATE = "TERMINATE"
+OBJECT_EXISTS = "Object already exists"
+"""AWS's whole message for a duplicate policy, environment or queue name: AWS's own sample
+helper compares it with ``==`` to skip what exists (docs/emulator.md, AWS's own code)."""
 
 
 @dataclass
@@ -85,10 +90,16 @@ class JobQueue:
     arn: str
     state: str
     priority: int
-    scheduling_policy_arn: str
+    scheduling_policy_arn: str | None
+    """``None``: a FIFO queue without quota management (a ``NUM_INSTANCES`` environment)."""
     environment: ServiceEnvironment
     time_limit_actions: tuple[Mapping[str, Any], ...]
     shares: dict[str, ShareRecord] = field(default_factory=dict)
+
+    @property
+    def quota_managed(self) -> bool:
+        """Whether the queue has quota shares (a quota-share scheduling policy)."""
+        return self.scheduling_policy_arn is not None
 
     def spec(self) -> JobQueueSpec:
         """The queue as the domain model sees it (current shares, priority)."""
@@ -110,6 +121,8 @@ class QueueListener(Protocol):
 
     def capacity_changed(self, queue: JobQueue, capacity: Mapping[str, int]) -> None: ...
 
+    def environment_state_changed(self, queue: JobQueue, state: str) -> None: ...
+
     def queue_deleted(self, queue: JobQueue) -> None: ...
 
 
@@ -121,6 +134,9 @@ def _picked(items: Sequence[Any], wanted: Sequence[str] | None) -> list[Any]:
 
 
 def _capacity_problems(capacity: Mapping[str, int], path: str) -> list[Problem]:
+    """Instance-type limits (quota management), or one ``NUM_INSTANCES`` limit (FIFO)."""
+    if NUM_INSTANCES in capacity:
+        return _num_instances_problems(capacity, path)
     problems: list[Problem] = []
     for index, (unit, count) in enumerate(capacity.items()):
         item = f"{path}[{index}]"
@@ -128,6 +144,23 @@ def _capacity_problems(capacity: Mapping[str, int], path: str) -> list[Problem]:
             unit, count, type_path=f"{item}.capacityUnit", count_path=f"{item}.maxCapacity"
         )
     return problems
+
+
+def _num_instances_problems(capacity: Mapping[str, int], path: str) -> list[Problem]:
+    if len(capacity) > 1:
+        return [
+            Problem(
+                f"{path}.capacityUnit",
+                ", ".join(capacity),
+                f"{NUM_INSTANCES} (a queue without quota management) and instance types "
+                "(quota management) cannot be mixed",
+                f"send one limit with capacityUnit {NUM_INSTANCES}, or instance types only",
+            )
+        ]
+    count = capacity[NUM_INSTANCES]
+    return check_int_range(
+        count, f"{path}[0].maxCapacity", 1, MAX_INSTANCES_PER_TYPE, what="max capacity"
+    )
 
 
 def _priority_problems(priority: int) -> list[Problem]:
@@ -202,7 +235,8 @@ class Registry:
             return queue, queue.shares[parts.share]
         example = quota_share_arn("job-queue/<queue>", "<share>")
         raise NotFound(
-            f"quotaShareArn: no quota share {arn!r}; use an ARN from ListQuotaShares ({example})"
+            f"quotaShareArn: quota share {arn!r} does not exist; use an ARN from "
+            f"ListQuotaShares ({example})"
         )
 
     def scheduling_policies(self, arns: Sequence[str] | None = None) -> list[SchedulingPolicy]:
@@ -235,7 +269,7 @@ class Registry:
         """A new policy with exactly one of a quota-share or a fair-share policy."""
         refuse(check_name(name, "name", what="scheduling policy name"), context="name")
         if name in self.policies:
-            raise InvalidRequest(f"Object already exists: scheduling policy {name!r}")
+            raise InvalidRequest(OBJECT_EXISTS)
         if quota_share_policy and fairshare_policy:
             raise InvalidRequest(
                 "a scheduling policy has either quotaSharePolicy or fairsharePolicy, not both"
@@ -301,11 +335,12 @@ class Registry:
         refuse(problems, context="CreateServiceEnvironment")
         if not capacity:
             raise InvalidRequest(
-                "capacityLimits: a quota-managed service environment needs at least one "
-                "instance-type capacity limit, e.g. {capacityUnit: ml.g5.xlarge, maxCapacity: 4}"
+                "capacityLimits: a service environment needs a capacity limit: instance types "
+                "for quota management, e.g. {capacityUnit: ml.g5.xlarge, maxCapacity: 4}, or "
+                f"one {{capacityUnit: {NUM_INSTANCES}, maxCapacity: 4}} for a FIFO queue"
             )
         if name in self.environments:
-            raise InvalidRequest(f"Object already exists: service environment {name!r}")
+            raise InvalidRequest(OBJECT_EXISTS)
         self._check_new_tags(tags or {})
         env = ServiceEnvironment(
             name, self.account.service_environment(name), state, dict(capacity)
@@ -323,11 +358,21 @@ class Registry:
             refuse(
                 _capacity_problems(capacity, "capacityLimits"), context="UpdateServiceEnvironment"
             )
+            if env.queue_arn is not None and (NUM_INSTANCES in capacity) != (
+                NUM_INSTANCES in env.capacity
+            ):
+                raise InvalidRequest(
+                    f"capacityLimits: service environment {env.name!r} serves job queue "
+                    f"{env.queue_arn}; its capacity unit ({', '.join(env.capacity)}) cannot "
+                    f"switch between {NUM_INSTANCES} and instance types while a queue uses it"
+                )
             env.capacity = dict(capacity)
             if env.queue_arn is not None:
                 self.listener.capacity_changed(self.queue(env.queue_arn), env.capacity)
-        if state:
+        if state and state != env.state:
             env.state = state
+            if env.queue_arn is not None:
+                self.listener.environment_state_changed(self.queue(env.queue_arn), state)
         return env
 
     def delete_service_environment(self, ref: str) -> None:
@@ -370,7 +415,7 @@ class Registry:
         problems = check_name(name, "jobQueueName", what="job queue name")
         refuse(problems + _priority_problems(priority), context="CreateJobQueue")
         if name in self.queues:
-            raise InvalidRequest(f"Object already exists: job queue {name!r}")
+            raise InvalidRequest(OBJECT_EXISTS)
         if service_environments and compute_environments:
             raise InvalidRequest(
                 "serviceEnvironmentOrder: a job queue can't have both a serviceEnvironmentOrder "
@@ -383,7 +428,7 @@ class Registry:
                 "and serviceEnvironmentOrder"
             )
         env = self._free_environment(service_environments)
-        policy = self._quota_share_policy(scheduling_policy)
+        policy_arn = self._policy_for(env, scheduling_policy)
         refuse(_time_limit_problems(time_limit_actions), context="jobStateTimeLimitActions")
         self._check_new_tags(tags or {})
         queue = JobQueue(
@@ -391,7 +436,7 @@ class Registry:
             arn=self.account.job_queue(name),
             state=state,
             priority=priority,
-            scheduling_policy_arn=policy.arn,
+            scheduling_policy_arn=policy_arn,
             environment=env,
             time_limit_actions=tuple(dict(a) for a in time_limit_actions),
         )
@@ -414,6 +459,27 @@ class Registry:
                 f"to job queue {env.queue_arn}; a quota-managed environment serves one queue"
             )
         return env
+
+    def _policy_for(self, env: ServiceEnvironment, ref: str | None) -> str | None:
+        """The queue's quota-share policy ARN; ``None`` (FIFO) for a ``NUM_INSTANCES``
+        environment without a policy."""
+        if NUM_INSTANCES not in env.capacity:
+            return self._quota_share_policy(ref).arn
+        if ref:
+            policy = self.policy(ref)
+            if policy.quota_share_policy:
+                raise InvalidRequest(
+                    f"schedulingPolicyArn: service environment {env.name!r} counts capacity in "
+                    f"{NUM_INSTANCES}; quota management ({policy.name!r}) needs instance-type "
+                    "capacity limits; leave schedulingPolicyArn out for a FIFO queue, or give "
+                    "the environment instance-type limits such as ml.g5.xlarge"
+                )
+            raise InvalidRequest(
+                f"schedulingPolicyArn: {policy.name!r} is a fair-share policy; fair-share "
+                "SAGEMAKER_TRAINING queues are not emulated (docs/emulator.md); leave "
+                "schedulingPolicyArn out for a FIFO queue"
+            )
+        return None
 
     def _quota_share_policy(self, ref: str | None) -> SchedulingPolicy:
         if not ref:
@@ -447,6 +513,11 @@ class Registry:
             raise InvalidRequest(
                 f"schedulingPolicyArn: the scheduling policy of job queue {queue.name!r} can be "
                 "replaced but not removed; pass another quota-share policy's ARN or leave it out"
+            )
+        if scheduling_policy and not queue.quota_managed:
+            raise InvalidRequest(
+                f"schedulingPolicyArn: job queue {queue.name!r} is a FIFO queue (a "
+                f"{NUM_INSTANCES} service environment); its scheduling policy cannot be set"
             )
         if scheduling_policy:
             policy = self.policy(scheduling_policy)
@@ -488,6 +559,12 @@ class Registry:
     ) -> ShareRecord:
         """Add ``spec`` to the queue; the share and the queue with it must keep the rules."""
         queue = self.queue(queue_ref)
+        if not queue.quota_managed:
+            raise InvalidRequest(
+                f"jobQueue: job queue {queue.name!r} has no quota management (a FIFO queue of "
+                f"a {NUM_INSTANCES} service environment); create quota shares on a queue with a "
+                "quotaSharePolicy"
+            )
         if spec.name in queue.shares:
             raise InvalidRequest(
                 f"Quota share {spec.name!r} already exists on job queue {queue.name!r}; "

@@ -36,6 +36,7 @@ from waitress.server import create_server
 from werkzeug.wrappers import Request, Response
 
 from quota_constructs.local.emulator import Emulator
+from quota_constructs.local.state.clock import VirtualClock
 from quota_constructs.local.state.identities import REQUEST_ACCESS_KEY, access_key_id
 from quota_constructs.local.wire.api_errors import (
     DOMAIN_ERRORS,
@@ -149,6 +150,7 @@ class EmulatorApp:
                 "status": "ok",
                 "organisations": sorted(self.emulator.organisations),
                 "now": self.emulator.clock.now(),
+                "virtualClock": isinstance(self.emulator.clock, VirtualClock),
                 **self.emulator.failure_counts(),
             }
         elif request.path == ADVANCE_PATH and request.method == "POST":

@@ -54,6 +54,18 @@ def java_pattern(pattern: str) -> str:
     return "".join(out)
 
 
+CASE_INSENSITIVE_ENUMS = frozenset({"RetryAction", "ServiceJobRetryAction"})
+"""Enums whose values "aren't case sensitive" (botocore's ``EvaluateOnExit.action`` doc; the
+SageMaker SDK's own integration test sends the service-job action ``"Retry"``)."""
+
+
+def _in_enum(value: str, shape: Shape) -> bool:
+    enum = shape.enum
+    if shape.name in CASE_INSENSITIVE_ENUMS:
+        return value.upper() in enum
+    return value in enum
+
+
 @cache
 def compiled(pattern: str) -> regex.Pattern[str]:
     """A model's ``pattern``, compiled as Java reads it."""
@@ -111,7 +123,7 @@ def _string(value: Any, shape: Shape, path: str) -> list[str]:
     if not isinstance(value, str):
         return _type_problem(value, path, "a string")
     enum = shape.enum
-    if enum and value not in enum:
+    if enum and not _in_enum(value, shape):
         return [f"{path}: must be one of {', '.join(enum)} (got {shown(value)})"]
     found = _length_problems(len(value), shape, path, "characters")
     pattern = shape.metadata.get("pattern")
