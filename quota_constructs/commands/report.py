@@ -37,7 +37,14 @@ from quota_constructs.commands._common import (
 )
 from quota_constructs.commands.jobs import QueueClientOptions
 from quota_constructs.config import load_organisation
-from quota_constructs.model import Organisation, Problem, QuotaConfigError, parse_utc, utc_text
+from quota_constructs.model import (
+    PLAN_STOP_BEFORE_END_S,
+    Organisation,
+    Problem,
+    QuotaConfigError,
+    parse_utc,
+    utc_text,
+)
 from quota_constructs.model.cost import (
     CHARGE_RULES,
     ChargeRule,
@@ -349,6 +356,13 @@ def report_command(
     startup_s: float = typer.Option(
         0.0, "--startup-s", help="Simulation: dispatch-to-running delay (s)."
     ),
+    plan_stop_s: float = typer.Option(
+        PLAN_STOP_BEFORE_END_S,
+        "--plan-stop-before-end-s",
+        min=0,
+        help="Simulation: seconds before a plan's end that its capacity goes and its jobs stop "
+        "(AWS: 1800; 0: they run to the end).",
+    ),
     as_json: Annotated[bool, json_option("Print the report as JSON.")] = False,
     as_csv: bool = typer.Option(False, "--csv", help="Print the share rows as CSV."),
     plot: Path | None = typer.Option(
@@ -386,7 +400,7 @@ def report_command(
         org = _with_plans(load_organisation(org_file), endpoint_url, region)
         jobs = load_workload_csv(workload)
         start_s = _simulation_start(org, start)
-        sim = SimulationOptions(startup_s=startup_s)
+        sim = SimulationOptions(startup_s=startup_s, plan_stop_before_end_s=plan_stop_s)
         attempts = simulated_attempts(org, jobs, options=sim, offset_s=start_s)
         end_s = max((a.stop_s for a in attempts if a.stop_s != float("inf")), default=start_s)
     types = {a.instance_type for a in attempts} | {

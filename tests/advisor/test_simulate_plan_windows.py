@@ -4,11 +4,16 @@ stopped 30 minutes before its end by default (AWS), or at the end with the optio
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
+from pathlib import Path
+
+from typer.testing import CliRunner
 
 from quota_constructs.advisor.billing import simulated_attempts
 from quota_constructs.advisor.simulate import SimulationOptions, simulate, simulated_jobs
 from quota_constructs.advisor.workload import WorkloadJob
+from quota_constructs.commands import app
 from quota_constructs.model import (
     JobQueueSpec,
     JobStatus,
@@ -75,3 +80,32 @@ def test_the_bill_sees_the_plan_job_inside_the_window_only() -> None:
 def test_simulate_measures_the_plan_job_as_the_window_allows() -> None:
     result = simulate(ORG, JOBS[:1], options=AN_HOUR_BEFORE)
     assert result.share("llm").wait_max_s == H
+
+
+def test_quota_report_bills_a_plan_job_until_it_is_stopped_or_to_the_end(tmp_path: Path) -> None:
+    org = tmp_path / "org.yaml"
+    org.write_text(
+        "organisation: plans\n"
+        "shares:\n  - {name: llm, capacity: {ml.p5.48xlarge: 8}, strategy: LEND_AND_BORROW}\n"
+        "training_plans:\n  - {name: p5-june, instance_type: ml.p5.48xlarge, "
+        'instance_count: 8, start: "2027-06-01T00:00:00Z", duration_hours: 3}\n',
+        encoding="utf-8",
+    )
+    workload = tmp_path / "w.csv"
+    workload.write_text(
+        "submit_time_s,share,instance_type,instance_count,duration_s,priority\n"
+        "0,llm,ml.p5.48xlarge,8,36000,0\n",
+        encoding="utf-8",
+    )
+    prices = tmp_path / "prices.yaml"
+    prices.write_text("ml.p5.48xlarge: {on_demand: 98.32, training_plan: 60.0}\n")
+    args = ["report", str(org), "--workload", str(workload), "--prices", str(prices), "--json"]
+
+    def own_hours(*extra: str) -> float:
+        result = CliRunner().invoke(app, [*args, *extra])
+        assert result.exit_code == 0, result.output
+        (row,) = json.loads(result.stdout)["shares"]
+        return float(row["ownInstanceHours"])
+
+    assert own_hours() == 8 * 2.5  # stopped 30 min before the 3 h plan's end
+    assert own_hours("--plan-stop-before-end-s", "0") == 8 * 3
