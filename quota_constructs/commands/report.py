@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -20,6 +21,7 @@ from rich.table import Table
 
 from quota_constructs.advisor.billing import attempts_from_history, simulated_attempts
 from quota_constructs.advisor.history import parse_duration
+from quota_constructs.advisor.limits import MAX_DELAY_S
 from quota_constructs.advisor.report import plot_bill
 from quota_constructs.advisor.simulate import SimulationOptions
 from quota_constructs.advisor.workload import WorkloadJob, load_workload_csv
@@ -292,6 +294,17 @@ def _live(
     return live, attempts, history.since_s, history.now_s
 
 
+def _check_plan_stop(seconds: float) -> None:
+    if not (math.isfinite(seconds) and 0 <= seconds <= MAX_DELAY_S):
+        problem = Problem(
+            "--plan-stop-before-end-s",
+            seconds,
+            f"must be a number of seconds from 0 to {MAX_DELAY_S:.0f} (a day)",
+            "use 1800 (AWS's 30 minutes) or 0 to let plan jobs run to the end",
+        )
+        raise QuotaConfigError([problem])
+
+
 def _with_plans(org: Organisation, endpoint_url: str | None, region: str | None) -> Organisation:
     """``org`` with its ``{arn}`` plans looked up (DescribeTrainingPlan); unchanged without."""
     if not any(p.by_arn for p in org.training_plans):
@@ -359,7 +372,6 @@ def report_command(
     plan_stop_s: float = typer.Option(
         PLAN_STOP_BEFORE_END_S,
         "--plan-stop-before-end-s",
-        min=0,
         help="Simulation: seconds before a plan's end that its capacity goes and its jobs stop "
         "(AWS: 1800; 0: they run to the end).",
     ),
@@ -400,6 +412,7 @@ def report_command(
         org = _with_plans(load_organisation(org_file), endpoint_url, region)
         jobs = load_workload_csv(workload)
         start_s = _simulation_start(org, start)
+        _check_plan_stop(plan_stop_s)
         sim = SimulationOptions(startup_s=startup_s, plan_stop_before_end_s=plan_stop_s)
         attempts = simulated_attempts(org, jobs, options=sim, offset_s=start_s)
         end_s = max((a.stop_s for a in attempts if a.stop_s != float("inf")), default=start_s)

@@ -109,3 +109,9 @@ def test_quota_report_bills_a_plan_job_until_it_is_stopped_or_to_the_end(tmp_pat
 
     assert own_hours() == 8 * 2.5  # stopped 30 min before the 3 h plan's end
     assert own_hours("--plan-stop-before-end-s", "0") == 8 * 3
+    bad = CliRunner().invoke(app, [*args, "--plan-stop-before-end-s", "nan"])
+    assert bad.exit_code == 2
+    assert bad.stderr.strip() == (
+        "error: --plan-stop-before-end-s: must be a number of seconds from 0 to 86400 (a day) "
+        "(got nan); fix: use 1800 (AWS's 30 minutes) or 0 to let plan jobs run to the end"
+    )
