@@ -96,6 +96,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "quota_constructs.runtime": (
         "pricing",
         "account",
+        "training_plans",
         "pacing",
         "jobs",
         "json_view",

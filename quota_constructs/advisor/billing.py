@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from typing import Protocol
 
 from quota_constructs.advisor.simulate import SimulationOptions, simulated_jobs
@@ -104,5 +105,7 @@ def simulated_attempts(
     options: SimulationOptions | None = None,
     offset_s: float = 0.0,
 ) -> list[Attempt]:
-    """Run ``jobs`` on ``org`` and return every attempt that ran (time 0 at ``offset_s``)."""
+    """Run ``jobs`` on ``org`` and return every attempt that ran (time 0 at ``offset_s``, the
+    plans' windows placed from it)."""
+    options = replace(options or SimulationOptions(), plan_epoch_s=offset_s)
     return attempts_from_jobs(simulated_jobs(org, jobs, options=options), offset_s=offset_s)

@@ -5,7 +5,7 @@ Tables and JSON of the same results are the command's output: ``commands/_report
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -42,27 +42,68 @@ WAIT_LINTHRESH_MIN = 1.0
 LEGEND_OUTSIDE = {"loc": "upper left", "bbox_to_anchor": (1.01, 1.0), "fontsize": "x-small"}
 
 
-def plot_results(results: Sequence[SimulationResult], labels: Sequence[str], path: Path) -> None:
+def plot_results(
+    results: Sequence[SimulationResult],
+    labels: Sequence[str],
+    path: Path,
+    costs: Mapping[str, CostReport] | None = None,
+) -> None:
     """Write :func:`usage_figure` as a PNG."""
-    usage_figure(results, labels).savefig(path, dpi=110, bbox_inches="tight")
+    usage_figure(results, labels, costs).savefig(path, dpi=110, bbox_inches="tight")
 
 
-def usage_figure(results: Sequence[SimulationResult], labels: Sequence[str]) -> Figure:
-    """One row per configuration, one panel per instance type, then the wait distributions.
+def usage_figure(
+    results: Sequence[SimulationResult],
+    labels: Sequence[str],
+    costs: Mapping[str, CostReport] | None = None,
+) -> Figure:
+    """One row per configuration, one panel per instance type, then the wait distributions;
+    with ``costs`` (prices given), a last row of the money per team (:func:`_money_axes`).
 
     Usage panels: instances in use per share, stacked (borrowed hatched), the service
     environment's capacity (solid black), each borrowing share's most usable instances (dashed),
     preemptions marked by rule, days on the time axis. Legends sit right of the panels.
     """
     types = sorted({t for r in results for t in r.timeline.capacity})
-    fig = _agg_figure((6.5 * len(types) + 3, 3.2 * (len(results) + 1)))
-    grid = fig.add_gridspec(len(results) + 1, len(types))
+    rows = len(results) + 1 + (1 if costs else 0)
+    fig = _agg_figure((6.5 * len(types) + 3, 3.2 * rows))
+    grid = fig.add_gridspec(rows, len(types))
     for row, (result, label) in enumerate(zip(results, labels, strict=True)):
         for col, itype in enumerate(types):
             _usage_axes(fig.add_subplot(grid[row, col]), result, label, itype)
-    _wait_axes(fig.add_subplot(grid[-1, :]), results, labels)
+    _wait_axes(fig.add_subplot(grid[len(results), :]), results, labels)
+    if costs:
+        _money_axes(fig.add_subplot(grid[-1, :]), costs)
     fig.set_layout_engine("constrained")
     return fig
+
+
+def team_money(report: CostReport) -> dict[str, tuple[float, float]]:
+    """Per team (share): (what it ran, USD; what it is charged, USD), over all its types."""
+    money: dict[str, tuple[float, float]] = {}
+    for row in report.shares:
+        cost, charge = money.get(row.share, (0.0, 0.0))
+        money[row.share] = (cost + row.cost_usd, charge + row.charge_usd)
+    return money
+
+
+def _money_axes(ax: Any, costs: Mapping[str, CostReport]) -> None:
+    """Grouped bars: each team's charge per configuration (its run cost as a black tick)."""
+    teams = sorted({row.share for report in costs.values() for row in report.shares})
+    width = 0.8 / max(1, len(costs))
+    for index, (label, report) in enumerate(costs.items()):
+        money = team_money(report)
+        xs = [i + index * width for i in range(len(teams))]
+        charges = [money.get(t, (0.0, 0.0))[1] for t in teams]
+        ax.bar(xs, charges, width, label=f"{label}: {report.total_cost_usd:,.2f} USD in all")
+        ran = [money.get(t, (0.0, 0.0))[0] for t in teams]
+        ax.scatter(xs, ran, marker="_", color="black", s=200, zorder=3)
+    ax.set_xticks([i + width * (len(costs) - 1) / 2 for i in range(len(teams))])
+    ax.set_xticklabels(teams)
+    ax.set_ylabel("USD")
+    rule = next(iter(costs.values())).rule
+    ax.set_title(f"money per team (bars: charge, rule '{rule}'; ticks: what it ran)")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small")
 
 
 def _agg_figure(size: tuple[float, float]) -> Figure:

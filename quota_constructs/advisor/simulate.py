@@ -30,12 +30,16 @@ import numpy as np
 from quota_constructs.advisor.workload import WorkloadError, WorkloadJob
 from quota_constructs.model import (
     DISPATCHED_STATUSES,
+    PLAN_STOP_BEFORE_END_S,
     JobQueueSpec,
     Organisation,
     Problem,
     QuotaShareSpec,
     ShareCalendar,
     SharingStrategy,
+    TrainingPlanSpec,
+    apply_plan_capacity,
+    plan_capacity_edges,
 )
 from quota_constructs.scheduling import (
     EventKind,
@@ -78,6 +82,10 @@ class SimulationOptions:
     """From 'preemption started' to the capacity being free."""
     window_s: float | None = None
     """End of the measurement window; ``None``: the latest submit + duration of the workload."""
+    plan_epoch_s: float | None = None
+    """UTC epoch of simulated time 0 for training plan windows; ``None``: the first plan's start."""
+    plan_stop_before_end_s: float = PLAN_STOP_BEFORE_END_S
+    """When, before a plan's end, its capacity goes and its running jobs stop (AWS: 30 min)."""
 
     def scheduler_options(self, queue: JobQueueSpec) -> SchedulerOptions:
         return SchedulerOptions(
@@ -456,7 +464,14 @@ class _Calendars:
     """The shares' calendar changes in simulated seconds, applied through ``upsert_share`` as
     the emulator applies them (the same model function: ``ShareCalendar.next_change``)."""
 
-    def __init__(self, queue: JobQueueSpec, calendars: Mapping[str, ShareCalendar]) -> None:
+    def __init__(
+        self,
+        queue: JobQueueSpec,
+        calendars: Mapping[str, ShareCalendar],
+        plans: _PlanWindows,
+    ) -> None:
+        self.plans = plans
+        """The plans' windows, applied with the flips (at the same instants, in time order)."""
         self._shares = [(s, calendars[s.name]) for s in queue.shares if s.name in calendars]
         self._next: list[tuple[float, QuotaShareSpec]] = []
         for share, calendar in self._shares:
@@ -480,15 +495,49 @@ class _Calendars:
 
     @property
     def next_time(self) -> float:
-        return self._next[0][0] if self._next else math.inf
+        return min(self._next[0][0] if self._next else math.inf, self.plans.next_time)
 
     def apply_due(self, sched: Scheduler, now: float) -> None:
         """Apply every change due by ``now``, each at its own time."""
+        self.plans.apply_due(sched, now)
         while self._next and self._next[0][0] <= now:
             at, spec = self._next.pop(0)
             sched.upsert_share(spec, now=at)
             share, calendar = next((s, c) for s, c in self._shares if s.name == spec.name)
             self._queue_next(share, calendar, SIMULATION_START + timedelta(seconds=at))
+
+
+class _PlanWindows:
+    """Plan-backed capacity at the plans' edges in simulated seconds, applied through
+    ``set_service_environment`` as the emulator applies it (the model's
+    :func:`~quota_constructs.model.apply_plan_capacity`)."""
+
+    def __init__(self, plans: Sequence[TrainingPlanSpec], options: SimulationOptions) -> None:
+        self._plans = [p for p in plans if not p.by_arn]
+        first = min((p.start_s for p in self._plans), default=0.0)
+        self._epoch0 = first if options.plan_epoch_s is None else options.plan_epoch_s
+        self._stop = options.plan_stop_before_end_s
+        edges = plan_capacity_edges(self._plans, stop_before_end_s=self._stop)
+        self._next = [(e - self._epoch0, t) for e, t in edges if e - self._epoch0 > 0]
+
+    def start(self, sched: Scheduler) -> None:
+        """The capacity at time 0."""
+        for itype in sorted({p.instance_type for p in self._plans}):
+            self._apply(sched, itype, 0.0)
+
+    @property
+    def next_time(self) -> float:
+        return self._next[0][0] if self._next else math.inf
+
+    def apply_due(self, sched: Scheduler, now: float) -> None:
+        while self._next and self._next[0][0] <= now:
+            at, itype = self._next.pop(0)
+            self._apply(sched, itype, at)
+
+    def _apply(self, sched: Scheduler, itype: str, at: float) -> None:
+        apply_plan_capacity(
+            sched, self._plans, itype, self._epoch0 + at, now=at, stop_before_end_s=self._stop
+        )
 
 
 def _run(
@@ -500,14 +549,16 @@ def _run(
     recorder_type: Callable[[Scheduler, float], _U],
     progress: Progress | None = None,
     calendars: Mapping[str, ShareCalendar] | None = None,
+    plans: Sequence[TrainingPlanSpec] = (),
 ) -> tuple[Scheduler, _U]:
     """Run ``jobs`` through a scheduler for ``queue``, measured by a ``recorder_type``; shares
-    with a calendar flip at its edges."""
-    flips = _Calendars(queue, calendars or {})
+    with a calendar flip at its edges, plan-backed capacity exists only in the plans' windows."""
+    flips = _Calendars(queue, calendars or {}, _PlanWindows(plans, options))
     queue = flips.start(queue)
     sched = Scheduler.for_queue(
         queue, queue_name=f"{name}-queue", options=options.scheduler_options(queue)
     )
+    flips.plans.start(sched)
     recorder = recorder_type(sched, window_s)
     recorder.record(0.0)
     with collector_paused():
@@ -525,7 +576,7 @@ def simulated_jobs(
     check_workload(org, jobs)
     ordered = sorted(jobs, key=lambda j: j.submit_time_s)
     window = options.window_s or default_window(ordered)
-    sched, _ = _run(org.queue, org.name, ordered, options, window, _Usage)
+    sched, _ = _run(org.queue, org.name, ordered, options, window, _Usage, plans=org.training_plans)
     return list(sched.jobs)
 
 
@@ -539,12 +590,14 @@ def _feed(
 ) -> None:
     """Submit each job at its time and advance from instant to instant, recording usage;
     ``progress`` every :data:`PROGRESS_EVERY` instants. Calendar flips are applied at their
-    times while jobs remain (they never prolong a run)."""
+    times while jobs remain (they never prolong a run); a plan's edge does while jobs wait."""
     index, count, instants = 0, len(jobs), 0
     while True:
         next_submit = jobs[index].submit_time_s if index < count else math.inf
         next_event = sched.next_event_time()
         now = min(next_submit, math.inf if next_event is None else next_event)
+        if now == math.inf and any(j.status.is_active for j in sched.jobs):
+            now = flips.plans.next_time  # jobs wait for a plan's window
         if now == math.inf:
             break
         if flips.next_time <= now:
@@ -685,7 +738,15 @@ def simulate(
     jobs = sorted(jobs, key=lambda j: j.submit_time_s)
     window = options.window_s or default_window(jobs)
     sched, recorder = _run(
-        org.queue, org.name, jobs, options, window, _Recorder, progress, org.calendars
+        org.queue,
+        org.name,
+        jobs,
+        options,
+        window,
+        _Recorder,
+        progress,
+        org.calendars,
+        org.training_plans,
     )
     if baseline is None and org.queue == baseline_queue(org.queue) and not org.calendars:
         baseline = _utilisation(org.queue, recorder.used_in_window, window)  # it is the baseline
@@ -728,7 +789,7 @@ def baseline_utilisation(
     jobs = sorted(jobs, key=lambda j: j.submit_time_s)
     window = window_s or options.window_s or default_window(jobs)
     queue = baseline_queue(org.queue)
-    _, usage = _run(queue, org.name, jobs, options, window, _Usage)
+    _, usage = _run(queue, org.name, jobs, options, window, _Usage, plans=org.training_plans)
     return _utilisation(queue, usage.used_in_window, window)
 
 

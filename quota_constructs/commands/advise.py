@@ -373,7 +373,7 @@ def _simulate_advice(
             console.print(money_table(cost, label))
         _print_checks(checks, sizings, findings, console)
     if plot is not None:
-        plot_results(results, list(configs), plot)
+        plot_results(results, list(configs), plot, costs)
         (stderr_console() if as_json else console).print(f"wrote {plot}")
     _exit_on_misses(checks, findings)
 
@@ -640,7 +640,7 @@ def simulate_command(
         for label, cost in costs.items():
             console.print(money_table(cost, label))
     if plot is not None:
-        plot_results(results, labels, plot)
+        plot_results(results, labels, plot, costs)
         if not as_json:
             console.print(f"wrote {plot}")
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -20,6 +21,7 @@ from rich.table import Table
 
 from quota_constructs.advisor.billing import attempts_from_history, simulated_attempts
 from quota_constructs.advisor.history import parse_duration
+from quota_constructs.advisor.limits import MAX_DELAY_S
 from quota_constructs.advisor.report import plot_bill
 from quota_constructs.advisor.simulate import SimulationOptions
 from quota_constructs.advisor.workload import WorkloadJob, load_workload_csv
@@ -37,7 +39,14 @@ from quota_constructs.commands._common import (
 )
 from quota_constructs.commands.jobs import QueueClientOptions
 from quota_constructs.config import load_organisation
-from quota_constructs.model import Organisation, Problem, QuotaConfigError, parse_utc, utc_text
+from quota_constructs.model import (
+    PLAN_STOP_BEFORE_END_S,
+    Organisation,
+    Problem,
+    QuotaConfigError,
+    parse_utc,
+    utc_text,
+)
 from quota_constructs.model.cost import (
     CHARGE_RULES,
     ChargeRule,
@@ -48,6 +57,7 @@ from quota_constructs.model.cost import (
 )
 from quota_constructs.runtime.adopt import read_job_history, read_organisation
 from quota_constructs.runtime.pricing import price_list_prices
+from quota_constructs.runtime.training_plans import resolve_plans
 from quota_constructs.safe_load import load_yaml_document
 
 SHARE_COLUMNS = (
@@ -284,6 +294,25 @@ def _live(
     return live, attempts, history.since_s, history.now_s
 
 
+def _check_plan_stop(seconds: float) -> None:
+    if not (math.isfinite(seconds) and 0 <= seconds <= MAX_DELAY_S):
+        problem = Problem(
+            "--plan-stop-before-end-s",
+            seconds,
+            f"must be a number of seconds from 0 to {MAX_DELAY_S:.0f} (a day)",
+            "use 1800 (AWS's 30 minutes) or 0 to let plan jobs run to the end",
+        )
+        raise QuotaConfigError([problem])
+
+
+def _with_plans(org: Organisation, endpoint_url: str | None, region: str | None) -> Organisation:
+    """``org`` with its ``{arn}`` plans looked up (DescribeTrainingPlan); unchanged without."""
+    if not any(p.by_arn for p in org.training_plans):
+        return org
+    sagemaker = boto3.client("sagemaker", endpoint_url=endpoint_url, region_name=region)
+    return resolve_plans(org, sagemaker)
+
+
 def _price_list(types: set[str], region: str | None) -> dict[str, Price]:
     """Prices from the AWS Price List API; unreachable or no region: a problem naming the fix."""
     region = region or boto3.session.Session().region_name
@@ -340,6 +369,12 @@ def report_command(
     startup_s: float = typer.Option(
         0.0, "--startup-s", help="Simulation: dispatch-to-running delay (s)."
     ),
+    plan_stop_s: float = typer.Option(
+        PLAN_STOP_BEFORE_END_S,
+        "--plan-stop-before-end-s",
+        help="Simulation: seconds before a plan's end that its capacity goes and its jobs stop "
+        "(AWS: 1800; 0: they run to the end).",
+    ),
     as_json: Annotated[bool, json_option("Print the report as JSON.")] = False,
     as_csv: bool = typer.Option(False, "--csv", help="Print the share rows as CSV."),
     plot: Path | None = typer.Option(
@@ -367,16 +402,18 @@ def report_command(
     if live:
         options = QueueClientOptions(queue, organisation, endpoint_url, region)
         org, attempts, start_s, end_s = _live(options, since, org_file)
+        org = _with_plans(org, endpoint_url, region)
     else:
         if org_file is None:
             raise QuotaConfigError(
                 [Problem("ORG_FILE", None, "missing", "pass the organisation file to simulate")]
             )
         assert workload is not None
-        org = load_organisation(org_file)
+        org = _with_plans(load_organisation(org_file), endpoint_url, region)
         jobs = load_workload_csv(workload)
         start_s = _simulation_start(org, start)
-        sim = SimulationOptions(startup_s=startup_s)
+        _check_plan_stop(plan_stop_s)
+        sim = SimulationOptions(startup_s=startup_s, plan_stop_before_end_s=plan_stop_s)
         attempts = simulated_attempts(org, jobs, options=sim, offset_s=start_s)
         end_s = max((a.stop_s for a in attempts if a.stop_s != float("inf")), default=start_s)
     types = {a.instance_type for a in attempts} | {

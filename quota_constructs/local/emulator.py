@@ -32,7 +32,7 @@ from quota_constructs.local.provision import ProvisionedOrganisation, provision
 from quota_constructs.local.state.arns import Account
 from quota_constructs.local.state.calendars import ShareCalendars
 from quota_constructs.local.state.clock import EmulatorClock, VirtualClock
-from quota_constructs.local.state.errors import EmulatorError, InvalidRequest
+from quota_constructs.local.state.errors import EmulatorError, InvalidRequest, ResourceNotFound
 from quota_constructs.local.state.identities import Identities
 from quota_constructs.local.state.job_service import (
     ClientTokenMode,
@@ -41,13 +41,20 @@ from quota_constructs.local.state.job_service import (
     JobService,
 )
 from quota_constructs.local.state.parameter_store import ParameterStore
+from quota_constructs.local.state.plan_windows import PlanWindows
 from quota_constructs.local.state.registry import Registry
 from quota_constructs.local.state.service_quotas import ServiceQuotas
 from quota_constructs.local.state.tags import TagStore
 from quota_constructs.local.state.training_plans import TrainingPlans
 from quota_constructs.local.wire.api_errors import DOMAIN_ERRORS
-from quota_constructs.model import Organisation, Problem, QuotaConfigError
-from quota_constructs.scheduling import SchedulerOptions
+from quota_constructs.model import (
+    PLAN_STOP_BEFORE_END_S,
+    Organisation,
+    Problem,
+    QuotaConfigError,
+    TrainingPlanSpec,
+)
+from quota_constructs.scheduling import Scheduler, SchedulerOptions
 
 
 class Emulator:
@@ -73,7 +80,9 @@ class Emulator:
     (:class:`~.state.job_service.JobRetention`; default 14 days, 20,000 jobs: UNCONFIRMED).
     ``calendar_grace_s``: how long borrowers of a share whose calendar stops it lending may
     finish before they are preempted (0: at the window edge; UNCONFIRMED,
-    :mod:`.state.calendars`).
+    :mod:`.state.calendars`). ``plan_stop_before_end_s``: when, before a training plan's end,
+    its capacity goes and the jobs running on it are stopped (AWS's 30 minutes by default; 0:
+    they run to the end; :mod:`.state.plan_windows`).
     """
 
     def __init__(
@@ -90,6 +99,7 @@ class Emulator:
         dispatch: DispatchMode = DispatchMode.TICK,
         retention: JobRetention | None = None,
         calendar_grace_s: float = 0.0,
+        plan_stop_before_end_s: float = PLAN_STOP_BEFORE_END_S,
     ) -> None:
         self.clock: EmulatorClock = clock or VirtualClock()
         self.calendars = ShareCalendars(self.clock, grace_s=calendar_grace_s)
@@ -107,6 +117,8 @@ class Emulator:
             retention=retention,
         )
         self.jobs.calendars = self.calendars
+        self.plan_windows = PlanWindows(self.clock, stop_before_end_s=plan_stop_before_end_s)
+        self.jobs.plan_windows = self.plan_windows
         self.events = events
         if events is not None:
             self.jobs.listeners.append(BatchEvents(self.account, self.clock, events))
@@ -256,6 +268,7 @@ class Emulator:
                     "give each organisation file its own organisation name",
                 )
                 raise QuotaConfigError([problem])
+            plans = self._known_plans(org)
             try:
                 done = provision(org, self._call_unfaulted, account=self.account)
             except EmulatorError as exc:
@@ -271,17 +284,40 @@ class Emulator:
                 self.parameters.put(name, value, epoch=epoch)
             self.identities.add_roles(t.submitter_role_arn for t in done.teams.values())
             self._follow_calendars(org, done)
+            self.plan_windows.add(self._scheduler_of(done), plans)
             self.organisations[org.name] = done
             return done
 
     def _follow_calendars(self, org: Organisation, done: ProvisionedOrganisation) -> None:
         """Apply each share's calendar from now on (the settings in force now at once)."""
         queue = self.registry.queue(done.job_queue_name)
-        scheduler = self.jobs.schedulers[queue.name]
+        scheduler = self._scheduler_of(done)
         for share in org.queue.shares:
             calendar = org.calendars.get(share.name)
             if calendar is not None:
                 self.calendars.add(scheduler, queue, share, calendar)
+
+    def _known_plans(self, org: Organisation) -> list[TrainingPlanSpec]:
+        """``org``'s plans, each ``{arn}`` one as the emulator's account bought it."""
+        plans, problems = [], []
+        for index, plan in enumerate(org.training_plans):
+            try:
+                plans.append(self.training_plans.spec_of(plan.arn) if plan.by_arn else plan)
+            except ResourceNotFound:
+                problems.append(
+                    Problem(
+                        f"training_plans[{index}].arn",
+                        plan.arn,
+                        "no such training plan in the emulator's account",
+                        "buy it first (CreateTrainingPlan), then provision the organisation",
+                    )
+                )
+        if problems:
+            raise QuotaConfigError(problems, context=f"organisation {org.name!r}")
+        return plans
+
+    def _scheduler_of(self, done: ProvisionedOrganisation) -> Scheduler:
+        return self.jobs.schedulers[self.registry.queue(done.job_queue_name).name]
 
     def provision_file(self, path: str | Path) -> ProvisionedOrganisation:
         """Load and provision an organisation file; ``OrgFileError`` names file, field, fix."""

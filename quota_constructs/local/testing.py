@@ -30,6 +30,7 @@ from quota_constructs.local.state.arns import Account
 from quota_constructs.local.state.clock import EmulatorClock, RealTimeClock, VirtualClock
 from quota_constructs.local.state.job_service import ClientTokenMode, DispatchMode, JobRetention
 from quota_constructs.local.wire.server import RunningServer, ServerLimits, start_server
+from quota_constructs.model import PLAN_STOP_BEFORE_END_S
 from quota_constructs.scheduling import SchedulerOptions
 
 SEED_DEMO = ORGS_DIR / "seed-demo.yaml"
@@ -69,6 +70,7 @@ class EmulatorServer:
         client_token_mode: ClientTokenMode | str = ClientTokenMode.REJECT,
         dispatch: DispatchMode | str = DispatchMode.TICK,
         retention: JobRetention | None = None,
+        plan_stop_before_end_s: float = PLAN_STOP_BEFORE_END_S,
     ) -> None:
         if clock not in ("virtual", "wall"):
             raise ValueError(f"clock must be 'virtual' or 'wall' (got {clock!r})")
@@ -85,6 +87,7 @@ class EmulatorServer:
             client_token_mode=ClientTokenMode(client_token_mode),
             dispatch=DispatchMode(dispatch),
             retention=retention,
+            plan_stop_before_end_s=plan_stop_before_end_s,
         )
         self.org_files = [Path(p) for p in org_files]
         self.host = host

@@ -9,10 +9,12 @@ looked up). Bounds are botocore's SageMaker model (``TrainingPlanName``, ``Train
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Protocol
 
+from quota_constructs.model.jobs import JobStatus
 from quota_constructs.model.limits import check_instance_type, check_int_range
 from quota_constructs.model.problems import Problem
 
@@ -235,3 +237,118 @@ def active_plan_instances(
         for p in plans
         if not p.by_arn and p.instance_type == instance_type and p.active_at(epoch_s)
     )
+
+
+PLAN_STOP_BEFORE_END_S = 1800.0
+"""AWS: SageMaker begins terminating the instances running on a plan 30 minutes before its end
+(SageMaker developer guide, "Training plans utilization for SageMaker training jobs";
+docs/cost.md). Plan-backed capacity is usable from the plan's start to ``end - this``."""
+
+
+def plan_capacity_at(
+    plans: Iterable[TrainingPlanSpec],
+    instance_type: str,
+    epoch_s: float,
+    *,
+    stop_before_end_s: float = PLAN_STOP_BEFORE_END_S,
+) -> int:
+    """Instances of ``instance_type`` the named plans let jobs use at ``epoch_s``: each plan's
+    from its start (inclusive) to ``stop_before_end_s`` before its end (exclusive)."""
+    return sum(
+        p.instance_count
+        for p in plans
+        if not p.by_arn
+        and p.instance_type == instance_type
+        and p.start_s <= epoch_s < max(p.start_s, p.end_s - stop_before_end_s)
+    )
+
+
+def plan_capacity_edges(
+    plans: Iterable[TrainingPlanSpec], *, stop_before_end_s: float = PLAN_STOP_BEFORE_END_S
+) -> list[tuple[float, str]]:
+    """Every ``(epoch_s, instance_type)`` at which a type's plan-backed capacity may change
+    (each named plan's start and its stop, ``stop_before_end_s`` before its end), in order."""
+    edges = set()
+    for plan in plans:
+        if not plan.by_arn:
+            stop = max(plan.start_s, plan.end_s - stop_before_end_s)
+            edges |= {(plan.start_s, plan.instance_type), (stop, plan.instance_type)}
+    return sorted(edges)
+
+
+def plan_stop_reason(instance_type: str, stop_before_end_s: float) -> str:
+    """The status reason of a job whose plan instances SageMaker terminated."""
+    when = (
+        f"{stop_before_end_s / 60:g} minutes before its end" if stop_before_end_s else "at its end"
+    )
+    return (
+        f"TrainingPlanEnded: SageMaker terminated the {instance_type} instances of the "
+        f"training plan {when}"
+    )
+
+
+def jobs_to_stop(running: Iterable[tuple[str, int, float]], capacity: int) -> list[str]:
+    """Which running jobs ``(job_id, instances, started_at)`` of a type stop when its
+    plan-backed capacity drops to ``capacity``: the latest started first, until the rest fit
+    (ours: AWS does not say which instances go first; UNCONFIRMED, docs/cost.md)."""
+    ordered = sorted(running, key=lambda r: (r[2], r[0]))
+    used = sum(count for _, count, _ in ordered)
+    stopped = []
+    while ordered and used > capacity:
+        job_id, count, _ = ordered.pop()
+        stopped.append(job_id)
+        used -= count
+    return stopped
+
+
+class _PlanJob(Protocol):
+    job_id: str
+    demand: dict[str, int]
+    started_at: float | None
+
+    @property
+    def status(self) -> JobStatus: ...
+
+
+class PlanScheduler(Protocol):
+    """What :func:`apply_plan_capacity` needs of the scheduler core (its public methods)."""
+
+    @property
+    def jobs(self) -> Sequence[_PlanJob]: ...
+
+    @property
+    def service_environment(self) -> dict[str, int]: ...
+
+    def set_service_environment(
+        self, capacity: Mapping[str, int] | None, *, now: float | None = None
+    ) -> None: ...
+
+    def terminate(self, job_id: str, reason: str, *, now: float) -> object: ...
+
+
+def apply_plan_capacity(
+    scheduler: PlanScheduler,
+    plans: Sequence[TrainingPlanSpec],
+    instance_type: str,
+    epoch_s: float,
+    *,
+    now: float,
+    stop_before_end_s: float,
+) -> list[str]:
+    """Set ``instance_type``'s capacity to what ``plans`` allow at ``epoch_s`` (scheduler time
+    ``now``) and stop the jobs that no longer fit; returns their ids."""
+    capacity = plan_capacity_at(plans, instance_type, epoch_s, stop_before_end_s=stop_before_end_s)
+    running = [
+        (job.job_id, job.demand[instance_type], job.started_at or now)
+        for job in scheduler.jobs
+        if job.status.is_dispatched and job.demand.get(instance_type)
+    ]
+    if scheduler.service_environment.get(instance_type) != capacity:  # first: none dispatch
+        scheduler.set_service_environment(
+            {**scheduler.service_environment, instance_type: capacity}, now=now
+        )
+    stopped = jobs_to_stop(running, capacity)
+    reason = plan_stop_reason(instance_type, stop_before_end_s)
+    for job_id in stopped:
+        scheduler.terminate(job_id, reason, now=now)
+    return stopped

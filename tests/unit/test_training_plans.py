@@ -8,7 +8,12 @@ import botocore.session
 import pytest
 
 from quota_constructs.config import OrganisationFile, OrgFileError, load_organisation
-from quota_constructs.model import TrainingPlanSpec
+from quota_constructs.model import (
+    TrainingPlanSpec,
+    jobs_to_stop,
+    plan_capacity_at,
+    plan_capacity_edges,
+)
 from quota_constructs.model.training_plan import PLAN_INSTANCE_TYPES
 
 HEAD = """organisation: plans
@@ -118,3 +123,31 @@ def test_a_type_plans_cannot_reserve_is_named(tmp_path: Path) -> None:
 def test_the_plan_types_are_botocores() -> None:
     model = botocore.session.get_session().get_service_model("sagemaker")
     assert tuple(model.shape_for("ReservedCapacityInstanceType").enum) == PLAN_INSTANCE_TYPES
+
+
+def test_plan_capacity_exists_from_start_until_30_minutes_before_the_end() -> None:
+    june = TrainingPlanSpec("a", "ml.p5.48xlarge", 8, "2027-06-01T00:00:00Z", duration_hours=2)
+    later = TrainingPlanSpec("b", "ml.p5.48xlarge", 2, "2027-06-01T01:00:00Z", duration_hours=2)
+    plans = [june, later]
+    at = june.start_s
+    assert [plan_capacity_at(plans, "ml.p5.48xlarge", at + h * 3600) for h in (-0.01, 0, 1)] == [
+        0,
+        8,
+        10,
+    ]
+    assert plan_capacity_at(plans, "ml.p5.48xlarge", at + 1.5 * 3600) == 2  # june stopped
+    assert plan_capacity_at(plans, "ml.p5.48xlarge", at + 1.5 * 3600, stop_before_end_s=0) == 10
+    assert plan_capacity_at(plans, "ml.p4d.24xlarge", at) == 0
+    assert plan_capacity_edges(plans) == [
+        (at, "ml.p5.48xlarge"),
+        (at + 3600, "ml.p5.48xlarge"),
+        (at + 1.5 * 3600, "ml.p5.48xlarge"),
+        (at + 2.5 * 3600, "ml.p5.48xlarge"),
+    ]
+
+
+def test_when_plan_capacity_drops_the_latest_started_jobs_stop_until_the_rest_fit() -> None:
+    running = [("a", 4, 10.0), ("b", 2, 30.0), ("c", 2, 20.0)]
+    assert jobs_to_stop(running, 8) == []
+    assert jobs_to_stop(running, 5) == ["b", "c"]
+    assert jobs_to_stop(running, 0) == ["b", "c", "a"]

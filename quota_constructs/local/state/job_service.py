@@ -41,6 +41,7 @@ from quota_constructs.local.state.arns import JOB_ID_PATTERN, Account
 from quota_constructs.local.state.calendars import ShareCalendars
 from quota_constructs.local.state.clock import EmulatorClock, RealTimeClock
 from quota_constructs.local.state.errors import InvalidParameter, InvalidRequest, NotFound
+from quota_constructs.local.state.plan_windows import PlanWindows
 from quota_constructs.local.state.registry import ENABLED, JobQueue, ShareRecord
 from quota_constructs.local.state.tags import TagStore
 from quota_constructs.model import NUM_INSTANCES
@@ -195,6 +196,8 @@ class JobService:
         """``clientToken`` -> fingerprint of its request and the job it created."""
         self.calendars: ShareCalendars | None = None
         """The shares' calendars, applied as time advances (set by the emulator)."""
+        self.plan_windows: PlanWindows | None = None
+        """The training plans' windows, applied as time advances (set by the emulator)."""
         self.listeners: list[Callable[[str, SchedulerEvent], None]] = []
         """Told (queue name, event) of every scheduler event of queues created from now on."""
         self._finished: dict[str, float] = {}
@@ -265,10 +268,10 @@ class JobService:
         return now
 
     def advance(self, *, settle: bool = False) -> None:
-        """Bring every queue's scheduler to :meth:`now` (flipping shares on their calendars at
-        their edges), then expire finished jobs. In ``tick`` mode a scheduler already there is
-        left alone (what was submitted at this instant waits for the next tick) unless
-        ``settle`` (an explicit ``advance`` of the virtual clock)."""
+        """Bring every queue's scheduler to :meth:`now` (flipping shares on their calendars and
+        plan-backed capacity at their edges), then expire finished jobs. In ``tick`` mode a
+        scheduler already there is left alone (what was submitted at this instant waits for the
+        next tick) unless ``settle`` (an explicit ``advance`` of the virtual clock)."""
         now = self.now()
         batch = self.dispatch is DispatchMode.TICK and not settle
 
@@ -277,10 +280,13 @@ class JobService:
                 if not (batch and t <= scheduler.now):
                     scheduler.advance(t)
 
+        step: Callable[[float], None] = advance_schedulers
+        if self.plan_windows is not None:
+            step = partial(self.plan_windows.advance, step=advance_schedulers)
         if self.calendars is None:
-            advance_schedulers(now)
+            step(now)
         else:
-            self.calendars.advance(now, advance_schedulers)
+            self.calendars.advance(now, step)
         self.expire(now)
 
     # --- retention -----------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from quota_constructs.local.state.arns import Account
 from quota_constructs.local.state.errors import ResourceInUse, ResourceNotFound
-from quota_constructs.model import TrainingPlanSpec
+from quota_constructs.model import TrainingPlanSpec, utc_text
 
 DEFAULT_PLAN_RATE_USD = 1.0
 HOUR_S = 3600.0
@@ -108,3 +108,14 @@ class TrainingPlans:
             if name in (plan.name, plan.arn):
                 return plan
         raise ResourceNotFound(f"Training plan {name!r} not found.")
+
+    def spec_of(self, name: str) -> TrainingPlanSpec:
+        """The plan called ``name`` (or whose ARN is ``name``) as the model's named plan."""
+        offering = self.get(name).offering
+        return TrainingPlanSpec(
+            name=self.get(name).name,
+            instance_type=offering.instance_type,
+            instance_count=offering.instance_count,
+            start=utc_text(offering.start_s),
+            duration_hours=offering.duration_hours,
+        )
