@@ -304,7 +304,7 @@ RULES: tuple[Rule, ...] = (
         "SubmitServiceJob.serviceRequestPayload",
         "The request, in JSON, for the service that the SubmitServiceJob operation is queueing.",
         "emulator/test_payload_passthrough.py::"
-        "test_a_payload_without_a_resource_config_fails_the_job_not_the_submit[no ResourceConfig]",
+        "test_an_unschedulable_payload_fails_the_job_not_the_submit[no ResourceConfig]",
         "Passed through without validation (docs/aws-semantics.md §2.2): unknown and missing "
         "SageMaker fields are accepted; a payload without a schedulable ResourceConfig "
         "(instance type and count) is accepted and its job FAILS at once, statusReason "

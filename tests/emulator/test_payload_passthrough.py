@@ -56,7 +56,7 @@ def test_unknown_sagemaker_fields_and_missing_optional_ones_are_accepted(
     ],
     ids=["no ResourceConfig", "unknown instance type", "zero instances"],
 )
-def test_a_payload_without_a_resource_config_fails_the_job_not_the_submit(
+def test_an_unschedulable_payload_fails_the_job_not_the_submit(
     batch: Any, queue: str, payload: dict[str, Any], field: str
 ) -> None:
     job_id = submit(batch, queue, "QS1", "bad", serviceRequestPayload=json.dumps(payload))
