@@ -70,8 +70,8 @@ def test_an_unschedulable_payload_fails_the_job_not_the_submit(
 def test_a_failed_payload_takes_no_capacity_from_other_jobs(
     emulator: EmulatorServer, batch: Any, queue: str
 ) -> None:
-    submit(batch, queue, "QS1", "bad", serviceRequestPayload="{}")
-    good = submit(batch, queue, "QS1", "good")
+    submit(batch, queue, "QS3", "bad", serviceRequestPayload="{}")  # QS3 reserves 1 instance
+    good = submit(batch, queue, "QS3", "good")
 
     emulator.advance(10)
 
