@@ -1,12 +1,14 @@
 """Owns the emulator's EventBridge events: AWS Batch's service-job event shapes, to a sink.
 
-Three shapes, with AWS's field names (docs/aws-semantics.md §4), source ``aws.batch`` and the job's
+Four shapes, with AWS's field names (docs/aws-semantics.md §4), source ``aws.batch`` and the job's
 ARN in ``resources``: ``Batch Service Job State Change`` (the DescribeServiceJob shape without
 ``tags`` and ``serviceRequestPayload``; none for the initial submission),
 ``Batch Service Job Preemption Started`` (``statusReason``, ``preemptedJobArn``, ``status``) and
 ``Batch Service Job Preemption Completed`` (``preemptedJobArn``, ``preemptionSummary``,
-``status``). Events go to an :class:`EventSink`: a bounded in-memory list that tests read, and
-optionally a JSON Lines file (``quota local serve --events-file``).
+``status``) and ``Batch Service Job Queue Blocked`` (the state change's detail, for a job that
+turns RUNNABLE with a MISCONFIGURATION reason). Events go to an :class:`EventSink`: a bounded
+in-memory list that tests read, and optionally a JSON Lines file
+(``quota local serve --events-file``).
 
 The file is written after the transitions: an event is rendered (pure, in memory) as the
 scheduler tells it, and its line is written when the request that caused it is done
@@ -39,6 +41,11 @@ SOURCE = "aws.batch"
 STATE_CHANGE = "Batch Service Job State Change"
 PREEMPTION_STARTED = "Batch Service Job Preemption Started"
 PREEMPTION_COMPLETED = "Batch Service Job Preemption Completed"
+QUEUE_BLOCKED = "Batch Service Job Queue Blocked"
+"""Sent, besides its state change, for a job that turns RUNNABLE with a MISCONFIGURATION reason
+(Batch user guide, "Service job queue blocked events"; which reasons AWS sends it for is
+UNCONFIRMED)."""
+BLOCKING_REASON_PREFIX = "MISCONFIGURATION"
 DETAIL_TYPES = {
     EventKind.STATE_CHANGE: STATE_CHANGE,
     EventKind.PREEMPTION_STARTED: PREEMPTION_STARTED,
@@ -102,6 +109,16 @@ def _check_writable(path: Path) -> None:
             file.truncate(0)
 
 
+def _blocks_its_queue(event: SchedulerEvent) -> bool:
+    """Whether a state change leaves its job RUNNABLE for a MISCONFIGURATION reason."""
+    reason = event.status_reason or ""
+    return (
+        event.kind is EventKind.STATE_CHANGE
+        and event.status is JobStatus.RUNNABLE
+        and reason.startswith(BLOCKING_REASON_PREFIX)
+    )
+
+
 class BatchEvents:
     """Renders scheduler events as AWS Batch's EventBridge events into ``sink``."""
 
@@ -118,7 +135,10 @@ class BatchEvents:
             return
         if event.kind is EventKind.STATE_CHANGE and event.previous_status in (None, event.status):
             return  # AWS sends none for the initial submission
-        self.sink.emit(self._envelope(detail_type, event, self._detail(queue_name, event)))
+        detail = self._detail(queue_name, event)
+        self.sink.emit(self._envelope(detail_type, event, detail))
+        if _blocks_its_queue(event):
+            self.sink.emit(self._envelope(QUEUE_BLOCKED, event, detail))
 
     def _envelope(
         self, detail_type: str, event: SchedulerEvent, detail: dict[str, Any]

@@ -204,6 +204,15 @@ RULES: tuple[Rule, ...] = (
         "You must first disable submissions for a queue with the UpdateJobQueue operation.",
         "emulator/test_server_resources.py::test_rejects_deleting_an_enabled_queue",
     ),
+    Rule(
+        "DeleteJobQueue",
+        "All jobs in the queue are eventually terminated when you delete a job queue.",
+        "emulator/test_queue_deletion.py::"
+        "test_deleting_a_queue_with_shares_terminates_its_running_and_waiting_jobs",
+        "At once, FAILED with statusReason 'Job queue deleted: all jobs in the queue are "
+        "terminated' (UNCONFIRMED: the delay and the text); the queue's quota shares are "
+        "deleted with it (UNCONFIRMED; Registry(refuse_queue_with_shares=True) refuses instead).",
+    ),
     # --- quota shares
     Rule(
         "CreateQuotaShare.resourceSharingConfiguration.borrowLimit",
@@ -290,6 +299,17 @@ RULES: tuple[Rule, ...] = (
         "SubmitServiceJob.serviceRequestPayload",
         "The request, in JSON, for the service that the SubmitServiceJob operation is queueing.",
         J + "test_rejects_a_payload_that_is_not_json",
+    ),
+    Rule(
+        "SubmitServiceJob.serviceRequestPayload",
+        "The request, in JSON, for the service that the SubmitServiceJob operation is queueing.",
+        "emulator/test_payload_passthrough.py::"
+        "test_an_unschedulable_payload_fails_the_job_not_the_submit[no ResourceConfig]",
+        "Passed through without validation (docs/aws-semantics.md §2.2): unknown and missing "
+        "SageMaker fields are accepted; a payload without a schedulable ResourceConfig "
+        "(instance type and count) is accepted and its job FAILS at once, statusReason "
+        "'Received status from SageMaker:ValidationException: <field>: <problem>' (UNCONFIRMED: "
+        "when and with what text AWS fails it).",
     ),
     Rule(
         "SubmitServiceJob.shareIdentifier",

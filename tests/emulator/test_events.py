@@ -23,6 +23,7 @@ from quota_constructs.local.emulator import Emulator
 from quota_constructs.local.events import (
     PREEMPTION_COMPLETED,
     PREEMPTION_STARTED,
+    QUEUE_BLOCKED,
     STATE_CHANGE,
     EventSink,
 )
@@ -94,6 +95,31 @@ def test_a_preemption_emits_started_and_completed_in_aws_shape(
     assert completed["detail"]["status"] == "RUNNABLE"
     assert summary["preemptedAttemptCount"] == 1
     assert summary["recentPreemptedAttempts"][0]["serviceResourceId"]["name"] == "TrainingJobArn"
+
+
+@pytest.mark.parametrize(
+    ("share", "count", "code"),
+    [
+        ("QS3", 2, "MISCONFIGURATION:QUOTA_MANAGEMENT_LIMIT_EXCEEDED"),
+        ("QS1", 4, "MISCONFIGURATION:SERVICE_ENVIRONMENT_MAX_RESOURCE"),
+    ],
+    ids=["over the share's limit", "over the environment's capacity"],
+)
+def test_a_misconfigured_runnable_job_sends_a_queue_blocked_event_in_aws_shape(
+    tutorial: Tutorial, sink: EventSink, share: str, count: int, code: str
+) -> None:
+    tutorial.submit("QS2", "fits")
+    job = tutorial.submit(share, "too-big", serviceRequestPayload=payload(count=count))
+    tutorial.emulator.advance(10)
+
+    [blocked] = sink.of_type(QUEUE_BLOCKED)
+    assert (blocked["source"], blocked["resources"]) == ("aws.batch", [job])
+    detail = blocked["detail"]
+    assert (detail["jobArn"], detail["status"]) == (job, "RUNNABLE")
+    assert detail["statusReason"].startswith(f"{code} - ")
+    assert detail["jobQueue"] == tutorial.queue_arn
+    assert detail["serviceJobType"] == "SAGEMAKER_TRAINING"
+    assert "tags" not in detail and "serviceRequestPayload" not in detail
 
 
 def test_state_changes_carry_the_queue_and_share_but_not_the_submission(

@@ -317,12 +317,6 @@ def test_rejects_deep_json_to_a_json_service_with_a_400(client: Client, target: 
 @pytest.mark.parametrize(
     ("service_payload", "expected"),
     [
-        (payload_with(InstanceGroups=5), "InstanceGroups"),
-        (payload_with(InstanceGroups=["a"]), "InstanceGroups[0]: not an object"),
-        (payload_with(InstanceGroups=[{"InstanceType": 5}]), "InstanceGroups[0]"),
-        (payload_with(InstanceType="ml.g5.xlarge", InstanceCount="1"), "InstanceCount"),
-        (payload_with(InstanceType=["ml.g5.xlarge"], InstanceCount=1), "InstanceType"),
-        (payload_with(InstanceType="ml.g5.xlarge", InstanceCount=1e308), "InstanceCount"),
         ("[" * 4000 + "]" * 4000, "nested deeper than 20 levels"),
         ('{"ResourceConfig": {"InstanceCount": NaN}}', "NaN is not a JSON number"),
         ('{"StoppingCondition": {"MaxRuntimeInSeconds": Infinity}}', "Infinity"),
@@ -341,6 +335,34 @@ def test_rejects_a_bad_payload_with_a_400_naming_it(
     assert answer.status_code == 400 and answer.json is not None
     assert answer.json["message"].startswith("serviceRequestPayload")
     assert expected in answer.json["message"]
+
+
+@pytest.mark.parametrize(
+    ("service_payload", "expected"),
+    [
+        (payload_with(InstanceGroups=5), "InstanceGroups"),
+        (payload_with(InstanceGroups=["a"]), "InstanceGroups[0]: not an object"),
+        (payload_with(InstanceGroups=[{"InstanceType": 5}]), "InstanceGroups[0]"),
+        (payload_with(InstanceType="ml.g5.xlarge", InstanceCount="1"), "InstanceCount"),
+        (payload_with(InstanceType=["ml.g5.xlarge"], InstanceCount=1), "InstanceType"),
+        (payload_with(InstanceType="ml.g5.xlarge", InstanceCount=1e308), "InstanceCount"),
+    ],
+)
+def test_a_payload_without_schedulable_capacity_fails_its_job_naming_it(
+    client: Client, service_payload: str, expected: str
+) -> None:
+    body = {**SUBMIT, "serviceRequestPayload": service_payload}
+
+    answer = client.post("/v1/submitservicejob", data=json.dumps(body), content_type=JSON_TYPE)
+    assert answer.status_code == 200 and answer.json is not None
+    described = client.post(
+        "/v1/describeservicejob",
+        data=json.dumps({"jobId": answer.json["jobId"]}),
+        content_type=JSON_TYPE,
+    )
+
+    assert described.json is not None and described.json["status"] == "FAILED"
+    assert expected in described.json["statusReason"]
 
 
 @pytest.mark.parametrize(

@@ -245,7 +245,7 @@ def test_a_job_queue_update_changes_what_is_given_and_keeps_its_policy(
     assert queue.time_limit_actions == ()
 
 
-def test_a_job_queue_is_deleted_only_disabled_and_without_shares(
+def test_a_job_queue_is_deleted_only_disabled_and_with_its_shares(
     registry: Registry, listener: RecordingListener
 ) -> None:
     queue = create_queue(registry)
@@ -253,6 +253,21 @@ def test_a_job_queue_is_deleted_only_disabled_and_without_shares(
 
     with pytest.raises(InvalidRequest, match="job queue 'q' is ENABLED; disable it first"):
         registry.delete_job_queue("q")
+    registry.update_job_queue("q", state=DISABLED)
+    registry.delete_job_queue("q")
+
+    assert registry.job_queues() == [] and queue.environment.queue_arn is None
+    assert listener.calls[-1] == ("queue_deleted", "q")
+    with pytest.raises(NotFound):
+        registry.share(f"{QUEUE_ARN}/quota-share/a")
+
+
+def test_a_queue_with_shares_is_refused_when_asked(
+    registry: Registry, listener: RecordingListener
+) -> None:
+    registry.refuse_queue_with_shares = True
+    queue = create_queue(registry)
+    registry.create_quota_share("q", share())
     registry.update_job_queue("q", state=DISABLED)
     with pytest.raises(InvalidRequest, match=r"still has quota shares \(a\); delete them first"):
         registry.delete_job_queue("q")

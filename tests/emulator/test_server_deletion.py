@@ -129,15 +129,3 @@ def test_deleting_a_queue_forgets_its_jobs_and_keeps_every_other_job(
     for job in gone:
         with pytest.raises(ClientError, match="no service job"):
             batch.describe_service_job(jobId=job)
-
-
-def test_refuses_deleting_a_queue_that_still_has_shares(emulator: EmulatorServer) -> None:
-    batch = emulator.client("batch")
-    queue = emulator.queue_arn("seed-demo")
-    job = submit(batch, queue, "QS1", "stays")
-    batch.update_job_queue(jobQueue=queue, state="DISABLED")
-
-    with pytest.raises(ClientError, match="still has quota shares"):
-        batch.delete_job_queue(jobQueue=queue)
-
-    assert status(batch, job) in {"SUBMITTED", "RUNNABLE", "SCHEDULED", "RUNNING"}

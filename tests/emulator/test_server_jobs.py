@@ -81,10 +81,11 @@ def test_rejects_share_identifier_on_a_quota_managed_queue(batch: Any, queue: st
     assert "pass quotaShareName instead of shareIdentifier" in message
 
 
-def test_rejects_payload_without_resource_config(batch: Any, queue: str) -> None:
-    message = submit_error(batch, queue, "QS1", serviceRequestPayload='{"RoleArn": "r"}')
+def test_a_payload_without_resource_config_fails_its_job(batch: Any, queue: str) -> None:
+    job_id = submit(batch, queue, "QS1", "no-resources", serviceRequestPayload='{"RoleArn": "r"}')
 
-    assert "ResourceConfig" in message
+    job = batch.describe_service_job(jobId=job_id)
+    assert job["status"] == "FAILED" and "ResourceConfig" in job["statusReason"]
 
 
 def test_rejects_submit_to_disabled_queue(batch: Any, queue: str) -> None:

@@ -27,7 +27,7 @@ from quota_constructs.local.handlers.job_view import (
     preemption_summary,
 )
 from quota_constructs.local.handlers.pagination import paginate
-from quota_constructs.local.handlers.submit_request import request_from_submit
+from quota_constructs.local.handlers.submit_request import read_submit
 from quota_constructs.local.state.arns import Account
 from quota_constructs.local.state.clock import EmulatorClock
 from quota_constructs.local.state.errors import InvalidParameter, InvalidRequest, NotFound
@@ -124,13 +124,12 @@ class ServiceJobHandlers:
             preemption_configuration=params.get("preemptionConfiguration"),
             timeout_config=params.get("timeoutConfig"),
         )
+        request, payload_failure = read_submit(params)
         job = self.jobs.submit(
-            queue,
-            request_from_submit(params),
-            submission,
-            client_token=token,
-            fingerprint=fingerprint,
+            queue, request, submission, client_token=token, fingerprint=fingerprint
         )
+        if payload_failure is not None:  # SageMaker refuses what Batch passed through
+            self.jobs.terminate(job.job_id, payload_failure)
         return self._ids(job)
 
     def update_service_job(self, params: Mapping[str, Any]) -> dict[str, Any]:

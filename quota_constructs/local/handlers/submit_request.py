@@ -33,6 +33,35 @@ SAGEMAKER_STATUS_PREFIX = "Received status from SageMaker:"
 default ``evaluateOnExit`` rule spells it)."""
 
 
+UNPLACEABLE_DEMAND = {"ml.m5.large": 2**31}
+"""Stand-in demand of a job whose payload names no schedulable instance type or count: no share
+or environment can hold it, so it is never placed before it fails."""
+PAYLOAD_FAILURE_PREFIX = f"{SAGEMAKER_STATUS_PREFIX}ValidationException: "
+"""``statusReason`` start of a job that fails because SageMaker refuses its payload
+(UNCONFIRMED: AWS's text)."""
+
+
+def read_submit(params: Mapping[str, Any]) -> tuple[JobRequest, str | None]:
+    """The request of a ``SubmitServiceJob`` and, when its payload names no instance type and
+    count the core can schedule, the ``statusReason`` the job fails with (AWS passes the payload
+    through unvalidated, docs/aws-semantics.md §2.2; SageMaker refuses it, UNCONFIRMED).
+
+    Everything else that :func:`request_from_submit` refuses is refused the same way.
+    """
+    try:
+        return request_from_submit(params), None
+    except _PayloadUnschedulable as exc:
+        return exc.request, PAYLOAD_FAILURE_PREFIX + "; ".join(str(p) for p in exc.problems)
+
+
+class _PayloadUnschedulable(SubmitRejected):
+    """The payload's demand is missing or malformed (carries the request built without it)."""
+
+    def __init__(self, problems: Sequence[Problem], request: JobRequest) -> None:
+        super().__init__(list(problems))
+        self.request = request
+
+
 def request_from_submit(params: Mapping[str, Any]) -> JobRequest:
     """Build a :class:`JobRequest` from a ``SubmitServiceJob`` request (botocore field names).
 
@@ -57,9 +86,9 @@ def request_from_submit(params: Mapping[str, Any]) -> JobRequest:
             ]
         )
     try:
-        demand = capacity_demand(payload)
+        demand, unschedulable = capacity_demand(payload), None
     except QuotaConfigError as exc:
-        raise SubmitRejected(exc.problems) from None
+        demand, unschedulable = dict(UNPLACEABLE_DEMAND), exc.problems
     tags = dict(params.get("tags") or {})
     duration = _duration(payload, tags)
     outcome, failure_reason = _outcome(tags)
@@ -67,7 +96,7 @@ def request_from_submit(params: Mapping[str, Any]) -> JobRequest:
     retry = params.get("retryStrategy") or {}
     timeout = params.get("timeoutConfig") or {}
     exit_rules = _exit_rules(retry.get("evaluateOnExit") or [])
-    return JobRequest(
+    request = JobRequest(
         job_name=params.get("jobName", ""),
         share_name=params.get("quotaShareName", ""),
         demand=demand,
@@ -82,6 +111,9 @@ def request_from_submit(params: Mapping[str, Any]) -> JobRequest:
         payload=payload,
         tags=tags,
     )
+    if unschedulable is not None:
+        raise _PayloadUnschedulable(unschedulable, request)
+    return request
 
 
 def _payload(raw: Any) -> Any:

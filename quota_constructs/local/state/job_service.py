@@ -48,6 +48,7 @@ from quota_constructs.model import NUM_INSTANCES
 from quota_constructs.scheduling import (
     Job,
     JobRequest,
+    JobStatus,
     PendingReason,
     Scheduler,
     SchedulerEvent,
@@ -82,6 +83,10 @@ class DispatchMode(StrEnum):
     TICK = "tick"
     IMMEDIATE = "immediate"
 
+
+REASON_QUEUE_DELETED = "Job queue deleted: all jobs in the queue are terminated"
+"""``statusReason`` of the jobs a ``DeleteJobQueue`` terminates (UNCONFIRMED: AWS's text)."""
+_WAITING = (JobStatus.SUBMITTED, JobStatus.PENDING, JobStatus.RUNNABLE)
 
 WALL_TICK_S = 1.0
 """Emulated seconds per scheduler tick on a wall clock (UNCONFIRMED: AWS's interval)."""
@@ -254,7 +259,13 @@ class JobService:
         self.schedulers[queue.name].set_placing(state == ENABLED, now=self.now())
 
     def queue_deleted(self, queue: JobQueue) -> None:
-        for job in self.schedulers.pop(queue.name).jobs:
+        """Terminate the queue's unfinished jobs (:data:`REASON_QUEUE_DELETED`), then forget
+        them all."""
+        scheduler = self.schedulers.pop(queue.name)
+        waiting_first = sorted(scheduler.jobs, key=lambda job: job.status not in _WAITING)
+        for job in waiting_first:  # so no freed instance places a waiting job
+            scheduler.terminate(job.job_id, REASON_QUEUE_DELETED, now=self.now())
+        for job in scheduler.jobs:
             self._drop(job.job_id)
 
     def now(self) -> float:

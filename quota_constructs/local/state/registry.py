@@ -11,7 +11,8 @@ go to a :class:`QueueListener` given at construction.
 
 Choices where AWS is UNCONFIRMED (docs/aws-semantics.md §7), documented in ``docs/emulator.md``:
 resources are ``VALID`` at once (no CREATING phase); a quota share's instance types need not
-appear in the service environment; deleting a queue still holding quota shares is refused.
+appear in the service environment; deleting a queue deletes its quota shares with it
+(``refuse_queue_with_shares`` restores the earlier refusal).
 """
 
 from __future__ import annotations
@@ -191,10 +192,18 @@ def _time_limit_problems(actions: Sequence[Mapping[str, Any]]) -> list[Problem]:
 class Registry:
     """Batch resources of one emulated account, with create/describe/update/delete rules."""
 
-    def __init__(self, account: Account, tags: TagStore, listener: QueueListener) -> None:
+    def __init__(
+        self,
+        account: Account,
+        tags: TagStore,
+        listener: QueueListener,
+        *,
+        refuse_queue_with_shares: bool = False,
+    ) -> None:
         self.account = account
         self.tags = tags
         self.listener = listener
+        self.refuse_queue_with_shares = refuse_queue_with_shares
         self.policies: dict[str, SchedulingPolicy] = {}
         self.environments: dict[str, ServiceEnvironment] = {}
         self.queues: dict[str, JobQueue] = {}
@@ -535,19 +544,24 @@ class Registry:
         return queue
 
     def delete_job_queue(self, ref: str) -> None:
-        """Delete a DISABLED queue without quota shares; its environment is free again."""
+        """Delete a DISABLED queue with its quota shares (UNCONFIRMED; refused while it has
+        shares when ``refuse_queue_with_shares``); its jobs are terminated ("All jobs in the
+        queue are eventually terminated", AWS) and its environment is free again."""
         queue = self.queue(ref)
         if queue.state != DISABLED:
             raise InvalidRequest(
                 f"job queue {queue.name!r} is ENABLED; disable it first (UpdateJobQueue "
                 "state=DISABLED)"
             )
-        if queue.shares:
+        if queue.shares and self.refuse_queue_with_shares:
             raise InvalidRequest(
                 f"job queue {queue.name!r} still has quota shares "
                 f"({', '.join(queue.shares)}); delete them first"
             )
         self.listener.queue_deleted(queue)
+        for share in queue.shares.values():
+            self.tags.remove(share.arn)
+        queue.shares.clear()
         del self.queues[queue.name]
         self.tags.remove(queue.arn)
         queue.environment.queue_arn = None
