@@ -58,6 +58,9 @@ bench: setup
 	$(PY) benchmarks/bench_server.py
 	$(PY) benchmarks/bench_tracking.py
 	$(PY) benchmarks/bench_simulator.py
+	$(PY) benchmarks/bench_command.py --optimize
+	$(PY) benchmarks/bench_year.py
+	$(PY) benchmarks/bench_optimize_dask.py
 
 lint: setup
 	ruff check .

@@ -25,6 +25,8 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import TypeVar
 
+import numpy as np
+
 from quota_constructs.advisor.workload import WorkloadError, WorkloadJob
 from quota_constructs.model import (
     DISPATCHED_STATUSES,
@@ -235,26 +237,35 @@ def default_window(jobs: Iterable[WorkloadJob]) -> float:
 
 
 class _Usage:
-    """Instances each share holds, from the core's events; integrated over time per step.
+    """Instances each share holds, from the core's events; integrated over time at the end.
 
     A job's allocation (``Job.alloc``: lender share -> type -> instances) is added when it
     starts holding capacity (SCHEDULED) and removed when it stops (end or preemption), so an
-    event costs O(lenders x types) and a step O(shares); ``Scheduler.ledger()`` gives the same
-    numbers (a test checks). This is all the all-RESERVE baseline needs; :class:`_Recorder`
-    adds the timeline.
+    event costs O(lenders x types). A step that changed something logs its time and the new
+    values of the shares it changed (constant work per event, none for a step that changed
+    nothing); :meth:`integrate` sums the instance-seconds once, vectorised, in the same order
+    and with the same float operations as a per-step loop over the shares would (a test
+    checks the figures are identical). ``Scheduler.ledger()`` gives the same instance counts
+    (a test checks). This is all the all-RESERVE baseline needs; :class:`_Recorder` adds the
+    timeline.
     """
 
     def __init__(self, sched: Scheduler, window_s: float) -> None:
         self.window_s = window_s
         self.names = [s.name for s in sched.queue.shares]
         self.totals: dict[str, list[float]] = {n: [0.0, 0.0, 0.0, 0.0] for n in self.names}
-        """Instance-seconds per share: own, borrowed, lent (whole run), own within the window."""
+        """Instance-seconds per share: own, borrowed, lent (whole run), own within the window
+        (set by :meth:`integrate`)."""
         self.current: dict[str, list[int]] = {n: [0, 0, 0] for n in self.names}
         """Instances per share now: own, borrowed, lent."""
         self.held: dict[str, dict[str, dict[str, int]]] = {}
         self.used_in_window = 0.0
-        self.last_time = 0.0
-        self.last: dict[str, tuple[int, int, int]] = {n: (0, 0, 0) for n in self.names}
+        self.times: list[float] = []
+        """Time of each sample (a step that changed something)."""
+        self.points: dict[str, list[tuple[int, int, int, int]]] = {
+            n: [(0, 0, 0, 0)] for n in self.names
+        }
+        """Per share: (first sample, own, borrowed, lent) at each change."""
         self.changed: set[str] = set()
         """Shares whose ``current`` changed since the last record."""
         self.dirty = True
@@ -291,37 +302,61 @@ class _Usage:
                 changed.add(lender)
 
     def record(self, now: float) -> None:
-        """Account the usage held since the last record, then sample the new usage.
-
-        Nothing changed: nothing to do (the next record accounts the whole span). Shares
-        holding nothing since the last record are skipped: adding their zero products would
-        change no sum."""
+        """Note a step; when something changed since the last sample, sample the new usage
+        (the time and the changed shares' values). Nothing changed: nothing to do (the next
+        sample accounts the whole span)."""
         self.steps += 1
         if not self.dirty:
             return
-        span = now - self.last_time
-        in_window = max(0.0, min(now, self.window_s) - min(self.last_time, self.window_s))
-        used_in_window = self.used_in_window
-        totals = self.totals
-        for name, (own, borrowed, lent) in self.last.items():
-            if own or borrowed or lent:
-                acc = totals[name]
-                acc[0] += own * span
-                acc[1] += borrowed * span
-                acc[2] += lent * span
-                acc[3] += own * in_window
-                used_in_window += (own + borrowed) * in_window
-        self.used_in_window = used_in_window
-        self.last_time = now
         self.dirty = False
         self._sample(now)
 
     def _sample(self, now: float) -> None:
-        last, current = self.last, self.current
+        index = len(self.times)
+        self.times.append(now)
+        current, points = self.current, self.points
         for name in self.changed:
             own, borrowed, lent = current[name]
-            last[name] = (own, borrowed, lent)
+            points[name].append((index, own, borrowed, lent))
         self.changed.clear()
+
+    def integrate(self) -> None:
+        """Set :attr:`totals` and :attr:`used_in_window` from the samples: span i (sample i-1
+        to i) at the values of sample i-1, summed span after span, shares in order."""
+        times = np.array(self.times, dtype=np.float64)
+        if len(times) < 2:
+            return
+        window = self.window_s
+        span = times[1:] - times[:-1]
+        in_window = np.maximum(0.0, np.minimum(times[1:], window) - np.minimum(times[:-1], window))
+        used = np.empty((len(span), len(self.names)), dtype=np.float64)
+        for column, name in enumerate(self.names):
+            own, borrowed, lent = _series(self.points[name], len(times))
+            self.totals[name] = [
+                _running_sum(own * span),
+                _running_sum(borrowed * span),
+                _running_sum(lent * span),
+                _running_sum(own * in_window),
+            ]
+            used[:, column] = (own + borrowed) * in_window
+        self.used_in_window = _running_sum(used.ravel())
+
+
+def _series(
+    points: list[tuple[int, int, int, int]], samples: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Own, borrowed and lent instances during each span (the value of its first sample)."""
+    starts = np.array([p[0] for p in points] + [samples - 1], dtype=np.int64)
+    repeats = np.diff(starts)
+    values = np.array([p[1:] for p in points], dtype=np.float64)
+    expanded = np.repeat(values, repeats, axis=0)
+    return expanded[:, 0], expanded[:, 1], expanded[:, 2]
+
+
+def _running_sum(values: np.ndarray) -> float:
+    """``0.0 + values[0] + values[1] + ...`` added left to right, as a loop would (not
+    ``np.sum``'s pairwise order, whose last bits differ)."""
+    return float(np.add.accumulate(values)[-1]) if len(values) else 0.0
 
 
 class _Recorder(_Usage):
@@ -477,6 +512,7 @@ def _run(
     recorder.record(0.0)
     with collector_paused():
         _feed(sched, recorder, jobs, name, progress, flips)
+    recorder.integrate()
     recorder.end_time = sched.now
     return sched, recorder
 

@@ -11,6 +11,7 @@ import csv
 import io
 import math
 import random
+import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -86,10 +87,42 @@ class _Row(BaseModel):
     checkpoint_interval_s: float | None = Field(default=None, gt=0, allow_inf_nan=False)
 
 
+_DECIMAL = re.compile(r"[0-9]{1,15}(?:\.[0-9]{1,15})?")
+"""A plain decimal number: parsed alike by ``float`` and pydantic (both correctly rounded)."""
+_COUNT = re.compile(r"[1-9][0-9]{0,8}")
+
+
+def _plain_job(
+    row: dict[str, Any], line: int, valid: set[tuple[str, str, int]]
+) -> WorkloadJob | None:
+    """The row's job when every value is plain (decimal numbers, names already checked) and
+    within bounds, without pydantic; ``None``: let :func:`_row_problems` decide."""
+    decimal, count = _DECIMAL.fullmatch, _COUNT.fullmatch
+    submit, instances, duration = row["submit_time_s"], row["instance_count"], row["duration_s"]
+    priority, checkpoint = row["priority"], row.get("checkpoint_interval_s")
+    if not (decimal(submit) and count(instances) and decimal(duration) and count(priority)):
+        return None
+    if checkpoint not in ("", None) and not decimal(checkpoint):
+        return None
+    names = (row["share"], row["instance_type"], int(priority))
+    interval = float(checkpoint) if checkpoint not in ("", None) else None
+    job = WorkloadJob(
+        float(submit), names[0], names[1], int(instances), float(duration), names[2], interval, line
+    )
+    if names not in valid or not job.duration_s > 0 or (interval is not None and not interval > 0):
+        return None
+    if job_problems(job.submit_time_s, job.instance_count, job.duration_s, interval, ""):
+        return None
+    return job
+
+
 def _row_problems(
     row: dict[str, Any], line: int, valid: set[tuple[str, str, int]]
 ) -> tuple[WorkloadJob | None, list[Problem]]:
     """The row's job, or its problems. ``valid``: (share, type, priority) already checked."""
+    job = _plain_job(row, line, valid)
+    if job is not None:
+        return job, []
     where = f"line {line}"
     data = {k: v for k, v in row.items() if not (k in OPTIONAL_COLUMNS and v in ("", None))}
     try:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from quota_constructs.advisor.simulate import (
@@ -250,3 +252,47 @@ def test_progress_reports_the_simulated_time_as_it_grows() -> None:
     simulate(TUTORIAL, jobs, options=INSTANT, progress=lambda o, now: seen.append((o, now)))
     assert len(seen) >= 2 and {o for o, _ in seen} == {TUTORIAL.name}
     assert [now for _, now in seen] == sorted(now for _, now in seen)
+
+
+def test_vectorised_integration_equals_a_per_step_loop_to_the_last_bit() -> None:
+    """The recorder sums instance-seconds once at the end (numpy, left to right); a loop over
+    the shares at every step, as the recorder did before, gives exactly the same floats."""
+    from quota_constructs.advisor.profiles import load_teams
+    from quota_constructs.advisor.simulate import _run, _Usage, default_window
+    from quota_constructs.advisor.workload import GeneratorOptions, generate_workload
+    from quota_constructs.config import load_organisation
+    from tests.advisor.helpers import ORG_FILE, TEAMS_FILE
+
+    class LoopUsage(_Usage):
+        """Integrates at every sample with a Python loop over the shares (the reference)."""
+
+        def __init__(self, *args: Any) -> None:
+            super().__init__(*args)
+            self.loop = {n: [0.0, 0.0, 0.0, 0.0] for n in self.names}
+            self.loop_used, self.last_time = 0.0, 0.0
+            self.last = {n: (0, 0, 0) for n in self.names}
+
+        def _sample(self, now: float) -> None:
+            span = now - self.last_time
+            w = self.window_s
+            in_window = max(0.0, min(now, w) - min(self.last_time, w))
+            for name, (own, borrowed, lent) in self.last.items():
+                if own or borrowed or lent:
+                    acc = self.loop[name]
+                    acc[0] += own * span
+                    acc[1] += borrowed * span
+                    acc[2] += lent * span
+                    acc[3] += own * in_window
+                    self.loop_used += (own + borrowed) * in_window
+            self.last_time = now
+            self.last = {n: (c[0], c[1], c[2]) for n, c in self.current.items()}
+            super()._sample(now)
+
+    research = load_organisation(ORG_FILE)
+    jobs = generate_workload(
+        load_teams(TEAMS_FILE), days=7, seed=3, options=GeneratorOptions(intensity=6)
+    )
+    for window in (default_window(jobs), 3 * 86400.0):  # the window ending mid-run too
+        _, usage = _run(research.queue, "lab", jobs, SimulationOptions(), window, LoopUsage)
+        assert usage.totals == usage.loop and usage.used_in_window == usage.loop_used
+        assert any(t[1] for t in usage.totals.values())  # borrowing happened

@@ -178,3 +178,41 @@ def test_instances_per_job_sets_the_size_of_every_job() -> None:
     assert {j.instance_count for j in fixed} == {1}
     ranged = one_team(workload="experimental", instances_per_job={"min": 2, "max": 3})
     assert {j.instance_count for j in generate_workload(ranged, days=7)} == {2, 3}
+
+
+PLAIN_AND_NOT = (
+    HEADER + ",checkpoint_interval_s\n"
+    "0,a,ml.g5.xlarge,1,600,1,\n"
+    "0,a,ml.g5.xlarge,1,600,1,\n"
+    "26.225,a,ml.g5.xlarge,4,893.036,1,300\n"
+    "1e3,b,ml.g5.xlarge,2,60,0,\n"
+    "5.,a,ml.g5.xlarge,02,7.5e1,9999,1.5\n"
+    "000017.10,a,ml.g5.xlarge,3,0.000001,7,\n"
+    "31622400,a,ml.g5.xlarge,1,2419200,1,2419200\n"
+)
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "7,a,ml.g5.xlarge,1,0,1,",  # duration 0
+        "7,a,ml.g5.xlarge,1,0.0,1,0",  # checkpoint 0
+        "7,a,ml.g5.xlarge,1,2419201,1,",  # longer than 28 days
+        "7,a,ml.g5.xlarge,100001,60,1,",  # too many instances
+        "7,a,ml.g5.xlarge,1,60,10000,",  # priority above 9999
+        "7,a,ml.g5.xlrge,1,60,1,",  # unknown instance type
+    ],
+)
+def test_plain_rows_read_without_pydantic_give_what_pydantic_gives(
+    bad: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fast reader of plain rows yields the same jobs, and the same problems for a bad
+    row, as the pydantic path every row took before."""
+    from quota_constructs.advisor import workload
+
+    text = PLAIN_AND_NOT + bad + "\n"
+    fast_jobs = parse_workload_csv(PLAIN_AND_NOT)
+    fast_problems = problems(text)
+    monkeypatch.setattr(workload, "_plain_job", lambda *_: None)
+    assert parse_workload_csv(PLAIN_AND_NOT) == fast_jobs
+    assert problems(text) == fast_problems and fast_problems[0].startswith("line 9")
