@@ -2,8 +2,9 @@
 organisation deploys (``cdk synth -c pipeline_file=PATH``; example: stacks/pipeline.example.yaml).
 
 Read by :mod:`quota_constructs.safe_load`; pydantic checks the shape, :func:`pipeline_problems`
-the rules (ARNs, account ids, regions, unique environment names, known organisations, one stack
-name per account and region). Every problem names the file, line, field, value and fix. No
+the rules (ARNs, account ids, regions and the resource types they have, unique environment
+names, known organisations, one stack name per account and region). Every problem names the
+file, line, field, value and fix. No
 aws_cdk here: the pipeline stack (``stacks/pipeline_stack.py``) consumes a :class:`Pipeline`.
 """
 
@@ -19,6 +20,11 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, Valida
 
 from quota_constructs.config import FileKind, pydantic_problems, wrong_file_problem
 from quota_constructs.model import ACCOUNT_ID_BODY, Problem, QuotaConfigError
+from quota_constructs.model.regions import (
+    PIPELINE_RESOURCE_TYPES,
+    QUEUE_RESOURCE_TYPES,
+    region_problems,
+)
 from quota_constructs.safe_load import KIB, load_yaml_document
 
 PIPELINE_FILE_MAX_BYTES = 64 * KIB
@@ -139,6 +145,9 @@ def pipeline_problems(data: PipelineFile, organisations: Collection[str]) -> lis
         for name, (pattern, what, fix) in _RULES.items()
         if not pattern.fullmatch(getattr(data, name))
     ]
+    connection = _RULES["connection_arn"][0].fullmatch(data.connection_arn)
+    if connection is not None:
+        problems += region_problems(connection["region"], PIPELINE_RESOURCE_TYPES, "connection_arn")
     seen: dict[str, int] = {}
     stacks: dict[tuple[str, str, str], str] = {}
     for index, env in enumerate(data.environments):
@@ -188,6 +197,8 @@ def _environment_problems(
         problems.append(
             Problem(f"{path}.region", env.region, "not an AWS region", "write e.g. eu-west-1")
         )
+    else:
+        problems += region_problems(env.region, QUEUE_RESOURCE_TYPES, f"{path}.region")
     known = ", ".join(sorted(organisations)) or "none"
     problems += [
         Problem(

@@ -26,6 +26,7 @@ from quota_constructs.constructs import (
     access_log_bucket,
 )
 from quota_constructs.model import STACK_NAME_PREFIX, Organisation
+from stacks.region_check import refuse_unsupported_region
 
 MAX_DESCRIPTION = 1024
 TEAM_ACCESS_SCOPE = "TeamAccess"
@@ -55,6 +56,9 @@ class OrganisationStack(cdk.Stack):
         the queue alone with raw L1s).
     Other keyword arguments are ``cdk.Stack`` props (``env``, ``synthesizer``, ...). The stack
     name defaults to ``Quota-<organisation>``; the organisation's tags go on every resource.
+    A concrete region lacking a resource type the stack creates is refused
+    (:class:`~quota_constructs.model.QuotaConfigError`, naming the region, the type and the
+    regions that have it); an environment-agnostic stack is not.
     """
 
     def __init__(
@@ -94,6 +98,7 @@ class OrganisationStack(cdk.Stack):
             # CloudWatch dashboards take no empty tag value (every other resource here does).
             skip = [] if value else [DASHBOARD_TYPE]
             cdk.Tags.of(self).add(key, value, exclude_resource_types=skip)
+        refuse_unsupported_region(self)
 
     def _team_access(self) -> dict[str, QuotaShareTeamAccess]:
         """One ``QuotaShareTeamAccess`` per share with ``access``, each denied every other

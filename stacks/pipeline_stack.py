@@ -27,6 +27,7 @@ from constructs import Construct, IConstruct
 from quota_constructs.model import Organisation
 from quota_constructs.pipeline_config import Environment, Pipeline
 from stacks.organisation_stack import OrganisationStack, stack_name_for
+from stacks.region_check import refuse_unsupported_region
 
 PIPELINE_STACK_NAME = "Quota-Pipeline"
 INSTALL_COMMAND = "make setup"
@@ -122,6 +123,7 @@ class PipelineStack(cdk.Stack):
         _source_conditions_on_service_trust(self)
         _acknowledge(self, self.pipeline)
         _lint_clean(self, self.pipeline.pipeline)
+        refuse_unsupported_region(self)
 
 
 def _approval(environment: Environment) -> pipelines.ManualApprovalStep:
