@@ -77,7 +77,7 @@ def test_why_explains_waiting_and_preemption(emulator: EmulatorServer) -> None:
     assert lines[0] == f"qs1-p2 ({ids['p2']}) in QS1: RUNNABLE, priority 2"
     pending = emulator.explain(ids["p2"])["pending"]
     assert lines[1] == f"waits: {pending['kind']}: {pending['message']} (position 0)"
-    assert f"by {ids['qs2']} (QS2), CROSS_SHARE:" in out
+    assert f"by qs2-job ({ids['qs2']}) in QS2, CROSS_SHARE:" in out
     assert "borrowed 1 x ml.g5.xlarge -> nothing" in out
 
 

@@ -39,7 +39,8 @@ def quota(command: str, emu: EmulatorServer) -> Result:
 
 
 def file_part(org: Organisation) -> Organisation:
-    """``org`` without what Batch does not store (descriptions, team access, notifications)."""
+    """``org`` without what Batch does not store (descriptions, team access, notifications,
+    share calendars, training plans)."""
     shares = tuple(
         replace(s, description="", access=None, notifications=Subscribers())
         for s in org.queue.shares
@@ -49,6 +50,8 @@ def file_part(org: Organisation) -> Organisation:
         description="",
         notifications=Subscribers(),
         queue=replace(org.queue, shares=shares),
+        calendars={},
+        training_plans=(),
     )
 
 
