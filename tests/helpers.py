@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
@@ -17,6 +18,7 @@ from pathlib import Path
 
 import boto3
 
+from quota_constructs.commands._common import TextConsole
 from quota_constructs.local.testing import DUMMY_CREDENTIALS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -160,3 +162,18 @@ def shown(line: str) -> re.Pattern[str]:
     """A shown output line as a pattern: whitespace-insensitive, ``<...>`` is one word."""
     parts = re.split(r"<[^>]+>", " ".join(line.split()))
     return re.compile(r"\S+".join(re.escape(part) for part in parts))
+
+
+def rendered(table: object, width: int) -> list[str]:
+    """``table`` printed as ``quota`` prints it on a terminal of ``width`` columns."""
+    console = TextConsole(width=width, file=io.StringIO(), highlight=False, soft_wrap=True)
+    console.print(table)
+    assert isinstance(console.file, io.StringIO)
+    return console.file.getvalue().splitlines()
+
+
+def assert_whole(lines: list[str], identifiers: set[str], width: int) -> None:
+    """Each identifier whole on one line, and no line wider than ``width``."""
+    broken = {i for i in identifiers if not any(i in line for line in lines)}
+    assert not broken, f"broken over lines at {width} columns: {sorted(broken)}"
+    assert max(len(line) for line in lines) <= width, f"wider than {width} columns"

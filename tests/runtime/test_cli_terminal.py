@@ -3,7 +3,6 @@ whole, ``quota local why`` by job name with its preemptor named, ``wait`` on a v
 
 from __future__ import annotations
 
-import io
 import json
 import signal
 
@@ -11,7 +10,6 @@ import pytest
 from typer.testing import CliRunner
 
 from quota_constructs.commands import app
-from quota_constructs.commands._common import TextConsole
 from quota_constructs.commands.jobs import _jobs_table, _priorities
 from quota_constructs.commands.org import access_table, organisation_table
 from quota_constructs.commands.status import status_table
@@ -19,25 +17,11 @@ from quota_constructs.config import load_organisation
 from quota_constructs.local.testing import EmulatorServer
 from quota_constructs.runtime import QueueClient
 from quota_constructs.runtime.status import read_status
-from tests.helpers import start_serve, wait_for_endpoint
+from tests.helpers import assert_whole, rendered, start_serve, wait_for_endpoint
 from tests.runtime.helpers import jobs, submit
 
 WIDTHS = (80, 100, 120, 200)
 LONG_NAME = "nightly-finetune-llama-70b-with-a-long-name"
-
-
-def rendered(table: object, width: int) -> list[str]:
-    """``table`` printed as ``quota`` prints it on a terminal of ``width`` columns."""
-    console = TextConsole(width=width, file=io.StringIO(), highlight=False, soft_wrap=True)
-    console.print(table)
-    assert isinstance(console.file, io.StringIO)
-    return console.file.getvalue().splitlines()
-
-
-def assert_whole(lines: list[str], identifiers: set[str], width: int) -> None:
-    broken = {i for i in identifiers if not any(i in line for line in lines)}
-    assert not broken, f"broken over lines at {width} columns: {sorted(broken)}"
-    assert max(len(line) for line in lines) <= width, f"wider than {width} columns"
 
 
 @pytest.fixture
