@@ -29,7 +29,6 @@ import numpy as np
 
 from quota_constructs.advisor.workload import WorkloadError, WorkloadJob
 from quota_constructs.model import (
-    DISPATCHED_STATUSES,
     PLAN_STOP_BEFORE_END_S,
     JobQueueSpec,
     Organisation,
@@ -42,13 +41,11 @@ from quota_constructs.model import (
     plan_capacity_edges,
 )
 from quota_constructs.scheduling import (
-    EventKind,
     Job,
     JobRequest,
     JobStatus,
     PreemptionRule,
     Scheduler,
-    SchedulerEvent,
     SchedulerOptions,
     SubmitRejected,
     collector_paused,
@@ -57,10 +54,6 @@ from quota_constructs.scheduling import (
 HOUR_S = 3600.0
 SIMULATION_START = datetime(2024, 1, 1, tzinfo=UTC)
 """What simulated time 0 is to share calendars: a Monday, 00:00 UTC (as for workloads)."""
-_STATE_CHANGE = EventKind.STATE_CHANGE
-_PREEMPTION_STARTED = EventKind.PREEMPTION_STARTED
-_DISPATCHED = frozenset(DISPATCHED_STATUSES)
-"""The states that hold capacity (``JobStatus.is_dispatched``), for a quick test per event."""
 PROGRESS_EVERY = 1024
 """Virtual-time instants between two progress calls."""
 Progress = Callable[[str, float], None]
@@ -245,17 +238,17 @@ def default_window(jobs: Iterable[WorkloadJob]) -> float:
 
 
 class _Usage:
-    """Instances each share holds, from the core's events; integrated over time at the end.
+    """Instances each share holds, from the core's usage log; integrated over time at the end.
 
-    A job's allocation (``Job.alloc``: lender share -> type -> instances) is added when it
-    starts holding capacity (SCHEDULED) and removed when it stops (end or preemption), so an
-    event costs O(lenders x types). A step that changed something logs its time and the new
-    values of the shares it changed (constant work per event, none for a step that changed
-    nothing); :meth:`integrate` sums the instance-seconds once, vectorised, in the same order
-    and with the same float operations as a per-step loop over the shares would (a test
-    checks the figures are identical). ``Scheduler.ledger()`` gives the same instance counts
-    (a test checks). This is all the all-RESERVE baseline needs; :class:`_Recorder` adds the
-    timeline.
+    The core logs each allocation a job takes (``Job.alloc``: lender share -> type ->
+    instances) when it starts holding capacity (SCHEDULED) and gives back when it stops (end
+    or preemption): :meth:`replay` reads the log, at O(lenders x types) per entry, instead of a
+    listener seeing every event. Each instant that changed something is a sample: its time and
+    the new values of the shares it changed; :meth:`integrate` sums the instance-seconds once,
+    vectorised, in the same order and with the same float operations as a per-step loop over
+    the shares would (a test checks the figures are identical). ``Scheduler.ledger()`` gives
+    the same instance counts (a test checks). This is all the all-RESERVE baseline needs;
+    :class:`_Recorder` adds the timeline.
     """
 
     def __init__(self, sched: Scheduler, window_s: float) -> None:
@@ -266,37 +259,43 @@ class _Usage:
         (set by :meth:`integrate`)."""
         self.current: dict[str, list[int]] = {n: [0, 0, 0] for n in self.names}
         """Instances per share now: own, borrowed, lent."""
-        self.held: dict[str, dict[str, dict[str, int]]] = {}
         self.used_in_window = 0.0
         self.times: list[float] = []
-        """Time of each sample (a step that changed something)."""
+        """Time of each sample (an instant that changed something)."""
         self.points: dict[str, list[tuple[int, int, int, int]]] = {
             n: [(0, 0, 0, 0)] for n in self.names
         }
         """Per share: (first sample, own, borrowed, lent) at each change."""
         self.changed: set[str] = set()
-        """Shares whose ``current`` changed since the last record."""
-        self.dirty = True
+        """Shares whose ``current`` changed since the last sample."""
         self.steps = 0
+        """Instants the run stepped through (time 0 included)."""
         self.end_time = 0.0
-        sched.subscribe(self.on_event)
+        self.log = sched.keep_usage_log()
+        self._read = 0
+        """Log entries replayed so far."""
 
-    def on_event(self, event: SchedulerEvent) -> None:
-        if event.kind is not _STATE_CHANGE:
-            return
-        was = event.previous_status in _DISPATCHED
-        holds = event.status in _DISPATCHED
-        if holds and not was:
-            job = event.job
-            alloc = {lender: dict(amounts) for lender, amounts in job.alloc.items()}
-            self.held[job.job_id] = alloc
-            self._apply(job.share_name, alloc, 1)
-        elif was and not holds:
-            job = event.job
-            self._apply(job.share_name, self.held.pop(job.job_id), -1)
+    def start(self) -> None:
+        """The first instant: time 0, before anything is held."""
+        self.steps = 1
+        self._sample(0.0)
+
+    def replay(self) -> None:
+        """Apply the log's new entries, one sample per instant (entries of one time, read in
+        one call: so a caller whose steps share a time replays after each)."""
+        changes = self.log.changes
+        end, index = len(changes), self._read
+        apply = self._apply
+        while index < end:
+            now = changes[index][0]
+            while index < end and changes[index][0] == now:
+                _, share, alloc, sign = changes[index]
+                apply(share, alloc, sign)
+                index += 1
+            self._sample(now)
+        self._read = index
 
     def _apply(self, share: str, alloc: dict[str, dict[str, int]], sign: int) -> None:
-        self.dirty = True
         changed = self.changed
         changed.add(share)
         current = self.current
@@ -308,16 +307,6 @@ class _Usage:
                 current[share][1] += count
                 current[lender][2] += count
                 changed.add(lender)
-
-    def record(self, now: float) -> None:
-        """Note a step; when something changed since the last sample, sample the new usage
-        (the time and the changed shares' values). Nothing changed: nothing to do (the next
-        sample accounts the whole span)."""
-        self.steps += 1
-        if not self.dirty:
-            return
-        self.dirty = False
-        self._sample(now)
 
     def _sample(self, now: float) -> None:
         index = len(self.times)
@@ -393,13 +382,6 @@ class _Recorder(_Usage):
         """Per (type, share): (first sample, own, borrowed) at each change."""
         self.changed_series: set[tuple[str, str]] = set()
 
-    def on_event(self, event: SchedulerEvent) -> None:
-        if event.kind is _PREEMPTION_STARTED and event.preemption is not None:
-            self.timeline.preemptions.append(
-                (event.time, event.job.share_name, event.preemption.rule.value)
-            )
-        super().on_event(event)
-
     def _apply(self, share: str, alloc: dict[str, dict[str, int]], sign: int) -> None:
         super()._apply(share, alloc, sign)
         by_type, changed = self.by_type, self.changed_series
@@ -423,6 +405,7 @@ class _Recorder(_Usage):
 
     def finish(self) -> Timeline:
         """The timeline with every series expanded to one value per sample."""
+        self.timeline.preemptions.extend(self.log.preemptions)
         length = len(self.timeline.times)
         for itype in self.types:
             own_by_share = self.timeline.own_by_type.setdefault(itype, {})
@@ -551,8 +534,10 @@ def _run(
     calendars: Mapping[str, ShareCalendar] | None = None,
     plans: Sequence[TrainingPlanSpec] = (),
 ) -> tuple[Scheduler, _U]:
-    """Run ``jobs`` through a scheduler for ``queue``, measured by a ``recorder_type``; shares
-    with a calendar flip at its edges, plan-backed capacity exists only in the plans' windows."""
+    """Run ``jobs`` (sorted by submit time) through a scheduler for ``queue``, measured by a
+    ``recorder_type``; shares with a calendar flip at its edges, plan-backed capacity exists
+    only in the plans' windows."""
+    workload = _sorted(jobs)
     flips = _Calendars(queue, calendars or {}, _PlanWindows(plans, options))
     queue = flips.start(queue)
     sched = Scheduler.for_queue(
@@ -560,12 +545,28 @@ def _run(
     )
     flips.plans.start(sched)
     recorder = recorder_type(sched, window_s)
-    recorder.record(0.0)
+    recorder.start()
     with collector_paused():
-        _feed(sched, recorder, jobs, name, progress, flips)
+        recorder.steps += _feed(sched, recorder, workload, name, progress, flips)
+    recorder.replay()
     recorder.integrate()
     recorder.end_time = sched.now
     return sched, recorder
+
+
+class _Workload(list[WorkloadJob]):
+    """A workload sorted by submit time, with the core's requests and their submit times, made
+    once (a run and its baseline, or the runs of a comparison, share them)."""
+
+    def __init__(self, jobs: Iterable[WorkloadJob]) -> None:
+        super().__init__(sorted(jobs, key=lambda j: j.submit_time_s))
+        self.requests = [_request(index, job) for index, job in enumerate(self)]
+        self.times = [job.submit_time_s for job in self]
+
+
+def _sorted(jobs: Sequence[WorkloadJob]) -> _Workload:
+    """``jobs`` sorted by submit time, with their requests (made once)."""
+    return jobs if isinstance(jobs, _Workload) else _Workload(jobs)
 
 
 def simulated_jobs(
@@ -574,7 +575,7 @@ def simulated_jobs(
     """Every job of ``jobs`` after running them through ``org``'s queue (attempts included)."""
     options = options or SimulationOptions()
     check_workload(org, jobs)
-    ordered = sorted(jobs, key=lambda j: j.submit_time_s)
+    ordered = _sorted(jobs)
     window = options.window_s or default_window(ordered)
     sched, _ = _run(org.queue, org.name, ordered, options, window, _Usage, plans=org.training_plans)
     return list(sched.jobs)
@@ -583,48 +584,42 @@ def simulated_jobs(
 def _feed(
     sched: Scheduler,
     recorder: _Usage,
-    jobs: Sequence[WorkloadJob],
+    workload: _Workload,
     name: str,
     progress: Progress | None,
     flips: _Calendars,
-) -> None:
-    """Submit each job at its time and advance from instant to instant, recording usage;
+) -> int:
+    """Submit each job at its time and advance from instant to instant (the core's
+    :meth:`~Scheduler.feed`, between calendar flips); returns the instants stepped through.
     ``progress`` every :data:`PROGRESS_EVERY` instants. Calendar flips are applied at their
     times while jobs remain (they never prolong a run); a plan's edge does while jobs wait."""
-    index, count, instants = 0, len(jobs), 0
+    requests, times = workload.requests, workload.times
+    index, count, flipped = 0, len(requests), 0
+    report = None if progress is None else (lambda now: progress(name, now))
     while True:
-        next_submit = jobs[index].submit_time_s if index < count else math.inf
+        try:
+            index = sched.feed(requests, times, index, flips.next_time, report, PROGRESS_EVERY)
+        except SubmitRejected as exc:
+            raise _rejected(exc, len(sched.jobs), workload[len(sched.jobs)], name) from None
+        next_submit = times[index] if index < count else math.inf
         next_event = sched.next_event_time()
         now = min(next_submit, math.inf if next_event is None else next_event)
         if now == math.inf and any(j.status.is_active for j in sched.jobs):
             now = flips.plans.next_time  # jobs wait for a plan's window
         if now == math.inf:
-            break
-        if flips.next_time <= now:
-            now = flips.next_time
-            flips.apply_due(sched, now)
-            sched.advance(now)
-            recorder.record(now)
-            continue
-        while index < count and jobs[index].submit_time_s <= now:
-            _submit(sched, index, jobs[index], now, name)
-            index += 1
+            return sched.instants_fed + flipped
+        now = flips.next_time  # the feed stopped before it
+        flips.apply_due(sched, now)
         sched.advance(now)
-        recorder.record(now)
-        if progress is not None:
-            instants += 1
-            if instants % PROGRESS_EVERY == 0:
-                progress(name, now)
+        recorder.replay()  # a sample of its own, even if jobs are submitted at the same time
+        flipped += 1
 
 
-def _submit(sched: Scheduler, index: int, job: WorkloadJob, now: float, org: str) -> None:
-    """Submit one job; a refusal names the CSV line (or job index) and the core's reason."""
-    try:
-        sched.submit(_request(index, job), now=now)
-    except SubmitRejected as exc:
-        where = f"line {job.line}" if job.line is not None else f"job {index}"
-        problems = [Problem(f"{where}: {p.path}", p.value, p.message, p.fix) for p in exc.problems]
-        raise WorkloadError(problems, context=f"workload for {org}") from None
+def _rejected(exc: SubmitRejected, index: int, job: WorkloadJob, org: str) -> WorkloadError:
+    """A refused submit as a workload error naming the CSV line (or job index)."""
+    where = f"line {job.line}" if job.line is not None else f"job {index}"
+    problems = [Problem(f"{where}: {p.path}", p.value, p.message, p.fix) for p in exc.problems]
+    return WorkloadError(problems, context=f"workload for {org}")
 
 
 def _percentile(values: Sequence[float], q: float) -> float:
@@ -735,7 +730,7 @@ def simulate(
     """
     options = options or SimulationOptions()
     check_workload(org, jobs)
-    jobs = sorted(jobs, key=lambda j: j.submit_time_s)
+    jobs = _sorted(jobs)
     window = options.window_s or default_window(jobs)
     sched, recorder = _run(
         org.queue,
@@ -786,7 +781,7 @@ def baseline_utilisation(
 ) -> float:
     """Utilisation of the all-RESERVE version of ``org`` on ``jobs`` over the same window."""
     options = options or SimulationOptions()
-    jobs = sorted(jobs, key=lambda j: j.submit_time_s)
+    jobs = _sorted(jobs)
     window = window_s or options.window_s or default_window(jobs)
     queue = baseline_queue(org.queue)
     _, usage = _run(queue, org.name, jobs, options, window, _Usage, plans=org.training_plans)
@@ -806,6 +801,7 @@ def compare(
     options = options or SimulationOptions()
     for org in orgs:
         check_workload(org, jobs)
+    jobs = _sorted(jobs)  # requests made once for every run
     cache: list[tuple[JobQueueSpec, float]] = []
     results = []
     for org in orgs:

@@ -22,6 +22,7 @@ from quota_constructs.scheduling.records import (
     EventKind,
     Outcome,
     PreemptionRecord,
+    UsageLog,
     record_of,
     replaced_record,
 )
@@ -77,6 +78,8 @@ class JobLifecycle:
         """Exceptions raised by listeners so far (each logged, none propagated)."""
         self._attempts_used: list[int] = [0]
         self._dispatches: list[int] = [0]
+        self.usage_log: UsageLog | None = None
+        """Holds, releases and preemptions started, when a consumer asked for them."""
 
     def register(self, job: Job) -> None:
         """Start keeping track of a newly submitted job (in submit order)."""
@@ -189,6 +192,9 @@ class JobLifecycle:
         events = self._events
         now = events.now
         self._ledger.hold(job, alloc)
+        log = self.usage_log
+        if log is not None:
+            log.changes.append((now, job.share_name, alloc, 1))
         job.scheduled_at = now
         job.starting_at = None
         job.started_at = None
@@ -273,6 +279,9 @@ class JobLifecycle:
                 },
             )
         )
+        log = self.usage_log
+        if log is not None:
+            log.changes.append((now, job.share_name, job.alloc, -1))
         self._ledger.release(job)
         self._events.pass_due = True
 

@@ -293,6 +293,9 @@ class Preemptor:
             self._queues.reset_position(preemptor)
             self._changes.touch(preemptor.share_name)  # its next pass notes the place anew
         self._lifecycle.notify(EventKind.PREEMPTION_STARTED, job, job.status, record)
+        log = self._lifecycle.usage_log
+        if log is not None:
+            log.preemptions.append((now, job.share_name, rule.value))
         if preemptor is not None:
             dispatch = self._lifecycle.dispatch_count(preemptor) + 1
             self._preemptions.shield(preemptor, job, dispatch)

@@ -195,6 +195,21 @@ class Attempt:
     preempted: bool
 
 
+class UsageLog:
+    """Every hold and release of capacity and every preemption started, with its time, in order:
+    for a consumer that reads them after a run instead of listening to every event (the
+    simulator's usage metrics). Kept only when asked for (:meth:`Scheduler.keep_usage_log`).
+    """
+
+    __slots__ = ("changes", "preemptions")
+
+    def __init__(self) -> None:
+        self.changes: list[tuple[float, str, dict[str, dict[str, int]], int]] = []
+        """(time, job's share, allocation: lender share -> type -> n, +1 held / -1 released)."""
+        self.preemptions: list[tuple[float, str, str]] = []
+        """(time, victim's share, rule) of each preemption started."""
+
+
 @dataclass(frozen=True)
 class FrontEntry:
     """A RUNNABLE job in a snapshot, with the time it reached its current position."""

@@ -53,6 +53,7 @@ from quota_constructs.scheduling.records import (
     SchedulerSnapshot,
     ShareLedger,
     SubmitRejected,
+    UsageLog,
 )
 
 _STATE_CHANGE = EventKind.STATE_CHANGE
@@ -110,6 +111,8 @@ class Scheduler:
         self._jobs: dict[str, Job] = {}
         self._seq = 0
         self._fifo = False
+        self.instants_fed = 0
+        """Instants :meth:`feed` advanced to so far."""
         for spec in shares:
             self._check_share(spec)
             self._add_share(spec)
@@ -396,6 +399,14 @@ class Scheduler:
         raised, so they cannot interrupt a transition."""
         self._lifecycle.subscribe(listener)
 
+    def keep_usage_log(self) -> UsageLog:
+        """Log every hold and release of capacity and every preemption started from now on
+        (cheaper than a listener that sees every event); returns the log."""
+        log = self._lifecycle.usage_log
+        if log is None:
+            log = self._lifecycle.usage_log = UsageLog()
+        return log
+
     @property
     def listener_failures(self) -> int:
         """Exceptions listeners raised so far (each logged with its traceback)."""
@@ -470,6 +481,40 @@ class Scheduler:
         events.run_until(now, self._handlers, run_passes)
         if events.pass_due:
             run_passes()
+
+    def feed(
+        self,
+        requests: Sequence[JobRequest],
+        times: Sequence[float],
+        start: int,
+        before: float,
+        progress: Callable[[float], None] | None = None,
+        every: int = 1024,
+    ) -> int:
+        """Submit ``requests[start:]``, each at its time in ``times`` (sorted), advancing to
+        each instant with a submit or a timed event while that instant is before ``before``:
+        what a caller's loop of :meth:`submit` then :meth:`advance` at each such instant does,
+        in one call. Returns the index of the first request not submitted; counts the instants
+        in :attr:`instants_fed` and calls ``progress(now)`` every ``every`` of them. A refused
+        request raises :class:`SubmitRejected` (the jobs before it are submitted)."""
+        index = start
+        count = len(requests)
+        events = self._events
+        submit = self.submit
+        advance = self.advance
+        while True:
+            next_submit = times[index] if index < count else math.inf
+            next_event = events.next_time()
+            now = next_submit if next_event is None or next_submit < next_event else next_event
+            if now >= before or now == math.inf:
+                return index
+            while index < count and times[index] <= now:
+                submit(requests[index], now=now)
+                index += 1
+            advance(now)
+            self.instants_fed += 1
+            if progress is not None and self.instants_fed % every == 0:
+                progress(now)
 
     def run_until_idle(self, *, limit: float = math.inf) -> float:
         """Advance event by event until nothing is scheduled (or ``limit``); return the time."""

@@ -187,7 +187,7 @@ def test_jain_index_bounds() -> None:
     assert jain([1, 1, 1]) == 1 and jain([1, 0, 0]) == pytest.approx(1 / 3)
 
 
-def test_event_based_usage_matches_the_core_ledger_at_every_step() -> None:
+def test_logged_usage_matches_the_core_ledger_at_every_step() -> None:
     from quota_constructs.advisor.profiles import load_teams
     from quota_constructs.advisor.simulate import _Recorder, _request
     from quota_constructs.advisor.workload import GeneratorOptions, generate_workload
@@ -207,6 +207,7 @@ def test_event_based_usage_matches_the_core_ledger_at_every_step() -> None:
     recorder = _Recorder(sched, 7 * 86400.0)
 
     def check() -> None:
+        recorder.replay()
         for name, entry in sched.ledger().items():
             expected = [sum(entry.own.values()), sum(entry.borrowed.values())]
             expected.append(sum(entry.lent.values()))
