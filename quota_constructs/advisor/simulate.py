@@ -238,17 +238,18 @@ def default_window(jobs: Iterable[WorkloadJob]) -> float:
 
 
 class _Usage:
-    """Instances each share holds, from the core's usage log; integrated over time at the end.
+    """Instances each share holds, from the core's usage log, integrated over time at the end.
 
     The core logs each allocation a job takes (``Job.alloc``: lender share -> type ->
     instances) when it starts holding capacity (SCHEDULED) and gives back when it stops (end
-    or preemption): :meth:`replay` reads the log, at O(lenders x types) per entry, instead of a
-    listener seeing every event. Each instant that changed something is a sample: its time and
-    the new values of the shares it changed; :meth:`integrate` sums the instance-seconds once,
-    vectorised, in the same order and with the same float operations as a per-step loop over
-    the shares would (a test checks the figures are identical). ``Scheduler.ledger()`` gives
-    the same instance counts (a test checks). This is all the all-RESERVE baseline needs;
-    :class:`_Recorder` adds the timeline.
+    or preemption), instead of a listener seeing every event. Each instant that changed
+    something is a sample (time 0 is the first): :meth:`integrate` turns the log into one
+    row per (entry, lender, type), counts each share's own, borrowed and lent instances at
+    every sample with numpy (exact: integer counts), and sums the instance-seconds left to
+    right, shares in order, as a per-step loop over the shares would (a test checks the
+    figures are identical to the last bit, and the counts equal ``Scheduler.ledger()`` at
+    every step). This is all the all-RESERVE baseline needs; :class:`_Recorder` adds the
+    timeline.
     """
 
     def __init__(self, sched: Scheduler, window_s: float) -> None:
@@ -257,69 +258,76 @@ class _Usage:
         self.totals: dict[str, list[float]] = {n: [0.0, 0.0, 0.0, 0.0] for n in self.names}
         """Instance-seconds per share: own, borrowed, lent (whole run), own within the window
         (set by :meth:`integrate`)."""
-        self.current: dict[str, list[int]] = {n: [0, 0, 0] for n in self.names}
-        """Instances per share now: own, borrowed, lent."""
         self.used_in_window = 0.0
-        self.times: list[float] = []
-        """Time of each sample (an instant that changed something)."""
-        self.points: dict[str, list[tuple[int, int, int, int]]] = {
-            n: [(0, 0, 0, 0)] for n in self.names
-        }
-        """Per share: (first sample, own, borrowed, lent) at each change."""
-        self.changed: set[str] = set()
-        """Shares whose ``current`` changed since the last sample."""
+        self.times: list[float] = [0.0]
+        """Time of each sample (an instant that changed something; time 0 first)."""
         self.steps = 0
         """Instants the run stepped through (time 0 included)."""
         self.end_time = 0.0
         self.log = sched.keep_usage_log()
-        self._read = 0
-        """Log entries replayed so far."""
+        self._steps_ended: list[int] = []
+        """Log lengths at the end of steps that must be samples of their own (a calendar
+        flip and submits at the same time are two steps)."""
+        self._types: dict[str, int] = {}
+        self._rows = np.zeros((5, 0), dtype=np.int64)
+        """Sample, share, lender share, instance type and signed instances of each row."""
 
     def start(self) -> None:
         """The first instant: time 0, before anything is held."""
         self.steps = 1
-        self._sample(0.0)
 
-    def replay(self) -> None:
-        """Apply the log's new entries, one sample per instant (entries of one time, read in
-        one call: so a caller whose steps share a time replays after each)."""
-        changes = self.log.changes
-        end, index = len(changes), self._read
-        apply = self._apply
-        while index < end:
-            now = changes[index][0]
-            while index < end and changes[index][0] == now:
-                _, share, alloc, sign = changes[index]
-                apply(share, alloc, sign)
-                index += 1
-            self._sample(now)
-        self._read = index
+    def end_step(self) -> None:
+        """A step ended (at the time of its last log entry): the next entries, whatever their
+        time, are a new sample."""
+        self._steps_ended.append(len(self.log.changes))
 
-    def _apply(self, share: str, alloc: dict[str, dict[str, int]], sign: int) -> None:
-        changed = self.changed
-        changed.add(share)
-        current = self.current
-        for lender, amounts in alloc.items():
-            count = sign * sum(amounts.values())
-            if lender == share:
-                current[share][0] += count
-            else:
-                current[share][1] += count
-                current[lender][2] += count
-                changed.add(lender)
+    def _read_log(self) -> None:
+        """Rows from the log and the sample times: a new sample at each new time or step."""
+        index = {name: i for i, name in enumerate(self.names)}
+        types = self._types
+        rows: list[tuple[int, int, int, int, int]] = []
+        times = self.times = [0.0]
+        ended = iter([*self._steps_ended, math.inf])
+        step_end = next(ended)
+        last, sample = math.nan, 0
+        for entry, (now, share, alloc, sign) in enumerate(self.log.changes):
+            while step_end < entry:
+                step_end = next(ended)
+            if now != last or entry == step_end:
+                sample += 1
+                times.append(now)
+                last = now
+            holder = index[share]
+            for lender, amounts in alloc.items():
+                lender_index = index[lender]
+                for itype, n in amounts.items():
+                    kind = types.setdefault(itype, len(types))
+                    rows.append((sample, holder, lender_index, kind, sign * n))
+        self._rows = np.array(rows, dtype=np.int64).reshape(-1, 5).T
 
-    def _sample(self, now: float) -> None:
-        index = len(self.times)
-        self.times.append(now)
-        current, points = self.current, self.points
-        for name in self.changed:
-            own, borrowed, lent = current[name]
-            points[name].append((index, own, borrowed, lent))
-        self.changed.clear()
+    def _counts(self, select: np.ndarray) -> np.ndarray:
+        """Instances of the selected rows held at each sample (float64, exact)."""
+        sample, count = self._rows[0], self._rows[4]
+        per_sample = np.bincount(
+            sample[select], weights=count[select].astype(np.float64), minlength=len(self.times)
+        )
+        return np.cumsum(per_sample)
+
+    def share_counts(self, name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The share's own, borrowed and lent instances at each sample."""
+        share = self.names.index(name)
+        holder, lender = self._rows[1], self._rows[2]
+        own = holder == lender
+        return (
+            self._counts(own & (holder == share)),
+            self._counts(~own & (holder == share)),
+            self._counts(~own & (lender == share)),
+        )
 
     def integrate(self) -> None:
-        """Set :attr:`totals` and :attr:`used_in_window` from the samples: span i (sample i-1
-        to i) at the values of sample i-1, summed span after span, shares in order."""
+        """Set :attr:`totals` and :attr:`used_in_window`: span i (sample i to i+1) at the
+        values of sample i, summed span after span, shares in order."""
+        self._read_log()
         times = np.array(self.times, dtype=np.float64)
         if len(times) < 2:
             return
@@ -328,7 +336,7 @@ class _Usage:
         in_window = np.maximum(0.0, np.minimum(times[1:], window) - np.minimum(times[:-1], window))
         used = np.empty((len(span), len(self.names)), dtype=np.float64)
         for column, name in enumerate(self.names):
-            own, borrowed, lent = _series(self.points[name], len(times))
+            own, borrowed, lent = (series[:-1] for series in self.share_counts(name))
             self.totals[name] = [
                 _running_sum(own * span),
                 _running_sum(borrowed * span),
@@ -339,17 +347,6 @@ class _Usage:
         self.used_in_window = _running_sum(used.ravel())
 
 
-def _series(
-    points: list[tuple[int, int, int, int]], samples: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Own, borrowed and lent instances during each span (the value of its first sample)."""
-    starts = np.array([p[0] for p in points] + [samples - 1], dtype=np.int64)
-    repeats = np.diff(starts)
-    values = np.array([p[1:] for p in points], dtype=np.float64)
-    expanded = np.repeat(values, repeats, axis=0)
-    return expanded[:, 0], expanded[:, 1], expanded[:, 2]
-
-
 def _running_sum(values: np.ndarray) -> float:
     """``0.0 + values[0] + values[1] + ...`` added left to right, as a loop would (not
     ``np.sum``'s pairwise order, whose last bits differ)."""
@@ -357,11 +354,7 @@ def _running_sum(values: np.ndarray) -> float:
 
 
 class _Recorder(_Usage):
-    """:class:`_Usage` plus the timeline: usage per share and instance type, preemptions.
-
-    Each series keeps only its change points (sample index, own, borrowed), so a step costs
-    what changed in it; :meth:`finish` expands them into the timeline's per-sample lists.
-    """
+    """:class:`_Usage` plus the timeline: usage per share and instance type, preemptions."""
 
     def __init__(self, sched: Scheduler, window_s: float) -> None:
         super().__init__(sched, window_s)
@@ -372,60 +365,23 @@ class _Recorder(_Usage):
             max_usable={t: {n: queue.max_usable(n, t) for n in self.names} for t in self.types},
             borrowing=[s.name for s in queue.shares if s.strategy.borrows],
         )
-        self.by_type: dict[tuple[str, str], list[int]] = {
-            (t, n): [0, 0] for t in self.types for n in self.names
-        }
-        """Instances per (type, share) now: own, borrowed."""
-        self.changes: dict[tuple[str, str], list[tuple[int, int, int]]] = {
-            key: [(0, 0, 0)] for key in self.by_type
-        }
-        """Per (type, share): (first sample, own, borrowed) at each change."""
-        self.changed_series: set[tuple[str, str]] = set()
-
-    def _apply(self, share: str, alloc: dict[str, dict[str, int]], sign: int) -> None:
-        super()._apply(share, alloc, sign)
-        by_type, changed = self.by_type, self.changed_series
-        for lender, amounts in alloc.items():
-            slot = 0 if lender == share else 1
-            for itype, n in amounts.items():
-                key = (itype, share)
-                by_type[key][slot] += sign * n
-                changed.add(key)
-
-    def _sample(self, now: float) -> None:
-        super()._sample(now)
-        index = len(self.timeline.times)
-        self.timeline.times.append(now)
-        for key in self.changed_series:
-            own, borrowed = self.by_type[key]
-            points = self.changes[key]
-            if points[-1][1:] != (own, borrowed):
-                points.append((index, own, borrowed))
-        self.changed_series.clear()
 
     def finish(self) -> Timeline:
-        """The timeline with every series expanded to one value per sample."""
-        self.timeline.preemptions.extend(self.log.preemptions)
-        length = len(self.timeline.times)
+        """The timeline: every series with one value per sample, the preemptions started."""
+        timeline = self.timeline
+        timeline.times.extend(self.times)
+        timeline.preemptions.extend(self.log.preemptions)
+        _, holder, lender, kind, _ = self._rows
+        own = holder == lender
         for itype in self.types:
-            own_by_share = self.timeline.own_by_type.setdefault(itype, {})
-            borrowed_by_share = self.timeline.borrowed_by_type.setdefault(itype, {})
-            for name in self.names:
-                own_by_share[name], borrowed_by_share[name] = _expand(
-                    self.changes[itype, name], length
-                )
-        return self.timeline
-
-
-def _expand(points: list[tuple[int, int, int]], length: int) -> tuple[list[int], list[int]]:
-    """Per-sample own and borrowed values from change points (first sample, own, borrowed)."""
-    own: list[int] = []
-    borrowed: list[int] = []
-    ends = [start for start, _, _ in points[1:]] + [length]
-    for (start, own_now, borrowed_now), end in zip(points, ends, strict=True):
-        own += [own_now] * (end - start)
-        borrowed += [borrowed_now] * (end - start)
-    return own, borrowed
+            of_type = kind == self._types.get(itype, -1)
+            own_by_share = timeline.own_by_type.setdefault(itype, {})
+            borrowed_by_share = timeline.borrowed_by_type.setdefault(itype, {})
+            for share, name in enumerate(self.names):
+                mine = of_type & (holder == share)
+                own_by_share[name] = self._counts(mine & own).astype(np.int64).tolist()
+                borrowed_by_share[name] = self._counts(mine & ~own).astype(np.int64).tolist()
+        return timeline
 
 
 _U = TypeVar("_U", bound=_Usage)
@@ -548,7 +504,6 @@ def _run(
     recorder.start()
     with collector_paused():
         recorder.steps += _feed(sched, recorder, workload, name, progress, flips)
-    recorder.replay()
     recorder.integrate()
     recorder.end_time = sched.now
     return sched, recorder
@@ -611,7 +566,7 @@ def _feed(
         now = flips.next_time  # the feed stopped before it
         flips.apply_due(sched, now)
         sched.advance(now)
-        recorder.replay()  # a sample of its own, even if jobs are submitted at the same time
+        recorder.end_step()  # a sample of its own, even if jobs are submitted at the same time
         flipped += 1
 
 

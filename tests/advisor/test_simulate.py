@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from quota_constructs.advisor.simulate import (
@@ -205,24 +203,36 @@ def test_logged_usage_matches_the_core_ledger_at_every_step() -> None:
         options=SimulationOptions().scheduler_options(research.queue),
     )
     recorder = _Recorder(sched, 7 * 86400.0)
+    recorder.start()
+    expected: list[tuple[int, dict[str, list[int]]]] = []
+    """(sample of the step, the ledger's own, borrowed and lent instances per share)."""
+    logged = [0]  # log entries at the end of each step
 
-    def check() -> None:
-        recorder.replay()
-        for name, entry in sched.ledger().items():
-            expected = [sum(entry.own.values()), sum(entry.borrowed.values())]
-            expected.append(sum(entry.lent.values()))
-            assert recorder.current[name] == expected, (sched.now, name)
+    def step(now: float) -> None:
+        sched.advance(now)
+        recorder.end_step()
+        logged.append(len(recorder.log.changes))
+        sample = (expected[-1][0] if expected else 0) + (logged[-1] > logged[-2])
+        ledger = {
+            name: [sum(e.own.values()), sum(e.borrowed.values()), sum(e.lent.values())]
+            for name, e in sched.ledger().items()
+        }
+        expected.append((sample, ledger))
 
-    borrowed_seen = False
-    for index, item in enumerate(jobs):
+    for index, item in enumerate(jobs):  # to each event and each submit, as the feed goes
+        while (t := sched.next_event_time()) is not None and t < item.submit_time_s:
+            step(t)
         sched.submit(_request(index, item), now=item.submit_time_s)
-        sched.advance(item.submit_time_s)
-        check()
-        borrowed_seen |= recorder.current["generative"][1] > 0
+        step(item.submit_time_s)
     while (t := sched.next_event_time()) is not None:
-        sched.advance(t)
-        check()
-    assert borrowed_seen and recorder.current["generative"] == [0, 0, 0]
+        step(t)
+    recorder.integrate()
+    for name in recorder.names:
+        counts = [series.tolist() for series in recorder.share_counts(name)]
+        for sample, ledger in expected:
+            assert [c[sample] for c in counts] == ledger[name], (sample, name)
+    assert max(recorder.share_counts("generative")[1]) > 0  # it borrowed
+    assert expected[-1][1]["generative"] == [0, 0, 0]
 
 
 def test_rejects_jobs_the_core_refuses_naming_the_line() -> None:
@@ -257,43 +267,37 @@ def test_progress_reports_the_simulated_time_as_it_grows() -> None:
 
 def test_vectorised_integration_equals_a_per_step_loop_to_the_last_bit() -> None:
     """The recorder sums instance-seconds once at the end (numpy, left to right); a loop over
-    the shares at every step, as the recorder did before, gives exactly the same floats."""
+    the shares at every sample, as the recorder did before, gives exactly the same floats."""
     from quota_constructs.advisor.profiles import load_teams
     from quota_constructs.advisor.simulate import _run, _Usage, default_window
     from quota_constructs.advisor.workload import GeneratorOptions, generate_workload
     from quota_constructs.config import load_organisation
     from tests.advisor.helpers import ORG_FILE, TEAMS_FILE
 
-    class LoopUsage(_Usage):
-        """Integrates at every sample with a Python loop over the shares (the reference)."""
-
-        def __init__(self, *args: Any) -> None:
-            super().__init__(*args)
-            self.loop = {n: [0.0, 0.0, 0.0, 0.0] for n in self.names}
-            self.loop_used, self.last_time = 0.0, 0.0
-            self.last = {n: (0, 0, 0) for n in self.names}
-
-        def _sample(self, now: float) -> None:
-            span = now - self.last_time
-            w = self.window_s
-            in_window = max(0.0, min(now, w) - min(self.last_time, w))
-            for name, (own, borrowed, lent) in self.last.items():
+    def loop(usage: _Usage) -> tuple[dict[str, list[float]], float]:
+        """The reference: span after span, share after share, in Python floats."""
+        counts = {n: [s.tolist() for s in usage.share_counts(n)] for n in usage.names}
+        totals = {n: [0.0, 0.0, 0.0, 0.0] for n in usage.names}
+        used, w, times = 0.0, usage.window_s, usage.times
+        for i in range(1, len(times)):
+            span = times[i] - times[i - 1]
+            in_window = max(0.0, min(times[i], w) - min(times[i - 1], w))
+            for name in usage.names:
+                own, borrowed, lent = (c[i - 1] for c in counts[name])
                 if own or borrowed or lent:
-                    acc = self.loop[name]
+                    acc = totals[name]
                     acc[0] += own * span
                     acc[1] += borrowed * span
                     acc[2] += lent * span
                     acc[3] += own * in_window
-                    self.loop_used += (own + borrowed) * in_window
-            self.last_time = now
-            self.last = {n: (c[0], c[1], c[2]) for n, c in self.current.items()}
-            super()._sample(now)
+                    used += (own + borrowed) * in_window
+        return totals, used
 
     research = load_organisation(ORG_FILE)
     jobs = generate_workload(
         load_teams(TEAMS_FILE), days=7, seed=3, options=GeneratorOptions(intensity=6)
     )
     for window in (default_window(jobs), 3 * 86400.0):  # the window ending mid-run too
-        _, usage = _run(research.queue, "lab", jobs, SimulationOptions(), window, LoopUsage)
-        assert usage.totals == usage.loop and usage.used_in_window == usage.loop_used
+        _, usage = _run(research.queue, "lab", jobs, SimulationOptions(), window, _Usage)
+        assert (usage.totals, usage.used_in_window) == loop(usage)
         assert any(t[1] for t in usage.totals.values())  # borrowing happened
