@@ -283,27 +283,31 @@ class _Usage:
 
     def _read_log(self) -> None:
         """Rows from the log and the sample times: a new sample at each new time or step."""
+        changes = self.log.changes
+        if not changes:
+            return
+        when, holders, lenders, itypes, counts = zip(*changes, strict=True)
+        times = np.array(when, dtype=np.float64)
+        starts = np.empty(len(times), dtype=bool)
+        starts[0] = True
+        starts[1:] = times[1:] != times[:-1]
+        ended = [end for end in self._steps_ended if end < len(times)]
+        starts[ended] = True
+        self.times = [0.0, *times[starts].tolist()]
         index = {name: i for i, name in enumerate(self.names)}
         types = self._types
-        rows: list[tuple[int, int, int, int, int]] = []
-        times = self.times = [0.0]
-        ended = iter([*self._steps_ended, math.inf])
-        step_end = next(ended)
-        last, sample = math.nan, 0
-        for entry, (now, share, alloc, sign) in enumerate(self.log.changes):
-            while step_end < entry:
-                step_end = next(ended)
-            if now != last or entry == step_end:
-                sample += 1
-                times.append(now)
-                last = now
-            holder = index[share]
-            for lender, amounts in alloc.items():
-                lender_index = index[lender]
-                for itype, n in amounts.items():
-                    kind = types.setdefault(itype, len(types))
-                    rows.append((sample, holder, lender_index, kind, sign * n))
-        self._rows = np.array(rows, dtype=np.int64).reshape(-1, 5).T
+        for itype in dict.fromkeys(itypes):
+            types.setdefault(itype, len(types))
+        self._rows = np.array(
+            [
+                np.cumsum(starts),
+                [index[name] for name in holders],
+                [index[name] for name in lenders],
+                [types[itype] for itype in itypes],
+                counts,
+            ],
+            dtype=np.int64,
+        )
 
     def _counts(self, select: np.ndarray) -> np.ndarray:
         """Instances of the selected rows held at each sample (float64, exact)."""

@@ -194,7 +194,7 @@ class JobLifecycle:
         self._ledger.hold(job, alloc)
         log = self.usage_log
         if log is not None:
-            log.changes.append((now, job.share_name, alloc, 1))
+            log.note(now, job.share_name, alloc, 1)
         job.scheduled_at = now
         job.starting_at = None
         job.started_at = None
@@ -281,7 +281,7 @@ class JobLifecycle:
         )
         log = self.usage_log
         if log is not None:
-            log.changes.append((now, job.share_name, job.alloc, -1))
+            log.note(now, job.share_name, job.alloc, -1)
         self._ledger.release(job)
         self._events.pass_due = True
 

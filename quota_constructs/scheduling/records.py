@@ -204,10 +204,21 @@ class UsageLog:
     __slots__ = ("changes", "preemptions")
 
     def __init__(self) -> None:
-        self.changes: list[tuple[float, str, dict[str, dict[str, int]], int]] = []
-        """(time, job's share, allocation: lender share -> type -> n, +1 held / -1 released)."""
+        self.changes: list[tuple[float, str, str, str, int]] = []
+        """(time, job's share, lender share (the job's own included), instance type,
+        instances: positive held, negative released), one per lender and type of an
+        allocation, in order."""
         self.preemptions: list[tuple[float, str, str]] = []
         """(time, victim's share, rule) of each preemption started."""
+
+    def note(
+        self, now: float, share: str, alloc: Mapping[str, Mapping[str, int]], sign: int
+    ) -> None:
+        """A job of ``share`` took (``sign`` 1) or gave back (-1) ``alloc`` at ``now``."""
+        changes = self.changes
+        for lender, amounts in alloc.items():
+            for itype, n in amounts.items():
+                changes.append((now, share, lender, itype, sign * n))
 
 
 @dataclass(frozen=True)

@@ -59,3 +59,22 @@ def test_the_collector_stays_paused_in_nested_uses_and_off_if_it_was() -> None:
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_objects_made_during_the_pause_leave_it_in_the_oldest_generation_still_collectable() -> (
+    None
+):
+    class Node:
+        def __init__(self) -> None:
+            self.other: Node | None = None
+
+    gc.collect()
+    with collector_paused():
+        kept = Node()
+        cycle = Node()
+        cycle.other = Node()
+        cycle.other.other = cycle
+    assert any(o is kept for o in gc.get_objects(generation=2))
+    assert not any(o is kept for o in gc.get_objects(generation=0))
+    del cycle
+    assert gc.collect() >= 2  # a full collection still frees the cycle made in the pause

@@ -115,7 +115,7 @@ def test_the_usage_log_holds_what_a_listener_sees_hold_release_and_preempt(
     requests, times = _workload(shares, drawn)
     sched = Scheduler(queue_name="q", shares=shares, options=OPTIONS)
     log = sched.keep_usage_log()
-    seen: list[tuple[float, str, dict[str, dict[str, int]], int]] = []
+    seen: list[tuple[float, str, str, str, int]] = []
     preemptions: list[tuple[float, str, str]] = []
     held: dict[str, dict[str, dict[str, int]]] = {}
 
@@ -128,9 +128,14 @@ def test_the_usage_log_holds_what_a_listener_sees_hold_release_and_preempt(
         was, holds = event.previous_status in DISPATCHED, event.status in DISPATCHED
         if holds and not was:
             held[job.job_id] = {k: dict(v) for k, v in job.alloc.items()}
-            seen.append((event.time, job.share_name, held[job.job_id], 1))
+            alloc, sign = held[job.job_id], 1
         elif was and not holds:
-            seen.append((event.time, job.share_name, held.pop(job.job_id), -1))
+            alloc, sign = held.pop(job.job_id), -1
+        else:
+            return
+        for lender, amounts in alloc.items():
+            for itype, n in amounts.items():
+                seen.append((event.time, job.share_name, lender, itype, sign * n))
 
     sched.subscribe(listen)
     sched.feed(requests, times, 0, math.inf)
