@@ -15,6 +15,11 @@ CPU-second compiled and 10,000 pure; 10k -> 100k growth at most 11x.
 
 ``--optimize``: ``quota recommend stacks/teams/research.yaml --optimize --workers 1 --json``
 (3 workloads of 7 days) in one child process: CPU seconds per candidate.
+
+``--against CHECKOUT`` (A/B): each command is also run with the code of another checkout of the
+project (e.g. ``/work/main``: its ``quota_constructs`` and its own compiled build), the two
+runs back to back, so both see the same load; prints both CPU times, the speed-up and whether
+the two JSON outputs are byte for byte identical.
 """
 
 from __future__ import annotations
@@ -64,11 +69,17 @@ def write_trace(folder: Path, family: str, jobs: int, seed: int = 7) -> tuple[Pa
     return org_file, csv_file
 
 
-def child_cpu_s(args: list[str], compile_core: str) -> tuple[float, str]:
-    """CPU seconds (user + system) of one child process running ``args``, and its stdout."""
+def child_cpu_s(
+    args: list[str], compile_core: str, checkout: Path | None = None
+) -> tuple[float, str]:
+    """CPU seconds (user + system) of one child process running ``args``, and its stdout;
+    ``checkout``: with that checkout's code (``python -m quota_constructs.commands`` there)."""
     env = {**os.environ, "QUOTA_COMPILE": compile_core}
+    if checkout is not None:
+        env["PYTHONPATH"] = str(checkout)
+        args = [sys.executable, "-m", "quota_constructs.commands", *args[1:]]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    done = subprocess.run(args, env=env, capture_output=True, text=True, check=True)
+    done = subprocess.run(args, env=env, capture_output=True, text=True, check=True, cwd=checkout)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return cpu, done.stdout
@@ -88,6 +99,42 @@ def simulate_rows(sizes: list[int], families: list[str]) -> list[tuple[str, str,
     return rows
 
 
+def ab_rows(
+    sizes: list[int], families: list[str], other: Path
+) -> list[tuple[str, str, int, float, float, bool]]:
+    """(family, core, jobs, CPU s with ``other``'s code, CPU s with this one's, same JSON)."""
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for family in families:
+            for jobs in sizes:
+                org_file, csv_file = write_trace(Path(tmp), family, jobs)
+                args = [QUOTA, "simulate", str(org_file), "--workload", str(csv_file), "--json"]
+                for core, flag in CORES.items():
+                    before, out_before = child_cpu_s(args, flag, other)
+                    after, out_after = child_cpu_s(args, flag, ROOT)
+                    rows.append((family, core, jobs, before, after, out_before == out_after))
+    return rows
+
+
+def print_ab(console: Console, rows: list[tuple[str, str, int, float, float, bool]]) -> None:
+    table = Table(title="quota simulate --json, A/B: CPU s of the other checkout -> this one")
+    for column in ("trace", "core", "jobs", "other", "this", "speed-up", "jobs per CPU s"):
+        table.add_column(column, justify="right")
+    table.add_column("same JSON")
+    for family, core, jobs, before, after, same in rows:
+        table.add_row(
+            family,
+            core,
+            f"{jobs:,}",
+            f"{before:.2f}",
+            f"{after:.2f}",
+            f"{before / after:.2f}x",
+            f"{jobs / before:,.0f} -> {jobs / after:,.0f}",
+            "yes" if same else "NO",
+        )
+    console.print(table)
+
+
 def optimize_row() -> tuple[int, float]:
     """(candidates, CPU s) of one ``quota recommend --optimize`` on one worker (compiled)."""
     teams = ROOT / "stacks" / "teams" / "research.yaml"
@@ -101,8 +148,12 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
     parser.add_argument("--families", nargs="+", choices=FAMILIES, default=list(FAMILIES))
     parser.add_argument("--optimize", action="store_true")
+    parser.add_argument("--against", type=Path, help="A/B: also run another checkout's code.")
     args = parser.parse_args()
     console = Console()
+    if args.against is not None:
+        print_ab(console, ab_rows(args.sizes, args.families, args.against.resolve()))
+        return
     rows = simulate_rows(args.sizes, args.families)
     table = Table(title="quota simulate --json, whole child process (CPU time)")
     for column in ("trace", "core", "jobs", "CPU s", "jobs per CPU s", "growth"):
