@@ -32,6 +32,7 @@ import resource
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 from rich.console import Console
@@ -85,18 +86,26 @@ def child_cpu_s(
     return cpu, done.stdout
 
 
-def simulate_rows(sizes: list[int], families: list[str]) -> list[tuple[str, str, int, float]]:
-    """(family, core, jobs, CPU s) of each whole-command run."""
-    rows = []
+def commands(
+    sizes: list[int], families: list[str]
+) -> Iterator[tuple[str, int, str, str, list[str]]]:
+    """(family, jobs, core, its QUOTA_COMPILE, the command) of each run (its files exist in a
+    temporary folder while the caller runs it)."""
     with tempfile.TemporaryDirectory() as tmp:
         for family in families:
             for jobs in sizes:
                 org_file, csv_file = write_trace(Path(tmp), family, jobs)
                 args = [QUOTA, "simulate", str(org_file), "--workload", str(csv_file), "--json"]
                 for core, flag in CORES.items():
-                    cpu, _ = child_cpu_s(args, flag)
-                    rows.append((family, core, jobs, cpu))
-    return rows
+                    yield family, jobs, core, flag, args
+
+
+def simulate_rows(sizes: list[int], families: list[str]) -> list[tuple[str, str, int, float]]:
+    """(family, core, jobs, CPU s) of each whole-command run."""
+    return [
+        (family, core, jobs, child_cpu_s(args, flag)[0])
+        for family, jobs, core, flag, args in commands(sizes, families)
+    ]
 
 
 def ab_rows(
@@ -104,15 +113,10 @@ def ab_rows(
 ) -> list[tuple[str, str, int, float, float, bool]]:
     """(family, core, jobs, CPU s with ``other``'s code, CPU s with this one's, same JSON)."""
     rows = []
-    with tempfile.TemporaryDirectory() as tmp:
-        for family in families:
-            for jobs in sizes:
-                org_file, csv_file = write_trace(Path(tmp), family, jobs)
-                args = [QUOTA, "simulate", str(org_file), "--workload", str(csv_file), "--json"]
-                for core, flag in CORES.items():
-                    before, out_before = child_cpu_s(args, flag, other)
-                    after, out_after = child_cpu_s(args, flag, ROOT)
-                    rows.append((family, core, jobs, before, after, out_before == out_after))
+    for family, jobs, core, flag, args in commands(sizes, families):
+        before, out_before = child_cpu_s(args, flag, other)
+        after, out_after = child_cpu_s(args, flag, ROOT)
+        rows.append((family, core, jobs, before, after, out_before == out_after))
     return rows
 
 
