@@ -26,6 +26,7 @@ from quota_constructs.local.handlers.resources import ResourceHandlers
 from quota_constructs.local.handlers.service_jobs import ServiceJobHandlers
 from quota_constructs.local.handlers.service_quotas import ServiceQuotaHandlers
 from quota_constructs.local.handlers.sts import StsHandlers
+from quota_constructs.local.handlers.submit_request import PayloadValidation
 from quota_constructs.local.handlers.training_jobs import TrainingJobHandlers
 from quota_constructs.local.handlers.training_plans import TrainingPlanHandlers
 from quota_constructs.local.provision import ProvisionedOrganisation, provision
@@ -72,6 +73,9 @@ class Emulator:
     answered with the first job (:class:`~.state.job_service.ClientTokenMode`).
     ``dispatch``: a submitted job waits SUBMITTED for the next scheduler tick (default, AWS's
     behaviour) or is dispatched before the next request (:class:`~.state.job_service.DispatchMode`).
+    ``payload_validation``: a payload naming no schedulable instance type or count fails its job
+    (``passthrough``, default, as AWS passes payloads through) or the submit (``strict``;
+    :class:`~.handlers.submit_request.PayloadValidation`).
     ``events``: where AWS Batch's EventBridge events of service jobs go (state changes,
     preemption started and completed; :mod:`.events`); default none are made. Their file is
     written after each request's transitions; a failed write is logged and counted
@@ -97,6 +101,7 @@ class Emulator:
         client_token_mode: ClientTokenMode = ClientTokenMode.REJECT,
         events: EventSink | None = None,
         dispatch: DispatchMode = DispatchMode.TICK,
+        payload_validation: PayloadValidation = PayloadValidation.PASSTHROUGH,
         retention: JobRetention | None = None,
         calendar_grace_s: float = 0.0,
         plan_stop_before_end_s: float = PLAN_STOP_BEFORE_END_S,
@@ -136,6 +141,7 @@ class Emulator:
             self.account,
             self.clock,
             explain_pending=explain_pending,
+            payload_validation=payload_validation,
         )
         self._batch: dict[str, Handler] = {
             **ResourceHandlers(self.registry, self.tags).operations(),

@@ -25,6 +25,7 @@ from botocore.config import Config
 from quota_constructs.config import ORGS_DIR
 from quota_constructs.local.emulator import Emulator
 from quota_constructs.local.faults import FaultPlan
+from quota_constructs.local.handlers.submit_request import PayloadValidation
 from quota_constructs.local.provision import ProvisionedOrganisation
 from quota_constructs.local.state.arns import Account
 from quota_constructs.local.state.clock import EmulatorClock, RealTimeClock, VirtualClock
@@ -50,6 +51,8 @@ class EmulatorServer:
     ``client_token_mode="replay"`` answers a repeated ``clientToken`` with the first job instead
     of rejecting it as AWS documents. ``dispatch="immediate"`` dispatches a job before the next
     request instead of on the next scheduler tick (:class:`~.state.job_service.DispatchMode`).
+    ``payload_validation="strict"`` refuses a submit whose payload names no schedulable instance
+    type or count instead of failing its job (:class:`~.handlers.submit_request.PayloadValidation`).
     ``retention``: when finished jobs expire (:class:`~.state.job_service.JobRetention`).
     """
 
@@ -69,6 +72,7 @@ class EmulatorServer:
         limits: ServerLimits | None = None,
         client_token_mode: ClientTokenMode | str = ClientTokenMode.REJECT,
         dispatch: DispatchMode | str = DispatchMode.TICK,
+        payload_validation: PayloadValidation | str = PayloadValidation.PASSTHROUGH,
         retention: JobRetention | None = None,
         plan_stop_before_end_s: float = PLAN_STOP_BEFORE_END_S,
     ) -> None:
@@ -86,6 +90,7 @@ class EmulatorServer:
             explain_pending=explain_pending,
             client_token_mode=ClientTokenMode(client_token_mode),
             dispatch=DispatchMode(dispatch),
+            payload_validation=PayloadValidation(payload_validation),
             retention=retention,
             plan_stop_before_end_s=plan_stop_before_end_s,
         )
