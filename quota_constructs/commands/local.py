@@ -37,6 +37,7 @@ from quota_constructs.local.emulator import Emulator
 from quota_constructs.local.events import EventSink
 from quota_constructs.local.faults import FaultPlan
 from quota_constructs.local.handlers.submit_request import PayloadValidation
+from quota_constructs.local.provision import ResourceNaming
 from quota_constructs.local.state.arns import DEFAULT_REGION
 from quota_constructs.local.state.clock import MAX_SPEED, RealTimeClock, VirtualClock
 from quota_constructs.local.state.job_service import (
@@ -191,6 +192,14 @@ def serve(
             "naming the field (strict)."
         ),
     ] = PayloadValidation.PASSTHROUGH,
+    names: Annotated[
+        ResourceNaming,
+        typer.Option(
+            help="Names of each organisation's job queue, service environment and policy: "
+            "fixed (<org>-queue, ...) or generated as CloudFormation would, so that only "
+            "clients resolving them through SSM /quota/<org>/... work, as against a stack.",
+        ),
+    ] = ResourceNaming.FIXED,
     events_file: Annotated[
         Path | None,
         typer.Option(
@@ -265,6 +274,7 @@ def serve(
         events=events,
         dispatch=dispatch,
         payload_validation=payload_validation,
+        naming=names,
         retention=kept,
         calendar_grace_s=calendar_grace,
     )
