@@ -15,7 +15,7 @@ import json
 import re
 import typing
 from collections.abc import Iterable
-from dataclasses import replace
+from dataclasses import asdict, replace
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -348,14 +348,7 @@ class TrainingPlanConfig(StrictModel):
 
     @classmethod
     def from_spec(cls, plan: TrainingPlanSpec) -> TrainingPlanConfig:
-        return cls(
-            name=plan.name,
-            instance_type=plan.instance_type,
-            instance_count=plan.instance_count,
-            start=plan.start,
-            duration_hours=plan.duration_hours,
-            arn=plan.arn,
-        )
+        return cls(**asdict(plan))
 
 
 class JobQueueConfig(StrictModel):
