@@ -15,6 +15,10 @@ from quota_constructs.model.problems import Problem
 # --- limits (docs/aws-semantics.md §1) ------------------------------------------------------------
 
 MAX_SHARES_PER_QUEUE = 20
+MAX_JOB_QUEUES = 50
+"""Job queues per account and Region (AWS Batch's service quotas, not adjustable)."""
+MAX_SERVICE_ENVIRONMENTS = 50
+"""Service environments per account and Region (AWS Batch's service quotas)."""
 MIN_CAPACITY_LIMITS_PER_SHARE = 1
 MAX_CAPACITY_LIMITS_PER_SHARE = 5
 UNLIMITED_BORROW = -1
