@@ -35,6 +35,8 @@ MAX_TAG_VALUE_LENGTH = 256
 MAX_ORGANISATION_NAME_LENGTH = 64
 RETRY_ATTEMPTS_RANGE = (1, 10)
 MAX_STATUS_REASON_PATTERN = 512
+MAX_EXIT_RULES = 5
+"""``retryStrategy.evaluateOnExit`` entries of a service job ("up to 5", service-job-retries)."""
 MAX_INSTANCES_PER_TYPE = 10_000
 """Stated limit (AWS documents no maximum for ``maxCapacity``): instances of one type in a
 share, and in the service environment (the sum of the shares' limits per type)."""
