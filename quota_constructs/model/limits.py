@@ -26,6 +26,8 @@ QUEUE_PRIORITY_RANGE = (0, 1000)
 SCHEDULING_PRIORITY_RANGE = (0, 9999)
 RUNNABLE_TIMEOUT_MINUTES_RANGE = (10, 1440)
 MAX_PAYLOAD_BYTES = 10 * 1024
+MAX_SUBMIT_REQUEST_BYTES = 30 * 1024
+"""A whole SubmitServiceJob request, as compact JSON (AWS Batch's service quotas: 30 KiB)."""
 MAX_TAGS = 50
 TEAM_TAG_KEY = "quota-team"
 """The tag every team's quota share and service jobs carry (value ``<organisation>/<share>``,

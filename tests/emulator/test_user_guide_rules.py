@@ -10,7 +10,13 @@ import pytest
 from botocore.exceptions import ClientError
 
 from quota_constructs.local.testing import EmulatorServer
-from quota_constructs.model import MAX_JOB_QUEUES, MAX_PAYLOAD_BYTES, MAX_SERVICE_ENVIRONMENTS
+from quota_constructs.model import (
+    MAX_JOB_QUEUES,
+    MAX_PAYLOAD_BYTES,
+    MAX_SERVICE_ENVIRONMENTS,
+    MAX_SUBMIT_REQUEST_BYTES,
+    MAX_TAGS,
+)
 from tests.emulator.helpers import status, submit
 from tests.helpers import payload
 
@@ -60,6 +66,26 @@ def test_a_payload_is_at_most_10_kib(batch: Any, queue: str) -> None:
     assert message == (
         f"serviceRequestPayload: {MAX_PAYLOAD_BYTES + 1} bytes exceeds the {MAX_PAYLOAD_BYTES}-byte"
         " limit; keep hyperparameters small and move large settings to S3"
+    )
+
+
+def test_a_submit_request_is_at_most_30_kib(batch: Any, queue: str) -> None:
+    largest = {
+        "serviceRequestPayload": sized_payload(MAX_PAYLOAD_BYTES),
+        "tags": {f"k{i:03d}".ljust(128, "k"): "v" * 256 for i in range(MAX_TAGS)},
+    }
+    submit(batch, queue, "QS1", "large", **largest)
+    rule = {"action": "RETRY", "onStatusReason": "x" * 500 + "*"}
+    retry = {"attempts": 2, "evaluateOnExit": [rule] * 5}
+
+    message = refusal(
+        submit, batch=batch, queue=queue, share="QS1", name="larger", retryStrategy=retry, **largest
+    )
+
+    assert message.startswith("SubmitServiceJob: the request is ")
+    assert message.endswith(
+        f" bytes, over the {MAX_SUBMIT_REQUEST_BYTES}-byte limit of a SubmitServiceJob request; "
+        "send fewer or shorter tags"
     )
 
 
