@@ -176,3 +176,37 @@ def test_a_job_without_capacity_stays_runnable_indefinitely(
     emulator.advance(30 * 24 * 3600)
 
     assert (status(batch, holder), status(batch, waiting)) == ("RUNNING", "RUNNABLE")
+
+
+def test_a_share_needs_at_least_one_capacity_limit(batch: Any, queue: str) -> None:
+    message = refusal(
+        batch.create_quota_share,
+        quotaShareName="empty",
+        jobQueue=queue,
+        capacityLimits=[],
+        resourceSharingConfiguration={"strategy": "RESERVE"},
+        preemptionConfiguration={"inSharePreemption": "DISABLED"},
+    )
+
+    assert "a quota share needs 1 to 5 capacity limits (instance types), got 0" in message
+
+
+def test_scheduled_at_is_when_the_job_was_dispatched(
+    emulator: EmulatorServer, batch: Any, queue: str
+) -> None:
+    emulator.advance(5)
+    job = submit(batch, queue, "QS1", "dispatched")
+    before = batch.describe_service_job(jobId=job)
+    emulator.advance(0)
+    after = batch.describe_service_job(jobId=job)
+
+    assert (before["status"], "scheduledAt" in before) == ("SUBMITTED", False)
+    assert (after["status"], after["scheduledAt"]) == ("SCHEDULED", before["createdAt"])
+
+
+def test_capacity_usage_is_the_payloads_instance_count(batch: Any, queue: str) -> None:
+    job = submit(batch, queue, "QS1", "two", serviceRequestPayload=payload(count=2))
+
+    usage = batch.describe_service_job(jobId=job)["capacityUsage"]
+
+    assert usage == [{"capacityUnit": "ml.g5.xlarge", "quantity": 2.0}]
