@@ -17,6 +17,7 @@ from quota_constructs.model import (
     MAX_SUBMIT_REQUEST_BYTES,
     MAX_TAGS,
 )
+from quota_constructs.scheduling import REASON_CAPACITY_ERROR
 from tests.emulator.helpers import status, submit
 from tests.helpers import payload
 
@@ -210,3 +211,23 @@ def test_capacity_usage_is_the_payloads_instance_count(batch: Any, queue: str) -
     usage = batch.describe_service_job(jobId=job)["capacityUsage"]
 
     assert usage == [{"capacityUnit": "ml.g5.xlarge", "quantity": 2.0}]
+
+
+def test_an_attempt_without_sagemaker_capacity_is_retried_without_using_an_attempt(
+    emulator: EmulatorServer, batch: Any, queue: str
+) -> None:
+    tags = {"quota.local/capacity-errors": "2", **RUNS_1_MIN}
+    job = submit(batch, queue, "QS1", "unlucky", tags=tags, retryStrategy={"attempts": 1})
+    emulator.advance(120)
+    described = batch.describe_service_job(jobId=job)
+    first = described["attempts"][0]["serviceResourceId"]["value"].split(":training-job/")[1]
+    training = emulator.client("sagemaker").describe_training_job(TrainingJobName=first)
+
+    assert described["status"] == "SUCCEEDED"
+    assert [a["statusReason"] for a in described["attempts"]] == [REASON_CAPACITY_ERROR] * 2 + [
+        "Received status from SageMaker: Training job completed"
+    ]
+    assert (training["TrainingJobStatus"], training["FailureReason"]) == (
+        "Failed",
+        REASON_CAPACITY_ERROR.removeprefix("Received status from SageMaker:"),
+    )
