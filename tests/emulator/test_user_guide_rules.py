@@ -6,9 +6,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import pytest
-from botocore.exceptions import ClientError
-
 from quota_constructs.local.testing import EmulatorServer
 from quota_constructs.model import (
     MAX_JOB_QUEUES,
@@ -18,27 +15,10 @@ from quota_constructs.model import (
     MAX_TAGS,
 )
 from quota_constructs.scheduling import REASON_CAPACITY_ERROR
-from tests.emulator.helpers import status, submit
+from tests.emulator.helpers import refusal, status, submit
 from tests.helpers import payload
 
 RUNS_1_MIN = {"quota.local/duration-seconds": "60"}
-
-
-@pytest.fixture
-def batch(emulator: EmulatorServer) -> Any:
-    return emulator.client("batch")
-
-
-@pytest.fixture
-def queue(emulator: EmulatorServer) -> str:
-    return emulator.queue_arn("seed-demo")
-
-
-def refusal(call: Any, **params: Any) -> str:
-    with pytest.raises(ClientError) as caught:
-        call(**params)
-    assert caught.value.response["Error"]["Code"] == "ClientException"
-    return str(caught.value.response["Error"]["Message"])
 
 
 def sized_payload(size: int) -> str:
