@@ -16,16 +16,6 @@ from tests.emulator.helpers import status, submit
 RUNS_1_MIN = {"quota.local/duration-seconds": "60"}
 
 
-@pytest.fixture
-def batch(emulator: EmulatorServer) -> Any:
-    return emulator.client("batch")
-
-
-@pytest.fixture
-def queue(emulator: EmulatorServer) -> str:
-    return emulator.queue_arn("seed-demo")
-
-
 def refusal(call: Any, *args: Any, **params: Any) -> str:
     with pytest.raises(ClientError) as caught:
         call(*args, **params)

@@ -17,18 +17,8 @@ NAME = re.compile(r"^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$")  # SageMaker's Training
 
 
 @pytest.fixture
-def batch(emulator: EmulatorServer) -> Any:
-    return emulator.client("batch")
-
-
-@pytest.fixture
 def sagemaker(emulator: EmulatorServer) -> Any:
     return emulator.client("sagemaker")
-
-
-@pytest.fixture
-def queue(emulator: EmulatorServer) -> str:
-    return emulator.queue_arn("seed-demo")
 
 
 def training_job_names(batch: Any, job_id: str) -> list[str]:
