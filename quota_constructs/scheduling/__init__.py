@@ -18,7 +18,8 @@ API::
     sched.next_event_time() / sched.run_until_idle(limit=math.inf)
     sched.job(id) / sched.jobs (submit order) / sched.snapshot() / sched.usage() / sched.ledger()
     sched.pending_reason(id) / sched.preemption_in_progress(id)
-    sched.subscribe(listener)        SchedulerEvent for every state change and preemption
+    sched.subscribe(listener)        SchedulerEvent for every state change, preemption step and
+                                     blocked job (EventKind.QUEUE_BLOCKED)
     with collector_paused(): ...     a whole workload at once, the cyclic collector paused
 
 Jobs move SUBMITTED -> RUNNABLE -> SCHEDULED -> STARTING -> RUNNING -> SUCCEEDED | FAILED and
@@ -49,8 +50,11 @@ from quota_constructs.scheduling.capacity import Capacity
 from quota_constructs.scheduling.job import Job, SchedulerEvent, attempt_id
 from quota_constructs.scheduling.options import SchedulerOptions
 from quota_constructs.scheduling.records import (
+    CAPACITY_CODE,
     JSTLA_REASON,
     PREEMPTION_IN_PROGRESS,
+    REASON_CAPACITY,
+    REASON_CAPACITY_ERROR,
     REASON_CROSS_SHARE,
     REASON_FAILED,
     REASON_IN_SHARE,
@@ -75,10 +79,13 @@ from quota_constructs.scheduling.scheduler import QUEUE_WIDE_SHARE, Scheduler
 from quota_constructs.scheduling.victims import DefaultVictimPolicy, VictimCandidate, VictimPolicy
 
 __all__ = [
+    "CAPACITY_CODE",
     "COMPILED",
     "JSTLA_REASON",
     "PREEMPTION_IN_PROGRESS",
     "QUEUE_WIDE_SHARE",
+    "REASON_CAPACITY",
+    "REASON_CAPACITY_ERROR",
     "REASON_CROSS_SHARE",
     "REASON_FAILED",
     "REASON_IN_SHARE",

@@ -16,14 +16,19 @@ from quota_constructs.model import (
     SharingStrategy,
 )
 from quota_constructs.scheduling import (
+    CAPACITY_CODE,
+    REASON_CAPACITY,
+    REASON_CAPACITY_ERROR,
     REASON_LIMIT_LOWERED,
     REASON_TIMEOUT,
+    EventKind,
     JobRequest,
     JobStatus,
     Outcome,
     PendingKind,
     PreemptionRule,
     Scheduler,
+    SchedulerEvent,
     SchedulerOptions,
     SubmitRejected,
 )
@@ -110,6 +115,56 @@ def test_runnable_time_limit_terminates_misconfigured_job() -> None:
         "Terminated by JobStateTimeLimit action due to reason: "
         "MISCONFIGURATION:SERVICE_ENVIRONMENT_MAX_RESOURCE"
     )
+
+
+def _blocked(sched: Scheduler) -> list[SchedulerEvent]:
+    events: list[SchedulerEvent] = []
+    sched.subscribe(lambda e: events.append(e) if e.kind is EventKind.QUEUE_BLOCKED else None)
+    return events
+
+
+def test_a_job_turning_runnable_misconfigured_is_reported_blocked_after_its_state_change() -> None:
+    sched = seed_demo()
+    everything: list[SchedulerEvent] = []
+    sched.subscribe(everything.append)
+    stuck = sched.submit(job("QS1", 4), now=0)
+    sched.advance(1)
+
+    mine = [(e.kind, e.status, e.status_reason) for e in everything if e.job is stuck]
+    assert mine[-2:] == [
+        (EventKind.STATE_CHANGE, JobStatus.RUNNABLE, REASON_SE_MAX),
+        (EventKind.QUEUE_BLOCKED, JobStatus.RUNNABLE, REASON_SE_MAX),
+    ]
+
+
+def test_a_waiting_job_made_misconfigured_by_a_share_update_is_reported_blocked() -> None:
+    sched = seed_demo()
+    blocked = _blocked(sched)
+    sched.submit(job("QS2"), now=0)  # QS2 uses its instance: QS1's 2-instance job must wait
+    waiting = sched.submit(job("QS1", 2), now=0)
+    sched.advance(10)
+    assert waiting.status is JobStatus.RUNNABLE and blocked == []
+
+    sched.upsert_share(QuotaShareSpec("QS1", {G5: 1}, RESERVE), now=20)  # no borrowing now
+
+    [event] = blocked
+    assert (event.job, event.status, event.previous_status) == (
+        waiting, JobStatus.RUNNABLE, JobStatus.RUNNABLE,
+    )  # fmt: skip
+    assert event.status_reason == REASON_SHARE_LIMIT == waiting.status_reason
+
+
+def test_a_waiting_job_made_misconfigured_by_a_smaller_environment_is_reported_blocked() -> None:
+    sched = seed_demo()
+    blocked = _blocked(sched)
+    sched.submit(job("QS2"), now=0)
+    waiting = sched.submit(job("QS1", 2), now=0)
+    sched.advance(10)
+
+    sched.set_service_environment({G5: 1}, now=20)
+    sched.set_service_environment({G5: 1}, now=30)  # the same reason again: no second event
+
+    assert [(e.job, e.status_reason) for e in blocked] == [(waiting, REASON_SE_MAX)]
 
 
 def test_raising_limits_makes_a_stuck_job_runnable_and_cancels_its_time_limit() -> None:
@@ -363,3 +418,34 @@ def test_rejects_a_twenty_first_share() -> None:
 def test_rejects_unknown_job() -> None:
     with pytest.raises(KeyError, match="no job 'nope' in job queue 'seed-demo-queue'"):
         seed_demo().terminate("nope", "stop", now=0)
+
+
+# --- insufficient SageMaker capacity (service-job-retries, sm_job_stuck_in_runnable_capacity) ---
+
+
+def test_attempts_without_capacity_are_retried_without_using_an_attempt() -> None:
+    sched = seed_demo()
+    reasons: list[str | None] = []
+    sched.subscribe(lambda event: reasons.append(event.job.status_reason))
+    unlucky = sched.submit(job("QS1", capacity_errors=3, retry_attempts=1), now=0)
+    sched.advance(200)
+
+    assert unlucky.status is JobStatus.SUCCEEDED
+    assert [a.status_reason for a in unlucky.attempts[:3]] == [REASON_CAPACITY_ERROR] * 3
+    assert len(unlucky.attempts) == 4
+    assert reasons.count(REASON_CAPACITY) == 3
+
+
+def test_the_capacity_time_limit_counts_from_the_first_attempt_without_capacity() -> None:
+    sched = seed_demo(runnable_time_limits={CAPACITY_CODE: 600.0})
+    unlucky = sched.submit(job("QS1", capacity_errors=10_000), now=0)
+    sched.advance(599)
+    assert unlucky.status is not JobStatus.FAILED
+    sched.advance(605)
+
+    assert unlucky.status is JobStatus.FAILED
+    assert unlucky.is_terminated
+    assert unlucky.status_reason == (
+        "Terminated by JobStateTimeLimit action due to reason: "
+        "CAPACITY:INSUFFICIENT_INSTANCE_CAPACITY"
+    )

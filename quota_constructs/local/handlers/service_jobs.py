@@ -27,7 +27,7 @@ from quota_constructs.local.handlers.job_view import (
     preemption_summary,
 )
 from quota_constructs.local.handlers.pagination import paginate
-from quota_constructs.local.handlers.submit_request import read_submit
+from quota_constructs.local.handlers.submit_request import PayloadValidation, read_submit
 from quota_constructs.local.state.arns import Account
 from quota_constructs.local.state.clock import EmulatorClock
 from quota_constructs.local.state.errors import InvalidParameter, InvalidRequest, NotFound
@@ -35,7 +35,7 @@ from quota_constructs.local.state.job_service import JobService, Submission
 from quota_constructs.local.state.registry import SAGEMAKER_TRAINING, JobQueue, Registry
 from quota_constructs.local.state.tags import TagStore
 from quota_constructs.local.wire.api_errors import DOMAIN_ERRORS, ApiError, api_error
-from quota_constructs.model import MAX_PAYLOAD_BYTES
+from quota_constructs.model import MAX_PAYLOAD_BYTES, MAX_SUBMIT_REQUEST_BYTES
 from quota_constructs.scheduling import QUEUE_WIDE_SHARE, Job
 
 MAX_TERMINATE_BATCH = 50
@@ -69,13 +69,21 @@ def _check_request(queue: JobQueue, params: Mapping[str, Any]) -> None:
             f"serviceRequestPayload: {size} bytes exceeds the {MAX_PAYLOAD_BYTES}-byte "
             "limit; keep hyperparameters small and move large settings to S3"
         )
+    whole = len(json.dumps(params, separators=(",", ":")).encode())
+    if whole > MAX_SUBMIT_REQUEST_BYTES:
+        raise InvalidRequest(
+            f"SubmitServiceJob: the request is {whole} bytes, over the "
+            f"{MAX_SUBMIT_REQUEST_BYTES}-byte limit of a SubmitServiceJob request; send fewer "
+            "or shorter tags"
+        )
 
 
 class ServiceJobHandlers:
     """Handlers of the service-job operations over a :class:`JobService` and a :class:`Registry`.
 
     ``explain_pending``: a RUNNABLE job with no AWS ``statusReason`` reports the core's typed
-    pending reason instead of none.
+    pending reason instead of none. ``payload_validation``: an unschedulable payload fails its
+    job (default) or the submit (:class:`~.submit_request.PayloadValidation`).
     """
 
     def __init__(
@@ -87,6 +95,7 @@ class ServiceJobHandlers:
         clock: EmulatorClock,
         *,
         explain_pending: bool = True,
+        payload_validation: PayloadValidation = PayloadValidation.PASSTHROUGH,
     ) -> None:
         self.registry = registry
         self.jobs = jobs
@@ -94,6 +103,7 @@ class ServiceJobHandlers:
         self.account = account
         self.clock = clock
         self.explain_pending = explain_pending
+        self.payload_validation = payload_validation
 
     def operations(self) -> dict[str, Handler]:
         """Operation name -> handler, for every operation of this module."""
@@ -124,7 +134,7 @@ class ServiceJobHandlers:
             preemption_configuration=params.get("preemptionConfiguration"),
             timeout_config=params.get("timeoutConfig"),
         )
-        request, payload_failure = read_submit(params)
+        request, payload_failure = read_submit(params, self.payload_validation)
         job = self.jobs.submit(
             queue, request, submission, client_token=token, fingerprint=fingerprint
         )

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from enum import StrEnum
 from typing import Any
 
 from quota_constructs.api_shapes import SAGEMAKER_DEFAULT_MAX_RUNTIME_S
@@ -28,6 +29,9 @@ OUTCOME_TAG = "quota.local/outcome"
 """Tag ``FAILED`` makes every attempt of an emulated job fail."""
 FAILURE_REASON_TAG = "quota.local/failure-reason"
 """Tag giving SageMaker's ``FailureReason`` of a failing attempt (implies outcome FAILED)."""
+CAPACITY_ERRORS_TAG = "quota.local/capacity-errors"
+"""Tag giving how many first attempts find no SageMaker capacity (retried, no attempt used)."""
+MAX_CAPACITY_ERRORS = 10_000
 SAGEMAKER_STATUS_PREFIX = "Received status from SageMaker:"
 """How Batch's ``statusReason`` quotes SageMaker's ``FailureReason`` (as the SageMaker SDK's
 default ``evaluateOnExit`` rule spells it)."""
@@ -41,13 +45,32 @@ PAYLOAD_FAILURE_PREFIX = f"{SAGEMAKER_STATUS_PREFIX}ValidationException: "
 (UNCONFIRMED: AWS's text)."""
 
 
-def read_submit(params: Mapping[str, Any]) -> tuple[JobRequest, str | None]:
+class PayloadValidation(StrEnum):
+    """What ``SubmitServiceJob`` does with a payload naming no instance type and count the core
+    can schedule (no ``ResourceConfig``, an unknown type, a count below 1).
+
+    ``passthrough`` (default, AWS's behaviour: Batch passes the payload through unvalidated,
+    docs/aws-semantics.md §2.2): the submit succeeds and the job FAILS as SageMaker refuses it.
+    ``strict``: the submit is refused (``ClientException`` naming the field, the value and the
+    fix), as the emulator did before; a typo then fails at the call, not later in the job.
+    """
+
+    PASSTHROUGH = "passthrough"
+    STRICT = "strict"
+
+
+def read_submit(
+    params: Mapping[str, Any], validation: PayloadValidation = PayloadValidation.PASSTHROUGH
+) -> tuple[JobRequest, str | None]:
     """The request of a ``SubmitServiceJob`` and, when its payload names no instance type and
     count the core can schedule, the ``statusReason`` the job fails with (AWS passes the payload
     through unvalidated, docs/aws-semantics.md §2.2; SageMaker refuses it, UNCONFIRMED).
 
-    Everything else that :func:`request_from_submit` refuses is refused the same way.
+    Everything else that :func:`request_from_submit` refuses is refused the same way, and so is
+    an unschedulable payload under :attr:`PayloadValidation.STRICT`.
     """
+    if validation is PayloadValidation.STRICT:
+        return request_from_submit(params), None
     try:
         return request_from_submit(params), None
     except _PayloadUnschedulable as exc:
@@ -110,6 +133,7 @@ def request_from_submit(params: Mapping[str, Any]) -> JobRequest:
         attempt_duration_s=timeout.get("attemptDurationSeconds"),
         payload=payload,
         tags=tags,
+        capacity_errors=_capacity_errors(tags),
     )
     if unschedulable is not None:
         raise _PayloadUnschedulable(unschedulable, request)
@@ -189,6 +213,22 @@ def _outcome(tags: Mapping[str, str]) -> tuple[Outcome, str | None]:
         )
     full = None if reason is None else f"{SAGEMAKER_STATUS_PREFIX}{reason}"
     return Outcome(text), full
+
+
+def _capacity_errors(tags: Mapping[str, str]) -> int:
+    text = tags.get(CAPACITY_ERRORS_TAG, "0")
+    if not (text.isascii() and text.isdigit()) or int(text) > MAX_CAPACITY_ERRORS:
+        raise SubmitRejected(
+            [
+                Problem(
+                    f"tags.{CAPACITY_ERRORS_TAG}",
+                    text,
+                    f"must be a whole number of attempts from 0 to {MAX_CAPACITY_ERRORS}",
+                    "set it to e.g. '2'",
+                )
+            ]
+        )
+    return int(text)
 
 
 def _duration(payload: Mapping[str, Any], tags: Mapping[str, str]) -> float:
