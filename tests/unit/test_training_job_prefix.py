@@ -59,7 +59,7 @@ def test_a_prefix_is_nine_characters_a_training_job_name_may_start_with(team: st
     assert re.fullmatch(r"[a-z2-7]{8}-", prefix)
 
 
-@settings(max_examples=500)
+@settings(max_examples=200)
 @given(teams, teams, job_names, attempts)
 def test_a_teams_streams_match_its_own_pattern_and_no_other_teams(
     mine: str, theirs: str, name: str, attempt: str
@@ -70,7 +70,7 @@ def test_a_teams_streams_match_its_own_pattern_and_no_other_teams(
         assert not iam_matches(training_log_stream_pattern(training_job_prefix(theirs)), written)
 
 
-@settings(max_examples=500)
+@settings(max_examples=200)
 @given(teams, teams)
 def test_no_prefix_starts_with_another_teams(mine: str, theirs: str) -> None:
     if mine != theirs:
