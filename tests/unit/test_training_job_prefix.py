@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from quota_constructs.config import OrgFileError, load_organisation
+from quota_constructs.config import OrgFileError, load_organisation, load_organisations
 from quota_constructs.contracts import team_tag_value
 from quota_constructs.local.state.arns import training_job_name
 from quota_constructs.model import (
@@ -39,6 +39,8 @@ attempts = st.from_regex(r"\A[0-9a-f]{32}\Z")
 
 COLLISION = ("team-20314", "team-658264")
 """Two shares of organisation ``collide`` whose 40-bit tokens are equal (found by search)."""
+ACROSS = ("east/team-626181", "west/team-1081195")
+"""Two teams of organisations ``east`` and ``west`` whose tokens are equal (found by search)."""
 
 
 def iam_matches(pattern: str, value: str) -> bool:
@@ -91,17 +93,23 @@ def test_a_prefix_stays_whole_when_batch_cuts_a_long_name() -> None:
     assert len(cut) == TRAINING_JOB_NAME_MAX and cut.startswith(f"AWSBatch{prefix}")
 
 
+def organisation_file(tmp_path: Path, organisation: str, *shares: str) -> Path:
+    """An organisation file whose every share has team access."""
+    text = "".join(
+        f"  - name: {name}\n    capacity: {{ml.g5.xlarge: 1}}\n    strategy: LEND\n"
+        "    access: {principals: ['111122223333']}\n"
+        for name in shares
+    )
+    path = tmp_path / f"{organisation}.yaml"
+    path.write_text(f"organisation: {organisation}\nshares:\n{text}", encoding="utf-8")
+    return path
+
+
 def test_rejects_an_organisation_whose_two_teams_have_the_same_prefix(tmp_path: Path) -> None:
     assert training_job_prefix(f"collide/{COLLISION[0]}") == training_job_prefix(
         f"collide/{COLLISION[1]}"
     )
-    shares = "".join(
-        f"  - name: {name}\n    capacity: {{ml.g5.xlarge: 1}}\n    strategy: LEND\n"
-        "    access: {principals: ['111122223333']}\n"
-        for name in COLLISION
-    )
-    path = tmp_path / "collide.yaml"
-    path.write_text(f"organisation: collide\nshares:\n{shares}", encoding="utf-8")
+    path = organisation_file(tmp_path, "collide", *COLLISION)
 
     with pytest.raises(OrgFileError) as caught:
         load_organisation(path)
@@ -126,3 +134,14 @@ def test_rejects_an_unknown_training_logs_mode_naming_field_value_and_fix(tmp_pa
     assert problem.message == "training_logs is team-prefixed or shared"
     assert problem.fix.startswith("write team-prefixed (the default")
     assert "or shared (every stream" in problem.fix
+
+
+def test_rejects_two_files_whose_teams_have_the_same_prefix(tmp_path: Path) -> None:
+    assert training_job_prefix(ACROSS[0]) == training_job_prefix(ACROSS[1])
+    paths = [organisation_file(tmp_path, *team.split("/")) for team in ACROSS]
+
+    with pytest.raises(OrgFileError) as caught:
+        load_organisations(paths)
+    (problem,) = caught.value.problems
+    assert problem.path == f"{paths[1]}: shares[0].name" and problem.value == ACROSS[1]
+    assert f"the same as that of {ACROSS[0]} ({paths[0]}: shares[0].name)" in problem.message
