@@ -86,6 +86,9 @@ class SimulationOptions:
     """UTC epoch of simulated time 0 for training plan windows; ``None``: the first plan's start."""
     plan_stop_before_end_s: float = PLAN_STOP_BEFORE_END_S
     """When, before a plan's end, its capacity goes and its running jobs stop (AWS: 30 min)."""
+    on_demand_with_plans: tuple[tuple[str, int], ...] = ()
+    """``(type, instances)``: instances of a plan's type on demand beside its plans, at all
+    times (the reservation sizing's candidates); by default a plan's type has only its plans."""
 
     def scheduler_options(self, queue: JobQueueSpec) -> SchedulerOptions:
         return SchedulerOptions(
@@ -185,6 +188,8 @@ class SimulationResult:
     timeline: Timeline
     events: int
     """Virtual-time steps processed (for the benchmark)."""
+    jobs: tuple[Job, ...] = field(default=(), compare=False, repr=False)
+    """Every job after the run, attempts included (what the cost model bills)."""
 
     def share(self, name: str) -> ShareMetrics:
         return next(s for s in self.shares if s.share == name)
@@ -517,6 +522,7 @@ class _PlanWindows:
         first = min((p.start_s for p in self._plans), default=0.0)
         self._epoch0 = first if options.plan_epoch_s is None else options.plan_epoch_s
         self._stop = options.plan_stop_before_end_s
+        self._on_demand = dict(options.on_demand_with_plans)
         edges = plan_capacity_edges(self._plans, stop_before_end_s=self._stop)
         self._next = [(e - self._epoch0, t) for e, t in edges if e - self._epoch0 > 0]
 
@@ -536,7 +542,13 @@ class _PlanWindows:
 
     def _apply(self, sched: Scheduler, itype: str, at: float) -> None:
         apply_plan_capacity(
-            sched, self._plans, itype, self._epoch0 + at, now=at, stop_before_end_s=self._stop
+            sched,
+            self._plans,
+            itype,
+            self._epoch0 + at,
+            now=at,
+            stop_before_end_s=self._stop,
+            on_demand=self._on_demand.get(itype, 0),
         )
 
 
@@ -774,6 +786,7 @@ def simulate(
         shares=tuple(metrics),
         timeline=recorder.finish(),
         events=recorder.steps,
+        jobs=tuple(sched.jobs),
     )
 
 

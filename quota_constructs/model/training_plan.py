@@ -334,10 +334,14 @@ def apply_plan_capacity(
     *,
     now: float,
     stop_before_end_s: float,
+    on_demand: int = 0,
 ) -> list[str]:
     """Set ``instance_type``'s capacity to what ``plans`` allow at ``epoch_s`` (scheduler time
-    ``now``) and stop the jobs that no longer fit; returns their ids."""
-    capacity = plan_capacity_at(plans, instance_type, epoch_s, stop_before_end_s=stop_before_end_s)
+    ``now``), plus ``on_demand`` instances beside them, and stop the jobs that no longer fit;
+    returns their ids."""
+    capacity = on_demand + plan_capacity_at(
+        plans, instance_type, epoch_s, stop_before_end_s=stop_before_end_s
+    )
     running = [
         (job.job_id, job.demand[instance_type], job.started_at or now)
         for job in scheduler.jobs
