@@ -2,12 +2,13 @@
 
 For every type a plan can reserve (the model's :data:`PLAN_INSTANCE_TYPES`) that the shares
 hold, each plan size from 0 to the shares' capacity of the type is simulated on the same
-workload: the plan backs that many instances inside its window, the rest of the capacity is on
-demand. Each candidate is priced by the one cost model (:func:`model.cost.cost_report`) and its
-teams' targets are checked (:mod:`advisor.targets`). The cheapest candidate that misses no
-target all on demand (0 reserved) meets wins, fewer instances on a tie: a target missed on
-demand too is the capacity's or the settings' (``--simulate`` sizes those), not the plan's.
-"""
+workload: the plan backs that many instances inside its window, the rest of the capacity (and
+all of it outside the window) is on demand; in the plan's last ``plan_stop_before_end_s``
+SageMaker stops its instances (the model's ``mixed_capacity_at``). Each candidate is priced by
+the one cost model (:func:`model.cost.cost_report`) and its teams' targets are checked
+(:mod:`advisor.targets`). The cheapest candidate that misses no target all on demand (0
+reserved) meets wins, fewer instances on a tie: a target missed on demand too is the capacity's
+or the settings' (``--simulate`` sizes those), not the plan's."""
 
 from __future__ import annotations
 
@@ -209,7 +210,7 @@ class _Search:
         plans = [self.window.plan(itype, reserved)] if reserved else []
         others = tuple(p for p in self.org.training_plans if p.instance_type != itype)
         trial = replace(self.org, training_plans=(*others, *plans))
-        sim = replace(self.options, on_demand_with_plans=((itype, capacity - reserved),))
+        sim = replace(self.options, on_demand_with_plans=((itype, capacity),))
         result = simulate(trial, self.jobs, options=sim, baseline=math.nan)
         checks = check_targets(self.teams, team_figures(result), days=self.days)
         attempts = [
@@ -225,10 +226,10 @@ class _Search:
         on_demand = sum(r.on_demand for r in rows)
         return Candidate(
             instances=reserved,
-            reserved_hours=sum(p.reserved for p in plan_costs),
+            reserved_hours=math.fsum(p.reserved for p in plan_costs),
             plan_hours=on_plan,
             on_demand_hours=on_demand,
-            reserved_usd=sum(p.cost_usd for p in plan_costs),
+            reserved_usd=math.fsum(p.cost_usd for p in plan_costs),
             on_demand_usd=on_demand * price.on_demand,
             all_on_demand_usd=(on_plan + on_demand) * price.on_demand,
             missed=tuple(c for c in checks if c.missed),

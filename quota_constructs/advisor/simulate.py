@@ -87,8 +87,9 @@ class SimulationOptions:
     plan_stop_before_end_s: float = PLAN_STOP_BEFORE_END_S
     """When, before a plan's end, its capacity goes and its running jobs stop (AWS: 30 min)."""
     on_demand_with_plans: tuple[tuple[str, int], ...] = ()
-    """``(type, instances)``: instances of a plan's type on demand beside its plans, at all
-    times (the reservation sizing's candidates); by default a plan's type has only its plans."""
+    """``(type, capacity)``: a plan's type whose capacity is on demand but for its plans'
+    instances inside their windows (the reservation sizing's candidates; the model's
+    ``mixed_capacity_at``); by default a plan's type has only its plans' instances."""
 
     def scheduler_options(self, queue: JobQueueSpec) -> SchedulerOptions:
         return SchedulerOptions(
@@ -524,6 +525,8 @@ class _PlanWindows:
         self._stop = options.plan_stop_before_end_s
         self._on_demand = dict(options.on_demand_with_plans)
         edges = plan_capacity_edges(self._plans, stop_before_end_s=self._stop)
+        mixed = [p for p in self._plans if p.instance_type in self._on_demand]
+        edges = sorted({*edges, *((p.end_s, p.instance_type) for p in mixed)})  # back at the end
         self._next = [(e - self._epoch0, t) for e, t in edges if e - self._epoch0 > 0]
 
     def start(self, sched: Scheduler) -> None:
@@ -548,7 +551,7 @@ class _PlanWindows:
             self._epoch0 + at,
             now=at,
             stop_before_end_s=self._stop,
-            on_demand=self._on_demand.get(itype, 0),
+            capacity=self._on_demand.get(itype),
         )
 
 

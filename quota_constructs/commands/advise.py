@@ -31,6 +31,7 @@ from quota_constructs.advisor.optimize import (
 from quota_constructs.advisor.profiles import TeamsFile, load_teams, teams_json_schema
 from quota_constructs.advisor.recommend import Advice, price_problems, recommend
 from quota_constructs.advisor.report import plot_comparison, plot_results
+from quota_constructs.advisor.reserve import ReserveWindow, reservable_types, size_reservations
 from quota_constructs.advisor.simulate import (
     SimulationOptions,
     SimulationResult,
@@ -84,13 +85,15 @@ from quota_constructs.commands._reports import (
     search_table,
 )
 from quota_constructs.commands.report import (
+    check_plan_stop,
     load_prices,
     money_table,
     report_data,
     simulation_cost,
 )
+from quota_constructs.commands.reserve import exit_on_unmet, print_reservations, reserve_data
 from quota_constructs.config import WindowConfig, load_organisation
-from quota_constructs.model import Organisation, Problem, QuotaConfigError
+from quota_constructs.model import PLAN_STOP_BEFORE_END_S, Organisation, Problem, QuotaConfigError
 from quota_constructs.model.cost import CostReport, Price
 from quota_constructs.runtime.adopt import queue_client, read_job_history, read_organisation
 from quota_constructs.runtime.queue import QueueClient
@@ -250,10 +253,37 @@ def recommend_command(
     plot: Path | None = typer.Option(
         None, "--plot", help="Write a PNG: usage (--simulate) or comparison (--optimize)."
     ),
+    reserve: bool = typer.Option(
+        False,
+        "--reserve",
+        help="Size a training plan per reservable type: simulate 0 to N instances reserved "
+        "(the rest on demand) and price each with --prices (docs/advisor.md).",
+    ),
+    prices_file: Path | None = typer.Option(
+        None,
+        "--prices",
+        help="With --reserve: prices file, TYPE: {on_demand: USD, training_plan: USD} per "
+        "instance-hour (docs/cost.md).",
+    ),
+    reserve_start: int = typer.Option(
+        0, "--reserve-start-hours", help="With --reserve: the plan starts this many hours in."
+    ),
+    reserve_hours: int | None = typer.Option(
+        None,
+        "--reserve-hours",
+        help="With --reserve: the plan's duration in hours (default: the simulated --days).",
+    ),
+    plan_stop_s: float = typer.Option(
+        PLAN_STOP_BEFORE_END_S,
+        "--plan-stop-before-end-s",
+        help="With --reserve: seconds before a plan's end that its capacity goes and its jobs "
+        "stop (AWS: 1800; 0: they run to the end).",
+    ),
 ) -> None:
     """Recommend each team's strategy, in-share preemption and borrow limit, with reasons.
 
-    Exit 1 when --simulate finds a FAILED expectation or --optimize misses a team's target.
+    Exit 1 when --simulate finds a FAILED expectation, --optimize misses a team's target, or
+    --reserve's recommended plan misses one.
     """
     if teams_file == "schema":
         typer.echo(teams_json_schema())
@@ -261,6 +291,7 @@ def recommend_command(
     console = stdout_console()
     err = stderr_console()
     _check_modes(simulate, optimize_, plot)
+    _check_reserve(reserve, prices_file, simulate or optimize_)
     if executor is not None and not optimize_:
         raise QuotaConfigError(
             [Problem("--executor", executor, "needs --optimize", "add --optimize or drop it")]
@@ -287,6 +318,13 @@ def recommend_command(
         return
     jobs = generate_workload(teams, days=days, seed=seed, options=generator)
     advice = recommend(teams, prices=prices, options=generator, workloads=[jobs], days=days)
+    if reserve:
+        assert prices_file is not None
+        check_plan_stop(plan_stop_s)
+        window = ReserveWindow(reserve_start, reserve_hours or days * 24)
+        sim = replace(sim, plan_stop_before_end_s=plan_stop_s)
+        _reserve(advice, teams, jobs, (prices_file, window, sim, days), as_json=as_json)
+        return
     if not as_json:
         print_advice(advice, console)
     elif not simulate:
@@ -297,6 +335,43 @@ def recommend_command(
         _simulate_advice(
             teams, advice, jobs, (days, seed, sim), plot, console, as_json=as_json, prices=prices
         )
+
+
+def _check_reserve(reserve: bool, prices_file: Path | None, other_mode: bool) -> None:
+    """``--reserve`` needs ``--prices`` and runs alone; ``--prices`` needs ``--reserve``."""
+    if reserve and other_mode:
+        fix = "run --reserve on its own (it simulates every plan size itself)"
+        raise QuotaConfigError(
+            [Problem("--reserve", None, "not with --simulate or --optimize", fix)]
+        )
+    if reserve and prices_file is None:
+        fix = "pass --prices FILE with 'TYPE: {on_demand: USD, training_plan: USD}' entries"
+        raise QuotaConfigError([Problem("--prices", None, "--reserve needs a prices file", fix)])
+    if prices_file is not None and not reserve:
+        fix = "add --reserve, or use --price TYPE=USD to price idle capacity"
+        raise QuotaConfigError([Problem("--prices", str(prices_file), "needs --reserve", fix)])
+
+
+def _reserve(
+    advice: Advice,
+    teams: TeamsFile,
+    jobs: list[WorkloadJob],
+    run: tuple[Path, ReserveWindow, SimulationOptions, int],
+    *,
+    as_json: bool,
+) -> None:
+    """Size and print each reservable type's plan; exit 1 when the one to buy misses a target."""
+    prices_file, window, sim, days = run
+    org = advice.organisation
+    reservations = size_reservations(
+        org, teams, jobs, load_prices(prices_file), options=sim, days=days, window=window
+    )
+    _, other = reservable_types(org)
+    if as_json:
+        print_json(reserve_data(org.name, reservations, other, sim.plan_stop_before_end_s))
+    else:
+        print_reservations(reservations, other, stdout_console())
+    exit_on_unmet(reservations)
 
 
 def _check_run(*, days: int, seed: int, startup_s: float, preemption_s: float) -> None:

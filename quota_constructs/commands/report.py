@@ -294,7 +294,8 @@ def _live(
     return live, attempts, history.since_s, history.now_s
 
 
-def _check_plan_stop(seconds: float) -> None:
+def check_plan_stop(seconds: float) -> None:
+    """Refuse a ``--plan-stop-before-end-s`` outside 0 to a day (the option's own error)."""
     if not (math.isfinite(seconds) and 0 <= seconds <= MAX_DELAY_S):
         problem = Problem(
             "--plan-stop-before-end-s",
@@ -412,7 +413,7 @@ def report_command(
         org = _with_plans(load_organisation(org_file), endpoint_url, region)
         jobs = load_workload_csv(workload)
         start_s = _simulation_start(org, start)
-        _check_plan_stop(plan_stop_s)
+        check_plan_stop(plan_stop_s)
         sim = SimulationOptions(startup_s=startup_s, plan_stop_before_end_s=plan_stop_s)
         attempts = simulated_attempts(org, jobs, options=sim, offset_s=start_s)
         end_s = max((a.stop_s for a in attempts if a.stop_s != float("inf")), default=start_s)
