@@ -671,9 +671,16 @@ def simulate_command(
         str | None, endpoint_option("With --from-queue: Batch/SSM endpoint (emulator).")
     ] = None,
     region: Annotated[str | None, region_option("With --from-queue: AWS region.")] = None,
+    plan_stop_s: float = typer.Option(
+        PLAN_STOP_BEFORE_END_S,
+        "--plan-stop-before-end-s",
+        help="Seconds before a training plan's end that its capacity goes and its jobs stop "
+        "(AWS: 1800; 0: they run to the end).",
+    ),
 ) -> None:
     """Run a workload through the emulator's scheduler in virtual time; measure each share."""
     _check_run(days=days, seed=seed, startup_s=startup_s, preemption_s=preemption_s)
+    check_plan_stop(plan_stop_s)
     if from_queue is not None:
         _check_history_is_the_workload(from_queue, workload, generate)
         simulate_from_queue(
@@ -683,7 +690,9 @@ def simulate_command(
             as_json=as_json,
             plot=plot,
             save_workload=save_workload,
-            options=SimulationOptions(startup_s=startup_s, preemption_s=preemption_s),
+            options=SimulationOptions(
+                startup_s=startup_s, preemption_s=preemption_s, plan_stop_before_end_s=plan_stop_s
+            ),
             endpoint_url=endpoint_url,
             region=region,
         )
@@ -696,7 +705,12 @@ def simulate_command(
     paths = [org_file, *compare_files]
     orgs = [load_organisation(p) for p in paths]
     jobs, window, phase = _workload(workload, generate, (days, seed, intensity, startup_s))
-    options = SimulationOptions(startup_s=phase, preemption_s=preemption_s, window_s=window)
+    options = SimulationOptions(
+        startup_s=phase,
+        preemption_s=preemption_s,
+        window_s=window,
+        plan_stop_before_end_s=plan_stop_s,
+    )
     err = stderr_console()
     progress = _days_printer(err) if err.is_terminal and not as_json else None
     results: list[SimulationResult] = compare(orgs, jobs, options=options, progress=progress)
@@ -798,7 +812,7 @@ def simulate_from_queue(
         fail(f"no job to replay in the last {since} on {client.queue} ({lines})")
     labels = [f"{live.name} (live)", *(str(p) for p in org_files)]
     sim = options or SimulationOptions()
-    sim = SimulationOptions(sim.startup_s, sim.preemption_s, window_s=workload.window_s or None)
+    sim = replace(sim, window_s=workload.window_s or None)
     results = compare(orgs, list(workload.jobs), options=sim)
     if save_workload is not None:
         save_workload.write_text(workload_csv(workload.jobs), encoding="utf-8")

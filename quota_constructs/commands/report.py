@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import csv
 import io
-import math
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -21,7 +20,7 @@ from rich.table import Table
 
 from quota_constructs.advisor.billing import attempts_from_history, simulated_attempts
 from quota_constructs.advisor.history import parse_duration
-from quota_constructs.advisor.limits import MAX_DELAY_S
+from quota_constructs.advisor.limits import plan_stop_problems
 from quota_constructs.advisor.report import plot_bill
 from quota_constructs.advisor.simulate import SimulationOptions
 from quota_constructs.advisor.workload import WorkloadJob, load_workload_csv
@@ -296,14 +295,9 @@ def _live(
 
 def check_plan_stop(seconds: float) -> None:
     """Refuse a ``--plan-stop-before-end-s`` outside 0 to a day (the option's own error)."""
-    if not (math.isfinite(seconds) and 0 <= seconds <= MAX_DELAY_S):
-        problem = Problem(
-            "--plan-stop-before-end-s",
-            seconds,
-            f"must be a number of seconds from 0 to {MAX_DELAY_S:.0f} (a day)",
-            "use 1800 (AWS's 30 minutes) or 0 to let plan jobs run to the end",
-        )
-        raise QuotaConfigError([problem])
+    problems = plan_stop_problems(seconds)
+    if problems:
+        raise QuotaConfigError(problems)
 
 
 def _with_plans(org: Organisation, endpoint_url: str | None, region: str | None) -> Organisation:

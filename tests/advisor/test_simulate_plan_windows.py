@@ -115,3 +115,33 @@ def test_quota_report_bills_a_plan_job_until_it_is_stopped_or_to_the_end(tmp_pat
         "error: --plan-stop-before-end-s: must be a number of seconds from 0 to 86400 (a day) "
         "(got nan); fix: use 1800 (AWS's 30 minutes) or 0 to let plan jobs run to the end"
     )
+
+
+def test_quota_simulate_lets_plan_jobs_run_to_the_end_with_the_option(tmp_path: Path) -> None:
+    org = tmp_path / "org.yaml"
+    org.write_text(
+        "organisation: plans\n"
+        "shares:\n  - {name: llm, capacity: {ml.p5.48xlarge: 8}, strategy: LEND_AND_BORROW}\n"
+        "training_plans:\n  - {name: p5-june, instance_type: ml.p5.48xlarge, "
+        'instance_count: 8, start: "2027-06-01T00:00:00Z", duration_hours: 3}\n',
+        encoding="utf-8",
+    )
+    workload = tmp_path / "w.csv"
+    workload.write_text(
+        "submit_time_s,share,instance_type,instance_count,duration_s,priority\n"
+        "0,llm,ml.p5.48xlarge,8,9900,0\n",  # 2.75 h: past the stop 30 min before the end
+        encoding="utf-8",
+    )
+    args = ["simulate", str(org), "--workload", str(workload), "--json"]
+
+    def completed_and_failed(*extra: str) -> tuple[int, int]:
+        result = CliRunner().invoke(app, [*args, *extra])
+        assert result.exit_code == 0, result.output
+        (llm,) = json.loads(result.stdout)["plans"]["shares"]
+        return llm["completed"], llm["failed"]
+
+    assert completed_and_failed() == (0, 1)
+    assert completed_and_failed("--plan-stop-before-end-s", "0") == (1, 0)
+    bad = CliRunner().invoke(app, [*args, "--plan-stop-before-end-s", "-1"])
+    assert bad.exit_code == 2
+    assert bad.stderr.startswith("error: --plan-stop-before-end-s: must be a number of seconds")
