@@ -586,12 +586,22 @@ def _run(
 def simulated_jobs(
     org: Organisation, jobs: Sequence[WorkloadJob], *, options: SimulationOptions | None = None
 ) -> list[Job]:
-    """Every job of ``jobs`` after running them through ``org``'s queue (attempts included)."""
+    """Every job of ``jobs`` after running them through ``org``'s queue (attempts included),
+    with its share calendars and training plans, as :func:`simulate` runs them."""
     options = options or SimulationOptions()
     check_workload(org, jobs)
     ordered = sorted(jobs, key=lambda j: j.submit_time_s)
     window = options.window_s or default_window(ordered)
-    sched, _ = _run(org.queue, org.name, ordered, options, window, _Usage, plans=org.training_plans)
+    sched, _ = _run(
+        org.queue,
+        org.name,
+        ordered,
+        options,
+        window,
+        _Usage,
+        calendars=org.calendars,
+        plans=org.training_plans,
+    )
     return list(sched.jobs)
 
 
