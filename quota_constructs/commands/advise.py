@@ -89,7 +89,7 @@ from quota_constructs.commands.report import (
     load_prices,
     money_table,
     report_data,
-    simulation_cost,
+    result_cost,
 )
 from quota_constructs.commands.reserve import exit_on_unmet, print_reservations, reserve_data
 from quota_constructs.config import WindowConfig, load_organisation
@@ -432,7 +432,7 @@ def _simulate_advice(
     )
     sizings = {s.team: s for s in sized if s is not None}
     priced = {t: Price(usd) for t, usd in prices.items()} if prices else None
-    costs = _costs(list(configs.values()), jobs, priced, options, list(configs))
+    costs = _costs(list(configs.values()), results, priced, options, list(configs))
     if as_json:
         data = advice_data(advice)
         for name, team in data["teams"].items():
@@ -719,7 +719,7 @@ def simulate_command(
     labels = _labels(paths, orgs)
     if save_workload is not None:
         save_workload.write_text(workload_csv(jobs), encoding="utf-8")
-    costs = _costs(orgs, jobs, prices_file, options, labels)
+    costs = _costs(orgs, results, prices_file, options, labels)
     if as_json:
         typer.echo(_with_costs(results_json(results, labels), costs))
     else:
@@ -736,18 +736,19 @@ def simulate_command(
 
 def _costs(
     orgs: Sequence[Organisation],
-    jobs: Sequence[WorkloadJob],
+    results: Sequence[SimulationResult],
     prices_file: Path | dict[str, Price] | None,
     options: SimulationOptions,
     labels: Sequence[str],
 ) -> dict[str, CostReport]:
-    """Each organisation's cost on ``jobs`` (one more run each), by label; none without prices."""
+    """Each organisation's cost from its simulation's attempts (no second run), by label;
+    none without prices."""
     if prices_file is None:
         return {}
     prices = load_prices(prices_file) if isinstance(prices_file, Path) else prices_file
     return {
-        label: simulation_cost(org, jobs, prices, options)
-        for org, label in zip(orgs, labels, strict=True)
+        label: result_cost(org, result, prices, options)
+        for org, result, label in zip(orgs, results, labels, strict=True)
     }
 
 

@@ -18,11 +18,15 @@ import typer
 from botocore.exceptions import BotoCoreError, ClientError
 from rich.table import Table
 
-from quota_constructs.advisor.billing import attempts_from_history, simulated_attempts
+from quota_constructs.advisor.billing import (
+    attempts_from_history,
+    attempts_from_jobs,
+    simulated_attempts,
+)
 from quota_constructs.advisor.history import parse_duration
 from quota_constructs.advisor.limits import plan_stop_problems
 from quota_constructs.advisor.report import plot_bill
-from quota_constructs.advisor.simulate import SimulationOptions
+from quota_constructs.advisor.simulate import SimulationOptions, SimulationResult
 from quota_constructs.advisor.workload import WorkloadJob, load_workload_csv
 from quota_constructs.commands._common import (
     EndpointOpt,
@@ -48,6 +52,7 @@ from quota_constructs.model import (
 )
 from quota_constructs.model.cost import (
     CHARGE_RULES,
+    Attempt,
     ChargeRule,
     CostReport,
     Price,
@@ -212,6 +217,30 @@ def simulation_cost(
     """The cost of ``jobs`` simulated on ``org`` (a run of its own: attempts are kept)."""
     start_s = _simulation_start(org, start)
     attempts = simulated_attempts(org, jobs, options=options, offset_s=start_s)
+    return _window_cost(org, attempts, prices, options, start_s)
+
+
+def result_cost(
+    org: Organisation,
+    result: SimulationResult,
+    prices: Mapping[str, Price],
+    options: SimulationOptions,
+) -> CostReport:
+    """The cost of a simulation that ran already (its jobs' attempts, no second run); time 0
+    is the first plan's start, as the simulator placed the plans."""
+    start_s = _simulation_start(org, None)
+    attempts = attempts_from_jobs(result.jobs, offset_s=start_s)
+    return _window_cost(org, attempts, prices, options, start_s)
+
+
+def _window_cost(
+    org: Organisation,
+    attempts: list[Attempt],
+    prices: Mapping[str, Price],
+    options: SimulationOptions,
+    start_s: float,
+) -> CostReport:
+    """The cost over the simulated window (``options.window_s``, else to the last stop)."""
     finite = [a.stop_s for a in attempts if a.stop_s != float("inf")]
     end_s = start_s + options.window_s if options.window_s else max(finite, default=start_s)
     return cost_report(org, attempts, prices, start_s=start_s, end_s=end_s)
