@@ -438,14 +438,16 @@ def _simulate_advice(
         for name, team in data["teams"].items():
             team["targets"] = [check_json(c) for c in checks if c.team == name]
             _add_sizing(team, sizings.get(name))
-        simulation = json.loads(_with_costs(results_json(results, list(configs)), costs))
+        simulation = json.loads(
+            _with_costs(results_json(results, list(configs)), costs, options.startup_s)
+        )
         found = [{"ok": f.ok, "text": f.text} for f in findings]
         typer.echo(json.dumps({**data, "simulation": simulation, "findings": found}, indent=2))
     else:
         console.print(f"\n{len(jobs)} generated jobs over {days} days (seed {seed})")
         console.print(results_table(results, list(configs)))
         for label, cost in costs.items():
-            console.print(money_table(cost, label))
+            console.print(money_table(cost, label, options.startup_s))
         _print_checks(checks, sizings, findings, console)
     if plot is not None:
         plot_results(results, list(configs), plot, costs)
@@ -721,13 +723,13 @@ def simulate_command(
         save_workload.write_text(workload_csv(jobs), encoding="utf-8")
     costs = _costs(orgs, results, prices_file, options, labels)
     if as_json:
-        typer.echo(_with_costs(results_json(results, labels), costs))
+        typer.echo(_with_costs(results_json(results, labels), costs, options.startup_s))
     else:
         console.print(f"{len(jobs)} jobs")
         console.print(results_table(results, labels))
         _print_stuck(results, console)
         for label, cost in costs.items():
-            console.print(money_table(cost, label))
+            console.print(money_table(cost, label, options.startup_s))
     if plot is not None:
         plot_results(results, labels, plot, costs)
         if not as_json:
@@ -752,11 +754,12 @@ def _costs(
     }
 
 
-def _with_costs(results: str, costs: dict[str, CostReport]) -> str:
-    """The results JSON with each configuration's ``cost`` (docs/cost.md's report)."""
+def _with_costs(results: str, costs: dict[str, CostReport], startup_s: float) -> str:
+    """The results JSON with each configuration's ``cost`` (docs/cost.md's report, with the
+    start-up simulated: ``startupS``)."""
     data = json.loads(results)
     for label, cost in costs.items():
-        data[label]["cost"] = report_data(cost)
+        data[label]["cost"] = report_data(cost, startup_s)
     return json.dumps(data, indent=2)
 
 

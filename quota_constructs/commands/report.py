@@ -27,7 +27,7 @@ from quota_constructs.advisor.history import parse_duration
 from quota_constructs.advisor.limits import plan_stop_problems
 from quota_constructs.advisor.report import plot_bill
 from quota_constructs.advisor.simulate import SimulationOptions, SimulationResult
-from quota_constructs.advisor.workload import WorkloadJob, load_workload_csv
+from quota_constructs.advisor.workload import DEFAULT_STARTUP_S, WorkloadJob, load_workload_csv
 from quota_constructs.commands._common import (
     EndpointOpt,
     OrganisationOpt,
@@ -112,10 +112,19 @@ def share_rows(report: CostReport) -> list[dict[str, Any]]:
     ]
 
 
-def report_data(report: CostReport) -> dict[str, Any]:
-    """The whole report for ``--json``."""
+def startup_note(startup_s: float) -> str:
+    """What a simulated bill depends on beside the workload: the start-up of each job."""
+    return (
+        f"simulated with a start-up of {startup_s:g} s per job (defaults: quota report 0 s, "
+        f"quota simulate {DEFAULT_STARTUP_S:g} s; the same --startup-s gives the same figures)"
+    )
+
+
+def report_data(report: CostReport, startup_s: float | None = None) -> dict[str, Any]:
+    """The whole report for ``--json``; of a simulation, with its ``startupS``."""
     return {
         "period": {"start": utc_text(report.start_s), "end": utc_text(report.end_s)},
+        **({} if startup_s is None else {"startupS": startup_s}),
         "chargeRule": {"rule": report.rule.value, "text": CHARGE_RULES[report.rule]},
         "shares": share_rows(report),
         "plans": [
@@ -147,8 +156,9 @@ def report_csv(report: CostReport) -> str:
     return out.getvalue()
 
 
-def print_report(report: CostReport) -> None:
-    """The share table, the plans table, the totals and the charge rule."""
+def print_report(report: CostReport, startup_s: float | None = None) -> None:
+    """The share table, the plans table, the totals, the charge rule; of a simulation, the
+    start-up it simulated."""
     console = stdout_console()
     title = f"Cost per team, {utc_text(report.start_s)} to {utc_text(report.end_s)}"
     table = data_table(
@@ -204,6 +214,8 @@ def print_report(report: CostReport) -> None:
         f"{report.saving_usd:,.2f} USD)"
     )
     console.print(f"charge rule '{report.rule.value}': {CHARGE_RULES[report.rule]}")
+    if startup_s is not None:
+        console.print(startup_note(startup_s))
 
 
 def simulation_cost(
@@ -246,8 +258,9 @@ def _window_cost(
     return cost_report(org, attempts, prices, start_s=start_s, end_s=end_s)
 
 
-def money_table(report: CostReport, label: str) -> Table:
-    """Per team: instance-hours own, borrowed, lent, unused (idle), their cost; the totals."""
+def money_table(report: CostReport, label: str, startup_s: float) -> Table:
+    """Per team: instance-hours own, borrowed, lent, unused (idle), their cost; the totals and
+    the start-up simulated."""
     table = data_table(
         "team",
         "own h",
@@ -268,7 +281,8 @@ def money_table(report: CostReport, label: str) -> Table:
         table.add_row(team, *(f"{v:,.1f}" for v in sums[:4]), *(f"{v:,.2f}" for v in sums[4:]))
     table.caption = (
         f"total {report.total_cost_usd:,.2f} USD; the same teams on separate fixed pools "
-        f"{report.fixed_pools_cost_usd:,.2f} USD (sharing saves {report.saving_usd:,.2f} USD)"
+        f"{report.fixed_pools_cost_usd:,.2f} USD (sharing saves {report.saving_usd:,.2f} USD); "
+        f"{startup_note(startup_s)}"
     )
     return table
 
@@ -445,12 +459,13 @@ def report_command(
     }
     prices = load_prices(prices_file) if prices_file is not None else _price_list(types, region)
     report = cost_report(org, attempts, prices, start_s=start_s, end_s=end_s, rule=rule)
+    simulated = None if live else startup_s
     if as_json:
-        print_json(report_data(report))
+        print_json(report_data(report, simulated))
     elif as_csv:
         typer.echo(report_csv(report), nl=False)
     else:
-        print_report(report)
+        print_report(report, simulated)
     if plot is not None:
         plot_bill(report, plot)
         stderr_console().print(f"wrote {plot}")

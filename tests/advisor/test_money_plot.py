@@ -90,3 +90,29 @@ def test_simulate_prices_bills_the_run_it_measured_without_a_second_one(
     options = SimulationOptions(startup_s=DEFAULT_STARTUP_S)  # quota simulate's default
     alone = simulation_cost(org, jobs, load_prices(DOCS / "prices.yaml"), options)
     assert billed == pytest.approx(alone.total_cost_usd)  # the same figure as a run of its own
+
+
+def test_quota_simulate_and_quota_report_state_the_start_up_and_agree_with_the_same() -> None:
+    files = [str(DOCS / "plan-org.yaml"), "--workload", str(DOCS / "plan-workload.csv")]
+    priced = [*files, "--prices", str(DOCS / "prices.yaml"), "--json"]
+
+    def simulated(*extra: str) -> dict[str, Any]:
+        result = CliRunner().invoke(app, ["simulate", *priced, *extra])
+        assert result.exit_code == 0, result.output
+        return dict(json.loads(result.stdout)["plans-demo"]["cost"])
+
+    def reported(*extra: str) -> dict[str, Any]:
+        result = CliRunner().invoke(app, ["report", *priced, *extra])
+        assert result.exit_code == 0, result.output
+        return dict(json.loads(result.stdout))
+
+    sim, rep = simulated(), reported()
+    assert (sim["startupS"], rep["startupS"]) == (300.0, 0.0)  # the defaults differ
+    assert sim["period"] != rep["period"]
+    same = reported("--startup-s", "300")
+    assert (same["period"], same["totalCostUsd"]) == (sim["period"], sim["totalCostUsd"])
+    table = CliRunner(env={"COLUMNS": "400"}).invoke(app, ["report", *priced[:-1]])
+    assert (
+        "simulated with a start-up of 0 s per job (defaults: quota report 0 s, quota simulate "
+        "300 s; the same --startup-s gives the same figures)"
+    ) in table.stdout
