@@ -356,10 +356,12 @@ def apply_plan_capacity(
     now: float,
     stop_before_end_s: float,
     capacity: int | None = None,
+    limit: int | None = None,
 ) -> list[str]:
     """Set ``instance_type``'s capacity to what ``plans`` allow at ``epoch_s`` (scheduler time
     ``now``) and stop the jobs that no longer fit; returns their ids. ``capacity``: the type's
-    capacity when the plans back only part of it (:func:`mixed_capacity_at`)."""
+    capacity when the plans back only part of it (:func:`mixed_capacity_at`); ``limit``: at
+    most this many (the service environment's capacity of the type, when set lower)."""
     if capacity is None:
         capacity = plan_capacity_at(
             plans, instance_type, epoch_s, stop_before_end_s=stop_before_end_s
@@ -368,6 +370,8 @@ def apply_plan_capacity(
         capacity = mixed_capacity_at(
             plans, instance_type, epoch_s, capacity, stop_before_end_s=stop_before_end_s
         )
+    if limit is not None:
+        capacity = min(capacity, limit)
     running = [
         (job.job_id, job.demand[instance_type], job.started_at or now)
         for job in scheduler.jobs
