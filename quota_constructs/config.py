@@ -15,7 +15,7 @@ import json
 import re
 import typing
 from collections.abc import Iterable
-from dataclasses import replace
+from dataclasses import asdict, replace
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -348,14 +348,7 @@ class TrainingPlanConfig(StrictModel):
 
     @classmethod
     def from_spec(cls, plan: TrainingPlanSpec) -> TrainingPlanConfig:
-        return cls(
-            name=plan.name,
-            instance_type=plan.instance_type,
-            instance_count=plan.instance_count,
-            start=plan.start,
-            duration_hours=plan.duration_hours,
-            arn=plan.arn,
-        )
+        return cls(**asdict(plan))
 
 
 class JobQueueConfig(StrictModel):
@@ -521,6 +514,26 @@ def file_kind(data: Any) -> FileKind | None:
         return None
     kinds = [kind for kind, key in _KIND_KEYS.items() if key in data]
     return kinds[0] if len(kinds) == 1 else None
+
+
+_KIND_STARTS = {
+    FileKind.ORGANISATION: "start with 'organisation: <name>' and 'shares:'",
+    FileKind.TEAM_PROFILES: "start with 'organisation: <name>' and 'teams:'",
+    FileKind.PIPELINE: "start from stacks/pipeline.example.yaml",
+}
+
+
+def root_problem(data: Any, expected: FileKind, source: str) -> Problem | None:
+    """The one problem when ``data`` is not a mapping or is another kind of file than
+    ``expected`` (:func:`wrong_file_problem`); ``None`` when its root can be validated."""
+    if not isinstance(data, dict):
+        return Problem(
+            "<root>",
+            type(data).__name__,
+            f"{_article(expected)} is a mapping",
+            _KIND_STARTS[expected],
+        )
+    return wrong_file_problem(data, expected, source)
 
 
 def wrong_file_problem(data: Any, expected: FileKind, source: str) -> Problem | None:
@@ -696,21 +709,9 @@ def parse_organisation(data: Any, *, source: str = "<data>") -> Organisation:
     fields) and the domain rules of everything that parsed once the unknown keys and failing
     optional fields are set aside (duplicate names, instance types, counts ...).
     """
-    if not isinstance(data, dict):
-        raise OrgFileError(
-            [
-                Problem(
-                    "<root>",
-                    type(data).__name__,
-                    "an organisation file is a mapping",
-                    "start with 'organisation: <name>' and 'shares:'",
-                )
-            ],
-            context=source,
-        )
-    wrong = wrong_file_problem(data, FileKind.ORGANISATION, source)
-    if wrong is not None:
-        raise OrgFileError([wrong], context=source)
+    root = root_problem(data, FileKind.ORGANISATION, source)
+    if root is not None:
+        raise OrgFileError([root], context=source)
     try:
         org = OrganisationFile.model_validate(data).to_organisation()
     except ValidationError as exc:

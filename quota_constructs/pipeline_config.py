@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, ValidationError
 
-from quota_constructs.config import FileKind, pydantic_problems, wrong_file_problem
+from quota_constructs.config import FileKind, pydantic_problems, root_problem
 from quota_constructs.model import ACCOUNT_ID_BODY, Problem, QuotaConfigError
 from quota_constructs.model.regions import (
     PIPELINE_RESOURCE_TYPES,
@@ -215,17 +215,9 @@ def _environment_problems(
 
 def parse_pipeline(data: Any, organisations: Collection[str], *, path: str) -> Pipeline:
     """Validate parsed data; :class:`PipelineFileError` lists every problem."""
-    if not isinstance(data, dict):
-        problem = Problem(
-            "<root>",
-            type(data).__name__,
-            "a pipeline file is a mapping",
-            "start from stacks/pipeline.example.yaml",
-        )
-        raise PipelineFileError([problem], context=path)
-    wrong = wrong_file_problem(data, FileKind.PIPELINE, path)
-    if wrong is not None:
-        raise PipelineFileError([wrong], context=path)
+    root = root_problem(data, FileKind.PIPELINE, path)
+    if root is not None:
+        raise PipelineFileError([root], context=path)
     try:
         parsed = PipelineFile.model_validate(data)
     except ValidationError as exc:

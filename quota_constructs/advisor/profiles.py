@@ -31,7 +31,7 @@ from quota_constructs.config import (
     ShareConfig,
     StrictModel,
     pydantic_problems,
-    wrong_file_problem,
+    root_problem,
 )
 from quota_constructs.model import (
     MAX_SHARES_PER_QUEUE,
@@ -556,21 +556,9 @@ def parse_teams(data: Any, *, source: str = "<data>") -> TeamsFile:
     All in one run, as for organisation files: shape errors (unknown keys with "did you mean",
     wrong types, missing fields) and the rules of every team that parsed.
     """
-    if not isinstance(data, dict):
-        raise TeamsFileError(
-            [
-                Problem(
-                    "<root>",
-                    type(data).__name__,
-                    "a team-profile file is a mapping",
-                    "start with 'organisation: <name>' and 'teams:'",
-                )
-            ],
-            context=source,
-        )
-    wrong = wrong_file_problem(data, FileKind.TEAM_PROFILES, source)
-    if wrong is not None:
-        raise TeamsFileError([wrong], context=source)
+    root = root_problem(data, FileKind.TEAM_PROFILES, source)
+    if root is not None:
+        raise TeamsFileError([root], context=source)
     try:
         teams = TeamsFile.model_validate(data)
     except ValidationError as exc:

@@ -8,6 +8,7 @@ from enum import StrEnum
 from typing import Any
 
 from quota_constructs.model.limits import (
+    MAX_EXIT_RULES,
     MAX_INSTANCES_PER_TYPE,
     MAX_STATUS_REASON_PATTERN,
     RETRY_ATTEMPTS_RANGE,
@@ -143,8 +144,19 @@ def exit_action(rules: Iterable[ExitRule], reason: str) -> RetryAction:
 def check_exit_rules(
     rules: Iterable[ExitRule], path: str = "retryStrategy.evaluateOnExit"
 ) -> list[Problem]:
-    """Each ``onStatusReason``: "up to 512 characters and can contain all printable characters"."""
+    """At most ``MAX_EXIT_RULES`` rules; each ``onStatusReason``: "up to 512 characters and can
+    contain all printable characters"."""
+    rules = list(rules)
     problems: list[Problem] = []
+    if len(rules) > MAX_EXIT_RULES:
+        problems.append(
+            Problem(
+                path,
+                len(rules),
+                f"a service job has at most {MAX_EXIT_RULES} evaluateOnExit rules",
+                "merge rules with a pattern ending in *",
+            )
+        )
     for index, rule in enumerate(rules):
         pattern, where = rule.on_status_reason, f"{path}[{index}].onStatusReason"
         if len(pattern) > MAX_STATUS_REASON_PATTERN:

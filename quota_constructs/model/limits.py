@@ -15,6 +15,10 @@ from quota_constructs.model.problems import Problem
 # --- limits (docs/aws-semantics.md §1) ------------------------------------------------------------
 
 MAX_SHARES_PER_QUEUE = 20
+MAX_JOB_QUEUES = 50
+"""Job queues per account and Region (AWS Batch's service quotas, not adjustable)."""
+MAX_SERVICE_ENVIRONMENTS = 50
+"""Service environments per account and Region (AWS Batch's service quotas)."""
 MIN_CAPACITY_LIMITS_PER_SHARE = 1
 MAX_CAPACITY_LIMITS_PER_SHARE = 5
 UNLIMITED_BORROW = -1
@@ -22,6 +26,8 @@ QUEUE_PRIORITY_RANGE = (0, 1000)
 SCHEDULING_PRIORITY_RANGE = (0, 9999)
 RUNNABLE_TIMEOUT_MINUTES_RANGE = (10, 1440)
 MAX_PAYLOAD_BYTES = 10 * 1024
+MAX_SUBMIT_REQUEST_BYTES = 30 * 1024
+"""A whole SubmitServiceJob request, as compact JSON (AWS Batch's service quotas: 30 KiB)."""
 MAX_TAGS = 50
 TEAM_TAG_KEY = "quota-team"
 """The tag every team's quota share and service jobs carry (value ``<organisation>/<share>``,
@@ -31,6 +37,8 @@ MAX_TAG_VALUE_LENGTH = 256
 MAX_ORGANISATION_NAME_LENGTH = 64
 RETRY_ATTEMPTS_RANGE = (1, 10)
 MAX_STATUS_REASON_PATTERN = 512
+MAX_EXIT_RULES = 5
+"""``retryStrategy.evaluateOnExit`` entries of a service job ("up to 5", service-job-retries)."""
 MAX_INSTANCES_PER_TYPE = 10_000
 """Stated limit (AWS documents no maximum for ``maxCapacity``): instances of one type in a
 share, and in the service environment (the sum of the shares' limits per type)."""

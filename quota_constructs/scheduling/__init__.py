@@ -49,8 +49,11 @@ from quota_constructs.scheduling.capacity import Capacity
 from quota_constructs.scheduling.job import Job, SchedulerEvent, attempt_id
 from quota_constructs.scheduling.options import SchedulerOptions
 from quota_constructs.scheduling.records import (
+    CAPACITY_CODE,
     JSTLA_REASON,
     PREEMPTION_IN_PROGRESS,
+    REASON_CAPACITY,
+    REASON_CAPACITY_ERROR,
     REASON_CROSS_SHARE,
     REASON_FAILED,
     REASON_IN_SHARE,
@@ -75,10 +78,13 @@ from quota_constructs.scheduling.scheduler import QUEUE_WIDE_SHARE, Scheduler
 from quota_constructs.scheduling.victims import DefaultVictimPolicy, VictimCandidate, VictimPolicy
 
 __all__ = [
+    "CAPACITY_CODE",
     "COMPILED",
     "JSTLA_REASON",
     "PREEMPTION_IN_PROGRESS",
     "QUEUE_WIDE_SHARE",
+    "REASON_CAPACITY",
+    "REASON_CAPACITY_ERROR",
     "REASON_CROSS_SHARE",
     "REASON_FAILED",
     "REASON_IN_SHARE",

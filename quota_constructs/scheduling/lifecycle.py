@@ -14,7 +14,10 @@ from quota_constructs.scheduling.options import SchedulerOptions
 from quota_constructs.scheduling.preemptions_in_progress import PreemptionsInProgress
 from quota_constructs.scheduling.queues import RunnableQueues
 from quota_constructs.scheduling.records import (
+    CAPACITY_CODE,
     JSTLA_REASON,
+    REASON_CAPACITY,
+    REASON_CAPACITY_ERROR,
     REASON_FAILED,
     REASON_SUCCEEDED,
     REASON_TIMEOUT,
@@ -77,6 +80,10 @@ class JobLifecycle:
         """Exceptions raised by listeners so far (each logged, none propagated)."""
         self._attempts_used: list[int] = [0]
         self._dispatches: list[int] = [0]
+        self._capacity_failures: dict[int, int] = {}
+        """Job seq -> its attempts that found no capacity so far (only jobs that had one)."""
+        self._capacity_since: dict[int, float] = {}
+        """Job seq -> when its first attempt without capacity was SCHEDULED."""
 
     def register(self, job: Job) -> None:
         """Start keeping track of a newly submitted job (in submit order)."""
@@ -202,11 +209,38 @@ class JobLifecycle:
         self.make_runnable(job, None)
 
     def _to_starting(self, job: Job) -> None:
+        if job.request.capacity_errors and self._no_capacity(job):
+            return
         events = self._events
         now = events.now
         job.starting_at = now
         self.set_status(job, _STARTING, None)
         events.schedule(now + self.options.starting_to_running_s, _TO_RUNNING, job)
+
+    def _no_capacity(self, job: Job) -> bool:
+        """Whether ``job``'s training job finds no capacity: AWS then retries it "until capacity
+        becomes available" without using an attempt, RUNNABLE with ``REASON_CAPACITY``, and
+        terminates it once the time limit of that reason has passed since its first such
+        attempt was SCHEDULED (time SCHEDULED counts, service-job-retries and
+        sm_job_stuck_in_runnable_capacity)."""
+        seq = job.seq
+        failures = self._capacity_failures.get(seq, 0)
+        if failures >= job.request.capacity_errors:
+            return False
+        now = self._events.now
+        self._capacity_failures[seq] = failures + 1
+        scheduled = job.scheduled_at if job.scheduled_at is not None else now
+        since = self._capacity_since.setdefault(seq, scheduled)
+        limit = self.options.runnable_time_limits.get(CAPACITY_CODE)
+        if limit is not None and now - since >= limit:
+            self.terminate(job, JSTLA_REASON.format(reason=CAPACITY_CODE))
+            return True
+        self._end_attempt(job, REASON_CAPACITY_ERROR, preempted=False)
+        self._attempts_used[seq] -= 1
+        self.make_runnable(job, REASON_CAPACITY)
+        if limit is not None:
+            self._events.schedule(since + limit, TimedEvent.TIME_LIMIT, job)
+        return True
 
     def _finish_run(self, job: Job) -> None:
         self._finish(job, job.request.outcome, None)
@@ -215,7 +249,7 @@ class JobLifecycle:
         self._finish(job, Outcome.FAILED, REASON_TIMEOUT)
 
     def _time_limit(self, job: Job) -> None:
-        reason = self._queues.infeasible_reason(job) or ""
+        reason = self._queues.infeasible_reason(job) or job.status_reason or ""
         self.terminate(job, JSTLA_REASON.format(reason=reason.split(" - ")[0]))
 
     def _start_running(self, job: Job) -> None:

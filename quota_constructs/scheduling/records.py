@@ -27,6 +27,14 @@ REASON_FAILED = (
 REASON_TIMEOUT = "Job attempt duration exceeded timeout"
 REASON_SHARE_REMOVED = "Quota share deleted: all jobs in the share are terminated"
 JSTLA_REASON = "Terminated by JobStateTimeLimit action due to reason: {reason}"
+CAPACITY_CODE = "CAPACITY:INSUFFICIENT_INSTANCE_CAPACITY"
+REASON_CAPACITY = f"{CAPACITY_CODE} - Unable to provision requested compute resources"
+"""AWS's ``statusReason`` of a job whose training job found no capacity (docs/emulator.md)."""
+REASON_CAPACITY_ERROR = (
+    "Received status from SageMaker:CapacityError: Unable to provision requested ML compute "
+    "capacity. Please retry using a different ML instance type."
+)
+"""The ``statusReason`` of such an attempt: SageMaker's ``FailureReason`` (the text UNCONFIRMED)."""
 
 
 class Outcome(StrEnum):
@@ -90,6 +98,8 @@ class JobRequest:
     on is not retried (:func:`~quota_constructs.model.exit_action`).
     ``failure_reason``: ``statusReason`` of an attempt that fails (default ``REASON_FAILED``).
     ``checkpoint_interval_s``: a preempted job keeps the progress of its last checkpoint.
+    ``capacity_errors``: its first that many attempts find no SageMaker capacity; each is
+    retried without using an attempt (``REASON_CAPACITY``).
     """
 
     job_name: str
@@ -107,6 +117,7 @@ class JobRequest:
     payload: Mapping[str, Any] | None = None
     tags: Mapping[str, str] = field(default_factory=dict)
     job_id: str | None = None
+    capacity_errors: int = 0
 
     def __init__(
         self,
@@ -125,6 +136,7 @@ class JobRequest:
         payload: Mapping[str, Any] | None = None,
         tags: Mapping[str, str] = _NO_TAGS,
         job_id: str | None = None,
+        capacity_errors: int = 0,
     ) -> None:
         """The fields in one step (the generated ``__init__`` of a frozen dataclass sets them
         one by one, a cost the simulator pays per job); ``demand`` and ``tags`` are kept as
@@ -147,6 +159,7 @@ class JobRequest:
             payload=payload,
             tags=tags if tags is _NO_TAGS else MappingProxyType(dict(tags)),
             job_id=job_id,
+            capacity_errors=capacity_errors,
         )
         if _FIELDS_IN_DICT:
             self.__dict__.update(fields)

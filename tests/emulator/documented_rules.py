@@ -9,6 +9,7 @@ tests against the test files.
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass
 
 
@@ -34,6 +35,7 @@ NAME_RULE = (
 )
 
 A = "emulator/test_aws_clients.py::"
+G = "emulator/test_user_guide_rules.py::"
 RULES: tuple[Rule, ...] = (
     # --- names
     Rule(
@@ -573,6 +575,44 @@ RULES: tuple[Rule, ...] = (
         "and can't have a fair-share scheduling policy added.",
         A + "test_a_fifo_queue_cannot_have_a_scheduling_policy_added",
     ),
+    Rule(
+        "UpdateServiceJob.schedulingPriority",
+        "Jobs with a higher scheduling priority are scheduled before jobs with a lower "
+        "scheduling priority within a share.",
+        "emulator/test_dispatch_tick.py::"
+        "test_a_job_is_submitted_until_the_next_tick_then_runnable_jobs_dispatch_by_priority",
+    ),
+    Rule(
+        "UpdateServiceJob.schedulingPriority",
+        "This only affects jobs in job queues with a quota-share or fair-share scheduling policy.",
+        "scheduling/test_fifo.py::test_jobs_dispatch_in_submit_order_whatever_their_priority",
+    ),
+    Rule(
+        "Shape:QuotaSharePolicy.idleResourceAssignmentStrategy",
+        "The strategy that determines how idle resources are assigned to quota shares that are "
+        "borrowing capacity.",
+        "scheduling/test_dispatch.py::test_borrowers_are_served_fifo_across_shares",
+        "FIFO across borrowing shares by submit time (UNCONFIRMED: AWS does not say what the "
+        "order is of).",
+    ),
+    Rule(
+        "Shape:DescribeServiceJobResponse.preemptionSummary",
+        "This field appears on a service job when it has been preempted.",
+        G + "test_a_job_that_was_never_preempted_has_no_preemption_summary",
+    ),
+    Rule(
+        "Shape:DescribeServiceJobResponse.scheduledAt",
+        "This represents when the service job was dispatched to SageMaker and the service job "
+        "transitioned to the SCHEDULED state.",
+        G + "test_scheduled_at_is_when_the_job_was_dispatched",
+    ),
+    Rule(
+        "Shape:DescribeServiceJobResponse.capacityUsage",
+        "The number of instances should be the same value as the "
+        "serviceRequestPayload.InstanceCount field.",
+        G + "test_capacity_usage_is_the_payloads_instance_count",
+        "ResourceConfig.InstanceCount of the payload, per ResourceConfig.InstanceType.",
+    ),
 )
 
 
@@ -584,3 +624,17 @@ def markdown_table() -> str:
         sentence = rule.sentence.replace("|", "\\|")
         lines.append(f'| `{rule.where}` | "{sentence}"{note} | `{rule.test}` |')
     return "\n".join(lines)
+
+
+def case_ids(test: str) -> tuple[str, str, list[str] | None]:
+    """Module, function and parametrized ids of a test named ``file.py::name[id]``."""
+    path, name = test.split("::")
+    module = importlib.import_module("tests." + path.removesuffix(".py").replace("/", "."))
+    function = getattr(module, name.split("[", 1)[0], None)
+    assert function is not None, f"{test}: no such test"
+    marks = [m for m in getattr(function, "pytestmark", []) if m.name == "parametrize"]
+    if not marks:
+        return path, name, None
+    values = marks[0].args[1]
+    ids = marks[0].kwargs.get("ids") or [str(v) for v in values]
+    return path, name, list(ids)

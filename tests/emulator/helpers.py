@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+from botocore.exceptions import ClientError
+
 from quota_constructs.local.state.registry import SAGEMAKER_TRAINING, JobQueue, Registry
 from tests.helpers import payload
 
@@ -21,6 +24,14 @@ def submit(batch: Any, queue: str, share: str | None, name: str, **extra: Any) -
     if share is not None:
         params["quotaShareName"] = share
     return str(batch.submit_service_job(**params)["jobId"])
+
+
+def refusal(call: Any, **params: Any) -> str:
+    """The message of the ClientException ``call(**params)`` gets."""
+    with pytest.raises(ClientError) as caught:
+        call(**params)
+    assert caught.value.response["Error"]["Code"] == "ClientException"
+    return str(caught.value.response["Error"]["Message"])
 
 
 def status(batch: Any, job_id: str) -> str:

@@ -4,7 +4,6 @@ member, each names a test that exists, and docs/emulator.md lists them all."""
 from __future__ import annotations
 
 import html
-import importlib
 import re
 from pathlib import Path
 
@@ -12,7 +11,7 @@ import pytest
 from botocore.model import Shape
 
 from quota_constructs.local.wire.protocol import service_model
-from tests.emulator.documented_rules import RULES, Rule, markdown_table
+from tests.emulator.documented_rules import RULES, Rule, case_ids, markdown_table
 from tests.helpers import EMULATOR_DOC
 
 TESTS = Path(__file__).resolve().parents[1]
@@ -45,20 +44,6 @@ def documentation(source: str, service: str) -> str:
             shape = shape.member
     assert shape is not None
     return str(shape.documentation)
-
-
-def case_ids(test: str) -> tuple[str, str, list[str] | None]:
-    """Module, function and parametrized ids of a test named ``file.py::name[id]``."""
-    path, name = test.split("::")
-    module = importlib.import_module("tests." + path.removesuffix(".py").replace("/", "."))
-    function = getattr(module, name.split("[", 1)[0], None)
-    assert function is not None, f"{test}: no such test"
-    marks = [m for m in getattr(function, "pytestmark", []) if m.name == "parametrize"]
-    if not marks:
-        return path, name, None
-    values = marks[0].args[1]
-    ids = marks[0].kwargs.get("ids") or [str(v) for v in values]
-    return path, name, list(ids)
 
 
 @pytest.mark.parametrize("rule", RULES, ids=[f"{r.where}:{r.sentence[:30]}" for r in RULES])

@@ -16,16 +16,6 @@ from tests.emulator.helpers import status, submit
 G5 = {"InstanceType": "ml.g5.xlarge", "InstanceCount": 1, "VolumeSizeInGB": 30}
 
 
-@pytest.fixture
-def batch(emulator: EmulatorServer) -> Any:
-    return emulator.client("batch")
-
-
-@pytest.fixture
-def queue(emulator: EmulatorServer) -> str:
-    return emulator.queue_arn("seed-demo")
-
-
 def test_unknown_sagemaker_fields_and_missing_optional_ones_are_accepted(
     batch: Any, queue: str
 ) -> None:

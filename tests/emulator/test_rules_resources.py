@@ -7,32 +7,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from botocore.exceptions import ClientError
 
 from quota_constructs.local.testing import EmulatorServer
-from tests.emulator.helpers import submit
+from tests.emulator.helpers import refusal, submit
 
 POLICY_ARN = "arn:aws:batch:us-east-1:123456789012:scheduling-policy/seed-demo-quota-policy"
 QUOTA_POLICY = {"idleResourceAssignmentStrategy": "FIFO"}
 ONE_G5 = [{"capacityUnit": "ml.g5.xlarge", "maxCapacity": 1}]
-
-
-@pytest.fixture
-def batch(emulator: EmulatorServer) -> Any:
-    return emulator.client("batch")
-
-
-@pytest.fixture
-def queue(emulator: EmulatorServer) -> str:
-    return emulator.queue_arn("seed-demo")
-
-
-def refusal(call: Any, **params: Any) -> str:
-    """The message of the ClientException ``call(**params)`` gets."""
-    with pytest.raises(ClientError) as caught:
-        call(**params)
-    assert caught.value.response["Error"]["Code"] == "ClientException"
-    return str(caught.value.response["Error"]["Message"])
 
 
 def new_environment(batch: Any, name: str, **extra: Any) -> str:

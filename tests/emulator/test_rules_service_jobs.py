@@ -16,16 +16,6 @@ from tests.emulator.helpers import status, submit
 RUNS_1_MIN = {"quota.local/duration-seconds": "60"}
 
 
-@pytest.fixture
-def batch(emulator: EmulatorServer) -> Any:
-    return emulator.client("batch")
-
-
-@pytest.fixture
-def queue(emulator: EmulatorServer) -> str:
-    return emulator.queue_arn("seed-demo")
-
-
 def refusal(call: Any, *args: Any, **params: Any) -> str:
     with pytest.raises(ClientError) as caught:
         call(*args, **params)
@@ -218,6 +208,20 @@ def test_exit_pattern_is_up_to_512_printable_characters(batch: Any, queue: str) 
 
     assert "at most 512 characters" in too_long
     assert "printable characters only" in control
+
+
+def test_a_job_has_at_most_5_exit_rules(batch: Any, queue: str) -> None:
+    def rules(count: int) -> dict[str, Any]:
+        entry = {"action": "RETRY", "onStatusReason": "Received status from SageMaker:*"}
+        return {"attempts": 2, "evaluateOnExit": [entry] * count}
+
+    submit(batch, queue, "QS1", "five", retryStrategy=rules(5))
+    message = refusal(submit, batch, queue, "QS1", "six", retryStrategy=rules(6))
+
+    assert message.endswith(
+        "retryStrategy.evaluateOnExit: a service job has at most 5 evaluateOnExit rules "
+        "(got 6); fix: merge rules with a pattern ending in *"
+    )
 
 
 # --- ListServiceJobs filters --------------------------------------------------------------------

@@ -18,16 +18,6 @@ FOREIGN_ARN = (
 )
 
 
-@pytest.fixture
-def batch(emulator: EmulatorServer) -> Any:
-    return emulator.client("batch")
-
-
-@pytest.fixture
-def queue(emulator: EmulatorServer) -> str:
-    return emulator.queue_arn("seed-demo")
-
-
 def arn_of(batch: Any, job_id: str) -> str:
     return str(batch.describe_service_job(jobId=job_id)["jobArn"])
 

@@ -23,16 +23,6 @@ from tests.helpers import payload
 UNKNOWN_ID = "0b7c6d5e-4f3a-4b2c-9d1e-0f9a8b7c6d5e"
 
 
-@pytest.fixture
-def batch(emulator: EmulatorServer) -> Any:
-    return emulator.client("batch")
-
-
-@pytest.fixture
-def queue(emulator: EmulatorServer) -> str:
-    return emulator.queue_arn("seed-demo")
-
-
 def submit_error(batch: Any, queue: str, share: str | None, **extra: Any) -> str:
     with pytest.raises(ClientError) as caught:
         submit(batch, queue, share, "bad-job", **extra)

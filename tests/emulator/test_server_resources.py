@@ -18,16 +18,6 @@ SHARE_ARN = re.compile(
 )  # the CloudFormation schema's pattern (docs/aws-semantics.md §1.2)
 
 
-@pytest.fixture
-def batch(emulator: EmulatorServer) -> Any:
-    return emulator.client("batch")
-
-
-@pytest.fixture
-def queue(emulator: EmulatorServer) -> str:
-    return emulator.queue_arn("seed-demo")
-
-
 def share_params(queue: str, name: str, **overrides: Any) -> dict[str, Any]:
     params: dict[str, Any] = {
         "quotaShareName": name,

@@ -10,25 +10,15 @@ import pytest
 from botocore.exceptions import ClientError
 
 from quota_constructs.local.testing import EmulatorServer
-from tests.emulator.helpers import submit
+from tests.emulator.helpers import status, submit
 from tests.helpers import payload
 
 NAME = re.compile(r"^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$")  # SageMaker's TrainingJobName
 
 
 @pytest.fixture
-def batch(emulator: EmulatorServer) -> Any:
-    return emulator.client("batch")
-
-
-@pytest.fixture
 def sagemaker(emulator: EmulatorServer) -> Any:
     return emulator.client("sagemaker")
-
-
-@pytest.fixture
-def queue(emulator: EmulatorServer) -> str:
-    return emulator.queue_arn("seed-demo")
 
 
 def training_job_names(batch: Any, job_id: str) -> list[str]:
@@ -183,3 +173,23 @@ def test_the_training_job_is_named_after_the_payloads_training_job_name(
 
     assert re.fullmatch("AWSBatchtrain[0-9a-f]{32}", training_job_names(batch, named)[0])
     assert re.fullmatch("AWSBatchbatch-name[0-9a-f]{32}", training_job_names(batch, unnamed)[0])
+
+
+def test_each_batch_status_maps_to_sagemakers_status_as_aws_documents(
+    emulator: EmulatorServer, batch: Any, sagemaker: Any, queue: str
+) -> None:
+    job = submit(batch, queue, "QS1", "mapped")
+    seen: list[tuple[str, str, str]] = []
+    for _ in range(3):
+        emulator.advance(0 if not seen else 1)
+        (name,) = training_job_names(batch, job)
+        described = sagemaker.describe_training_job(TrainingJobName=name)
+        seen.append(
+            (status(batch, job), described["TrainingJobStatus"], described["SecondaryStatus"])
+        )
+
+    assert seen == [
+        ("SCHEDULED", "InProgress", "Pending"),
+        ("STARTING", "InProgress", "Downloading"),
+        ("RUNNING", "InProgress", "Training"),
+    ]

@@ -4,21 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
 from quota_constructs.local.testing import EmulatorServer
 from quota_constructs.scheduling import REASON_CROSS_SHARE, REASON_IN_SHARE
 from tests.emulator.helpers import status, submit
-
-
-@pytest.fixture
-def batch(emulator: EmulatorServer) -> Any:
-    return emulator.client("batch")
-
-
-@pytest.fixture
-def queue(emulator: EmulatorServer) -> str:
-    return emulator.queue_arn("seed-demo")
 
 
 def test_first_two_dispatch_the_second_borrowing_and_the_third_waits(

@@ -65,3 +65,19 @@ def test_rejects_bad_duration_tag() -> None:
                 "tags": {"quota.local/duration-seconds": "soon"},
             }
         )
+
+
+@pytest.mark.parametrize("value", ["-1", "two", "10001", "1.5"])
+def test_rejects_bad_capacity_errors_tag(value: str) -> None:
+    with pytest.raises(
+        SubmitRejected,
+        match=r"tags\.quota\.local/capacity-errors: must be a whole number of attempts from 0 to "
+        r"10000",
+    ):
+        request_from_submit(
+            {
+                "jobName": "t",
+                "serviceRequestPayload": '{"ResourceConfig": {"InstanceType": "ml.g5.xlarge"}}',
+                "tags": {"quota.local/capacity-errors": value},
+            }
+        )

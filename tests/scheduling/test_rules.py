@@ -16,6 +16,9 @@ from quota_constructs.model import (
     SharingStrategy,
 )
 from quota_constructs.scheduling import (
+    CAPACITY_CODE,
+    REASON_CAPACITY,
+    REASON_CAPACITY_ERROR,
     REASON_LIMIT_LOWERED,
     REASON_TIMEOUT,
     JobRequest,
@@ -363,3 +366,34 @@ def test_rejects_a_twenty_first_share() -> None:
 def test_rejects_unknown_job() -> None:
     with pytest.raises(KeyError, match="no job 'nope' in job queue 'seed-demo-queue'"):
         seed_demo().terminate("nope", "stop", now=0)
+
+
+# --- insufficient SageMaker capacity (service-job-retries, sm_job_stuck_in_runnable_capacity) ---
+
+
+def test_attempts_without_capacity_are_retried_without_using_an_attempt() -> None:
+    sched = seed_demo()
+    reasons: list[str | None] = []
+    sched.subscribe(lambda event: reasons.append(event.job.status_reason))
+    unlucky = sched.submit(job("QS1", capacity_errors=3, retry_attempts=1), now=0)
+    sched.advance(200)
+
+    assert unlucky.status is JobStatus.SUCCEEDED
+    assert [a.status_reason for a in unlucky.attempts[:3]] == [REASON_CAPACITY_ERROR] * 3
+    assert len(unlucky.attempts) == 4
+    assert reasons.count(REASON_CAPACITY) == 3
+
+
+def test_the_capacity_time_limit_counts_from_the_first_attempt_without_capacity() -> None:
+    sched = seed_demo(runnable_time_limits={CAPACITY_CODE: 600.0})
+    unlucky = sched.submit(job("QS1", capacity_errors=10_000), now=0)
+    sched.advance(599)
+    assert unlucky.status is not JobStatus.FAILED
+    sched.advance(605)
+
+    assert unlucky.status is JobStatus.FAILED
+    assert unlucky.is_terminated
+    assert unlucky.status_reason == (
+        "Terminated by JobStateTimeLimit action due to reason: "
+        "CAPACITY:INSUFFICIENT_INSTANCE_CAPACITY"
+    )

@@ -3,6 +3,8 @@ naming what the file is and the command that takes it (exit 2)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from typer.testing import CliRunner
 
@@ -52,3 +54,28 @@ def test_a_file_of_another_kind_is_named_in_one_line(args: list[str], says: str)
     assert result.exit_code == 2, result.stderr
     assert result.stderr.count("\n") == 1 and says in result.stderr, result.stderr
     assert "did you mean" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("command", "says"),
+    [
+        (
+            ["org", "validate"],
+            "<root>: an organisation file is a mapping (got 'list'); fix: start with "
+            "'organisation: <name>' and 'shares:'",
+        ),
+        (
+            ["recommend"],
+            "<root>: a team-profile file is a mapping (got 'list'); fix: start with "
+            "'organisation: <name>' and 'teams:'",
+        ),
+    ],
+)
+def test_a_file_that_is_not_a_mapping_says_how_each_kind_starts(
+    tmp_path: Path, command: list[str], says: str
+) -> None:
+    listing = tmp_path / "list.yaml"
+    listing.write_text("- shares\n- teams\n")
+    result = CliRunner().invoke(app, [*command, str(listing)])
+    assert result.exit_code == 2
+    assert says in " ".join(result.output.split())

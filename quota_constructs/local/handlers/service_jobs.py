@@ -35,7 +35,7 @@ from quota_constructs.local.state.job_service import JobService, Submission
 from quota_constructs.local.state.registry import SAGEMAKER_TRAINING, JobQueue, Registry
 from quota_constructs.local.state.tags import TagStore
 from quota_constructs.local.wire.api_errors import DOMAIN_ERRORS, ApiError, api_error
-from quota_constructs.model import MAX_PAYLOAD_BYTES
+from quota_constructs.model import MAX_PAYLOAD_BYTES, MAX_SUBMIT_REQUEST_BYTES
 from quota_constructs.scheduling import QUEUE_WIDE_SHARE, Job
 
 MAX_TERMINATE_BATCH = 50
@@ -68,6 +68,13 @@ def _check_request(queue: JobQueue, params: Mapping[str, Any]) -> None:
         raise InvalidRequest(
             f"serviceRequestPayload: {size} bytes exceeds the {MAX_PAYLOAD_BYTES}-byte "
             "limit; keep hyperparameters small and move large settings to S3"
+        )
+    whole = len(json.dumps(params, separators=(",", ":")).encode())
+    if whole > MAX_SUBMIT_REQUEST_BYTES:
+        raise InvalidRequest(
+            f"SubmitServiceJob: the request is {whole} bytes, over the "
+            f"{MAX_SUBMIT_REQUEST_BYTES}-byte limit of a SubmitServiceJob request; send fewer "
+            "or shorter tags"
         )
 
 

@@ -28,6 +28,9 @@ OUTCOME_TAG = "quota.local/outcome"
 """Tag ``FAILED`` makes every attempt of an emulated job fail."""
 FAILURE_REASON_TAG = "quota.local/failure-reason"
 """Tag giving SageMaker's ``FailureReason`` of a failing attempt (implies outcome FAILED)."""
+CAPACITY_ERRORS_TAG = "quota.local/capacity-errors"
+"""Tag giving how many first attempts find no SageMaker capacity (retried, no attempt used)."""
+MAX_CAPACITY_ERRORS = 10_000
 SAGEMAKER_STATUS_PREFIX = "Received status from SageMaker:"
 """How Batch's ``statusReason`` quotes SageMaker's ``FailureReason`` (as the SageMaker SDK's
 default ``evaluateOnExit`` rule spells it)."""
@@ -110,6 +113,7 @@ def request_from_submit(params: Mapping[str, Any]) -> JobRequest:
         attempt_duration_s=timeout.get("attemptDurationSeconds"),
         payload=payload,
         tags=tags,
+        capacity_errors=_capacity_errors(tags),
     )
     if unschedulable is not None:
         raise _PayloadUnschedulable(unschedulable, request)
@@ -189,6 +193,22 @@ def _outcome(tags: Mapping[str, str]) -> tuple[Outcome, str | None]:
         )
     full = None if reason is None else f"{SAGEMAKER_STATUS_PREFIX}{reason}"
     return Outcome(text), full
+
+
+def _capacity_errors(tags: Mapping[str, str]) -> int:
+    text = tags.get(CAPACITY_ERRORS_TAG, "0")
+    if not (text.isascii() and text.isdigit()) or int(text) > MAX_CAPACITY_ERRORS:
+        raise SubmitRejected(
+            [
+                Problem(
+                    f"tags.{CAPACITY_ERRORS_TAG}",
+                    text,
+                    f"must be a whole number of attempts from 0 to {MAX_CAPACITY_ERRORS}",
+                    "set it to e.g. '2'",
+                )
+            ]
+        )
+    return int(text)
 
 
 def _duration(payload: Mapping[str, Any], tags: Mapping[str, str]) -> float:

@@ -37,11 +37,12 @@ from quota_constructs.scheduling import (
 
 DEFAULT_STOPPING = {"MaxRuntimeInSeconds": SAGEMAKER_DEFAULT_MAX_RUNTIME_S}
 IN_PROGRESS = {
-    JobStatus.SCHEDULED: "Starting",
+    JobStatus.SCHEDULED: "Pending",
     JobStatus.STARTING: "Downloading",
     JobStatus.RUNNING: "Training",
 }
-"""SageMaker's ``SecondaryStatus`` of the attempt a service job in that status is running."""
+"""SageMaker's ``SecondaryStatus`` of the attempt a service job in that status is running, as
+AWS's status mapping (service-job-status.html) gives it."""
 
 
 @dataclass(frozen=True)
@@ -60,7 +61,7 @@ def attempt_state(job: Job, number: int, now: float) -> AttemptState:
     """The state of attempt ``number`` of ``job`` (the current one if it is still running)."""
     ended = next((a for a in job.attempts if a.number == number), None)
     if ended is None:
-        secondary = IN_PROGRESS.get(job.status, "Starting")
+        secondary = IN_PROGRESS.get(job.status, "Pending")
         status = "InProgress"
         if (job.status_reason or "").startswith(PREEMPTION_IN_PROGRESS):
             status, secondary = "Stopping", "Stopping"

@@ -28,6 +28,8 @@ from quota_constructs.local.state.fair_share import fair_share_problems
 from quota_constructs.local.state.tags import TagStore
 from quota_constructs.model import (
     MAX_INSTANCES_PER_TYPE,
+    MAX_JOB_QUEUES,
+    MAX_SERVICE_ENVIRONMENTS,
     NUM_INSTANCES,
     QUEUE_PRIORITY_RANGE,
     RUNNABLE_TIMEOUT_MINUTES_RANGE,
@@ -350,6 +352,9 @@ class Registry:
             )
         if name in self.environments:
             raise InvalidRequest(OBJECT_EXISTS)
+        _check_account_quota(
+            "serviceEnvironmentName", len(self.environments), MAX_SERVICE_ENVIRONMENTS
+        )
         self._check_new_tags(tags or {})
         env = ServiceEnvironment(
             name, self.account.service_environment(name), state, dict(capacity)
@@ -425,6 +430,7 @@ class Registry:
         refuse(problems + _priority_problems(priority), context="CreateJobQueue")
         if name in self.queues:
             raise InvalidRequest(OBJECT_EXISTS)
+        _check_account_quota("jobQueueName", len(self.queues), MAX_JOB_QUEUES)
         if service_environments and compute_environments:
             raise InvalidRequest(
                 "serviceEnvironmentOrder: a job queue can't have both a serviceEnvironmentOrder "
@@ -618,3 +624,13 @@ class Registry:
         self.listener.share_deleted(queue, share)
         del queue.shares[share.spec.name]
         self.tags.remove(share.arn)
+
+
+def _check_account_quota(field: str, count: int, limit: int) -> None:
+    """Refuse a new resource once the account holds ``limit`` of them (AWS Batch's quotas)."""
+    if count >= limit:
+        what = "job queues" if field == "jobQueueName" else "service environments"
+        raise InvalidRequest(
+            f"{field}: an account has at most {limit} {what} per Region (AWS Batch's service "
+            f"quota, not adjustable) and this one has {count}; delete one first"
+        )
