@@ -63,6 +63,7 @@ from quota_constructs.advisor.workload import (
 from quota_constructs.api_shapes import share_sharing_settings
 from quota_constructs.commands._common import (
     ExitCode,
+    PlanStopOpt,
     data_table,
     endpoint_option,
     fail,
@@ -273,12 +274,7 @@ def recommend_command(
         "--reserve-hours",
         help="With --reserve: the plan's duration in hours (default: the simulated --days).",
     ),
-    plan_stop_s: float = typer.Option(
-        PLAN_STOP_BEFORE_END_S,
-        "--plan-stop-before-end-s",
-        help="With --reserve: seconds before a plan's end that its capacity goes and its jobs "
-        "stop (AWS: 1800; 0: they run to the end).",
-    ),
+    plan_stop_s: PlanStopOpt = PLAN_STOP_BEFORE_END_S,
 ) -> None:
     """Recommend each team's strategy, in-share preemption and borrow limit, with reasons.
 
@@ -673,12 +669,7 @@ def simulate_command(
         str | None, endpoint_option("With --from-queue: Batch/SSM endpoint (emulator).")
     ] = None,
     region: Annotated[str | None, region_option("With --from-queue: AWS region.")] = None,
-    plan_stop_s: float = typer.Option(
-        PLAN_STOP_BEFORE_END_S,
-        "--plan-stop-before-end-s",
-        help="Seconds before a training plan's end that its capacity goes and its jobs stop "
-        "(AWS: 1800; 0: they run to the end).",
-    ),
+    plan_stop_s: PlanStopOpt = PLAN_STOP_BEFORE_END_S,
 ) -> None:
     """Run a workload through the emulator's scheduler in virtual time; measure each share."""
     _check_run(days=days, seed=seed, startup_s=startup_s, preemption_s=preemption_s)

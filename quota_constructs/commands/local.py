@@ -24,6 +24,7 @@ from quota_constructs.advisor.history import DURATION_FORMAT, parse_duration
 from quota_constructs.advisor.limits import plan_stop_problems
 from quota_constructs.commands._common import (
     ExitCode,
+    PlanStopOpt,
     endpoint_option,
     fail,
     handle_errors,
@@ -231,14 +232,7 @@ def serve(
             "window edge; AWS is silent: UNCONFIRMED).",
         ),
     ] = 0.0,
-    plan_stop_s: Annotated[
-        float,
-        typer.Option(
-            "--plan-stop-before-end-s",
-            help="Seconds before a training plan's end that its capacity goes and its jobs "
-            "stop (AWS: 1800; 0: they run to the end).",
-        ),
-    ] = PLAN_STOP_BEFORE_END_S,
+    plan_stop_s: PlanStopOpt = PLAN_STOP_BEFORE_END_S,
 ) -> None:
     """Provision organisation files and serve the Batch and SSM APIs until Ctrl-C.
 

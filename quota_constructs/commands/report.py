@@ -31,6 +31,7 @@ from quota_constructs.advisor.workload import DEFAULT_STARTUP_S, WorkloadJob, lo
 from quota_constructs.commands._common import (
     EndpointOpt,
     OrganisationOpt,
+    PlanStopOpt,
     QueueOpt,
     RegionOpt,
     data_table,
@@ -407,12 +408,7 @@ def report_command(
     startup_s: float = typer.Option(
         0.0, "--startup-s", help="Simulation: dispatch-to-running delay (s)."
     ),
-    plan_stop_s: float = typer.Option(
-        PLAN_STOP_BEFORE_END_S,
-        "--plan-stop-before-end-s",
-        help="Simulation: seconds before a plan's end that its capacity goes and its jobs stop "
-        "(AWS: 1800; 0: they run to the end).",
-    ),
+    plan_stop_s: PlanStopOpt = PLAN_STOP_BEFORE_END_S,
     as_json: Annotated[bool, json_option("Print the report as JSON.")] = False,
     as_csv: bool = typer.Option(False, "--csv", help="Print the share rows as CSV."),
     plot: Path | None = typer.Option(

@@ -82,7 +82,8 @@ def test_simulate_measures_the_plan_job_as_the_window_allows() -> None:
     assert result.share("llm").wait_max_s == H
 
 
-def test_quota_report_bills_a_plan_job_until_it_is_stopped_or_to_the_end(tmp_path: Path) -> None:
+def _plan_files(tmp_path: Path, duration_s: int) -> tuple[Path, Path]:
+    """A 3 h plan of 8 x p5 from 2027-06-01 for llm, and a workload of one 8-instance job."""
     org = tmp_path / "org.yaml"
     org.write_text(
         "organisation: plans\n"
@@ -94,9 +95,14 @@ def test_quota_report_bills_a_plan_job_until_it_is_stopped_or_to_the_end(tmp_pat
     workload = tmp_path / "w.csv"
     workload.write_text(
         "submit_time_s,share,instance_type,instance_count,duration_s,priority\n"
-        "0,llm,ml.p5.48xlarge,8,36000,0\n",
+        f"0,llm,ml.p5.48xlarge,8,{duration_s},0\n",
         encoding="utf-8",
     )
+    return org, workload
+
+
+def test_quota_report_bills_a_plan_job_until_it_is_stopped_or_to_the_end(tmp_path: Path) -> None:
+    org, workload = _plan_files(tmp_path, 36000)
     prices = tmp_path / "prices.yaml"
     prices.write_text("ml.p5.48xlarge: {on_demand: 98.32, training_plan: 60.0}\n")
     args = ["report", str(org), "--workload", str(workload), "--prices", str(prices), "--json"]
@@ -118,20 +124,7 @@ def test_quota_report_bills_a_plan_job_until_it_is_stopped_or_to_the_end(tmp_pat
 
 
 def test_quota_simulate_lets_plan_jobs_run_to_the_end_with_the_option(tmp_path: Path) -> None:
-    org = tmp_path / "org.yaml"
-    org.write_text(
-        "organisation: plans\n"
-        "shares:\n  - {name: llm, capacity: {ml.p5.48xlarge: 8}, strategy: LEND_AND_BORROW}\n"
-        "training_plans:\n  - {name: p5-june, instance_type: ml.p5.48xlarge, "
-        'instance_count: 8, start: "2027-06-01T00:00:00Z", duration_hours: 3}\n',
-        encoding="utf-8",
-    )
-    workload = tmp_path / "w.csv"
-    workload.write_text(
-        "submit_time_s,share,instance_type,instance_count,duration_s,priority\n"
-        "0,llm,ml.p5.48xlarge,8,9900,0\n",  # 2.75 h: past the stop 30 min before the end
-        encoding="utf-8",
-    )
+    org, workload = _plan_files(tmp_path, 9900)  # 2.75 h: past the stop 30 min before the end
     args = ["simulate", str(org), "--workload", str(workload), "--json"]
 
     def completed_and_failed(*extra: str) -> tuple[int, int]:
