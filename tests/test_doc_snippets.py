@@ -12,7 +12,10 @@ word). Exit codes are 0 unless ``EXIT_CODES`` says otherwise.
 goes on once it prints ``Ctrl-C stops it.``; it is stopped when the block ends. Blocks in
 ``EMULATOR_BLOCKS`` run with an emulator on port 8771 and its variables exported, started as
 their docs say ("with the emulator's variables exported"; by default seed-demo and research on
-a wall clock at speed 100; ``quota local serve --virtual --seed 1`` where a doc says so).
+a wall clock at speed 100; ``quota local serve --virtual --seed 1`` where a doc says so), with
+queue, environment and policy names generated as CloudFormation would (``--names generated``):
+an example that hard-codes the emulator's fixed names (``seed-demo-queue``) fails here, as it
+would against a deployed stack, so examples find them through SSM or ``quota -o``.
 Commands in ``NOT_RUN`` are not run; each says why. Every fence in the docs has a language, so
 no shell block can hide from this test. Inline ``quota ...`` spans in tables and prose are not
 run, but each is parsed against the command tree: every command and option it names exists.
@@ -86,18 +89,21 @@ class Emulated:
     orgs: tuple[str, ...] = ("seed-demo", "research")
     clock: Literal["virtual", "wall"] = "wall"
     seed: int | None = None
+    naming: Literal["fixed", "generated"] = "generated"
 
     def server(self) -> EmulatorServer:
         files = [ORGS_DIR / f"{name}.yaml" for name in self.orgs]
         speed = 100 if self.clock == "wall" else 1
-        return EmulatorServer(files, clock=self.clock, speed=speed, seed=self.seed, port=PORT)
+        return EmulatorServer(
+            files, clock=self.clock, speed=speed, seed=self.seed, port=PORT, naming=self.naming
+        )
 
 
 VIRTUAL_SEED_DEMO = Emulated(orgs=("seed-demo",), clock="virtual")
 EMULATOR_BLOCKS: dict[str, Emulated] = {
     "JOB_ID=$(quota jobs -o seed-demo submit train-1": Emulated(),
-    "aws batch list-quota-shares --job-queue seed-demo-queue --endpoint-url": Emulated(),
-    "aws ssm get-parameter --name /quota/research/": Emulated(),
+    "QUEUE=$(aws ssm get-parameter --name /quota/seed-demo/job-queue/arn": Emulated(),
+    "ROLE=$(aws ssm get-parameter --name /quota/research/": Emulated(),
     "quota jobs -o research --as-team generative submit fine-tune-2": Emulated(),
     # README, "Watching the queue": the tutorial on `quota local serve --virtual`.
     "quota jobs -o seed-demo submit qs1-p3": VIRTUAL_SEED_DEMO,

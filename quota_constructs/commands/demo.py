@@ -42,6 +42,7 @@ from quota_constructs.runtime import (
     JobHandle,
     JobStatus,
     QueueClient,
+    TrackedJob,
     TrainingJob,
     Transition,
     TransitionKind,
@@ -204,9 +205,16 @@ def run_tutorial(
         return records[-1].get("preemptorJobId")
 
     def preempted(title: str, winner: JobHandle, victim: JobHandle, rule: str) -> Check:
-        """``winner`` runs after preempting ``victim`` (back to RUNNABLE) under ``rule``."""
-        wait([winner, victim], lambda j: Until.RUNNING(j) or Until.REQUEUED(j))
-        wait([winner], Until.RUNNING)
+        """``winner`` runs after preempting ``victim`` (back to RUNNABLE) under ``rule``.
+
+        One wait, each job to its own target: the victim is still RUNNING until the scheduler's
+        next tick preempts it, so waiting for it to be RUNNING or requeued would stop watching
+        it before its preemption (and the timeline would miss that line)."""
+
+        def there(job: TrackedJob) -> bool:
+            return Until.RUNNING(job) if job.job_id == winner.job_id else Until.REQUEUED(job)
+
+        wait([winner, victim], there)
         reasons = client.describe(victim).preemptions.reasons
         names = f"{timeline.label(winner.job_id)} {status(winner)}, "
         names += f"{timeline.label(victim.job_id)} {status(victim)}"
@@ -294,12 +302,7 @@ def demo(
     )
     try:
         clock: Literal["virtual", "wall"] = "virtual" if speed is None else "wall"
-        # dispatch="immediate": the timeline shows every transition as before the scheduler
-        # tick (docs/emulator.md); with the tick its watcher misses the cross-share preemption
-        # line (the outcomes pass either way; to be looked at in runtime/waiting.py)
-        with EmulatorServer(
-            org_files=[SEED_DEMO], clock=clock, speed=speed or 1.0, dispatch="immediate"
-        ) as emulator:
+        with EmulatorServer(org_files=[SEED_DEMO], clock=clock, speed=speed or 1.0) as emulator:
             checks = run_tutorial(emulator, console, speed=speed)
     except Exception as error:  # the tutorial did not run through: exit 1, one line
         fail(str(error), ExitCode.FAILED)

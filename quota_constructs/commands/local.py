@@ -38,6 +38,8 @@ from quota_constructs.commands._common import (
 from quota_constructs.local.emulator import Emulator
 from quota_constructs.local.events import EventSink
 from quota_constructs.local.faults import FaultPlan
+from quota_constructs.local.handlers.submit_request import PayloadValidation
+from quota_constructs.local.provision import ResourceNaming
 from quota_constructs.local.state.arns import DEFAULT_REGION
 from quota_constructs.local.state.clock import MAX_SPEED, RealTimeClock, VirtualClock
 from quota_constructs.local.state.job_service import (
@@ -184,6 +186,22 @@ def serve(
             "immediately, before the next request."
         ),
     ] = DispatchMode.TICK,
+    payload_validation: Annotated[
+        PayloadValidation,
+        typer.Option(
+            help="A serviceRequestPayload naming no schedulable ResourceConfig (instance type "
+            "and count): pass it through and FAIL the job, as AWS does, or refuse the submit "
+            "naming the field (strict)."
+        ),
+    ] = PayloadValidation.PASSTHROUGH,
+    names: Annotated[
+        ResourceNaming,
+        typer.Option(
+            help="Names of each organisation's job queue, service environment and policy: "
+            "fixed (<org>-queue, ...) or generated as CloudFormation would, so that only "
+            "clients resolving them through SSM /quota/<org>/... work, as against a stack.",
+        ),
+    ] = ResourceNaming.FIXED,
     events_file: Annotated[
         Path | None,
         typer.Option(
@@ -260,6 +278,8 @@ def serve(
         client_token_mode=client_token_mode,
         events=events,
         dispatch=dispatch,
+        payload_validation=payload_validation,
+        naming=names,
         retention=kept,
         calendar_grace_s=calendar_grace,
         plan_stop_before_end_s=plan_stop_s,

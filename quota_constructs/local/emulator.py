@@ -11,6 +11,7 @@ advanced to the clock's now.
 
 from __future__ import annotations
 
+import random
 import threading
 from collections import Counter
 from collections.abc import Mapping
@@ -26,9 +27,15 @@ from quota_constructs.local.handlers.resources import ResourceHandlers
 from quota_constructs.local.handlers.service_jobs import ServiceJobHandlers
 from quota_constructs.local.handlers.service_quotas import ServiceQuotaHandlers
 from quota_constructs.local.handlers.sts import StsHandlers
+from quota_constructs.local.handlers.submit_request import PayloadValidation
 from quota_constructs.local.handlers.training_jobs import TrainingJobHandlers
 from quota_constructs.local.handlers.training_plans import TrainingPlanHandlers
-from quota_constructs.local.provision import ProvisionedOrganisation, provision
+from quota_constructs.local.provision import (
+    ProvisionedOrganisation,
+    ResourceNaming,
+    provision,
+    resource_names,
+)
 from quota_constructs.local.state.arns import Account
 from quota_constructs.local.state.calendars import ShareCalendars
 from quota_constructs.local.state.clock import EmulatorClock, VirtualClock
@@ -72,6 +79,12 @@ class Emulator:
     answered with the first job (:class:`~.state.job_service.ClientTokenMode`).
     ``dispatch``: a submitted job waits SUBMITTED for the next scheduler tick (default, AWS's
     behaviour) or is dispatched before the next request (:class:`~.state.job_service.DispatchMode`).
+    ``payload_validation``: a payload naming no schedulable instance type or count fails its job
+    (``passthrough``, default, as AWS passes payloads through) or the submit (``strict``;
+    :class:`~.handlers.submit_request.PayloadValidation`).
+    ``naming``: an organisation's queue, environment and policy get fixed names
+    (``<org>-queue``..., default) or names generated as CloudFormation would
+    (:class:`~.provision.ResourceNaming`; reproducible with ``seed``).
     ``events``: where AWS Batch's EventBridge events of service jobs go (state changes,
     preemption started and completed; :mod:`.events`); default none are made. Their file is
     written after each request's transitions; a failed write is logged and counted
@@ -97,6 +110,8 @@ class Emulator:
         client_token_mode: ClientTokenMode = ClientTokenMode.REJECT,
         events: EventSink | None = None,
         dispatch: DispatchMode = DispatchMode.TICK,
+        payload_validation: PayloadValidation = PayloadValidation.PASSTHROUGH,
+        naming: ResourceNaming = ResourceNaming.FIXED,
         retention: JobRetention | None = None,
         calendar_grace_s: float = 0.0,
         plan_stop_before_end_s: float = PLAN_STOP_BEFORE_END_S,
@@ -128,6 +143,8 @@ class Emulator:
         self.jobs.expiry_listeners.append(self.identities.forget_job)
         self.faults = FaultInjector(faults) if faults else None
         self.organisations: dict[str, ProvisionedOrganisation] = {}
+        self.naming = naming
+        self._naming_rng = random.Random(seed) if seed is not None else None
         self._counts: Counter[str] = Counter()
         self._service_jobs = ServiceJobHandlers(
             self.registry,
@@ -136,6 +153,7 @@ class Emulator:
             self.account,
             self.clock,
             explain_pending=explain_pending,
+            payload_validation=payload_validation,
         )
         self._batch: dict[str, Handler] = {
             **ResourceHandlers(self.registry, self.tags).operations(),
@@ -270,7 +288,8 @@ class Emulator:
                 raise QuotaConfigError([problem])
             plans = self._known_plans(org)
             try:
-                done = provision(org, self._call_unfaulted, account=self.account)
+                names = resource_names(org.name, self.naming, self._naming_rng)
+                done = provision(org, self._call_unfaulted, account=self.account, names=names)
             except EmulatorError as exc:
                 problem = Problem(
                     "organisation", org.name, exc.message, "fix the organisation file"

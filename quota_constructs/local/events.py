@@ -5,9 +5,10 @@ ARN in ``resources``: ``Batch Service Job State Change`` (the DescribeServiceJob
 ``tags`` and ``serviceRequestPayload``; none for the initial submission),
 ``Batch Service Job Preemption Started`` (``statusReason``, ``preemptedJobArn``, ``status``) and
 ``Batch Service Job Preemption Completed`` (``preemptedJobArn``, ``preemptionSummary``,
-``status``) and ``Batch Service Job Queue Blocked`` (the state change's detail, for a job that
-turns RUNNABLE with a MISCONFIGURATION reason). Events go to an :class:`EventSink`: a bounded
-in-memory list that tests read, and optionally a JSON Lines file
+``status``) and ``Batch Service Job Queue Blocked`` (the state change's detail, for the core's
+``QUEUE_BLOCKED``: a job that turns RUNNABLE with a MISCONFIGURATION reason, or gets one while
+RUNNABLE when a share or the service environment shrinks below its demand). Events go to an
+:class:`EventSink`: a bounded in-memory list that tests read, and optionally a JSON Lines file
 (``quota local serve --events-file``).
 
 The file is written after the transitions: an event is rendered (pure, in memory) as the
@@ -42,14 +43,15 @@ STATE_CHANGE = "Batch Service Job State Change"
 PREEMPTION_STARTED = "Batch Service Job Preemption Started"
 PREEMPTION_COMPLETED = "Batch Service Job Preemption Completed"
 QUEUE_BLOCKED = "Batch Service Job Queue Blocked"
-"""Sent, besides its state change, for a job that turns RUNNABLE with a MISCONFIGURATION reason
-(Batch user guide, "Service job queue blocked events"; which reasons AWS sends it for is
-UNCONFIRMED)."""
-BLOCKING_REASON_PREFIX = "MISCONFIGURATION"
+"""Sent for the core's ``QUEUE_BLOCKED`` (a RUNNABLE job with a new MISCONFIGURATION reason):
+after its state change when it turns RUNNABLE so, alone when a share or service environment
+update makes a waiting job misconfigured (Batch user guide, "Service job queue blocked events";
+which reasons, and whether the second case, AWS sends it for is UNCONFIRMED)."""
 DETAIL_TYPES = {
     EventKind.STATE_CHANGE: STATE_CHANGE,
     EventKind.PREEMPTION_STARTED: PREEMPTION_STARTED,
     EventKind.PREEMPTION_COMPLETED: PREEMPTION_COMPLETED,
+    EventKind.QUEUE_BLOCKED: QUEUE_BLOCKED,
 }
 DEFAULT_KEPT_EVENTS = 10_000
 """Events the in-memory list keeps (the oldest are dropped first); the file keeps every one."""
@@ -109,16 +111,6 @@ def _check_writable(path: Path) -> None:
             file.truncate(0)
 
 
-def _blocks_its_queue(event: SchedulerEvent) -> bool:
-    """Whether a state change leaves its job RUNNABLE for a MISCONFIGURATION reason."""
-    reason = event.status_reason or ""
-    return (
-        event.kind is EventKind.STATE_CHANGE
-        and event.status is JobStatus.RUNNABLE
-        and reason.startswith(BLOCKING_REASON_PREFIX)
-    )
-
-
 class BatchEvents:
     """Renders scheduler events as AWS Batch's EventBridge events into ``sink``."""
 
@@ -137,8 +129,6 @@ class BatchEvents:
             return  # AWS sends none for the initial submission
         detail = self._detail(queue_name, event)
         self.sink.emit(self._envelope(detail_type, event, detail))
-        if _blocks_its_queue(event):
-            self.sink.emit(self._envelope(QUEUE_BLOCKED, event, detail))
 
     def _envelope(
         self, detail_type: str, event: SchedulerEvent, detail: dict[str, Any]

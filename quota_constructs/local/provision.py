@@ -3,9 +3,12 @@
 The stack contract is in docs/constructs.md.
 
 Same model, same order (scheduling policy -> service environment sized from the shares -> job
-queue -> quota shares -> SSM parameters), through the same Batch operations a client calls, with
-the deterministic names of the stack contract: job queue ``<org>-queue``, service environment
-``<org>-training``, scheduling policy ``<org>-quota-policy``, shares by their names. A share
+queue -> quota shares -> SSM parameters), through the same Batch operations a client calls.
+Names (:class:`ResourceNaming`): ``fixed`` (default) gives job queue ``<org>-queue``, service
+environment ``<org>-training``, scheduling policy ``<org>-quota-policy``; ``generated`` gives
+names nobody can guess, as CloudFormation generates them for the stack (which sets none), so
+only code that finds them through the SSM parameters works. Shares keep their names (the API
+needs them). A share
 with ``access`` carries the team tag and publishes its team's resources (:class:`TeamResources`):
 roles the stack would create are named ``<org>-<share>-submitter`` / ``-execution`` in the
 emulator's account, a bucket it would create ``<org>-<share>-<account>`` (lowercase); existing
@@ -15,8 +18,12 @@ roles and buckets named in the file are published as given.
 from __future__ import annotations
 
 import hashlib
+import random
+import secrets
+import string
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 from quota_constructs.api_shapes import (
@@ -39,6 +46,7 @@ from quota_constructs.model import Organisation, QuotaShareSpec
 
 MAX_ROLE_NAME = 64
 MAX_BUCKET_NAME = 63
+MAX_BATCH_NAME = 128
 
 BatchCall = Callable[[str, Mapping[str, Any]], dict[str, Any]]
 
@@ -114,13 +122,50 @@ class ProvisionedOrganisation:
         return params
 
 
-def resource_names(org: str) -> dict[str, str]:
-    """Deterministic emulator names of an organisation's queue, environment and policy."""
+class ResourceNaming(StrEnum):
+    """How the emulator names an organisation's job queue, service environment and policy.
+
+    ``fixed`` (default): ``<org>-queue``, ``<org>-training``, ``<org>-quota-policy``, the same
+    every run (handy in tests; a deployed stack has other names). ``generated``: as
+    CloudFormation names resources a template leaves unnamed, ``<stack>-<logical id>-<12
+    random upper-case letters and digits>`` with stack ``Quota-<org>`` (the pattern is
+    CloudFormation's usual one, UNCONFIRMED for Batch), so examples must resolve names through
+    the SSM parameters, as against a deployment.
+    """
+
+    FIXED = "fixed"
+    GENERATED = "generated"
+
+
+GENERATED_SUFFIX_CHARS = string.ascii_uppercase + string.digits
+LOGICAL_IDS = {
+    "job_queue": "JobQueue",
+    "service_environment": "ServiceEnvironment",
+    "scheduling_policy": "SchedulingPolicy",
+}
+"""Logical-id stems of the generated names (the L1 children of the stack's queue construct)."""
+
+
+def resource_names(
+    org: str, naming: ResourceNaming = ResourceNaming.FIXED, rng: random.Random | None = None
+) -> dict[str, str]:
+    """Emulator names of an organisation's queue, environment and policy (``rng``: the
+    generated suffixes, default the system's randomness)."""
+    if naming is ResourceNaming.FIXED:
+        return {
+            "job_queue": f"{org}-queue",
+            "service_environment": f"{org}-training",
+            "scheduling_policy": f"{org}-quota-policy",
+        }
     return {
-        "job_queue": f"{org}-queue",
-        "service_environment": f"{org}-training",
-        "scheduling_policy": f"{org}-quota-policy",
+        key: _bounded(f"Quota-{org}-{logical_id}-{_suffix(rng)}", MAX_BATCH_NAME)
+        for key, logical_id in LOGICAL_IDS.items()
     }
+
+
+def _suffix(rng: random.Random | None) -> str:
+    pick = rng.choice if rng is not None else secrets.choice
+    return "".join(pick(GENERATED_SUFFIX_CHARS) for _ in range(12))
 
 
 def _runnable_timeout_s(org: Organisation) -> int | None:
@@ -128,13 +173,20 @@ def _runnable_timeout_s(org: Organisation) -> int | None:
     return None if minutes is None else minutes * 60
 
 
-def provision(org: Organisation, call: BatchCall, *, account: Account) -> ProvisionedOrganisation:
+def provision(
+    org: Organisation,
+    call: BatchCall,
+    *,
+    account: Account,
+    names: Mapping[str, str] | None = None,
+) -> ProvisionedOrganisation:
     """Create ``org``'s resources through ``call(operation, params)``; returns their ARNs.
 
     ``org`` must be valid (``Organisation.validate``); errors from ``call`` propagate.
-    ``account`` names the team roles of shares with ``access``.
+    ``account`` names the team roles of shares with ``access``; ``names`` the queue,
+    environment and policy (default: :func:`resource_names`, fixed).
     """
-    names = resource_names(org.name)
+    names = names or resource_names(org.name)
     tags = dict(org.tags)
     policy = call(
         "CreateSchedulingPolicy",

@@ -25,7 +25,8 @@ from botocore.config import Config
 from quota_constructs.config import ORGS_DIR
 from quota_constructs.local.emulator import Emulator
 from quota_constructs.local.faults import FaultPlan
-from quota_constructs.local.provision import ProvisionedOrganisation
+from quota_constructs.local.handlers.submit_request import PayloadValidation
+from quota_constructs.local.provision import ProvisionedOrganisation, ResourceNaming
 from quota_constructs.local.state.arns import Account
 from quota_constructs.local.state.clock import EmulatorClock, RealTimeClock, VirtualClock
 from quota_constructs.local.state.job_service import ClientTokenMode, DispatchMode, JobRetention
@@ -50,6 +51,10 @@ class EmulatorServer:
     ``client_token_mode="replay"`` answers a repeated ``clientToken`` with the first job instead
     of rejecting it as AWS documents. ``dispatch="immediate"`` dispatches a job before the next
     request instead of on the next scheduler tick (:class:`~.state.job_service.DispatchMode`).
+    ``payload_validation="strict"`` refuses a submit whose payload names no schedulable instance
+    type or count instead of failing its job (:class:`~.handlers.submit_request.PayloadValidation`).
+    ``naming="generated"`` names queues, environments and policies as CloudFormation would
+    (unguessable; :class:`~.provision.ResourceNaming`) instead of ``<org>-queue``...
     ``retention``: when finished jobs expire (:class:`~.state.job_service.JobRetention`).
     """
 
@@ -69,6 +74,8 @@ class EmulatorServer:
         limits: ServerLimits | None = None,
         client_token_mode: ClientTokenMode | str = ClientTokenMode.REJECT,
         dispatch: DispatchMode | str = DispatchMode.TICK,
+        payload_validation: PayloadValidation | str = PayloadValidation.PASSTHROUGH,
+        naming: ResourceNaming | str = ResourceNaming.FIXED,
         retention: JobRetention | None = None,
         plan_stop_before_end_s: float = PLAN_STOP_BEFORE_END_S,
     ) -> None:
@@ -86,6 +93,8 @@ class EmulatorServer:
             explain_pending=explain_pending,
             client_token_mode=ClientTokenMode(client_token_mode),
             dispatch=DispatchMode(dispatch),
+            payload_validation=PayloadValidation(payload_validation),
+            naming=ResourceNaming(naming),
             retention=retention,
             plan_stop_before_end_s=plan_stop_before_end_s,
         )

@@ -68,10 +68,32 @@ def region_problems(region: str, resource_types: Iterable[str], path: str) -> li
     ]
 
 
+def known_regions() -> frozenset[str]:
+    """Every region cfn-lint's region schemas list for any type of the table."""
+    return frozenset.union(*resource_type_regions().values())
+
+
+def regions_refused(resource_types: Iterable[str], path: str) -> dict[str, Problem]:
+    """Each known region lacking one of ``resource_types`` -> its :func:`region_problems`
+    problem: what a deploy-time guard of an environment-agnostic stack asserts region by region."""
+    types = list(resource_types)
+    refused = {}
+    for region in sorted(known_regions()):
+        problems = region_problems(region, types, path)
+        if problems:
+            refused[region] = problems[0]
+    return refused
+
+
+def regions_with_all(resource_types: Iterable[str]) -> str:
+    """The regions that have every one of ``resource_types`` in the table, described."""
+    table = resource_type_regions()
+    return _describe(frozenset.intersection(*(table[t] for t in resource_types if t in table)))
+
+
 def _describe(having: frozenset[str]) -> str:
     """The regions, listed; or, when fewer lack it, as every known region but those."""
-    known = frozenset.union(*resource_type_regions().values())
-    lacking = known - having
+    lacking = known_regions() - having
     if having and len(lacking) < len(having):
         return f"every region cfn-lint knows but {compact_regions(lacking)}"
     return compact_regions(having) or "none (no region cfn-lint knows has it)"

@@ -18,7 +18,8 @@ API::
     sched.next_event_time() / sched.run_until_idle(limit=math.inf)
     sched.job(id) / sched.jobs (submit order) / sched.snapshot() / sched.usage() / sched.ledger()
     sched.pending_reason(id) / sched.preemption_in_progress(id)
-    sched.subscribe(listener)        SchedulerEvent for every state change and preemption
+    sched.subscribe(listener)        SchedulerEvent for every state change, preemption step and
+                                     blocked job (EventKind.QUEUE_BLOCKED)
     with collector_paused(): ...     a whole workload at once, the cyclic collector paused
 
 Jobs move SUBMITTED -> RUNNABLE -> SCHEDULED -> STARTING -> RUNNING -> SUCCEEDED | FAILED and

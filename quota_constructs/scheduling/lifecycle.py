@@ -42,6 +42,7 @@ _SUCCEEDED = JobStatus.SUCCEEDED
 _FAILED = JobStatus.FAILED
 _DISPATCHED = frozenset(DISPATCHED_STATUSES)
 _STATE_CHANGE = EventKind.STATE_CHANGE
+_QUEUE_BLOCKED = EventKind.QUEUE_BLOCKED
 _TO_STARTING = TimedEvent.TO_STARTING
 _TO_RUNNING = TimedEvent.TO_RUNNING
 _FINISH = TimedEvent.FINISH
@@ -175,6 +176,7 @@ class JobLifecycle:
             if queues.hold_infeasible(job, reason):
                 job.status_reason = reason
                 self._arm_time_limit(job, reason)
+                self.notify(_QUEUE_BLOCKED, job, job.status)
             return
         if queues.clear_infeasible(job):
             if job.status_reason and job.status_reason.startswith("MISCONFIGURATION"):

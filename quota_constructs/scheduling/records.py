@@ -62,6 +62,10 @@ class EventKind(StrEnum):
     PRIORITY_CHANGE = "PRIORITY_CHANGE"
     PREEMPTION_STARTED = "PREEMPTION_STARTED"
     PREEMPTION_COMPLETED = "PREEMPTION_COMPLETED"
+    QUEUE_BLOCKED = "QUEUE_BLOCKED"
+    """A RUNNABLE job got a new MISCONFIGURATION reason (its demand can never fit): as it turned
+    RUNNABLE (after its state change), or while it waited, when a share or the service
+    environment changed (no state change then). ``status_reason`` is the reason."""
 
 
 class ShareOrder(StrEnum):

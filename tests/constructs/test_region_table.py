@@ -6,9 +6,11 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import aws_cdk as cdk
 import pytest
+from aws_cdk.assertions import Template
 
 from quota_constructs.config import ORGS_DIR, load_organisation
 from quota_constructs.model import QuotaConfigError
@@ -16,13 +18,14 @@ from quota_constructs.model.regions import (
     QUEUE_RESOURCE_TYPES,
     REGIONS_FILE,
     compact_regions,
+    known_regions,
     region_problems,
     resource_type_regions,
 )
 from quota_constructs.pipeline_config import PipelineFileError, load_pipeline
 from stacks.organisation_app import PIPELINE_FILE_CONTEXT, build_app
 from stacks.organisation_stack import OrganisationStack
-from stacks.region_check import resource_types
+from stacks.region_check import REGION_RULE_ID, resource_types
 from tests.constructs.helpers import ROOT, cdk_json_context, fleet_organisation, make_app
 
 SEED = load_organisation(ORGS_DIR / "seed-demo.yaml")
@@ -82,6 +85,74 @@ def test_stacks_in_a_region_with_every_type_and_without_a_region_are_not_refused
     OrganisationStack(make_app(), "Quota-seed-demo", organisation=SEED, env=env)
     agnostic = OrganisationStack(make_app(), "Quota-seed-demo", organisation=SEED)
     assert cdk.Token.is_unresolved(agnostic.region)
+
+
+def holds(expression: Any, region: str) -> Any:
+    """``expression`` of a CloudFormation rule evaluated with ``AWS::Region`` = ``region`` (the
+    rule functions the region rule uses; any other is an error)."""
+    if not isinstance(expression, dict):
+        return expression
+    [(function, args)] = expression.items()
+    if function == "Ref":
+        assert args == "AWS::Region"
+        return region
+    if function == "Fn::Not":
+        return not holds(args[0], region)
+    if function == "Fn::Equals":
+        return holds(args[0], region) == holds(args[1], region)
+    if function == "Fn::Contains":
+        return holds(args[1], region) in args[0]
+    raise AssertionError(f"unexpected rule function {function}")
+
+
+def failed_assertions(stack: cdk.Stack, region: str) -> list[str]:
+    """The descriptions of the region rule's assertions that fail in ``region``."""
+    rule = Template.from_stack(stack).to_json()["Rules"][REGION_RULE_ID]
+    return [a["AssertDescription"] for a in rule["Assertions"] if not holds(a["Assert"], region)]
+
+
+@pytest.fixture(scope="module")
+def agnostic() -> OrganisationStack:
+    return OrganisationStack(make_app(), "Quota-seed-demo", organisation=SEED)
+
+
+def test_an_environment_agnostic_stack_refuses_at_deploy_a_region_without_quota_shares(
+    agnostic: OrganisationStack,
+) -> None:
+    assert failed_assertions(agnostic, NO_QUOTA_SHARE) == [f"AWS::Region: {REFUSAL}"]
+
+
+@pytest.mark.parametrize("region", ["eu-west-1", "us-east-1", "ap-southeast-2"])
+def test_an_environment_agnostic_stack_deploys_where_every_type_exists(
+    agnostic: OrganisationStack, region: str
+) -> None:
+    assert failed_assertions(agnostic, region) == []
+
+
+def test_an_environment_agnostic_stack_refuses_at_deploy_a_region_cfn_lint_does_not_know(
+    agnostic: OrganisationStack,
+) -> None:
+    assert failed_assertions(agnostic, "xx-east-1") == [
+        "AWS::Region: not a region cfn-lint's region schemas know; fix: deploy to a region that "
+        "has every resource type this stack creates: every region cfn-lint knows but me-central-1"
+    ]
+
+
+def test_the_deploy_time_rule_is_made_from_the_table_for_the_types_the_stack_creates(
+    agnostic: OrganisationStack,
+) -> None:
+    refused = {
+        region
+        for region in sorted(known_regions())
+        if region_problems(region, resource_types(agnostic), "r")
+    }
+    assert {r for r in known_regions() if failed_assertions(agnostic, r)} == refused
+
+
+def test_a_stack_with_a_concrete_region_has_no_deploy_time_rule() -> None:
+    env = cdk.Environment(account="111122223333", region="eu-west-1")
+    stack = OrganisationStack(make_app(), "Quota-seed-demo", organisation=SEED, env=env)
+    assert REGION_RULE_ID not in Template.from_stack(stack).to_json().get("Rules", {})
 
 
 def write_pipeline(tmp_path: Path, old: str, new: str) -> Path:

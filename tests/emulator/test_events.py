@@ -216,3 +216,51 @@ def test_rejects_an_events_file_that_cannot_be_written(tmp_path: Path) -> None:
     assert result.exit_code == 2
     assert f"error: cannot write --events-file {path}" in result.output
     assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize(
+    ("update", "code"),
+    [
+        (
+            (
+                "UpdateQuotaShare",
+                {"resourceSharingConfiguration": {"strategy": "RESERVE"}},
+            ),
+            "MISCONFIGURATION:QUOTA_MANAGEMENT_LIMIT_EXCEEDED",
+        ),
+        (
+            (
+                "UpdateServiceEnvironment",
+                {"capacityLimits": [{"capacityUnit": "ml.g5.xlarge", "maxCapacity": 1}]},
+            ),
+            "MISCONFIGURATION:SERVICE_ENVIRONMENT_MAX_RESOURCE",
+        ),
+    ],
+    ids=["share stops borrowing", "environment shrinks"],
+)
+def test_a_waiting_job_made_misconfigured_by_an_update_sends_a_queue_blocked_event(
+    tutorial: Tutorial, sink: EventSink, update: tuple[str, dict[str, Any]], code: str
+) -> None:
+    tutorial.submit("QS2", "busy")  # QS2 uses its instance: QS1's 2-instance job waits
+    job = tutorial.submit("QS1", "two", serviceRequestPayload=payload(count=2))
+    tutorial.emulator.advance(10)
+    assert sink.of_type(QUEUE_BLOCKED) == []
+    operation, params = update
+    org = tutorial.emulator.organisations["seed-demo"]
+    target = (
+        {"quotaShareArn": org.quota_share_arns["QS1"]}
+        if operation == "UpdateQuotaShare"
+        else {"serviceEnvironment": org.service_environment_arn}
+    )
+    changes = len(sink.of_type(STATE_CHANGE))
+
+    tutorial.emulator.call("batch", operation, {**target, **params})
+    tutorial.emulator.advance(1)
+
+    [blocked] = sink.of_type(QUEUE_BLOCKED)
+    assert blocked["resources"] == [job]
+    assert (blocked["detail"]["status"], blocked["detail"]["jobQueue"]) == (
+        "RUNNABLE", tutorial.queue_arn,
+    )  # fmt: skip
+    assert blocked["detail"]["statusReason"].startswith(f"{code} - ")
+    assert len(sink.of_type(STATE_CHANGE)) == changes  # still RUNNABLE: no state change

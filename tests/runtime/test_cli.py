@@ -161,6 +161,17 @@ def test_demo_replays_the_tutorial_and_checks_its_outcomes() -> None:
     assert "preempted by qs2-job (QS2, p1) (CROSS_SHARE)" in " ".join(result.stdout.split())
 
 
+def test_demo_runs_on_the_default_dispatch_with_both_preemption_lines() -> None:
+    """The victim is still RUNNING until the next scheduler tick preempts it: the demo keeps
+    watching it until it is requeued, so both "preempted by" lines are in the timeline."""
+    result = runner.invoke(app, ["demo"])
+    assert result.exit_code == 0, result.stdout + result.stderr
+    timeline = " ".join(result.stdout.split())
+    assert "qs2-job (QS2, p1): new -> SUBMITTED" in timeline  # next-tick dispatch: SUBMITTED seen
+    assert "qs1-p2 (QS1, p2) preempted by qs2-job (QS2, p1) (CROSS_SHARE)" in timeline
+    assert "qs1-p3 (QS1, p3) preempted by qs1-p1 (QS1, p1 -> p4) (IN_SHARE)" in timeline
+
+
 def test_ctrl_c_while_waiting_is_one_line(
     emu: EmulatorServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:

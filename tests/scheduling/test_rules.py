@@ -21,12 +21,14 @@ from quota_constructs.scheduling import (
     REASON_CAPACITY_ERROR,
     REASON_LIMIT_LOWERED,
     REASON_TIMEOUT,
+    EventKind,
     JobRequest,
     JobStatus,
     Outcome,
     PendingKind,
     PreemptionRule,
     Scheduler,
+    SchedulerEvent,
     SchedulerOptions,
     SubmitRejected,
 )
@@ -113,6 +115,56 @@ def test_runnable_time_limit_terminates_misconfigured_job() -> None:
         "Terminated by JobStateTimeLimit action due to reason: "
         "MISCONFIGURATION:SERVICE_ENVIRONMENT_MAX_RESOURCE"
     )
+
+
+def _blocked(sched: Scheduler) -> list[SchedulerEvent]:
+    events: list[SchedulerEvent] = []
+    sched.subscribe(lambda e: events.append(e) if e.kind is EventKind.QUEUE_BLOCKED else None)
+    return events
+
+
+def test_a_job_turning_runnable_misconfigured_is_reported_blocked_after_its_state_change() -> None:
+    sched = seed_demo()
+    everything: list[SchedulerEvent] = []
+    sched.subscribe(everything.append)
+    stuck = sched.submit(job("QS1", 4), now=0)
+    sched.advance(1)
+
+    mine = [(e.kind, e.status, e.status_reason) for e in everything if e.job is stuck]
+    assert mine[-2:] == [
+        (EventKind.STATE_CHANGE, JobStatus.RUNNABLE, REASON_SE_MAX),
+        (EventKind.QUEUE_BLOCKED, JobStatus.RUNNABLE, REASON_SE_MAX),
+    ]
+
+
+def test_a_waiting_job_made_misconfigured_by_a_share_update_is_reported_blocked() -> None:
+    sched = seed_demo()
+    blocked = _blocked(sched)
+    sched.submit(job("QS2"), now=0)  # QS2 uses its instance: QS1's 2-instance job must wait
+    waiting = sched.submit(job("QS1", 2), now=0)
+    sched.advance(10)
+    assert waiting.status is JobStatus.RUNNABLE and blocked == []
+
+    sched.upsert_share(QuotaShareSpec("QS1", {G5: 1}, RESERVE), now=20)  # no borrowing now
+
+    [event] = blocked
+    assert (event.job, event.status, event.previous_status) == (
+        waiting, JobStatus.RUNNABLE, JobStatus.RUNNABLE,
+    )  # fmt: skip
+    assert event.status_reason == REASON_SHARE_LIMIT == waiting.status_reason
+
+
+def test_a_waiting_job_made_misconfigured_by_a_smaller_environment_is_reported_blocked() -> None:
+    sched = seed_demo()
+    blocked = _blocked(sched)
+    sched.submit(job("QS2"), now=0)
+    waiting = sched.submit(job("QS1", 2), now=0)
+    sched.advance(10)
+
+    sched.set_service_environment({G5: 1}, now=20)
+    sched.set_service_environment({G5: 1}, now=30)  # the same reason again: no second event
+
+    assert [(e.job, e.status_reason) for e in blocked] == [(waiting, REASON_SE_MAX)]
 
 
 def test_raising_limits_makes_a_stuck_job_runnable_and_cancels_its_time_limit() -> None:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 import pytest
+from sagemaker.core.utils.utils import SageMakerClient
 
-from quota_constructs.local.testing import EmulatorServer
+from quota_constructs.local.testing import SEED_DEMO, EmulatorServer
 from tests.helpers import EMULATOR_DOC
 from tests.sdk.helpers import sleep_advances
 
@@ -22,11 +24,25 @@ def recipe() -> str:
     return found.group(1)
 
 
+@pytest.fixture
+def sdk(monkeypatch: pytest.MonkeyPatch) -> Iterator[EmulatorServer]:
+    """seed-demo with its queue named as CloudFormation would name it (``naming="generated"``):
+    the recipe must find it through SSM, as against a deployed stack."""
+    with EmulatorServer(org_files=[SEED_DEMO], naming="generated") as server:
+        for name, value in server.env.items():
+            monkeypatch.setenv(name, value)
+        monkeypatch.setenv("SAGEMAKER_VALIDATE_ROLE", "false")
+        SageMakerClient.reset()
+        yield server
+        SageMakerClient.reset()
+
+
 def test_the_documented_sdk_recipe_runs(
     sdk: EmulatorServer, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """With the emulator's variables exported, as after ``quota local serve``; the SDK's poll
     sleeps move the virtual clock (``sleep_advances``) instead of waiting in real time."""
+    assert not sdk.organisation("seed-demo").job_queue_name.startswith("seed-demo")
     sleep_advances(sdk, monkeypatch)
 
     exec(compile(recipe(), str(EMULATOR_DOC), "exec"), {})

@@ -27,7 +27,7 @@ from quota_constructs.local.handlers.job_view import (
     preemption_summary,
 )
 from quota_constructs.local.handlers.pagination import paginate
-from quota_constructs.local.handlers.submit_request import read_submit
+from quota_constructs.local.handlers.submit_request import PayloadValidation, read_submit
 from quota_constructs.local.state.arns import Account
 from quota_constructs.local.state.clock import EmulatorClock
 from quota_constructs.local.state.errors import InvalidParameter, InvalidRequest, NotFound
@@ -82,7 +82,8 @@ class ServiceJobHandlers:
     """Handlers of the service-job operations over a :class:`JobService` and a :class:`Registry`.
 
     ``explain_pending``: a RUNNABLE job with no AWS ``statusReason`` reports the core's typed
-    pending reason instead of none.
+    pending reason instead of none. ``payload_validation``: an unschedulable payload fails its
+    job (default) or the submit (:class:`~.submit_request.PayloadValidation`).
     """
 
     def __init__(
@@ -94,6 +95,7 @@ class ServiceJobHandlers:
         clock: EmulatorClock,
         *,
         explain_pending: bool = True,
+        payload_validation: PayloadValidation = PayloadValidation.PASSTHROUGH,
     ) -> None:
         self.registry = registry
         self.jobs = jobs
@@ -101,6 +103,7 @@ class ServiceJobHandlers:
         self.account = account
         self.clock = clock
         self.explain_pending = explain_pending
+        self.payload_validation = payload_validation
 
     def operations(self) -> dict[str, Handler]:
         """Operation name -> handler, for every operation of this module."""
@@ -131,7 +134,7 @@ class ServiceJobHandlers:
             preemption_configuration=params.get("preemptionConfiguration"),
             timeout_config=params.get("timeoutConfig"),
         )
-        request, payload_failure = read_submit(params)
+        request, payload_failure = read_submit(params, self.payload_validation)
         job = self.jobs.submit(
             queue, request, submission, client_token=token, fingerprint=fingerprint
         )

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from enum import StrEnum
 from typing import Any
 
 from quota_constructs.api_shapes import SAGEMAKER_DEFAULT_MAX_RUNTIME_S
@@ -44,13 +45,32 @@ PAYLOAD_FAILURE_PREFIX = f"{SAGEMAKER_STATUS_PREFIX}ValidationException: "
 (UNCONFIRMED: AWS's text)."""
 
 
-def read_submit(params: Mapping[str, Any]) -> tuple[JobRequest, str | None]:
+class PayloadValidation(StrEnum):
+    """What ``SubmitServiceJob`` does with a payload naming no instance type and count the core
+    can schedule (no ``ResourceConfig``, an unknown type, a count below 1).
+
+    ``passthrough`` (default, AWS's behaviour: Batch passes the payload through unvalidated,
+    docs/aws-semantics.md §2.2): the submit succeeds and the job FAILS as SageMaker refuses it.
+    ``strict``: the submit is refused (``ClientException`` naming the field, the value and the
+    fix), as the emulator did before; a typo then fails at the call, not later in the job.
+    """
+
+    PASSTHROUGH = "passthrough"
+    STRICT = "strict"
+
+
+def read_submit(
+    params: Mapping[str, Any], validation: PayloadValidation = PayloadValidation.PASSTHROUGH
+) -> tuple[JobRequest, str | None]:
     """The request of a ``SubmitServiceJob`` and, when its payload names no instance type and
     count the core can schedule, the ``statusReason`` the job fails with (AWS passes the payload
     through unvalidated, docs/aws-semantics.md §2.2; SageMaker refuses it, UNCONFIRMED).
 
-    Everything else that :func:`request_from_submit` refuses is refused the same way.
+    Everything else that :func:`request_from_submit` refuses is refused the same way, and so is
+    an unschedulable payload under :attr:`PayloadValidation.STRICT`.
     """
+    if validation is PayloadValidation.STRICT:
+        return request_from_submit(params), None
     try:
         return request_from_submit(params), None
     except _PayloadUnschedulable as exc:
