@@ -52,6 +52,9 @@ from quota_constructs.model import (
     SCHEDULING_PRIORITY_RANGE,
     SQS_ARN_BODY,
     TIME_BODY,
+    TRAINING_LOGS_MODES,
+    TRAINING_LOGS_SHARED,
+    TRAINING_LOGS_TEAM_PREFIXED,
     UNLIMITED_BORROW,
     JobQueueSpec,
     Organisation,
@@ -67,6 +70,7 @@ from quota_constructs.model import (
     TrainingPlanSpec,
     shared_access_problems,
     training_instance_types,
+    training_prefix_problems,
 )
 from quota_constructs.safe_load import ORGANISATION_FILE_MAX_BYTES, dump_yaml, load_yaml_document
 
@@ -118,6 +122,13 @@ class AccessConfig(StrictModel):
         "or an existing bucket's name, optionally name/prefix; not overlapping another team's.",
         json_schema_extra={"pattern": f"^(?:{CREATE}|{BUCKET_BODY})$"},
     )
+    training_logs: StrictStr = Field(
+        default=TRAINING_LOGS_TEAM_PREFIXED,
+        description="Log streams of /aws/sagemaker/TrainingJobs a created execution role may "
+        f"write: '{TRAINING_LOGS_TEAM_PREFIXED}' (default: only the team's own jobs', whose "
+        f"names the runtime prefixes) or '{TRAINING_LOGS_SHARED}' (every stream).",
+        json_schema_extra={"enum": list(TRAINING_LOGS_MODES)},
+    )
 
     def to_spec(self) -> TeamAccess:
         return TeamAccess(
@@ -125,6 +136,7 @@ class AccessConfig(StrictModel):
             max_priority=self.max_priority,
             execution_role=self.execution_role,
             bucket=self.bucket,
+            training_logs=self.training_logs,
         )
 
     @classmethod
@@ -134,6 +146,7 @@ class AccessConfig(StrictModel):
             max_priority=access.max_priority,
             execution_role=access.execution_role,
             bucket=access.bucket,
+            training_logs=access.training_logs,
         )
 
 
@@ -815,10 +828,12 @@ def load_organisations(paths: Iterable[str | Path]) -> list[Organisation]:
     """Load several files; one :class:`OrgFileError` listing the problems of all of them.
 
     Organisation names must be unique across the files (they name the stacks), and no two teams
-    of any files may name the same existing execution role or overlapping bucket locations.
+    of any files may name the same existing execution role or overlapping bucket locations,
+    nor have the same training-job prefix.
     """
     orgs: list[Organisation] = []
     access: list[tuple[str, TeamAccess]] = []
+    teams: list[tuple[str, str]] = []
     problems: list[Problem] = []
     seen: dict[str, str] = {}
     for path in paths:
@@ -838,12 +853,14 @@ def load_organisations(paths: Iterable[str | Path]) -> list[Organisation]:
             )
         seen.setdefault(org.name, str(path))
         orgs.append(org)
+        teams += [(f"{path}: {where}", team) for where, team in org.prefixed_teams()]
         access += [
             (f"{path}: shares[{index}].access", share.access)
             for index, share in enumerate(org.queue.shares)
             if share.access is not None
         ]
     problems += shared_access_problems(access)  # within one file: reported by load_organisation
+    problems += training_prefix_problems(teams)  # within one file: Organisation.problems
     if problems:
         raise OrgFileError(problems)
     return orgs

@@ -9,6 +9,7 @@ the other half of the contract: the stack's policies require it, the runtime add
 from __future__ import annotations
 
 from quota_constructs.model import TEAM_TAG_KEY as TEAM_TAG_KEY  # the model reserves the key
+from quota_constructs.model import team_tag_value as team_tag_value  # and builds its value
 
 PARAMETER_ROOT = "/quota"
 
@@ -53,6 +54,12 @@ def bucket_parameter(organisation: str, share: str) -> str:
     return f"{share_prefix(organisation, share)}/bucket"
 
 
+def training_job_prefix_parameter(organisation: str, share: str) -> str:
+    """``.../quota-shares/<share>/training-job-prefix``: what the team's ``TrainingJobName``
+    starts with (``model.training_job_prefix`` of the team tag's value)."""
+    return f"{share_prefix(organisation, share)}/training-job-prefix"
+
+
 JOB_QUEUE_NAME_OUTPUT = "JobQueueName"
 JOB_QUEUE_ARN_OUTPUT = "JobQueueArn"
 SHARE_ARNS_SCOPE = "QuotaShareArns"
@@ -63,6 +70,8 @@ EXECUTION_ROLE_ARNS_SCOPE = "ExecutionRoleArns"
 """Construct scope holding one output (id: the share's name) per team's execution role ARN."""
 TEAM_BUCKETS_SCOPE = "TeamBuckets"
 """Construct scope holding one output (id: the share's name) per team bucket, ``name[/prefix]``."""
+TRAINING_JOB_PREFIXES_SCOPE = "TrainingJobPrefixes"
+"""Construct scope holding one output (id: the share's name) per team's training-job prefix."""
 
 
 def share_output_id(share: str) -> str:
@@ -76,16 +85,8 @@ def share_access_parameters(organisation: str, share: str) -> dict[str, str]:
         SUBMITTER_ROLE_ARNS_SCOPE: submitter_role_arn_parameter(organisation, share),
         EXECUTION_ROLE_ARNS_SCOPE: execution_role_arn_parameter(organisation, share),
         TEAM_BUCKETS_SCOPE: bucket_parameter(organisation, share),
+        TRAINING_JOB_PREFIXES_SCOPE: training_job_prefix_parameter(organisation, share),
     }
-
-
-def team_tag_value(organisation: str, share: str) -> str:
-    """``<organisation>/<share>``: the team tag's value, unique in an account.
-
-    Not the bare share name: service-job ARNs do not name their queue, so two organisations with
-    a share of the same name would otherwise update and terminate each other's jobs.
-    """
-    return f"{organisation}/{share}"
 
 
 NOTIFICATION_TOPIC_OUTPUT = "NotificationTopicArn"

@@ -206,6 +206,7 @@ class OrganisationStack(cdk.Stack):
             contracts.SUBMITTER_ROLE_ARNS_SCOPE: "submitter role ARN",
             contracts.EXECUTION_ROLE_ARNS_SCOPE: "SageMaker execution role ARN",
             contracts.TEAM_BUCKETS_SCOPE: "bucket (name or name/prefix)",
+            contracts.TRAINING_JOB_PREFIXES_SCOPE: "prefix of every TrainingJobName",
         }
         scopes = {scope_id: Construct(self, scope_id) for scope_id in what}
         for name, access in self.team_access.items():
@@ -213,6 +214,7 @@ class OrganisationStack(cdk.Stack):
                 contracts.SUBMITTER_ROLE_ARNS_SCOPE: access.submitter_role_arn,
                 contracts.EXECUTION_ROLE_ARNS_SCOPE: access.execution_role_arn,
                 contracts.TEAM_BUCKETS_SCOPE: access.bucket_location,
+                contracts.TRAINING_JOB_PREFIXES_SCOPE: access.training_job_prefix,
             }
             for scope_id, parameter in contracts.share_access_parameters(org, name).items():
                 self._parameter_and_output(

@@ -74,6 +74,7 @@ EXIT_CODES: dict[str, int] = {
     "quota recommend stacks/teams/ml-platform.yaml --optimize": 1,
     "quota recommend stacks/teams/ml-platform.yaml --simulate": 1,
     "quota recommend stacks/teams/research.yaml --simulate": 1,
+    "quota recommend stacks/teams/ml-platform.yaml --prices docs/examples/prices.yaml --reserve": 1,
     "quota jobs -o research submit fine-tune-4": 2,
     "quota jobs -o research --as-team vision ls": 2,
     "quota jobs -o seed-demo describe no-such-job": 3,

@@ -106,3 +106,17 @@ def run_problems(*, days: int, seed: int, startup_s: float, preemption_s: float)
                 )
             )
     return problems
+
+
+def plan_stop_problems(seconds: float) -> list[Problem]:
+    """``--plan-stop-before-end-s``: seconds from 0 to a day (every command that takes it)."""
+    if math.isfinite(seconds) and 0 <= seconds <= MAX_DELAY_S:
+        return []
+    return [
+        Problem(
+            "--plan-stop-before-end-s",
+            seconds,
+            f"must be a number of seconds from 0 to {MAX_DELAY_S:.0f} (a day)",
+            "use 1800 (AWS's 30 minutes) or 0 to let plan jobs run to the end",
+        )
+    ]

@@ -79,6 +79,10 @@ class SimulationOptions:
     """UTC epoch of simulated time 0 for training plan windows; ``None``: the first plan's start."""
     plan_stop_before_end_s: float = PLAN_STOP_BEFORE_END_S
     """When, before a plan's end, its capacity goes and its running jobs stop (AWS: 30 min)."""
+    on_demand_with_plans: tuple[tuple[str, int], ...] = ()
+    """``(type, capacity)``: a plan's type whose capacity is on demand but for its plans'
+    instances inside their windows (the reservation sizing's candidates; the model's
+    ``mixed_capacity_at``); by default a plan's type has only its plans' instances."""
 
     def scheduler_options(self, queue: JobQueueSpec) -> SchedulerOptions:
         return SchedulerOptions(
@@ -178,6 +182,8 @@ class SimulationResult:
     timeline: Timeline
     events: int
     """Virtual-time steps processed (for the benchmark)."""
+    jobs: tuple[Job, ...] = field(default=(), compare=False, repr=False)
+    """Every job after the run, attempts included (what the cost model bills)."""
 
     def share(self, name: str) -> ShareMetrics:
         return next(s for s in self.shares if s.share == name)
@@ -460,7 +466,10 @@ class _PlanWindows:
         first = min((p.start_s for p in self._plans), default=0.0)
         self._epoch0 = first if options.plan_epoch_s is None else options.plan_epoch_s
         self._stop = options.plan_stop_before_end_s
+        self._on_demand = dict(options.on_demand_with_plans)
         edges = plan_capacity_edges(self._plans, stop_before_end_s=self._stop)
+        mixed = [p for p in self._plans if p.instance_type in self._on_demand]
+        edges = sorted({*edges, *((p.end_s, p.instance_type) for p in mixed)})  # back at the end
         self._next = [(e - self._epoch0, t) for e, t in edges if e - self._epoch0 > 0]
 
     def start(self, sched: Scheduler) -> None:
@@ -479,7 +488,13 @@ class _PlanWindows:
 
     def _apply(self, sched: Scheduler, itype: str, at: float) -> None:
         apply_plan_capacity(
-            sched, self._plans, itype, self._epoch0 + at, now=at, stop_before_end_s=self._stop
+            sched,
+            self._plans,
+            itype,
+            self._epoch0 + at,
+            now=at,
+            stop_before_end_s=self._stop,
+            capacity=self._on_demand.get(itype),
         )
 
 
@@ -531,12 +546,22 @@ def _sorted(jobs: Sequence[WorkloadJob]) -> _Workload:
 def simulated_jobs(
     org: Organisation, jobs: Sequence[WorkloadJob], *, options: SimulationOptions | None = None
 ) -> list[Job]:
-    """Every job of ``jobs`` after running them through ``org``'s queue (attempts included)."""
+    """Every job of ``jobs`` after running them through ``org``'s queue (attempts included),
+    with its share calendars and training plans, as :func:`simulate` runs them."""
     options = options or SimulationOptions()
     check_workload(org, jobs)
     ordered = _sorted(jobs)
     window = options.window_s or default_window(ordered)
-    sched, _ = _run(org.queue, org.name, ordered, options, window, _Usage, plans=org.training_plans)
+    sched, _ = _run(
+        org.queue,
+        org.name,
+        ordered,
+        options,
+        window,
+        _Usage,
+        calendars=org.calendars,
+        plans=org.training_plans,
+    )
     return list(sched.jobs)
 
 
@@ -728,6 +753,7 @@ def simulate(
         shares=tuple(metrics),
         timeline=recorder.finish(),
         events=recorder.steps,
+        jobs=tuple(sched.jobs),
     )
 
 

@@ -265,6 +265,15 @@ WideOpt = Annotated[
     ),
 ]
 RegionOpt = Annotated[str | None, region_option()]
+PlanStopOpt = Annotated[
+    float,
+    typer.Option(
+        "--plan-stop-before-end-s",
+        help="Seconds before a training plan's end that its capacity goes and its jobs stop "
+        "(AWS: 1800; 0: they run to the end).",
+    ),
+]
+"""The same flag in ``quota simulate``, ``report``, ``recommend --reserve``, ``local serve``."""
 JsonOpt = Annotated[bool, json_option()]
 QueueOpt = Annotated[
     str | None,

@@ -85,10 +85,10 @@ def results_table(results: Sequence[SimulationResult], labels: Sequence[str]) ->
 
 
 def results_json(results: Sequence[SimulationResult], labels: Sequence[str]) -> str:
-    """The results (without the timeline) as JSON, keyed by configuration label; field names
-    in camelCase (``waitP95S``), ``null`` for an infinite figure."""
+    """The results (without the timeline and jobs) as JSON, keyed by configuration label;
+    field names in camelCase (``waitP95S``), ``null`` for an infinite figure."""
     out = {
-        label: json_fields(result, skip=frozenset({"timeline"}))
+        label: json_fields(result, skip=frozenset({"timeline", "jobs"}))
         for label, result in zip(labels, results, strict=True)
     }
     return json.dumps(out, indent=2)

@@ -31,6 +31,7 @@ from quota_constructs.advisor.optimize import (
 from quota_constructs.advisor.profiles import TeamsFile, load_teams, teams_json_schema
 from quota_constructs.advisor.recommend import Advice, price_problems, recommend
 from quota_constructs.advisor.report import plot_comparison, plot_results
+from quota_constructs.advisor.reserve import ReserveWindow, reservable_types, size_reservations
 from quota_constructs.advisor.simulate import (
     SimulationOptions,
     SimulationResult,
@@ -62,6 +63,7 @@ from quota_constructs.advisor.workload import (
 from quota_constructs.api_shapes import share_sharing_settings
 from quota_constructs.commands._common import (
     ExitCode,
+    PlanStopOpt,
     data_table,
     endpoint_option,
     fail,
@@ -84,13 +86,15 @@ from quota_constructs.commands._reports import (
     search_table,
 )
 from quota_constructs.commands.report import (
+    check_plan_stop,
     load_prices,
     money_table,
     report_data,
-    simulation_cost,
+    result_cost,
 )
+from quota_constructs.commands.reserve import exit_on_unmet, print_reservations, reserve_data
 from quota_constructs.config import WindowConfig, load_organisation
-from quota_constructs.model import Organisation, Problem, QuotaConfigError
+from quota_constructs.model import PLAN_STOP_BEFORE_END_S, Organisation, Problem, QuotaConfigError
 from quota_constructs.model.cost import CostReport, Price
 from quota_constructs.runtime.adopt import queue_client, read_job_history, read_organisation
 from quota_constructs.runtime.queue import QueueClient
@@ -250,10 +254,32 @@ def recommend_command(
     plot: Path | None = typer.Option(
         None, "--plot", help="Write a PNG: usage (--simulate) or comparison (--optimize)."
     ),
+    reserve: bool = typer.Option(
+        False,
+        "--reserve",
+        help="Size a training plan per reservable type: simulate 0 to N instances reserved "
+        "(the rest on demand) and price each with --prices (docs/advisor.md).",
+    ),
+    prices_file: Path | None = typer.Option(
+        None,
+        "--prices",
+        help="With --reserve: prices file, TYPE: {on_demand: USD, training_plan: USD} per "
+        "instance-hour (docs/cost.md).",
+    ),
+    reserve_start: int = typer.Option(
+        0, "--reserve-start-hours", help="With --reserve: the plan starts this many hours in."
+    ),
+    reserve_hours: int | None = typer.Option(
+        None,
+        "--reserve-hours",
+        help="With --reserve: the plan's duration in hours (default: the simulated --days).",
+    ),
+    plan_stop_s: PlanStopOpt = PLAN_STOP_BEFORE_END_S,
 ) -> None:
     """Recommend each team's strategy, in-share preemption and borrow limit, with reasons.
 
-    Exit 1 when --simulate finds a FAILED expectation or --optimize misses a team's target.
+    Exit 1 when --simulate finds a FAILED expectation, --optimize misses a team's target, or
+    --reserve's recommended plan misses one.
     """
     if teams_file == "schema":
         typer.echo(teams_json_schema())
@@ -261,6 +287,7 @@ def recommend_command(
     console = stdout_console()
     err = stderr_console()
     _check_modes(simulate, optimize_, plot)
+    _check_reserve(reserve, prices_file, simulate or optimize_)
     if executor is not None and not optimize_:
         raise QuotaConfigError(
             [Problem("--executor", executor, "needs --optimize", "add --optimize or drop it")]
@@ -287,6 +314,13 @@ def recommend_command(
         return
     jobs = generate_workload(teams, days=days, seed=seed, options=generator)
     advice = recommend(teams, prices=prices, options=generator, workloads=[jobs], days=days)
+    if reserve:
+        assert prices_file is not None
+        check_plan_stop(plan_stop_s)
+        window = ReserveWindow(reserve_start, reserve_hours or days * 24)
+        sim = replace(sim, plan_stop_before_end_s=plan_stop_s)
+        _reserve(advice, teams, jobs, (prices_file, window, sim, days), as_json=as_json)
+        return
     if not as_json:
         print_advice(advice, console)
     elif not simulate:
@@ -297,6 +331,43 @@ def recommend_command(
         _simulate_advice(
             teams, advice, jobs, (days, seed, sim), plot, console, as_json=as_json, prices=prices
         )
+
+
+def _check_reserve(reserve: bool, prices_file: Path | None, other_mode: bool) -> None:
+    """``--reserve`` needs ``--prices`` and runs alone; ``--prices`` needs ``--reserve``."""
+    if reserve and other_mode:
+        fix = "run --reserve on its own (it simulates every plan size itself)"
+        raise QuotaConfigError(
+            [Problem("--reserve", None, "not with --simulate or --optimize", fix)]
+        )
+    if reserve and prices_file is None:
+        fix = "pass --prices FILE with 'TYPE: {on_demand: USD, training_plan: USD}' entries"
+        raise QuotaConfigError([Problem("--prices", None, "--reserve needs a prices file", fix)])
+    if prices_file is not None and not reserve:
+        fix = "add --reserve, or use --price TYPE=USD to price idle capacity"
+        raise QuotaConfigError([Problem("--prices", str(prices_file), "needs --reserve", fix)])
+
+
+def _reserve(
+    advice: Advice,
+    teams: TeamsFile,
+    jobs: list[WorkloadJob],
+    run: tuple[Path, ReserveWindow, SimulationOptions, int],
+    *,
+    as_json: bool,
+) -> None:
+    """Size and print each reservable type's plan; exit 1 when the one to buy misses a target."""
+    prices_file, window, sim, days = run
+    org = advice.organisation
+    reservations = size_reservations(
+        org, teams, jobs, load_prices(prices_file), options=sim, days=days, window=window
+    )
+    _, other = reservable_types(org)
+    if as_json:
+        print_json(reserve_data(org.name, reservations, other, sim.plan_stop_before_end_s))
+    else:
+        print_reservations(reservations, other, stdout_console())
+    exit_on_unmet(reservations)
 
 
 def _check_run(*, days: int, seed: int, startup_s: float, preemption_s: float) -> None:
@@ -357,20 +428,22 @@ def _simulate_advice(
     )
     sizings = {s.team: s for s in sized if s is not None}
     priced = {t: Price(usd) for t, usd in prices.items()} if prices else None
-    costs = _costs(list(configs.values()), jobs, priced, options, list(configs))
+    costs = _costs(list(configs.values()), results, priced, options, list(configs))
     if as_json:
         data = advice_data(advice)
         for name, team in data["teams"].items():
             team["targets"] = [check_json(c) for c in checks if c.team == name]
             _add_sizing(team, sizings.get(name))
-        simulation = json.loads(_with_costs(results_json(results, list(configs)), costs))
+        simulation = json.loads(
+            _with_costs(results_json(results, list(configs)), costs, options.startup_s)
+        )
         found = [{"ok": f.ok, "text": f.text} for f in findings]
         typer.echo(json.dumps({**data, "simulation": simulation, "findings": found}, indent=2))
     else:
         console.print(f"\n{len(jobs)} generated jobs over {days} days (seed {seed})")
         console.print(results_table(results, list(configs)))
         for label, cost in costs.items():
-            console.print(money_table(cost, label))
+            console.print(money_table(cost, label, options.startup_s))
         _print_checks(checks, sizings, findings, console)
     if plot is not None:
         plot_results(results, list(configs), plot, costs)
@@ -596,9 +669,11 @@ def simulate_command(
         str | None, endpoint_option("With --from-queue: Batch/SSM endpoint (emulator).")
     ] = None,
     region: Annotated[str | None, region_option("With --from-queue: AWS region.")] = None,
+    plan_stop_s: PlanStopOpt = PLAN_STOP_BEFORE_END_S,
 ) -> None:
     """Run a workload through the emulator's scheduler in virtual time; measure each share."""
     _check_run(days=days, seed=seed, startup_s=startup_s, preemption_s=preemption_s)
+    check_plan_stop(plan_stop_s)
     if from_queue is not None:
         _check_history_is_the_workload(from_queue, workload, generate)
         simulate_from_queue(
@@ -608,7 +683,9 @@ def simulate_command(
             as_json=as_json,
             plot=plot,
             save_workload=save_workload,
-            options=SimulationOptions(startup_s=startup_s, preemption_s=preemption_s),
+            options=SimulationOptions(
+                startup_s=startup_s, preemption_s=preemption_s, plan_stop_before_end_s=plan_stop_s
+            ),
             endpoint_url=endpoint_url,
             region=region,
         )
@@ -621,7 +698,12 @@ def simulate_command(
     paths = [org_file, *compare_files]
     orgs = [load_organisation(p) for p in paths]
     jobs, window, phase = _workload(workload, generate, (days, seed, intensity, startup_s))
-    options = SimulationOptions(startup_s=phase, preemption_s=preemption_s, window_s=window)
+    options = SimulationOptions(
+        startup_s=phase,
+        preemption_s=preemption_s,
+        window_s=window,
+        plan_stop_before_end_s=plan_stop_s,
+    )
     err = stderr_console()
     progress = _days_printer(err) if err.is_terminal and not as_json else None
     results: list[SimulationResult] = compare(orgs, jobs, options=options, progress=progress)
@@ -630,15 +712,15 @@ def simulate_command(
     labels = _labels(paths, orgs)
     if save_workload is not None:
         save_workload.write_text(workload_csv(jobs), encoding="utf-8")
-    costs = _costs(orgs, jobs, prices_file, options, labels)
+    costs = _costs(orgs, results, prices_file, options, labels)
     if as_json:
-        typer.echo(_with_costs(results_json(results, labels), costs))
+        typer.echo(_with_costs(results_json(results, labels), costs, options.startup_s))
     else:
         console.print(f"{len(jobs)} jobs")
         console.print(results_table(results, labels))
         _print_stuck(results, console)
         for label, cost in costs.items():
-            console.print(money_table(cost, label))
+            console.print(money_table(cost, label, options.startup_s))
     if plot is not None:
         plot_results(results, labels, plot, costs)
         if not as_json:
@@ -647,26 +729,28 @@ def simulate_command(
 
 def _costs(
     orgs: Sequence[Organisation],
-    jobs: Sequence[WorkloadJob],
+    results: Sequence[SimulationResult],
     prices_file: Path | dict[str, Price] | None,
     options: SimulationOptions,
     labels: Sequence[str],
 ) -> dict[str, CostReport]:
-    """Each organisation's cost on ``jobs`` (one more run each), by label; none without prices."""
+    """Each organisation's cost from its simulation's attempts (no second run), by label;
+    none without prices."""
     if prices_file is None:
         return {}
     prices = load_prices(prices_file) if isinstance(prices_file, Path) else prices_file
     return {
-        label: simulation_cost(org, jobs, prices, options)
-        for org, label in zip(orgs, labels, strict=True)
+        label: result_cost(org, result, prices, options)
+        for org, result, label in zip(orgs, results, labels, strict=True)
     }
 
 
-def _with_costs(results: str, costs: dict[str, CostReport]) -> str:
-    """The results JSON with each configuration's ``cost`` (docs/cost.md's report)."""
+def _with_costs(results: str, costs: dict[str, CostReport], startup_s: float) -> str:
+    """The results JSON with each configuration's ``cost`` (docs/cost.md's report, with the
+    start-up simulated: ``startupS``)."""
     data = json.loads(results)
     for label, cost in costs.items():
-        data[label]["cost"] = report_data(cost)
+        data[label]["cost"] = report_data(cost, startup_s)
     return json.dumps(data, indent=2)
 
 
@@ -723,7 +807,7 @@ def simulate_from_queue(
         fail(f"no job to replay in the last {since} on {client.queue} ({lines})")
     labels = [f"{live.name} (live)", *(str(p) for p in org_files)]
     sim = options or SimulationOptions()
-    sim = SimulationOptions(sim.startup_s, sim.preemption_s, window_s=workload.window_s or None)
+    sim = replace(sim, window_s=workload.window_s or None)
     results = compare(orgs, list(workload.jobs), options=sim)
     if save_workload is not None:
         save_workload.write_text(workload_csv(workload.jobs), encoding="utf-8")

@@ -21,8 +21,10 @@ import typer
 from rich.text import Text
 
 from quota_constructs.advisor.history import DURATION_FORMAT, parse_duration
+from quota_constructs.advisor.limits import plan_stop_problems
 from quota_constructs.commands._common import (
     ExitCode,
+    PlanStopOpt,
     endpoint_option,
     fail,
     handle_errors,
@@ -54,7 +56,7 @@ from quota_constructs.local.wire.server import (
     MAX_THREADS,
     start_server,
 )
-from quota_constructs.model import QuotaConfigError
+from quota_constructs.model import PLAN_STOP_BEFORE_END_S, QuotaConfigError
 from quota_constructs.runtime.queue import resolve_job_in_any_queue
 
 local_app = typer.Typer(
@@ -248,6 +250,7 @@ def serve(
             "window edge; AWS is silent: UNCONFIRMED).",
         ),
     ] = 0.0,
+    plan_stop_s: PlanStopOpt = PLAN_STOP_BEFORE_END_S,
 ) -> None:
     """Provision organisation files and serve the Batch and SSM APIs until Ctrl-C.
 
@@ -257,6 +260,8 @@ def serve(
     console = stdout_console()  # the banner: one line per setting, never wrapped when piped
     check_serve_options(port=port, speed=speed, threads=threads)
     kept = job_retention(retention, max_finished)
+    if plan_stop_problems(plan_stop_s):
+        raise QuotaConfigError(plan_stop_problems(plan_stop_s))
     if not 0 <= calendar_grace <= MAX_CALENDAR_GRACE_S:  # NaN fails the comparison too
         fail(
             f"--calendar-grace {calendar_grace:g}: must be from 0 to {MAX_CALENDAR_GRACE_S:g} "
@@ -277,6 +282,7 @@ def serve(
         naming=names,
         retention=kept,
         calendar_grace_s=calendar_grace,
+        plan_stop_before_end_s=plan_stop_s,
     )
     provisioned = [emulator.provision_file(path) for path in org or [SEED_DEMO]]
     try:

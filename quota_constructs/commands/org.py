@@ -42,7 +42,13 @@ from quota_constructs.config import (
     json_schema,
     load_organisation,
 )
-from quota_constructs.model import SCHEDULING_PRIORITY_RANGE, Organisation, Problem
+from quota_constructs.model import (
+    SCHEDULING_PRIORITY_RANGE,
+    Organisation,
+    Problem,
+    team_tag_value,
+    training_job_prefix,
+)
 from quota_constructs.runtime.adopt import (
     ImportedQueue,
     OrganisationDrift,
@@ -91,7 +97,8 @@ def organisation_table(org: Organisation, *, wide: bool = False) -> Table:
 
 
 def access_table(org: Organisation, *, wide: bool = False) -> Table | None:
-    """Per share with an ``access`` block: principals, priority cap, execution role, bucket."""
+    """Per share with an ``access`` block: principals, priority cap, execution role, bucket,
+    the prefix of its training job names and whose log streams its role may write."""
     rows = [(share.name, share.access) for share in org.queue.shares if share.access is not None]
     if not rows:
         return None
@@ -101,8 +108,9 @@ def access_table(org: Organisation, *, wide: bool = False) -> Table | None:
         "max priority",
         "execution role",
         "bucket",
+        "job name prefix",
         title=f"{org.name}: team access",
-        drop=("bucket", "execution role", "max priority"),
+        drop=("job name prefix", "bucket", "execution role", "max priority"),
         wide=wide,
     )
     for name, access in rows:
@@ -113,8 +121,13 @@ def access_table(org: Organisation, *, wide: bool = False) -> Table | None:
             str(cap) if cap is not None else f"{SCHEDULING_PRIORITY_RANGE[1]} (no cap)",
             "created" if access.creates_execution_role else access.execution_role,
             "created" if access.creates_bucket else access.bucket,
+            f"{_prefix(org, name)} ({access.training_logs} logs)",
         )
     return table
+
+
+def _prefix(org: Organisation, share: str) -> str:
+    return training_job_prefix(team_tag_value(org.name, share))
 
 
 def _capacity_text(capacity: Mapping[str, int]) -> str:
@@ -140,6 +153,8 @@ def organisation_json(org: Organisation) -> dict[str, Any]:
                     "maxPriority": share.access.max_priority,
                     "executionRole": share.access.execution_role,
                     "bucket": share.access.bucket,
+                    "trainingLogs": share.access.training_logs,
+                    "trainingJobPrefix": _prefix(org, share.name),
                 },
             }
             for share in queue.shares

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import csv
 import io
-import math
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -19,15 +18,20 @@ import typer
 from botocore.exceptions import BotoCoreError, ClientError
 from rich.table import Table
 
-from quota_constructs.advisor.billing import attempts_from_history, simulated_attempts
+from quota_constructs.advisor.billing import (
+    attempts_from_history,
+    attempts_from_jobs,
+    simulated_attempts,
+)
 from quota_constructs.advisor.history import parse_duration
-from quota_constructs.advisor.limits import MAX_DELAY_S
+from quota_constructs.advisor.limits import plan_stop_problems
 from quota_constructs.advisor.report import plot_bill
-from quota_constructs.advisor.simulate import SimulationOptions
-from quota_constructs.advisor.workload import WorkloadJob, load_workload_csv
+from quota_constructs.advisor.simulate import SimulationOptions, SimulationResult
+from quota_constructs.advisor.workload import DEFAULT_STARTUP_S, WorkloadJob, load_workload_csv
 from quota_constructs.commands._common import (
     EndpointOpt,
     OrganisationOpt,
+    PlanStopOpt,
     QueueOpt,
     RegionOpt,
     data_table,
@@ -49,6 +53,7 @@ from quota_constructs.model import (
 )
 from quota_constructs.model.cost import (
     CHARGE_RULES,
+    Attempt,
     ChargeRule,
     CostReport,
     Price,
@@ -108,10 +113,19 @@ def share_rows(report: CostReport) -> list[dict[str, Any]]:
     ]
 
 
-def report_data(report: CostReport) -> dict[str, Any]:
-    """The whole report for ``--json``."""
+def startup_note(startup_s: float) -> str:
+    """What a simulated bill depends on beside the workload: the start-up of each job."""
+    return (
+        f"simulated with a start-up of {startup_s:g} s per job (defaults: quota report 0 s, "
+        f"quota simulate {DEFAULT_STARTUP_S:g} s; the same --startup-s gives the same figures)"
+    )
+
+
+def report_data(report: CostReport, startup_s: float | None = None) -> dict[str, Any]:
+    """The whole report for ``--json``; of a simulation, with its ``startupS``."""
     return {
         "period": {"start": utc_text(report.start_s), "end": utc_text(report.end_s)},
+        **({} if startup_s is None else {"startupS": startup_s}),
         "chargeRule": {"rule": report.rule.value, "text": CHARGE_RULES[report.rule]},
         "shares": share_rows(report),
         "plans": [
@@ -143,8 +157,9 @@ def report_csv(report: CostReport) -> str:
     return out.getvalue()
 
 
-def print_report(report: CostReport) -> None:
-    """The share table, the plans table, the totals and the charge rule."""
+def print_report(report: CostReport, startup_s: float | None = None) -> None:
+    """The share table, the plans table, the totals, the charge rule; of a simulation, the
+    start-up it simulated."""
     console = stdout_console()
     title = f"Cost per team, {utc_text(report.start_s)} to {utc_text(report.end_s)}"
     table = data_table(
@@ -200,6 +215,8 @@ def print_report(report: CostReport) -> None:
         f"{report.saving_usd:,.2f} USD)"
     )
     console.print(f"charge rule '{report.rule.value}': {CHARGE_RULES[report.rule]}")
+    if startup_s is not None:
+        console.print(startup_note(startup_s))
 
 
 def simulation_cost(
@@ -213,13 +230,38 @@ def simulation_cost(
     """The cost of ``jobs`` simulated on ``org`` (a run of its own: attempts are kept)."""
     start_s = _simulation_start(org, start)
     attempts = simulated_attempts(org, jobs, options=options, offset_s=start_s)
+    return _window_cost(org, attempts, prices, options, start_s)
+
+
+def result_cost(
+    org: Organisation,
+    result: SimulationResult,
+    prices: Mapping[str, Price],
+    options: SimulationOptions,
+) -> CostReport:
+    """The cost of a simulation that ran already (its jobs' attempts, no second run); time 0
+    is the first plan's start, as the simulator placed the plans."""
+    start_s = _simulation_start(org, None)
+    attempts = attempts_from_jobs(result.jobs, offset_s=start_s)
+    return _window_cost(org, attempts, prices, options, start_s)
+
+
+def _window_cost(
+    org: Organisation,
+    attempts: list[Attempt],
+    prices: Mapping[str, Price],
+    options: SimulationOptions,
+    start_s: float,
+) -> CostReport:
+    """The cost over the simulated window (``options.window_s``, else to the last stop)."""
     finite = [a.stop_s for a in attempts if a.stop_s != float("inf")]
     end_s = start_s + options.window_s if options.window_s else max(finite, default=start_s)
     return cost_report(org, attempts, prices, start_s=start_s, end_s=end_s)
 
 
-def money_table(report: CostReport, label: str) -> Table:
-    """Per team: instance-hours own, borrowed, lent, unused (idle), their cost; the totals."""
+def money_table(report: CostReport, label: str, startup_s: float) -> Table:
+    """Per team: instance-hours own, borrowed, lent, unused (idle), their cost; the totals and
+    the start-up simulated."""
     table = data_table(
         "team",
         "own h",
@@ -240,7 +282,8 @@ def money_table(report: CostReport, label: str) -> Table:
         table.add_row(team, *(f"{v:,.1f}" for v in sums[:4]), *(f"{v:,.2f}" for v in sums[4:]))
     table.caption = (
         f"total {report.total_cost_usd:,.2f} USD; the same teams on separate fixed pools "
-        f"{report.fixed_pools_cost_usd:,.2f} USD (sharing saves {report.saving_usd:,.2f} USD)"
+        f"{report.fixed_pools_cost_usd:,.2f} USD (sharing saves {report.saving_usd:,.2f} USD); "
+        f"{startup_note(startup_s)}"
     )
     return table
 
@@ -294,15 +337,11 @@ def _live(
     return live, attempts, history.since_s, history.now_s
 
 
-def _check_plan_stop(seconds: float) -> None:
-    if not (math.isfinite(seconds) and 0 <= seconds <= MAX_DELAY_S):
-        problem = Problem(
-            "--plan-stop-before-end-s",
-            seconds,
-            f"must be a number of seconds from 0 to {MAX_DELAY_S:.0f} (a day)",
-            "use 1800 (AWS's 30 minutes) or 0 to let plan jobs run to the end",
-        )
-        raise QuotaConfigError([problem])
+def check_plan_stop(seconds: float) -> None:
+    """Refuse a ``--plan-stop-before-end-s`` outside 0 to a day (the option's own error)."""
+    problems = plan_stop_problems(seconds)
+    if problems:
+        raise QuotaConfigError(problems)
 
 
 def _with_plans(org: Organisation, endpoint_url: str | None, region: str | None) -> Organisation:
@@ -369,12 +408,7 @@ def report_command(
     startup_s: float = typer.Option(
         0.0, "--startup-s", help="Simulation: dispatch-to-running delay (s)."
     ),
-    plan_stop_s: float = typer.Option(
-        PLAN_STOP_BEFORE_END_S,
-        "--plan-stop-before-end-s",
-        help="Simulation: seconds before a plan's end that its capacity goes and its jobs stop "
-        "(AWS: 1800; 0: they run to the end).",
-    ),
+    plan_stop_s: PlanStopOpt = PLAN_STOP_BEFORE_END_S,
     as_json: Annotated[bool, json_option("Print the report as JSON.")] = False,
     as_csv: bool = typer.Option(False, "--csv", help="Print the share rows as CSV."),
     plot: Path | None = typer.Option(
@@ -412,7 +446,7 @@ def report_command(
         org = _with_plans(load_organisation(org_file), endpoint_url, region)
         jobs = load_workload_csv(workload)
         start_s = _simulation_start(org, start)
-        _check_plan_stop(plan_stop_s)
+        check_plan_stop(plan_stop_s)
         sim = SimulationOptions(startup_s=startup_s, plan_stop_before_end_s=plan_stop_s)
         attempts = simulated_attempts(org, jobs, options=sim, offset_s=start_s)
         end_s = max((a.stop_s for a in attempts if a.stop_s != float("inf")), default=start_s)
@@ -421,12 +455,13 @@ def report_command(
     }
     prices = load_prices(prices_file) if prices_file is not None else _price_list(types, region)
     report = cost_report(org, attempts, prices, start_s=start_s, end_s=end_s, rule=rule)
+    simulated = None if live else startup_s
     if as_json:
-        print_json(report_data(report))
+        print_json(report_data(report, simulated))
     elif as_csv:
         typer.echo(report_csv(report), nl=False)
     else:
-        print_report(report)
+        print_report(report, simulated)
     if plot is not None:
         plot_bill(report, plot)
         stderr_console().print(f"wrote {plot}")

@@ -259,18 +259,24 @@ def grant_pull_images(grantee: iam.IGrantable, *, repository_arns: Sequence[str]
     )
 
 
-def grant_training_logs_and_metrics(grantee: iam.IGrantable, *, log_group_arn: str) -> iam.Grant:
+def grant_training_logs_and_metrics(
+    grantee: iam.IGrantable, *, log_group_arn: str, log_stream_pattern: str = "*"
+) -> iam.Grant:
     """What a SageMaker training job writes with its execution role:
 
     ``logs:CreateLogGroup`` and ``logs:DescribeLogStreams`` on ``log_group_arn`` (the
     ``/aws/sagemaker/TrainingJobs`` group); ``logs:CreateLogStream`` and ``logs:PutLogEvents``
-    on ``<log_group_arn>:log-stream:*``; ``cloudwatch:PutMetricData`` on ``*`` when
-    ``StringEquals cloudwatch:namespace = /aws/sagemaker/TrainingJobs``.
+    on ``<log_group_arn>:log-stream:<log_stream_pattern>`` (default ``*``; a team's
+    ``AWSBatch<prefix>*``, :func:`~quota_constructs.model.training_log_stream_pattern`);
+    ``cloudwatch:PutMetricData`` on ``*`` when
+    ``StringEquals cloudwatch:namespace = /aws/sagemaker/TrainingJobs`` (the action has no
+    condition key for dimensions).
     """
     namespace = {"StringEquals": {"cloudwatch:namespace": TRAINING_METRIC_NAMESPACE}}
+    streams = f"{log_group_arn}:log-stream:{log_stream_pattern}"
     return _all(
         _grant(grantee, LOG_GROUP_ACTIONS, [log_group_arn]),
-        _grant(grantee, LOG_STREAM_ACTIONS, [f"{log_group_arn}:log-stream:*"]),
+        _grant(grantee, LOG_STREAM_ACTIONS, [streams]),
         _grant(grantee, METRIC_ACTIONS, ["*"], namespace),
     )
 

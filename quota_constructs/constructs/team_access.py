@@ -14,7 +14,13 @@ from quota_constructs.constructs import grants
 from quota_constructs.constructs._base import acknowledge_wildcards, raise_construct_error, warn
 from quota_constructs.constructs.quota_share import IQuotaShare
 from quota_constructs.contracts import TEAM_TAG_KEY
-from quota_constructs.model import MAX_TAG_VALUE_LENGTH, Problem, TeamAccess
+from quota_constructs.model import (
+    MAX_TAG_VALUE_LENGTH,
+    Problem,
+    TeamAccess,
+    training_job_prefix,
+    training_log_stream_pattern,
+)
 
 CHECKPOINT_PREFIX = "checkpoints/"
 """Key prefix of a created bucket whose old object versions expire (training checkpoints)."""
@@ -42,8 +48,10 @@ class QuotaShareTeamAccess(Construct):
     - ``ExecutionRole`` (``access.execution_role == "create"``): trusted by
       ``sagemaker.amazonaws.com`` from this account (``aws:SourceAccount``); reads and writes
       the team's bucket or prefix only, pulls images from ``image_repository_arns``, writes
-      the ``/aws/sagemaker/TrainingJobs`` logs and training metrics. An existing role ARN is
-      imported immutable: the stack cannot change its policies, so its owner grants it access.
+      training metrics and, in ``/aws/sagemaker/TrainingJobs``, only the log streams of the
+      team's own jobs (:attr:`log_stream_pattern`; every stream with ``training_logs: shared``).
+      An existing role ARN is imported immutable: the stack cannot change its policies, so its
+      owner grants it access.
     - ``Bucket`` (``access.bucket == "create"``): SSE-KMS with its own ``BucketKey`` (rotation
       on, S3 bucket key on), SSL only, versioned, public access blocked, owner-enforced
       objects, server access logs to ``server_access_logs_bucket`` under ``<team>/``, old
@@ -112,6 +120,19 @@ class QuotaShareTeamAccess(Construct):
     @property
     def execution_role_arn(self) -> str:
         return self.execution_role.role_arn
+
+    @property
+    def training_job_prefix(self) -> str:
+        """What every ``TrainingJobName`` of the team starts with (the runtime adds it)."""
+        return training_job_prefix(self.team)
+
+    @property
+    def log_stream_pattern(self) -> str:
+        """The training-job log streams the created execution role may write:
+        ``AWSBatch<prefix>*`` (``training_logs: team-prefixed``) or ``*`` (``shared``)."""
+        if self.access.team_prefixed_logs:
+            return training_log_stream_pattern(self.training_job_prefix)
+        return "*"
 
     @property
     def bucket_location(self) -> str:
@@ -256,7 +277,10 @@ class QuotaShareTeamAccess(Construct):
             resource_name=grants.TRAINING_LOG_GROUP,
             arn_format=cdk.ArnFormat.COLON_RESOURCE_NAME,
         )
-        grants.grant_training_logs_and_metrics(role, log_group_arn=log_group)
+        streams = self.log_stream_pattern
+        grants.grant_training_logs_and_metrics(
+            role, log_group_arn=log_group, log_stream_pattern=streams
+        )
         reasons = {
             "*": "ecr:GetAuthorizationToken supports no resource type; cloudwatch:PutMetricData "
             "only in the /aws/sagemaker/TrainingJobs namespace",
@@ -264,8 +288,14 @@ class QuotaShareTeamAccess(Construct):
                 "the team's own bucket or prefix: training jobs choose their input, output and "
                 "checkpoint keys"
             ),
-            f"{log_group}:log-stream:*": "SageMaker names a training job's log streams after "
-            "the job, inside the training-jobs log group",
+            f"{log_group}:log-stream:{streams}": "SageMaker names a training job's log streams "
+            "after the job, inside the training-jobs log group"
+            + (
+                "; Batch names the job AWSBatch<TrainingJobName><attempt id>, and the team's "
+                "TrainingJobName starts with its prefix"
+                if self.access.team_prefixed_logs
+                else " (training_logs: shared)"
+            ),
         }
         wide_images = "training images may be in any repository matching it; pass "
         wide_images += "image_repository_arns to narrow"

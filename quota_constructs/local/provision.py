@@ -40,9 +40,10 @@ from quota_constructs.contracts import (
     share_arn_parameter,
     submitter_role_arn_parameter,
     team_tag_value,
+    training_job_prefix_parameter,
 )
 from quota_constructs.local.state.arns import Account
-from quota_constructs.model import Organisation, QuotaShareSpec
+from quota_constructs.model import Organisation, QuotaShareSpec, training_job_prefix
 
 MAX_ROLE_NAME = 64
 MAX_BUCKET_NAME = 63
@@ -119,6 +120,9 @@ class ProvisionedOrganisation:
             params[submitter_role_arn_parameter(self.name, share)] = team.submitter_role_arn
             params[execution_role_arn_parameter(self.name, share)] = team.execution_role_arn
             params[bucket_parameter(self.name, share)] = team.bucket
+            params[training_job_prefix_parameter(self.name, share)] = training_job_prefix(
+                team.team_tag
+            )
         return params
 
 

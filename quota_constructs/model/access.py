@@ -9,6 +9,10 @@ from typing import Any
 
 from quota_constructs.model.limits import SCHEDULING_PRIORITY_RANGE, check_int_range
 from quota_constructs.model.problems import Problem, join_path
+from quota_constructs.model.training_logs import (
+    TRAINING_LOGS_TEAM_PREFIXED,
+    training_logs_problems,
+)
 
 # --- team access (docs/aws-semantics.md §3) -------------------------------------------------------
 
@@ -264,13 +268,17 @@ class TeamAccess:
     role. ``max_priority``: the highest ``schedulingPriority`` the team may set on submit and on
     update (``None``: no cap beyond the service's 0-9999). ``execution_role``: ``"create"`` or an
     existing IAM role's ARN, the SageMaker execution role of the team's jobs. ``bucket``:
-    ``"create"`` or an existing bucket's name, optionally ``name/prefix``.
+    ``"create"`` or an existing bucket's name, optionally ``name/prefix``. ``training_logs``:
+    ``"team-prefixed"`` (a created execution role writes only the log streams of the team's
+    own training jobs, ``AWSBatch<prefix>*``) or ``"shared"`` (every stream of
+    ``/aws/sagemaker/TrainingJobs``); see :mod:`quota_constructs.model.training_logs`.
     """
 
     principals: tuple[str, ...]
     max_priority: int | None = None
     execution_role: str = CREATE
     bucket: str = CREATE
+    training_logs: str = TRAINING_LOGS_TEAM_PREFIXED
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "principals", tuple(self.principals))
@@ -282,6 +290,11 @@ class TeamAccess:
     @property
     def creates_bucket(self) -> bool:
         return self.bucket == CREATE
+
+    @property
+    def team_prefixed_logs(self) -> bool:
+        """Whether the execution role may write only its team's training-job log streams."""
+        return self.training_logs == TRAINING_LOGS_TEAM_PREFIXED
 
     @property
     def existing_bucket(self) -> BucketLocation | None:
@@ -320,7 +333,9 @@ class TeamAccess:
             problems += _created_problem(
                 bucket_path, "bucket", self.bucket, location.bucket, "buckets"
             )
-        return problems
+        return problems + training_logs_problems(
+            self.training_logs, join_path(path, "training_logs")
+        )
 
     def _principal_problems(self, path: str) -> list[Problem]:
         if not self.principals:

@@ -298,7 +298,7 @@ class _TypeSweep:
             row.plan += used * on_plan * hours
             row.on_demand += used * (1 - on_plan) * hours
         self._lend(borrowed, spare, hours, on_plan)
-        self._idle(own, spare, borrowed, hours, reserved=bool(reserved))
+        self._idle(own, spare, borrowed, hours, plan_free=max(reserved - total, 0))
 
     def _lenders(self, t0: float) -> set[str]:
         """Shares that lend at ``t0``: by their calendars' settings in force then, if any."""
@@ -331,17 +331,21 @@ class _TypeSweep:
         borrowed: Mapping[str, int],
         hours: float,
         *,
-        reserved: bool,
+        plan_free: int,
     ) -> None:
+        """Unused capacity; idle: the part of it the plans' free instances back (all of it
+        when the plans back the whole capacity, less when some is on demand)."""
         pool = sum(spare.values())
         lent_now = min(sum(borrowed.values()), pool)
+        left = {}
         for share, cap in self.capacity.items():
-            unused = cap - own.get(share, 0)
             lent = lent_now * spare.get(share, 0) / pool if pool else 0.0
-            left = max(unused - lent, 0.0) * hours
-            self.rows[share].unused += left
-            if reserved:
-                self.rows[share].idle += left
+            left[share] = max(cap - own.get(share, 0) - lent, 0.0) * hours
+        unused = sum(left.values())
+        backed = min(1.0, plan_free * hours / unused) if unused else 0.0
+        for share, hours_left in left.items():
+            self.rows[share].unused += hours_left
+            self.rows[share].idle += hours_left * backed
 
     def _sample(self, t0: float, usage: Mapping[str, int], reserved: int) -> None:
         self.series.times.append(t0)

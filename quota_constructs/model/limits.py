@@ -31,7 +31,18 @@ MAX_SUBMIT_REQUEST_BYTES = 30 * 1024
 MAX_TAGS = 50
 TEAM_TAG_KEY = "quota-team"
 """The tag every team's quota share and service jobs carry (value ``<organisation>/<share>``,
-built in ``contracts``): reserved, and one of the 50 tags of a share with team access."""
+built by :func:`team_tag_value`): reserved, and one of the 50 tags of a share with team access."""
+
+
+def team_tag_value(organisation: str, share: str) -> str:
+    """``<organisation>/<share>``: the team tag's value, unique in an account.
+
+    Not the bare share name: service-job ARNs do not name their queue, so two organisations with
+    a share of the same name would otherwise update and terminate each other's jobs.
+    """
+    return f"{organisation}/{share}"
+
+
 MAX_TAG_KEY_LENGTH = 128
 MAX_TAG_VALUE_LENGTH = 256
 MAX_ORGANISATION_NAME_LENGTH = 64

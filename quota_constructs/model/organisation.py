@@ -29,10 +29,12 @@ from quota_constructs.model.limits import (
     check_int_range,
     check_tags,
     share_count_allowed,
+    team_tag_value,
 )
 from quota_constructs.model.notifications import Subscribers, subscription_count_problems
 from quota_constructs.model.problems import Problem, clip, join_path, raise_if
 from quota_constructs.model.share import QuotaShareSpec
+from quota_constructs.model.training_logs import training_prefix_problems
 from quota_constructs.model.training_plan import TrainingPlanSpec, training_plan_problems
 
 # --- queue ------------------------------------------------------------------------------------
@@ -257,6 +259,7 @@ class Organisation:
         problems += check_tags(self.tags)
         problems += self._team_tag_problems()
         problems += self.queue.problems()
+        problems += training_prefix_problems(self.prefixed_teams())
         problems += self._calendar_problems()
         problems += self.notifications.problems()
         problems += training_plan_problems(
@@ -267,6 +270,15 @@ class Organisation:
             sum(len(s.notifications.endpoints) for s in self.queue.shares),
         )
         return problems
+
+    def prefixed_teams(self) -> list[tuple[str, str]]:
+        """``(field path, team tag value)`` of each share whose team's training-job names are
+        prefixed (``access.training_logs: team-prefixed``)."""
+        return [
+            (f"shares[{index}].name", team_tag_value(self.name, share.name))
+            for index, share in enumerate(self.queue.shares)
+            if share.access is not None and share.access.team_prefixed_logs
+        ]
 
     def _calendar_problems(self) -> list[Problem]:
         """Each calendar's rules for its share; a calendar must name a share of the queue."""

@@ -263,6 +263,27 @@ def plan_capacity_at(
     )
 
 
+def mixed_capacity_at(
+    plans: Iterable[TrainingPlanSpec],
+    instance_type: str,
+    epoch_s: float,
+    capacity: int,
+    *,
+    stop_before_end_s: float = PLAN_STOP_BEFORE_END_S,
+) -> int:
+    """Instances of ``instance_type`` usable at ``epoch_s`` when its ``capacity`` is on demand
+    but for the plans' instances inside their windows: all of it, less the instances of plans
+    SageMaker is stopping (from ``stop_before_end_s`` before a plan's end to its end)."""
+    stopping = sum(
+        p.instance_count
+        for p in plans
+        if not p.by_arn
+        and p.instance_type == instance_type
+        and max(p.start_s, p.end_s - stop_before_end_s) <= epoch_s < p.end_s
+    )
+    return max(capacity - stopping, 0)
+
+
 def plan_capacity_edges(
     plans: Iterable[TrainingPlanSpec], *, stop_before_end_s: float = PLAN_STOP_BEFORE_END_S
 ) -> list[tuple[float, str]]:
@@ -334,10 +355,23 @@ def apply_plan_capacity(
     *,
     now: float,
     stop_before_end_s: float,
+    capacity: int | None = None,
+    limit: int | None = None,
 ) -> list[str]:
     """Set ``instance_type``'s capacity to what ``plans`` allow at ``epoch_s`` (scheduler time
-    ``now``) and stop the jobs that no longer fit; returns their ids."""
-    capacity = plan_capacity_at(plans, instance_type, epoch_s, stop_before_end_s=stop_before_end_s)
+    ``now``) and stop the jobs that no longer fit; returns their ids. ``capacity``: the type's
+    capacity when the plans back only part of it (:func:`mixed_capacity_at`); ``limit``: at
+    most this many (the service environment's capacity of the type, when set lower)."""
+    if capacity is None:
+        capacity = plan_capacity_at(
+            plans, instance_type, epoch_s, stop_before_end_s=stop_before_end_s
+        )
+    else:
+        capacity = mixed_capacity_at(
+            plans, instance_type, epoch_s, capacity, stop_before_end_s=stop_before_end_s
+        )
+    if limit is not None:
+        capacity = min(capacity, limit)
     running = [
         (job.job_id, job.demand[instance_type], job.started_at or now)
         for job in scheduler.jobs

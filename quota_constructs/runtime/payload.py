@@ -35,6 +35,8 @@ from quota_constructs.model import (
     check_name,
     check_scheduling_priority,
     check_tags,
+    prefixed_training_job_name,
+    training_job_name_problems,
 )
 from quota_constructs.safe_load import MAX_DEPTH
 
@@ -342,15 +344,25 @@ class JobSubmission:
     training_job_tags: Mapping[str, str] = field(default_factory=dict)
     """Tags for the SageMaker training job itself (the payload's ``Tags``; a key the payload
     tags already keeps its value): the team tag, so AWS billing can split by team."""
+    training_job_prefix: str | None = None
+    """What the payload's ``TrainingJobName`` must start with (the team's prefix,
+    :func:`~quota_constructs.model.training_job_prefix`): added in front unless it is there;
+    a name taken from ``job_name`` then has ``_`` replaced by ``-``."""
 
     @property
     def payload_dict(self) -> dict[str, Any]:
         """The ``CreateTrainingJob`` request, with ``TrainingJobName`` filled in if missing."""
+        default_name = self.job_name
+        if self.training_job_prefix is not None and isinstance(default_name, str):
+            default_name = default_name.replace("_", "-")
         if isinstance(self.payload, TrainingJob):
-            payload = self.payload.payload(self.job_name)
+            payload = self.payload.payload(default_name)
         else:
             payload = dict(self.payload)
-            payload.setdefault("TrainingJobName", self.job_name)
+            payload.setdefault("TrainingJobName", default_name)
+        name = payload.get("TrainingJobName")
+        if self.training_job_prefix is not None and isinstance(name, str):
+            payload["TrainingJobName"] = prefixed_training_job_name(name, self.training_job_prefix)
         if self.training_job_tags:
             tags = [dict(t) for t in payload.get("Tags") or [] if isinstance(t, Mapping)]
             keys = {t.get("Key") for t in tags}
@@ -452,6 +464,7 @@ class JobSubmission:
         if shape:
             return problems + shape
         problems += check_tags(self.tags)
+        problems += self._training_job_name_problems()
         size = len(self.payload_json.encode())
         if size > MAX_PAYLOAD_BYTES:
             problems.append(
@@ -465,6 +478,14 @@ class JobSubmission:
         if queue is not None:
             problems += self.share_problems(queue)
         return problems
+
+    def _training_job_name_problems(self) -> list[Problem]:
+        """The prefixed ``TrainingJobName`` within SageMaker's length and characters."""
+        name = self.payload_dict.get("TrainingJobName")
+        if self.training_job_prefix is None or not isinstance(name, str):
+            return []
+        path = f"{_PAYLOAD}.TrainingJobName"
+        return training_job_name_problems(name, self.training_job_prefix, path)
 
     def _settings_problems(self) -> list[Problem]:
         problems = check_job_settings(self.retry_attempts, self.preemption_retries)

@@ -42,6 +42,7 @@ from quota_constructs.model import (
     QuotaShareSpec,
     check_scheduling_priority,
     raise_if,
+    training_job_prefix,
 )
 from quota_constructs.runtime.jobs import (
     ACTIVE_STATUSES,
@@ -411,10 +412,12 @@ class QueueClient:
         """The submission as it will be sent, and every pre-submit problem of it.
 
         As sent: with the share's team tag added (:meth:`team_tag`) to the service job and to
-        the SageMaker training job (the payload's ``Tags``, for cost allocation), so its derived
-        ``clientToken`` covers the tag; on an ``Active`` training plan of its type
-        (:meth:`active_plan`). Problems: the team's share (for a team's client), a
-        conflicting team tag, then :meth:`JobSubmission.problems` against the live queue.
+        the SageMaker training job (the payload's ``Tags``, for cost allocation), and the
+        payload's ``TrainingJobName`` starting with the team's prefix (the only log streams the
+        team's execution role may write), so its derived ``clientToken`` covers both; on an
+        ``Active`` training plan of its type (:meth:`active_plan`). Problems: the team's share
+        (for a team's client), a conflicting team tag, then :meth:`JobSubmission.problems`
+        against the live queue.
         """
         if submission.shape_problems():  # wrong types: nothing else can be checked or sent
             return submission, submission.problems()
@@ -437,7 +440,11 @@ class QueueClient:
             if not problems:
                 submission = submission.with_tag(TEAM_TAG_KEY, tag)
                 job_tags = {**submission.training_job_tags, TEAM_TAG_KEY: tag}
-                submission = replace(submission, training_job_tags=job_tags)
+                submission = replace(
+                    submission,
+                    training_job_tags=job_tags,
+                    training_job_prefix=training_job_prefix(tag),
+                )
             if submission.priority is None:  # a capped team's policy needs the condition key
                 submission = replace(submission, priority=TEAM_DEFAULT_PRIORITY)
         return submission, problems + submission.problems(spec)

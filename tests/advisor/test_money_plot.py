@@ -4,8 +4,10 @@ the cost report's charges (they add up to its total)."""
 
 from __future__ import annotations
 
+import importlib
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from matplotlib.patches import Rectangle
@@ -13,11 +15,12 @@ from typer.testing import CliRunner
 
 from quota_constructs.advisor.report import team_money, usage_figure
 from quota_constructs.advisor.simulate import SimulationOptions, simulate
-from quota_constructs.advisor.workload import load_workload_csv
+from quota_constructs.advisor.workload import DEFAULT_STARTUP_S, load_workload_csv
 from quota_constructs.commands import app
 from quota_constructs.commands.report import load_prices, simulation_cost
 from quota_constructs.config import load_organisation
 
+simulate_module = importlib.import_module("quota_constructs.advisor.simulate")
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "examples"
 
 
@@ -64,3 +67,52 @@ def test_quota_simulate_plot_with_prices_writes_the_png(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert json.loads(result.stdout)["plans-demo"]["cost"]["totalCostUsd"] > 0
+
+
+def test_simulate_prices_bills_the_run_it_measured_without_a_second_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    runs: list[str] = []
+    real = simulate_module._run
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        runs.append(args[1])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(simulate_module, "_run", counted)
+    args = ["simulate", str(DOCS / "plan-org.yaml"), "--workload", str(DOCS / "plan-workload.csv")]
+    result = CliRunner().invoke(app, [*args, "--prices", str(DOCS / "prices.yaml"), "--json"])
+    assert result.exit_code == 0, result.output
+    assert len(runs) == 2  # the organisation and its all-RESERVE baseline, nothing more
+    billed = json.loads(result.stdout)["plans-demo"]["cost"]["totalCostUsd"]
+    org = load_organisation(DOCS / "plan-org.yaml")
+    jobs = load_workload_csv(DOCS / "plan-workload.csv")
+    options = SimulationOptions(startup_s=DEFAULT_STARTUP_S)  # quota simulate's default
+    alone = simulation_cost(org, jobs, load_prices(DOCS / "prices.yaml"), options)
+    assert billed == pytest.approx(alone.total_cost_usd)  # the same figure as a run of its own
+
+
+def test_quota_simulate_and_quota_report_state_the_start_up_and_agree_with_the_same() -> None:
+    files = [str(DOCS / "plan-org.yaml"), "--workload", str(DOCS / "plan-workload.csv")]
+    priced = [*files, "--prices", str(DOCS / "prices.yaml"), "--json"]
+
+    def simulated(*extra: str) -> dict[str, Any]:
+        result = CliRunner().invoke(app, ["simulate", *priced, *extra])
+        assert result.exit_code == 0, result.output
+        return dict(json.loads(result.stdout)["plans-demo"]["cost"])
+
+    def reported(*extra: str) -> dict[str, Any]:
+        result = CliRunner().invoke(app, ["report", *priced, *extra])
+        assert result.exit_code == 0, result.output
+        return dict(json.loads(result.stdout))
+
+    sim, rep = simulated(), reported()
+    assert (sim["startupS"], rep["startupS"]) == (300.0, 0.0)  # the defaults differ
+    assert sim["period"] != rep["period"]
+    same = reported("--startup-s", "300")
+    assert (same["period"], same["totalCostUsd"]) == (sim["period"], sim["totalCostUsd"])
+    table = CliRunner(env={"COLUMNS": "400"}).invoke(app, ["report", *priced[:-1]])
+    assert (
+        "simulated with a start-up of 0 s per job (defaults: quota report 0 s, quota simulate "
+        "300 s; the same --startup-s gives the same figures)"
+    ) in table.stdout

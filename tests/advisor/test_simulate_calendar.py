@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from quota_constructs.advisor.billing import simulated_attempts
 from quota_constructs.advisor.simulate import SimulationOptions, alternatives, simulate
 from quota_constructs.advisor.workload import DAY_S, WorkloadJob
 from quota_constructs.model import (
@@ -75,3 +76,9 @@ def test_the_alternatives_compared_drop_the_calendar() -> None:
     assert compared["recommended"].calendars == {"weekend": WEEKEND}
     assert compared["all-RESERVE"].calendars == {}
     assert compared["all-LEND_AND_BORROW"].calendars == {}
+
+
+def test_the_bill_sees_the_borrower_preempted_at_the_calendar_edge() -> None:
+    attempts = simulated_attempts(CALENDAR, JOBS, options=INSTANT)
+    preempted = [(a.share, a.start_s, a.stop_s) for a in attempts if a.preempted]
+    assert preempted == [("weekday", SATURDAY - 2 * H + 1, SATURDAY)]

@@ -82,7 +82,8 @@ def test_simulate_measures_the_plan_job_as_the_window_allows() -> None:
     assert result.share("llm").wait_max_s == H
 
 
-def test_quota_report_bills_a_plan_job_until_it_is_stopped_or_to_the_end(tmp_path: Path) -> None:
+def _plan_files(tmp_path: Path, duration_s: int) -> tuple[Path, Path]:
+    """A 3 h plan of 8 x p5 from 2027-06-01 for llm, and a workload of one 8-instance job."""
     org = tmp_path / "org.yaml"
     org.write_text(
         "organisation: plans\n"
@@ -94,9 +95,14 @@ def test_quota_report_bills_a_plan_job_until_it_is_stopped_or_to_the_end(tmp_pat
     workload = tmp_path / "w.csv"
     workload.write_text(
         "submit_time_s,share,instance_type,instance_count,duration_s,priority\n"
-        "0,llm,ml.p5.48xlarge,8,36000,0\n",
+        f"0,llm,ml.p5.48xlarge,8,{duration_s},0\n",
         encoding="utf-8",
     )
+    return org, workload
+
+
+def test_quota_report_bills_a_plan_job_until_it_is_stopped_or_to_the_end(tmp_path: Path) -> None:
+    org, workload = _plan_files(tmp_path, 36000)
     prices = tmp_path / "prices.yaml"
     prices.write_text("ml.p5.48xlarge: {on_demand: 98.32, training_plan: 60.0}\n")
     args = ["report", str(org), "--workload", str(workload), "--prices", str(prices), "--json"]
@@ -115,3 +121,20 @@ def test_quota_report_bills_a_plan_job_until_it_is_stopped_or_to_the_end(tmp_pat
         "error: --plan-stop-before-end-s: must be a number of seconds from 0 to 86400 (a day) "
         "(got nan); fix: use 1800 (AWS's 30 minutes) or 0 to let plan jobs run to the end"
     )
+
+
+def test_quota_simulate_lets_plan_jobs_run_to_the_end_with_the_option(tmp_path: Path) -> None:
+    org, workload = _plan_files(tmp_path, 9900)  # 2.75 h: past the stop 30 min before the end
+    args = ["simulate", str(org), "--workload", str(workload), "--json"]
+
+    def completed_and_failed(*extra: str) -> tuple[int, int]:
+        result = CliRunner().invoke(app, [*args, *extra])
+        assert result.exit_code == 0, result.output
+        (llm,) = json.loads(result.stdout)["plans"]["shares"]
+        return llm["completed"], llm["failed"]
+
+    assert completed_and_failed() == (0, 1)
+    assert completed_and_failed("--plan-stop-before-end-s", "0") == (1, 0)
+    bad = CliRunner().invoke(app, [*args, "--plan-stop-before-end-s", "-1"])
+    assert bad.exit_code == 2
+    assert bad.stderr.startswith("error: --plan-stop-before-end-s: must be a number of seconds")

@@ -11,13 +11,20 @@ from aws_cdk.assertions import Annotations, Match, Template
 
 from quota_constructs.config import ORGS_DIR, load_organisation
 from quota_constructs.constructs import QuotaShare, QuotaShareTeamAccess, grants
-from quota_constructs.model import Organisation, QuotaConfigError, TeamAccess
+from quota_constructs.model import (
+    JobQueueSpec,
+    Organisation,
+    QuotaConfigError,
+    TeamAccess,
+    training_job_prefix,
+)
 from stacks.organisation_stack import OrganisationStack
 from tests.constructs.helpers import (
     FLEET_EXISTING_ROLES,
     fleet_organisation,
     make_app,
     resources,
+    share,
 )
 
 RESEARCH = load_organisation(ORGS_DIR / "research.yaml")
@@ -108,6 +115,9 @@ def test_logical_ids_of_the_research_stack_are_pinned(research: dict[str, Any]) 
         "TeamBucketsdataanalysisParameter12491DB6",
         "TeamBucketsgenerativeParameter6AC96F2C",
         "TeamBucketsrecommendationParameter40FDCB86",
+        "TrainingJobPrefixesdataanalysisParameter6F53309A",
+        "TrainingJobPrefixesgenerativeParameter3BBB46D7",
+        "TrainingJobPrefixesrecommendationParameterD67036AC",
     ]
     notifications_and_dashboard = [
         "Dashboard7A06DACF",
@@ -143,7 +153,8 @@ def test_ssm_parameters_publish_each_teams_roles_and_bucket(research: dict[str, 
         "Fn::GetAtt": ["TeamAccessgenerativeExecutionRoleC385546F", "Arn"]
     }
     assert params[f"{prefix}/bucket"] == {"Ref": "TeamAccessgenerativeBucket3E37CC2F"}
-    assert len(params) == 2 + 3 * 4
+    assert params[f"{prefix}/training-job-prefix"] == training_job_prefix("research/generative")
+    assert len(params) == 2 + 3 * 5
 
 
 def test_outputs_publish_each_teams_roles_and_bucket(research: dict[str, Any]) -> None:
@@ -153,8 +164,46 @@ def test_outputs_publish_each_teams_roles_and_bucket(research: dict[str, Any]) -
         "ARN of quota share generative",
         "Team generative: SageMaker execution role ARN",
         "Team generative: bucket (name or name/prefix)",
+        "Team generative: prefix of every TrainingJobName",
         "Team generative: submitter role ARN",
     ]
+
+
+def log_stream_resources(template: dict[str, Any], team: str) -> list[Any]:
+    """The resources of the statement granting ``logs:CreateLogStream`` to ``team``'s role."""
+    policy = next(
+        r
+        for k, r in of_type(template, "AWS::IAM::Policy").items()
+        if k.startswith(f"TeamAccess{team}ExecutionRoleDefaultPolicy")
+    )
+    return [
+        statement["Resource"]
+        for statement in policy["Properties"]["PolicyDocument"]["Statement"]
+        if "logs:CreateLogStream" in statement["Action"]
+    ]
+
+
+def streams_of(resource: Any) -> str:
+    """The text after ``log-group:`` of a stream resource built with ``Fn::Join``."""
+    return str(resource["Fn::Join"][1][-1]).split(":log-group:", 1)[1]
+
+
+def test_each_execution_role_writes_only_its_teams_training_log_streams(
+    research: dict[str, Any],
+) -> None:
+    (resource,) = log_stream_resources(research, "generative")
+    prefix = training_job_prefix("research/generative")
+    assert streams_of(resource) == f"/aws/sagemaker/TrainingJobs:log-stream:AWSBatch{prefix}*"
+
+
+def test_shared_training_logs_grant_every_stream_of_the_group() -> None:
+    shared = TeamAccess(principals=("111122223333",), training_logs="shared")
+    organisation = Organisation(
+        name="shared", queue=JobQueueSpec(shares=(share("team", access=shared),))
+    ).validate()
+    stack = OrganisationStack(make_app(), "Quota-shared", organisation=organisation)
+    (resource,) = log_stream_resources(dict(Template.from_stack(stack).to_json()), "team")
+    assert streams_of(resource) == "/aws/sagemaker/TrainingJobs:log-stream:*"
 
 
 def test_existing_role_and_bucket_prefix_are_published_as_given(fleet: dict[str, Any]) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import signal
 import socket
+import time
 import urllib.request
 from pathlib import Path
 
@@ -176,3 +177,57 @@ def test_rejects_a_device_as_organisation_file() -> None:
     assert result.exit_code == 2
     (line,) = result.output.splitlines()
     assert line.startswith("error: /dev/zero: ") and "not a regular file" in line
+
+
+def _advance(endpoint: str, seconds: float) -> None:
+    body = json.dumps({"seconds": seconds}).encode()
+    request = urllib.request.Request(f"{endpoint}/_quota/advance", data=body, method="POST")
+    urllib.request.urlopen(request).close()
+
+
+@pytest.mark.parametrize(("option", "status_at_2h40"), [((), "FAILED"), (("0",), "RUNNING")])
+def test_serve_lets_plan_jobs_run_to_the_end_with_the_option(
+    tmp_path: Path, option: tuple[str, ...], status_at_2h40: str
+) -> None:
+    # a 2 h plan from 1 h from now: by default SageMaker stops its jobs 30 min before its end
+    org = tmp_path / "org.yaml"
+    start = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + 3600))
+    org.write_text(
+        "organisation: plans\n"
+        "shares:\n  - {name: llm, capacity: {ml.p5.48xlarge: 8}, strategy: LEND_AND_BORROW}\n"
+        "training_plans:\n  - {name: p5-june, instance_type: ml.p5.48xlarge, "
+        f'instance_count: 8, start: "{start}", duration_hours: 2}}\n',
+        encoding="utf-8",
+    )
+    flags = ("--plan-stop-before-end-s", *option) if option else ()
+    process = start_serve("--virtual", "--org", str(org), *flags)
+    printed: list[str] = []
+    try:
+        endpoint = wait_for_endpoint(process, printed)
+        batch = boto3.client(
+            "batch", endpoint_url=endpoint, region_name="us-east-1", **DUMMY_CREDENTIALS
+        )
+        job = batch.submit_service_job(
+            jobName="long",
+            jobQueue="plans-queue",
+            serviceJobType="SAGEMAKER_TRAINING",
+            quotaShareName="llm",
+            serviceRequestPayload=payload("ml.p5.48xlarge", count=8, runtime_s=10 * 3600),
+        )["jobId"]
+        _advance(endpoint, 3600 + 60)
+        running = batch.describe_service_job(jobId=job)["status"]
+        _advance(endpoint, 100 * 60)  # 2 h 41 min from now: past the default stop
+        later = batch.describe_service_job(jobId=job)["status"]
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.communicate(timeout=20)
+    assert (running, later) == ("RUNNING", status_at_2h40)
+
+
+def test_rejects_a_plan_stop_out_of_range() -> None:
+    result = CliRunner().invoke(app, ["local", "serve", "--plan-stop-before-end-s", "nan"])
+    assert result.exit_code == 2
+    assert result.stderr.strip() == (
+        "error: --plan-stop-before-end-s: must be a number of seconds from 0 to 86400 (a day) "
+        "(got nan); fix: use 1800 (AWS's 30 minutes) or 0 to let plan jobs run to the end"
+    )

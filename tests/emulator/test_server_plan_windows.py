@@ -94,3 +94,33 @@ def test_a_job_shorter_than_the_window_succeeds_inside_it(emu: EmulatorServer) -
     assert status(batch, job) == "RUNNING"
     emu.advance(H)
     assert status(batch, job) == "SUCCEEDED"
+
+
+def _update_capacity(emu: EmulatorServer, **counts: int) -> None:
+    limits = [{"capacityUnit": t, "maxCapacity": n} for t, n in counts.items()]
+    emu.client("batch").update_service_environment(
+        serviceEnvironment=emu.organisations["plans"].service_environment_arn,
+        capacityLimits=limits,
+    )
+
+
+def test_update_service_environment_keeps_the_plan_window(emu: EmulatorServer) -> None:
+    batch = emu.client("batch")
+    job = _submit_p5(emu, "early", runtime_s=H)
+    _update_capacity(emu, **{P5: 8, "ml.g5.xlarge": 3})  # before the window
+    emu.advance(60)
+    assert status(batch, job) == "RUNNABLE"  # the plan's instances do not exist yet
+    emu.advance(H)
+    assert status(batch, job) == "RUNNING"
+
+
+def test_update_service_environment_caps_the_plan_in_its_window(emu: EmulatorServer) -> None:
+    batch = emu.client("batch")
+    emu.advance(H + 60)  # the plan is active
+    _update_capacity(emu, **{P5: 4, "ml.g5.xlarge": 2})
+    job = _submit_p5(emu, "eight", runtime_s=H)
+    emu.advance(60)
+    assert status(batch, job) == "RUNNABLE"  # 8 instances asked, the environment allows 4
+    _update_capacity(emu, **{P5: 8, "ml.g5.xlarge": 2})
+    emu.advance(60)
+    assert status(batch, job) == "RUNNING"

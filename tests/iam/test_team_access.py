@@ -24,6 +24,7 @@ from constructs import IConstruct
 
 from quota_constructs.config import ORGS_DIR, load_organisation
 from quota_constructs.contracts import TEAM_TAG_KEY
+from quota_constructs.model import training_job_prefix
 from stacks.organisation_stack import OrganisationStack, stack_name_for
 from tests.constructs.helpers import fleet_organisation, make_app
 from tests.iam.simulator import (
@@ -50,6 +51,7 @@ SAGEMAKER = "sagemaker.amazonaws.com"
 S3_VIA = f"s3.{REGION}.amazonaws.com"
 PRIORITY = "batch:SchedulingPriority"
 LOG_GROUP = f"arn:aws:logs:{REGION}:{ACCOUNT}:log-group:/aws/sagemaker/TrainingJobs"
+ATTEMPT = "88b610a69aa8380ca5b0a7aba3f81cb8"
 REQUEST_TAG = f"aws:RequestTag/{TEAM_TAG_KEY}"
 RESOURCE_TAG = f"aws:ResourceTag/{TEAM_TAG_KEY}"
 ORGANISATIONS = (load_organisation(ORGS_DIR / "research.yaml"), fleet_organisation())
@@ -225,6 +227,12 @@ def parameter(organisation: str, name: str) -> str:
     return f"arn:aws:ssm:{REGION}:{ACCOUNT}:parameter/quota/{organisation}/{name}"
 
 
+def training_stream(tag: str) -> str:
+    """The log stream of a job of team ``tag`` as Batch and SageMaker name it."""
+    job = f"AWSBatch{training_job_prefix(tag)}job{ATTEMPT}"
+    return f"{LOG_GROUP}:log-stream:{job}/algo-1-1764662400"
+
+
 def pass_role(role_arn: str, service: str = SAGEMAKER) -> Request:
     return Request(PASS_ROLE, role_arn, {"iam:PassedToService": service})
 
@@ -378,9 +386,8 @@ def runtime(team: Team, others: list[Team]) -> Iterator[Case]:
     repository = f"arn:aws:ecr:{REGION}:{ACCOUNT}:repository/training/pytorch"
     yield Case("ecr login", Request("ecr:GetAuthorizationToken", "*"), ALLOWED)
     yield Case("pull", Request("ecr:BatchGetImage", repository), ALLOWED)
-    yield Case(
-        "log events", Request("logs:PutLogEvents", f"{LOG_GROUP}:log-stream:job/algo-1"), ALLOWED
-    )
+    for action in ("logs:CreateLogStream", "logs:PutLogEvents"):
+        yield Case(action, Request(action, training_stream(team.tag)), ALLOWED)
     metrics = {"cloudwatch:namespace": "/aws/sagemaker/TrainingJobs"}
     yield Case("metrics", Request("cloudwatch:PutMetricData", "*", metrics), ALLOWED)
 
@@ -388,6 +395,11 @@ def runtime(team: Team, others: list[Team]) -> Iterator[Case]:
 def runtime_limits(team: Team, others: list[Team]) -> Iterator[Case]:
     elsewhere = f"arn:aws:logs:{REGION}:{ACCOUNT}:log-group:/other:log-stream:x"
     yield Case("other log group", Request("logs:PutLogEvents", elsewhere), DENIED)
+    unprefixed = f"{LOG_GROUP}:log-stream:AWSBatchjob{ATTEMPT}/algo-1"
+    yield Case("unprefixed job", Request("logs:PutLogEvents", unprefixed), DENIED)
+    for other in others:  # both organisations: the log group is one per account and region
+        request = Request("logs:PutLogEvents", training_stream(other.tag))
+        yield Case(f"stream of {other.tag}", request, DENIED)
     billing = {"cloudwatch:namespace": "Custom/Billing"}
     yield Case("other namespace", Request("cloudwatch:PutMetricData", "*", billing), DENIED)
     foreign = f"arn:aws:ecr:{REGION}:999999999999:repository/training/pytorch"

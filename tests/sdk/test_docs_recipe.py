@@ -2,25 +2,28 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 
 import pytest
 from sagemaker.core.utils.utils import SageMakerClient
 
+from quota_constructs.config import ORGS_DIR
 from quota_constructs.local.testing import SEED_DEMO, EmulatorServer
+from quota_constructs.model import training_job_prefix
 from tests.helpers import EMULATOR_DOC
 from tests.sdk.helpers import sleep_advances
 
 
-def recipe() -> str:
-    """The Python block between ``<!-- sdk-recipe -->`` markers of docs/emulator.md."""
+def recipe(marker: str = "sdk-recipe") -> str:
+    """The Python block between ``<!-- marker -->`` markers of docs/emulator.md."""
     found = re.search(
-        r"<!-- sdk-recipe -->\n```python\n(.*?)```\n<!-- /sdk-recipe -->",
+        rf"<!-- {marker} -->\n```python\n(.*?)```\n<!-- /{marker} -->",
         EMULATOR_DOC.read_text(),
         re.S,
     )
-    assert found is not None, "docs/emulator.md has no sdk-recipe block"
+    assert found is not None, f"docs/emulator.md has no {marker} block"
     return found.group(1)
 
 
@@ -55,3 +58,28 @@ def test_the_documented_sdk_recipe_runs(
         "123456789012.dkr.ecr.us-east-1.amazonaws.com/train:latest",
     ]
     assert sdk.request_counts["DescribeTrainingJob"] == 1
+
+
+def test_the_documented_team_recipe_names_the_training_job_with_the_teams_prefix(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Against research.yaml with generated names, as after ``quota local serve --org
+    stacks/orgs/research.yaml``: prefix, role, bucket and queue come from SSM."""
+    research = [ORGS_DIR / "research.yaml"]
+    with EmulatorServer(org_files=research, clock="virtual", naming="generated") as server:
+        for name, value in server.env.items():
+            monkeypatch.setenv(name, value)
+        SageMakerClient.reset()
+        exec(compile(recipe("sdk-team-recipe"), str(EMULATOR_DOC), "exec"), {})
+        SageMakerClient.reset()
+        listed = server.client("batch").list_service_jobs(
+            jobQueue=server.organisation("research").job_queue_name,
+            filters=[{"name": "JOB_NAME", "values": ["llm-ft"]}],
+        )
+        (job,) = listed["jobSummaryList"]
+        detail = server.client("batch").describe_service_job(jobId=job["jobId"])
+
+    assert capsys.readouterr().out.splitlines() == ["True"]
+    name = json.loads(detail["serviceRequestPayload"])["TrainingJobName"]
+    assert name.startswith(training_job_prefix("research/generative") + "llm-ft-")
+    assert detail["tags"] == {"quota-team": "research/generative"}

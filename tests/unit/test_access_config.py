@@ -18,7 +18,7 @@ from quota_constructs.config import (
     load_organisations,
     parse_organisation,
 )
-from quota_constructs.model import TeamAccess
+from quota_constructs.model import TeamAccess, training_job_prefix
 
 GOOD = """\
 organisation: research
@@ -228,3 +228,19 @@ def test_a_shared_role_names_the_files_share_indexes_beside_a_broken_share(
     assert problems["shares[2].access.execution_role"].startswith(
         "shares[1].access.execution_role names the same execution role"
     )
+
+
+def test_cli_validate_shows_each_teams_training_job_prefix(tmp_path: Path) -> None:
+    path = write(tmp_path, GOOD.replace("      bucket: create\n", "      training_logs: shared\n"))
+    runner = CliRunner()
+    result = runner.invoke(app, ["org", "validate", str(path)], env={"COLUMNS": "300"})
+    assert result.exit_code == 0, result.output
+    rows = {line.split()[1]: line for line in result.output.splitlines() if "logs)" in line}
+    assert f"{training_job_prefix('research/generative')} (shared logs)" in rows["generative"]
+    prefix = training_job_prefix("research/recommendation")
+    assert f"{prefix} (team-prefixed logs)" in rows["recommendation"]
+
+    shown = runner.invoke(app, ["org", "validate", "--json", str(path)])
+    (access,) = [s["access"] for s in json.loads(shown.output)[0]["quotaShares"][1:2]]
+    assert access["trainingJobPrefix"] == prefix
+    assert access["trainingLogs"] == "team-prefixed"

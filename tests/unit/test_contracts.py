@@ -8,6 +8,7 @@ from quota_constructs.contracts import (
     SUBMITTER_ROLE_ARNS_SCOPE,
     TEAM_BUCKETS_SCOPE,
     TEAM_TAG_KEY,
+    TRAINING_JOB_PREFIXES_SCOPE,
     bucket_parameter,
     execution_role_arn_parameter,
     share_access_parameters,
@@ -15,6 +16,7 @@ from quota_constructs.contracts import (
     share_output_id,
     submitter_role_arn_parameter,
     team_tag_value,
+    training_job_prefix_parameter,
 )
 
 
@@ -31,6 +33,9 @@ def test_access_parameters_sit_next_to_the_share_arn() -> None:
     assert bucket_parameter("research", "generative") == (
         "/quota/research/quota-shares/generative/bucket"
     )
+    assert training_job_prefix_parameter("research", "generative") == (
+        "/quota/research/quota-shares/generative/training-job-prefix"
+    )
 
 
 def test_share_access_parameters_map_each_output_scope_to_its_parameter() -> None:
@@ -38,12 +43,13 @@ def test_share_access_parameters_map_each_output_scope_to_its_parameter() -> Non
         SUBMITTER_ROLE_ARNS_SCOPE: "/quota/research/quota-shares/generative/submitter-role-arn",
         EXECUTION_ROLE_ARNS_SCOPE: "/quota/research/quota-shares/generative/execution-role-arn",
         TEAM_BUCKETS_SCOPE: "/quota/research/quota-shares/generative/bucket",
+        TRAINING_JOB_PREFIXES_SCOPE: "/quota/research/quota-shares/generative/training-job-prefix",
     }
 
 
 def test_output_scopes_are_distinct_and_outputs_are_named_after_the_share() -> None:
     scopes = {SHARE_ARNS_SCOPE, SUBMITTER_ROLE_ARNS_SCOPE, EXECUTION_ROLE_ARNS_SCOPE}
-    assert len(scopes | {TEAM_BUCKETS_SCOPE}) == 4
+    assert len(scopes | {TEAM_BUCKETS_SCOPE, TRAINING_JOB_PREFIXES_SCOPE}) == 5
     assert share_output_id("generative") == "generative"
 
 

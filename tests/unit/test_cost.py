@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from quota_constructs.config import parse_organisation
-from quota_constructs.model import Organisation, QuotaConfigError, parse_utc
+from quota_constructs.model import Organisation, QuotaConfigError, TrainingPlanSpec, parse_utc
 from quota_constructs.model.cost import (
     Attempt,
     ChargeRule,
@@ -159,3 +161,18 @@ def test_prices_read_plain_and_with_a_plan_rate_and_refuse_bad_values() -> None:
         "p.yaml: ml.p5.48xlarge: on_demand is missing (got {'reserved': 1}); fix: add "
         "on_demand: USD per instance-hour",
     ]
+
+
+def test_a_plan_backing_part_of_the_capacity_makes_only_its_free_instances_idle() -> None:
+    # 8 x p5 held, a plan of 2 (the rest on demand, as the reservation sizing simulates it);
+    # llm runs 1 instance for the plan's 10 hours: 1 plan instance is idle, not 7.
+    plan = TrainingPlanSpec("p5-june", P5, 2, "2027-06-01T00:00:00Z", duration_hours=10)
+    mixed = replace(org(), training_plans=(plan,))
+    attempts = [Attempt("llm", P5, 1, START, START + 10 * H)]
+    report = cost_report(mixed, attempts, PRICES, start_s=START, end_s=START + 10 * H)
+    (p5_plan,) = report.plans
+    assert (p5_plan.used, p5_plan.idle) == (pytest.approx(10.0), pytest.approx(10.0))
+    idle = {s: row(report, s, P5).idle for s in ("llm", "vision")}
+    assert sum(idle.values()) == pytest.approx(10.0)
+    assert idle["llm"] == pytest.approx(10.0 * 5 / 7)  # its 5 unused of the 7 unused instances
+    assert row(report, "llm", P5).unused == pytest.approx(50.0)

@@ -35,6 +35,8 @@ DOC = ROOT / "docs" / "input-limits.md"
         f"at most {limits.MAX_JOB_MINUTES:,.0f} minutes",
         f"0 to {limits.MAX_WAIT_TARGET_MINUTES:,.0f} minutes",
         f"at most {limits.MAX_INTENSITY:,.0f}",
+        f"{model.TRAINING_JOB_PREFIX_LENGTH}-character prefix",
+        f"SageMaker allows {model.TRAINING_JOB_NAME_MAX}",
     ],
 )
 def test_the_doc_states_the_limits_the_code_enforces(value: str) -> None:

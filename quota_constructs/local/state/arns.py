@@ -9,14 +9,12 @@ import re
 from dataclasses import dataclass
 
 from quota_constructs.api_shapes import quota_share_arn, service_job_arn
+from quota_constructs.model import BATCH_TRAINING_JOB_PREFIX, TRAINING_JOB_NAME_MAX
 
 DEFAULT_REGION = "us-east-1"
 DEFAULT_ACCOUNT = "123456789012"
 JOB_ID_PATTERN = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 """A service job id: a lower-case UUID, as Batch issues them."""
-TRAINING_JOB_NAME_MAX = 63
-"""SageMaker's limit on a training job name (``TrainingJobName``, pattern
-``[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}``)."""
 
 
 @dataclass(frozen=True)
@@ -81,5 +79,5 @@ def training_job_name(job_name: str, attempt_id: str) -> str:
     AWS's examples keep the job name as written. A training job name is at most 63 letters,
     digits and hyphens, so ``_`` becomes ``-`` and a long job name is cut (UNCONFIRMED).
     """
-    room = TRAINING_JOB_NAME_MAX - len("AWSBatch") - len(attempt_id)
-    return f"AWSBatch{job_name.replace('_', '-')[:room]}{attempt_id}"
+    room = TRAINING_JOB_NAME_MAX - len(BATCH_TRAINING_JOB_PREFIX) - len(attempt_id)
+    return f"{BATCH_TRAINING_JOB_PREFIX}{job_name.replace('_', '-')[:room]}{attempt_id}"

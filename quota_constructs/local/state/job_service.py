@@ -252,7 +252,11 @@ class JobService:
         self.schedulers[queue.name].remove_share(share.spec.name, now=self.now())
 
     def capacity_changed(self, queue: JobQueue, capacity: Mapping[str, int]) -> None:
-        self.schedulers[queue.name].set_service_environment(capacity, now=self.now())
+        """The new capacity; a training plan's type keeps what its plans allow now."""
+        scheduler = self.schedulers[queue.name]
+        if self.plan_windows is not None:
+            capacity = self.plan_windows.capacity_for(scheduler, capacity)
+        scheduler.set_service_environment(capacity, now=self.now())
 
     def environment_state_changed(self, queue: JobQueue, state: str) -> None:
         """A DISABLED service environment places no job of its queue; ENABLED places again."""

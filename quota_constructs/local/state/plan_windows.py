@@ -4,23 +4,25 @@ plan's window, applied at each edge on the emulator's clock through the schedule
 
 A type that a named plan of the organisation file reserves has, at each moment, the
 instances of its plans then usable (:func:`~quota_constructs.model.plan_capacity_at`); other
-types keep their capacity. AWS: SageMaker begins terminating the instances running on a plan
-30 minutes before its end (docs/cost.md), so by default the capacity goes at ``end - 30 min``
-and the jobs running on it then are stopped (FAILED, a ``TrainingPlanEnded`` reason);
-``stop_before_end_s=0`` lets them run to the plan's end instead.
+types keep their capacity. UpdateServiceEnvironment changes the other types; a plan type keeps
+what its plans allow, up to the capacity the update sets. AWS: SageMaker begins terminating the
+instances running on a plan 30 minutes before its end (docs/cost.md), so by default the
+capacity goes at ``end - 30 min`` and the jobs running on it then are stopped (FAILED, a
+``TrainingPlanEnded`` reason); ``stop_before_end_s=0`` lets them run to the plan's end instead.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 
 from quota_constructs.local.state.clock import EmulatorClock
 from quota_constructs.model import (
     PLAN_STOP_BEFORE_END_S,
     TrainingPlanSpec,
     apply_plan_capacity,
+    plan_capacity_at,
     plan_capacity_edges,
 )
 from quota_constructs.scheduling import Scheduler
@@ -32,6 +34,9 @@ class _Entry:
     plans: tuple[TrainingPlanSpec, ...]
     edges: list[tuple[float, str]]
     """Edges still to apply: (emulator seconds, instance type), in order."""
+    limits: dict[str, int] = field(default_factory=dict)
+    """The service environment's capacity per type once UpdateServiceEnvironment set it: the
+    plans' instances are usable up to it."""
 
 
 class PlanWindows:
@@ -74,6 +79,21 @@ class PlanWindows:
             self._apply(entry, itype, t)
         step(now)
 
+    def capacity_for(self, scheduler: Scheduler, capacity: Mapping[str, int]) -> dict[str, int]:
+        """What UpdateServiceEnvironment's ``capacity`` makes usable on ``scheduler`` now: each
+        plan type what its plans allow, up to ``capacity`` (kept for the later edges too)."""
+        usable = dict(capacity)
+        epoch = self.clock.epoch(self.clock.now())
+        for entry in self._entries:
+            if entry.scheduler is scheduler:
+                entry.limits = dict(capacity)
+                for itype in {p.instance_type for p in entry.plans}:
+                    allowed = plan_capacity_at(
+                        entry.plans, itype, epoch, stop_before_end_s=self.stop_before_end_s
+                    )
+                    usable[itype] = min(capacity.get(itype, 0), allowed)
+        return usable
+
     def _next_due(self, now: float) -> _Entry | None:
         due = [e for e in self._entries if e.edges and e.edges[0][0] <= now]
         return min(due, key=lambda e: e.edges[0][0], default=None)
@@ -87,5 +107,6 @@ class PlanWindows:
             self.clock.epoch(t),
             now=at,
             stop_before_end_s=self.stop_before_end_s,
+            limit=entry.limits.get(itype, 0) if entry.limits else None,
         )
         self.stopped += [(at, job_id) for job_id in stopped]
