@@ -182,8 +182,8 @@ class SimulationResult:
     timeline: Timeline
     events: int
     """Virtual-time steps processed (for the benchmark)."""
-    jobs: tuple[Job, ...] = field(default=(), compare=False, repr=False)
-    """Every job after the run, attempts included (what the cost model bills)."""
+    jobs: tuple[Job, ...] = field(default=(), compare=False, repr=False, metadata={"json": False})
+    """Every job after the run, attempts included (what the cost model bills; not in ``--json``)."""
 
     def share(self, name: str) -> ShareMetrics:
         return next(s for s in self.shares if s.share == name)

@@ -178,7 +178,8 @@ def camel_case(name: str) -> str:
 
 
 def json_fields(value: Any, *, skip: frozenset[str] = frozenset()) -> Any:
-    """``value`` ready for :func:`print_json`: dataclass fields (except ``skip``) in camelCase.
+    """``value`` ready for :func:`print_json`: dataclass fields (except ``skip`` and those whose
+    metadata says ``{"json": False}``) in camelCase.
 
     Mapping keys are data (share names, instance types) and stay as they are; enums become
     their values, datetimes ISO 8601 strings, infinite floats ``null`` (JSON has no infinity).
@@ -187,7 +188,7 @@ def json_fields(value: Any, *, skip: frozenset[str] = frozenset()) -> Any:
         return {
             camel_case(f.name): json_fields(getattr(value, f.name), skip=skip)
             for f in dataclasses.fields(value)
-            if f.name not in skip
+            if f.name not in skip and f.metadata.get("json", True)
         }
     if isinstance(value, Enum):
         return value.value

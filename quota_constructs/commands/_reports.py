@@ -88,7 +88,7 @@ def results_json(results: Sequence[SimulationResult], labels: Sequence[str]) -> 
     """The results (without the timeline and jobs) as JSON, keyed by configuration label;
     field names in camelCase (``waitP95S``), ``null`` for an infinite figure."""
     out = {
-        label: json_fields(result, skip=frozenset({"timeline", "jobs"}))
+        label: json_fields(result, skip=frozenset({"timeline"}))
         for label, result in zip(labels, results, strict=True)
     }
     return json.dumps(out, indent=2)

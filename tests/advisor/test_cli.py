@@ -42,6 +42,8 @@ def test_simulate_csv_as_json(tmp_path: Path) -> None:
     qs1 = next(s for s in data["shares"] if s["share"] == "QS1")
     assert qs1["preemptions"]["CROSS_SHARE"] == 1
     assert data["windowS"] == 100 and "timeline" not in data
+    assert "jobs" not in data  # the run's job records stay out; each share's count is in
+    assert {s["share"]: s["jobs"] for s in data["shares"]} == {"QS1": 2, "QS2": 1, "QS3": 0}
 
 
 def test_simulate_compare_and_plot(tmp_path: Path) -> None:
