@@ -162,7 +162,9 @@ class Emulator:
         training_jobs = TrainingJobHandlers(self.registry, self.jobs, self.account, self.clock)
         self.training_plans = TrainingPlans(self.account)
         self.service_quotas = ServiceQuotas(self.account)
-        training_plans = TrainingPlanHandlers(self.training_plans, self.account, self.clock)
+        training_plans = TrainingPlanHandlers(
+            self.training_plans, self.account, self.clock, self.jobs.plan_instances_in_use
+        )
         self._tables: dict[str, dict[str, Handler]] = {
             "batch": self._batch,
             "ssm": ParameterHandlers(self.parameters).operations(),

@@ -4,6 +4,7 @@ SearchTrainingPlanOfferings then CreateTrainingPlan buys one."""
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,6 +14,8 @@ from botocore.exceptions import ClientError, ParamValidationError
 
 from quota_constructs.local.testing import EmulatorServer
 from quota_constructs.model import utc_text
+from tests.emulator.helpers import status, submit
+from tests.helpers import payload
 
 H = 3600
 
@@ -102,3 +105,38 @@ def test_requests_are_validated_by_botocores_model(emu: EmulatorServer) -> None:
     with pytest.raises(ParamValidationError):  # client side, from the same model
         sagemaker.describe_training_plan(TrainingPlanName="")
     assert "DescribeTrainingPlan" in emu.emulator.served_operations()["sagemaker"]
+
+
+def _plan_job(emu: EmulatorServer, name: str, count: int, plan_arn: str | None) -> str:
+    """A p5 job of ``count`` instances running 30 minutes, on ``plan_arn`` when given."""
+    body = json.loads(payload("ml.p5.48xlarge", count=count))
+    if plan_arn is not None:
+        body["ResourceConfig"]["TrainingPlanArn"] = plan_arn
+    queue = emu.organisations["plans"].job_queue_name
+    return submit(
+        emu.client("batch"),
+        queue,
+        "llm",
+        name,
+        serviceRequestPayload=json.dumps(body),
+        tags={"quota.local/duration-seconds": "1800"},
+    )
+
+
+def test_the_plan_reports_the_instances_its_running_jobs_hold(emu: EmulatorServer) -> None:
+    sagemaker = emu.client("sagemaker")
+    arn = sagemaker.describe_training_plan(TrainingPlanName="p5-june")["TrainingPlanArn"]
+    on_plan = _plan_job(emu, "on-plan", 3, arn)
+    _plan_job(emu, "no-plan", 2, None)  # same type, no TrainingPlanArn: not the plan's
+    queued = sagemaker.describe_training_plan(TrainingPlanName="p5-june")
+    assert (queued["InUseInstanceCount"], queued["AvailableInstanceCount"]) == (0, 8)
+    emu.advance(H + 60)
+    assert status(emu.client("batch"), on_plan) == "RUNNING"
+    plan = sagemaker.describe_training_plan(TrainingPlanName="p5-june")
+    assert (plan["InUseInstanceCount"], plan["AvailableInstanceCount"]) == (3, 5)
+    (listed,) = sagemaker.list_training_plans()["TrainingPlanSummaries"]
+    assert (listed["InUseInstanceCount"], listed["AvailableInstanceCount"]) == (3, 5)
+    emu.advance(H)  # the job ran its 30 minutes
+    assert status(emu.client("batch"), on_plan) == "SUCCEEDED"
+    done = sagemaker.describe_training_plan(TrainingPlanName="p5-june")
+    assert (done["InUseInstanceCount"], done["AvailableInstanceCount"]) == (0, 8)

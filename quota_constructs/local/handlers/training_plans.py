@@ -4,7 +4,7 @@ the wire layer, like every operation)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from quota_constructs.local.handlers import Handler
@@ -22,13 +22,21 @@ def _epoch(value: Any) -> float:
     return value.timestamp() if hasattr(value, "timestamp") else float(value)
 
 
-class TrainingPlanHandlers:
-    """The training-plan operations over one :class:`TrainingPlans` store."""
+InUse = Callable[[str, str], int]
+"""(plan ARN, instance type) -> instances of that type its jobs hold now."""
 
-    def __init__(self, plans: TrainingPlans, account: Account, clock: EmulatorClock) -> None:
+
+class TrainingPlanHandlers:
+    """The training-plan operations over one :class:`TrainingPlans` store; ``in_use`` counts
+    the instances a plan's jobs hold (its ``InUseInstanceCount``; the rest is available)."""
+
+    def __init__(
+        self, plans: TrainingPlans, account: Account, clock: EmulatorClock, in_use: InUse
+    ) -> None:
         self.plans = plans
         self.account = account
         self.clock = clock
+        self.in_use = in_use
 
     def operations(self) -> dict[str, Handler]:
         """Operation name -> handler, for every operation of this module."""
@@ -61,8 +69,7 @@ class TrainingPlanHandlers:
         return {"TrainingPlanArn": plan.arn}
 
     def describe(self, params: Mapping[str, Any]) -> dict[str, Any]:
-        plan = self.plans.get(params["TrainingPlanName"])
-        return {**self._summary(plan), "AvailableInstanceCount": plan.offering.instance_count}
+        return self._summary(self.plans.get(params["TrainingPlanName"]))
 
     def list(self, params: Mapping[str, Any]) -> dict[str, Any]:
         now = self._now()
@@ -88,6 +95,8 @@ class TrainingPlanHandlers:
 
     def _summary(self, plan: Plan) -> dict[str, Any]:
         offering = plan.offering
+        # the emulator pools a type's plans: overlapping plans' jobs may hold more than one's
+        in_use = min(self.in_use(plan.arn, offering.instance_type), offering.instance_count)
         return {
             "TrainingPlanArn": plan.arn,
             "TrainingPlanName": plan.name,
@@ -99,7 +108,8 @@ class TrainingPlanHandlers:
             "UpfrontFee": f"{offering.upfront_fee:.2f}",
             "CurrencyCode": "USD",
             "TotalInstanceCount": offering.instance_count,
-            "InUseInstanceCount": 0,
+            "AvailableInstanceCount": offering.instance_count - in_use,
+            "InUseInstanceCount": in_use,
             "TargetResources": [TARGET],
             "ReservedCapacitySummaries": [
                 {

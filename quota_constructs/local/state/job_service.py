@@ -27,6 +27,7 @@ A repeated ``clientToken`` is refused, as botocore's documentation of
 
 from __future__ import annotations
 
+import json
 import math
 import random
 import uuid
@@ -462,6 +463,23 @@ class JobService:
     def jobs_of(self, queues: Iterable[JobQueue]) -> list[Job]:
         """Every job of ``queues``, queue by queue in submit order."""
         return [job for queue in queues for job in self.schedulers[queue.name].jobs]
+
+    def plan_instances_in_use(self, plan_arn: str, instance_type: str) -> int:
+        """Instances of ``instance_type`` held now (``SCHEDULED``, ``STARTING``, ``RUNNING``)
+        by the jobs whose payload runs on ``plan_arn`` (``ResourceConfig.TrainingPlanArn``)."""
+        return sum(
+            job.demand.get(instance_type, 0)
+            for scheduler in self.schedulers.values()
+            for job in scheduler.jobs
+            if job.status.is_dispatched and self._plan_of(job.job_id) == plan_arn
+        )
+
+    def _plan_of(self, job_id: str) -> str | None:
+        submission = self.submitted.get(job_id)
+        payload = json.loads(submission.payload) if submission is not None else {}
+        resources = payload.get("ResourceConfig") if isinstance(payload, dict) else None
+        plan = resources.get("TrainingPlanArn") if isinstance(resources, dict) else None
+        return plan if isinstance(plan, str) else None
 
     def scheduler(self, queue: JobQueue) -> Scheduler:
         """The scheduler core of ``queue`` (snapshots, ledgers)."""
