@@ -46,6 +46,7 @@ from quota_constructs.runtime.queue import (
     error_text,
     queue_spec_from_api,
 )
+from quota_constructs.runtime.training_plans import PlanOverflow
 from quota_constructs.runtime.waiting import (
     TrackedJob,
     Transition,
@@ -70,6 +71,7 @@ __all__ = [
     "JobSummary",
     "MonotonicClock",
     "PacingClock",
+    "PlanOverflow",
     "PreemptedAttempt",
     "PreemptionHistory",
     "QueueClient",

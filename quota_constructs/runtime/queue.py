@@ -40,6 +40,7 @@ from quota_constructs.model import (
     Problem,
     QuotaConfigError,
     QuotaShareSpec,
+    capacity_demand,
     check_scheduling_priority,
     raise_if,
     training_job_prefix,
@@ -68,6 +69,8 @@ from quota_constructs.runtime.team import (
     default_session_name,
     read_team_parameters,
 )
+from quota_constructs.runtime.training_plans import PlanOverflow, has_room
+from quota_constructs.runtime.training_plans import plan_overflow as _plan_overflow
 from quota_constructs.runtime.waiting import Transition, Until, Waiter, WaitResult, WaitTarget
 
 TEAM_DEFAULT_PRIORITY = 0
@@ -215,11 +218,15 @@ class QueueClient:
         clock: PacingClock | None = None,
         backoff: Backoff | None = None,
         training_plans: Sequence[str] = (),
+        plan_overflow: PlanOverflow | str = PlanOverflow.ON_DEMAND,
     ) -> None:
         self.queue = queue
         self.training_plans = tuple(training_plans)
         """Names or ARNs of the organisation's SageMaker training plans (``training_plans:``):
         a job of a plan's instance type submitted while the plan is ``Active`` runs on it."""
+        self.plan_overflow = _plan_overflow(plan_overflow)
+        """A job the active plans have no room for at submit: ``on-demand`` (default) sends
+        it without ``TrainingPlanArn``; ``wait`` sends it on the plan (:meth:`active_plan`)."""
         self.session = session or boto3.Session()
         self.region = region
         self.endpoint_url = endpoint_url
@@ -384,12 +391,15 @@ class QueueClient:
             self._team_tags[share] = (detail.get("tags") or {}).get(TEAM_TAG_KEY)
         return self._team_tags[share]
 
-    def active_plan(self, instance_type: str | None) -> str | None:
-        """The ARN of an ``Active`` plan of :attr:`training_plans` reserving ``instance_type``.
+    def active_plan(self, instance_type: str | None, instances: int = 1) -> str | None:
+        """The ARN of an ``Active`` plan of :attr:`training_plans` reserving ``instance_type``
+        with room for ``instances`` (``AvailableInstanceCount``; any active one under
+        :attr:`plan_overflow` ``wait``).
 
         ``DescribeTrainingPlan`` per plan, at each submit (a plan's status follows its window;
         AWS: jobs on a ``Scheduled`` plan wait ``Pending`` until it is ``Active``, so only an
-        active plan is used). ``None``: no such plan, the job runs on demand.
+        active plan is used). ``None``: no such plan, the job runs on demand. Room is counted
+        at submit: a job queued on the plan but not started holds none of its instances yet.
         """
         if instance_type is None:
             return None
@@ -398,7 +408,9 @@ class QueueClient:
         for name in self.training_plans:
             plan = self._sagemaker.describe_training_plan(TrainingPlanName=name)
             types = {c.get("InstanceType") for c in plan.get("ReservedCapacitySummaries") or []}
-            if plan.get("Status") == "Active" and instance_type in types:
+            if plan.get("Status") != "Active" or instance_type not in types:
+                continue
+            if self.plan_overflow is PlanOverflow.WAIT or has_room(plan, instances):
                 return str(plan["TrainingPlanArn"])
         return None
 
@@ -433,7 +445,7 @@ class QueueClient:
             problems.append(_describe_problem(submission.share, error))
             return submission, problems + submission.problems(spec)
         if submission.training_plan_arn is None and self.training_plans:
-            plan = self.active_plan(submission.instance_type)
+            plan = self.active_plan(submission.instance_type, _instances(submission))
             submission = replace(submission, training_plan_arn=plan)
         if tag is not None:
             problems += team_tag_problems(submission.tags, submission.share, TEAM_TAG_KEY, tag)
@@ -947,3 +959,13 @@ def _describe_problem(share: str, error: ClientError) -> Problem:
         "its team tag is unknown",
         "allow batch:DescribeQuotaShare on the share (a team's role has it), or retry",
     )
+
+
+def _instances(submission: JobSubmission) -> int:
+    """Instances of its own type ``submission`` needs (1 for a payload too broken to count:
+    its problems stop it before it is sent)."""
+    try:
+        demand = capacity_demand(submission.payload_dict)
+    except QuotaConfigError:
+        return 1
+    return demand.get(submission.instance_type or "", 1)

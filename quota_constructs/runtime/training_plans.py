@@ -1,9 +1,11 @@
 """Owns looking up an organisation's training plans known by ARN alone (``DescribeTrainingPlan``,
-read-only): their name, instance type, instances and window, as the model's plans."""
+read-only): their name, instance type, instances and window, as the model's plans; and what a
+job does when its plan is full (:class:`PlanOverflow`)."""
 
 from __future__ import annotations
 
 from dataclasses import replace
+from enum import StrEnum
 from typing import Any
 
 from botocore.exceptions import ClientError
@@ -12,6 +14,38 @@ from quota_constructs.model import Organisation, Problem, QuotaConfigError, Trai
 from quota_constructs.model.training_plan import utc_text
 
 NOT_FOUND_CODES = ("ResourceNotFound", "ResourceNotFoundException", "ValidationException")
+
+
+class PlanOverflow(StrEnum):
+    """What the runtime does with a job of an ``Active`` plan's type when the plan has fewer
+    available instances (``AvailableInstanceCount``) than the job's ``InstanceCount``."""
+
+    ON_DEMAND = "on-demand"
+    """Submit it without ``TrainingPlanArn``: it runs on demand (what the advisor assumes)."""
+    WAIT = "wait"
+    """Submit it on the plan anyway: it waits for the plan's instances."""
+
+
+def plan_overflow(value: PlanOverflow | str) -> PlanOverflow:
+    """``value`` as a :class:`PlanOverflow`; :class:`QuotaConfigError` naming it otherwise."""
+    try:
+        return PlanOverflow(value)
+    except ValueError:
+        modes = " or ".join(repr(m.value) for m in PlanOverflow)
+        problem = Problem(
+            "plan_overflow",
+            value,
+            "not a plan overflow mode",
+            f"use {modes} (on demand when the plan is full, or wait for it)",
+        )
+        raise QuotaConfigError([problem]) from None
+
+
+def has_room(description: dict[str, Any], instances: int) -> bool:
+    """Whether a ``DescribeTrainingPlan`` answer has ``instances`` available now (an answer
+    without ``AvailableInstanceCount`` cannot tell, and counts as having room)."""
+    available = description.get("AvailableInstanceCount")
+    return available is None or int(available) >= instances
 
 
 def plan_from_description(description: dict[str, Any]) -> TrainingPlanSpec:

@@ -1,5 +1,7 @@
 """The runtime puts a job of a plan's instance type on the plan (``ResourceConfig.
-TrainingPlanArn``) while the plan is ``Active``, and only then; other types run on demand."""
+TrainingPlanArn``) while the plan is ``Active``, and only then; other types run on demand. A job
+the plan has no room for (``AvailableInstanceCount``) runs on demand, or waits on the plan under
+``plan_overflow="wait"``."""
 
 from __future__ import annotations
 
@@ -12,7 +14,8 @@ import pytest
 
 from quota_constructs.commands.demo import emulator_client
 from quota_constructs.local.testing import EmulatorServer
-from quota_constructs.model import utc_text
+from quota_constructs.model import QuotaConfigError, utc_text
+from quota_constructs.runtime import PlanOverflow
 from quota_constructs.runtime.queue import QueueClient
 from tests.runtime.helpers import FAST_RETRIES, training_job
 
@@ -64,3 +67,49 @@ def test_without_plans_the_payload_is_unchanged(emu: EmulatorServer) -> None:
     client = emulator_client(emu, "plans", retry=FAST_RETRIES)
     job = client.submit("plain", "llm", training_job(P5))
     assert sent_plan(client, job.job_id) is None
+
+
+def _fill_the_plan(emu: EmulatorServer, client: QueueClient) -> None:
+    """Two one-instance p5 jobs on the 2-instance plan, started: the plan is then full."""
+    emu.advance(H + 1)
+    first = client.submit("first", "llm", training_job(P5))
+    second = client.submit("second", "llm", training_job(P5))
+    assert (sent_plan(client, first.job_id), sent_plan(client, second.job_id)) == (ARN, ARN)
+    emu.advance(60)
+    plan = emu.client("sagemaker").describe_training_plan(TrainingPlanName="p5-june")
+    assert (plan["InUseInstanceCount"], plan["AvailableInstanceCount"]) == (2, 0)
+
+
+def test_a_job_the_full_plan_has_no_room_for_runs_on_demand(emu: EmulatorServer) -> None:
+    client = emulator_client(emu, "plans", retry=FAST_RETRIES, training_plans=["p5-june"])
+    assert client.plan_overflow is PlanOverflow.ON_DEMAND  # the default, as the advisor assumes
+    _fill_the_plan(emu, client)
+    third = client.submit("third", "llm", training_job(P5))
+    assert sent_plan(client, third.job_id) is None
+
+
+def test_under_wait_a_job_the_full_plan_has_no_room_for_waits_on_it(emu: EmulatorServer) -> None:
+    client = emulator_client(
+        emu, "plans", retry=FAST_RETRIES, training_plans=["p5-june"], plan_overflow="wait"
+    )
+    _fill_the_plan(emu, client)
+    third = client.submit("third", "llm", training_job(P5))
+    assert sent_plan(client, third.job_id) == ARN
+
+
+def test_a_job_larger_than_the_plans_room_runs_on_demand(emu: EmulatorServer) -> None:
+    client = emulator_client(emu, "plans", retry=FAST_RETRIES, training_plans=["p5-june"])
+    emu.advance(H + 1)
+    client.submit("one", "llm", training_job(P5))
+    emu.advance(60)
+    pair = client.submit("pair", "llm", training_job(P5, count=2))  # 1 available, 2 needed
+    assert sent_plan(client, pair.job_id) is None
+
+
+def test_rejects_an_unknown_plan_overflow_mode(emu: EmulatorServer) -> None:
+    with pytest.raises(QuotaConfigError) as refused:
+        emulator_client(emu, "plans", training_plans=["p5-june"], plan_overflow="queue")
+    assert str(refused.value) == (
+        "plan_overflow: not a plan overflow mode (got 'queue'); fix: use 'on-demand' or "
+        "'wait' (on demand when the plan is full, or wait for it)"
+    )
