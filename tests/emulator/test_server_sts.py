@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shlex
 import signal
+import string
 import subprocess
 import urllib.error
 import urllib.parse
@@ -309,20 +312,27 @@ def docs_commands() -> list[str]:
     return [line[2:].split("  #", 1)[0].strip() for line in block.splitlines()]
 
 
+ASSIGNMENT = re.compile(r"^(\w+)=\$\((aws .*)\)$")
+"""A docs line ``VAR=$(aws ...)``: the command's text output becomes ``$VAR`` of later lines."""
+
+
 def test_the_aws_cli_commands_of_the_docs_run_as_written(research: EmulatorServer) -> None:
     env = {**os.environ, **research.env, "AWS_CONFIG_FILE": os.devnull}
-    outputs = []
+    outputs: list[Any] = []
+    variables: dict[str, str] = {}
     for command in docs_commands():
-        words = command.split()
-        assert words[0] == "aws"
+        assignment = ASSIGNMENT.match(command)
+        line = assignment.group(2) if assignment else command
+        words = shlex.split(string.Template(line).substitute(variables))
+        assert words[0] == "aws", command
+        output = [] if "--output" in words else ["--output", "json"]
         done = subprocess.run(
-            [str(AWS), *words[1:], "--output", "json"],
-            capture_output=True,
-            text=True,
-            env=env,
-            timeout=60,
+            [str(AWS), *words[1:], *output], capture_output=True, text=True, env=env, timeout=60
         )
         assert done.returncode == 0, (command, done.stderr)
+        if assignment:
+            variables[assignment.group(1)] = done.stdout.strip()
+            continue
         outputs.append(json.loads(done.stdout))
         if "assume-role" in words:  # "after exporting the three returned credentials"
             credentials = outputs[-1]["Credentials"]
@@ -330,8 +340,8 @@ def test_the_aws_cli_commands_of_the_docs_run_as_written(research: EmulatorServe
             env["AWS_SECRET_ACCESS_KEY"] = credentials["SecretAccessKey"]
             env["AWS_SESSION_TOKEN"] = credentials["SessionToken"]
 
-    parameter, assumed, identity = outputs
-    assert parameter["Parameter"]["Value"] == SUBMITTER
+    assumed, identity = outputs
+    assert variables == {"ROLE": SUBMITTER}
     assert assumed["AssumedRoleUser"]["Arn"] == ALICE
     assert identity["Arn"] == ALICE
 
