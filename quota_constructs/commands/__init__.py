@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from quota_constructs.commands import _process  # noqa: F401 - before numpy is imported
 from quota_constructs.commands._common import QuotaGroup
 from quota_constructs.commands.advise import advisor_app
 from quota_constructs.commands.demo import demo

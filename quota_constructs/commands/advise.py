@@ -98,6 +98,7 @@ from quota_constructs.model import PLAN_STOP_BEFORE_END_S, Organisation, Problem
 from quota_constructs.model.cost import CostReport, Price
 from quota_constructs.runtime.adopt import queue_client, read_job_history, read_organisation
 from quota_constructs.runtime.queue import QueueClient
+from quota_constructs.scheduling import collector_paused
 
 advisor_app = typer.Typer(no_args_is_help=True)
 
@@ -210,6 +211,7 @@ def print_advice(advice: Advice, console: Console) -> None:
 
 @advisor_app.command("recommend")
 @handle_errors
+@collector_paused()
 def recommend_command(
     teams_file: str = typer.Argument(
         ...,
@@ -627,6 +629,7 @@ def _labels(paths: list[Path], orgs: list[Organisation]) -> list[str]:
 
 @advisor_app.command("simulate")
 @handle_errors
+@collector_paused()
 def simulate_command(
     org_file: Path | None = typer.Argument(
         None, help="Organisation YAML file (with --from-queue: optional, compared too)."
