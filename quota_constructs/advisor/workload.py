@@ -16,7 +16,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from statistics import NormalDist
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -36,6 +36,9 @@ from quota_constructs.model import (
     check_scheduling_priority,
 )
 from quota_constructs.safe_load import WORKLOAD_FILE_MAX_BYTES, read_text
+
+if TYPE_CHECKING:
+    from _csv import Reader
 
 DAY_S = 86400.0
 DEFAULT_STARTUP_S = 300.0
@@ -92,19 +95,20 @@ _DECIMAL = re.compile(r"[0-9]{1,15}(?:\.[0-9]{1,15})?")
 _COUNT = re.compile(r"[1-9][0-9]{0,8}")
 
 
-def _plain_job(
-    row: dict[str, Any], line: int, valid: set[tuple[str, str, int]]
-) -> WorkloadJob | None:
+_Values = tuple[str, str, str, str, str, str, str | None]
+"""A row's values in :data:`REQUIRED_COLUMNS` order, then ``checkpoint_interval_s``."""
+
+
+def _plain_job(values: _Values, line: int, valid: set[tuple[str, str, int]]) -> WorkloadJob | None:
     """The row's job when every value is plain (decimal numbers, names already checked) and
     within bounds, without pydantic; ``None``: let :func:`_row_problems` decide."""
     decimal, count = _DECIMAL.fullmatch, _COUNT.fullmatch
-    submit, instances, duration = row["submit_time_s"], row["instance_count"], row["duration_s"]
-    priority, checkpoint = row["priority"], row.get("checkpoint_interval_s")
+    submit, share, itype, instances, duration, priority, checkpoint = values
     if not (decimal(submit) and count(instances) and decimal(duration) and count(priority)):
         return None
     if checkpoint not in ("", None) and not decimal(checkpoint):
         return None
-    names = (row["share"], row["instance_type"], int(priority))
+    names = (share, itype, int(priority))
     interval = float(checkpoint) if checkpoint not in ("", None) else None
     job = WorkloadJob(
         float(submit), names[0], names[1], int(instances), float(duration), names[2], interval, line
@@ -120,7 +124,7 @@ def _row_problems(
     row: dict[str, Any], line: int, valid: set[tuple[str, str, int]]
 ) -> tuple[WorkloadJob | None, list[Problem]]:
     """The row's job, or its problems. ``valid``: (share, type, priority) already checked."""
-    job = _plain_job(row, line, valid)
+    job = _plain_job(_row_values(row), line, valid)
     if job is not None:
         return job, []
     where = f"line {line}"
@@ -149,18 +153,38 @@ def _row_problems(
     return WorkloadJob(**vars(parsed), line=line), []
 
 
+def _row_values(row: dict[Any, Any]) -> _Values:
+    """A :class:`csv.DictReader` row's values in :data:`_Values` order."""
+    required = tuple(row[c] for c in REQUIRED_COLUMNS)
+    return (*required, row.get(OPTIONAL_COLUMNS[0]))
+
+
 def parse_workload_csv(text: str, *, source: str = "<csv>") -> list[WorkloadJob]:
-    """Parse workload CSV text; :class:`WorkloadError` lists every bad row by line number."""
-    reader = csv.DictReader(io.StringIO(text), skipinitialspace=True)
-    header = [h.strip() for h in reader.fieldnames or []]
-    reader.fieldnames = header
+    """Parse workload CSV text; :class:`WorkloadError` lists every bad row by line number.
+
+    A row with one value per column whose values are plain (:func:`_plain_job`) is read by
+    position; any other row is read as :class:`csv.DictReader` reads it and checked in full.
+    """
+    reader = csv.reader(io.StringIO(text), skipinitialspace=True)
+    header = [h.strip() for h in next(reader, [])]
     problems = _header_problems(header)
     if problems:
         raise WorkloadError(problems, context=source)
+    columns = [header.index(c) for c in REQUIRED_COLUMNS]
+    checkpoint = header.index(OPTIONAL_COLUMNS[0]) if OPTIONAL_COLUMNS[0] in header else None
     jobs: list[WorkloadJob] = []
     valid: set[tuple[str, str, int]] = set()
-    for row in _csv_rows(reader, problems):
-        line = reader.line_num
+    for line, values in _csv_rows(reader, problems):
+        if len(values) == len(header):
+            plain = (
+                *(values[i] for i in columns),
+                None if checkpoint is None else values[checkpoint],
+            )
+            job = _plain_job(plain, line, valid)  # type: ignore[arg-type]
+            if job is not None:
+                jobs.append(job)
+                continue
+        row = _as_dict(values, header)
         if row.get(None):
             problems.append(
                 Problem(
@@ -196,15 +220,31 @@ def parse_workload_csv(text: str, *, source: str = "<csv>") -> list[WorkloadJob]
     return sorted(jobs, key=lambda j: j.submit_time_s)
 
 
-def _csv_rows(reader: csv.DictReader[str], problems: list[Problem]) -> Iterator[dict[Any, Any]]:
-    """``reader``'s rows; a row the csv module cannot read (a bare carriage return in a value)
-    ends them, its problem appended to ``problems``."""
+def _as_dict(values: list[str], header: list[str]) -> dict[Any, Any]:
+    """The row as :class:`csv.DictReader` gives it: missing values ``None``, extra ones a list
+    under the key ``None``."""
+    row: dict[Any, Any] = dict(zip(header, values, strict=False))
+    if len(values) > len(header):
+        row[None] = values[len(header) :]
+    for column in header[len(values) :]:
+        row[column] = None
+    return row
+
+
+def _csv_rows(reader: Reader, problems: list[Problem]) -> Iterator[tuple[int, list[str]]]:
+    """``reader``'s rows with their (last) line numbers, empty lines skipped (as
+    :class:`csv.DictReader` skips them); a row the csv module cannot read (a bare carriage
+    return in a value) ends them, its problem appended to ``problems``."""
+    line = reader.line_num
     try:
-        yield from reader
+        for values in reader:
+            line = reader.line_num
+            if values:
+                yield line, values
     except csv.Error as error:
         problems.append(
             Problem(
-                f"line {reader.line_num + 1}",  # the line it could not read
+                f"line {line + 1}",  # the line it could not read
                 str(error),
                 "not valid CSV",
                 "quote values that hold a line break or a carriage return",

@@ -216,3 +216,24 @@ def test_plain_rows_read_without_pydantic_give_what_pydantic_gives(
     monkeypatch.setattr(workload, "_plain_job", lambda *_: None)
     assert parse_workload_csv(PLAIN_AND_NOT) == fast_jobs
     assert problems(text) == fast_problems and fast_problems[0].startswith("line 9")
+
+
+def test_rows_read_by_position_keep_their_line_numbers_around_blank_and_short_rows() -> None:
+    """Blank lines are skipped and counted; a row without the optional last value is read
+    in full (not by position) and is still a job."""
+    text = (
+        HEADER + ",checkpoint_interval_s\n"
+        "\n"
+        "0,a,ml.g5.xlarge,1,60,1,30\n"
+        "5,a,ml.g5.xlarge,2,60,1\n"
+        "\n"
+        "9,a,ml.g5.xlarge,1,60,1,\n"
+    )
+    jobs = parse_workload_csv(text)
+    assert [(j.line, j.instance_count, j.checkpoint_interval_s) for j in jobs] == [
+        (3, 1, 30.0),
+        (4, 2, None),
+        (6, 1, None),
+    ]
+    [found] = problems(text + "\n\n1,a\n")
+    assert found.startswith("line 9: 2 values for the 7 columns of the header")
