@@ -18,11 +18,13 @@ event and measures. Definitions (also in docs/advisor.md):
 
 from __future__ import annotations
 
+import heapq
 import math
 import statistics
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
+from operator import itemgetter
 from typing import TypeVar
 
 import numpy as np
@@ -50,6 +52,7 @@ from quota_constructs.scheduling import (
     SubmitRejected,
     collector_paused,
 )
+from quota_constructs.scheduling.records import UsageLog
 
 HOUR_S = 3600.0
 SIMULATION_START = datetime(2024, 1, 1, tzinfo=UTC)
@@ -259,8 +262,25 @@ class _Usage:
     """
 
     def __init__(self, sched: Scheduler, window_s: float) -> None:
+        self._setup([s.name for s in sched.queue.shares], sched.keep_usage_log(), window_s)
+
+    @classmethod
+    def of_changes(
+        cls,
+        names: Sequence[str],
+        changes: Iterable[tuple[float, str, str, str, int]],
+        window_s: float,
+    ) -> _Usage:
+        """The usage of a log made elsewhere (``changes`` in time order), shares ``names``."""
+        usage = cls.__new__(cls)
+        log = UsageLog()
+        log.changes.extend(changes)
+        usage._setup(list(names), log, window_s)
+        return usage
+
+    def _setup(self, names: list[str], log: UsageLog, window_s: float) -> None:
         self.window_s = window_s
-        self.names = [s.name for s in sched.queue.shares]
+        self.names = names
         self.totals: dict[str, list[float]] = {n: [0.0, 0.0, 0.0, 0.0] for n in self.names}
         """Instance-seconds per share: own, borrowed, lent (whole run), own within the window
         (set by :meth:`integrate`)."""
@@ -270,7 +290,7 @@ class _Usage:
         self.steps = 0
         """Instants the run stepped through (time 0 included)."""
         self.end_time = 0.0
-        self.log = sched.keep_usage_log()
+        self.log = log
         self._steps_ended: list[int] = []
         """Log lengths at the end of steps that must be samples of their own (a calendar
         flip and submits at the same time are two steps)."""
@@ -537,6 +557,15 @@ class _Workload(list[WorkloadJob]):
         self.requests = [_request(index, job) for index, job in enumerate(self)]
         self.times = [job.submit_time_s for job in self]
 
+    def of_shares(self, names: Container[str]) -> _Workload:
+        """The jobs of the shares ``names``, with the requests made for the whole workload."""
+        keep = [index for index, job in enumerate(self) if job.share in names]
+        subset = _Workload(())
+        subset.extend(self[index] for index in keep)
+        subset.requests = [self.requests[index] for index in keep]
+        subset.times = [self.times[index] for index in keep]
+        return subset
+
 
 def _sorted(jobs: Sequence[WorkloadJob]) -> _Workload:
     """``jobs`` sorted by submit time, with their requests (made once)."""
@@ -730,7 +759,7 @@ def simulate(
     if baseline is None and org.queue == baseline_queue(org.queue) and not org.calendars:
         baseline = _utilisation(org.queue, recorder.used_in_window, window)  # it is the baseline
     elif baseline is None:
-        baseline = baseline_utilisation(org, jobs, options=options, window_s=window)
+        baseline = baseline_utilisation(org, jobs, options=options, window_s=window, run=recorder)
     by_share: dict[str, list[Job]] = {n: [] for n in recorder.names}
     for job in sched.jobs:
         by_share[job.share_name].append(job)
@@ -763,14 +792,45 @@ def baseline_utilisation(
     *,
     options: SimulationOptions | None = None,
     window_s: float | None = None,
+    run: _Usage | None = None,
 ) -> float:
-    """Utilisation of the all-RESERVE version of ``org`` on ``jobs`` over the same window."""
+    """Utilisation of the all-RESERVE version of ``org`` on ``jobs`` over the same window.
+
+    ``run``: the usage of ``org``'s own run of ``jobs`` with the same options. The shares it
+    already ran as the baseline runs them (:func:`runs_as_baseline`) are read from it and only
+    the others are simulated: such a share neither lends nor borrows, so it runs alone as it
+    runs among the others, and the figure is the same to the last bit (a test checks).
+    """
     options = options or SimulationOptions()
     jobs = _sorted(jobs)
     window = window_s or options.window_s or default_window(jobs)
     queue = baseline_queue(org.queue)
-    _, usage = _run(queue, org.name, jobs, options, window, _Usage, plans=org.training_plans)
-    return _utilisation(queue, usage.used_in_window, window)
+    kept = runs_as_baseline(org) if run is not None else frozenset()
+    if run is None or not kept:
+        _, usage = _run(queue, org.name, jobs, options, window, _Usage, plans=org.training_plans)
+        return _utilisation(queue, usage.used_in_window, window)
+    rest = replace(queue, shares=tuple(s for s in queue.shares if s.name not in kept))
+    simulated: list[tuple[float, str, str, str, int]] = []
+    if rest.shares:
+        names = {s.name for s in rest.shares}
+        _, usage = _run(rest, org.name, jobs.of_shares(names), options, window, _Usage)
+        simulated = usage.log.changes
+    reused = (change for change in run.log.changes if change[1] in kept)
+    changes = heapq.merge(simulated, reused, key=itemgetter(0))
+    merged = _Usage.of_changes([s.name for s in queue.shares], changes, window)
+    merged.integrate()
+    return _utilisation(queue, merged.used_in_window, window)
+
+
+def runs_as_baseline(org: Organisation) -> frozenset[str]:
+    """The shares of ``org`` that its own run runs exactly as its all-RESERVE baseline does:
+    RESERVE without in-share preemption (the baseline's own share spec), in an organisation
+    without share calendars (a flip changes the run around them) or training plans (a plan's
+    window limits every share's capacity together)."""
+    if org.calendars or org.training_plans:
+        return frozenset()
+    baseline = baseline_queue(org.queue).shares
+    return frozenset(s.name for s, b in zip(org.queue.shares, baseline, strict=True) if s == b)
 
 
 def compare(

@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from quota_constructs.advisor.simulate import SimulationOptions, simulate
+from quota_constructs.advisor.simulate import (
+    SimulationOptions,
+    baseline_utilisation,
+    runs_as_baseline,
+    simulate,
+)
 from quota_constructs.advisor.workload import WorkloadJob
 from quota_constructs.model import JobQueueSpec, Organisation, QuotaShareSpec, SharingStrategy
 
@@ -70,3 +77,45 @@ def test_simulation_invariants(data: st.DataObject) -> None:
         # nothing fails here: every job either succeeds or never fits
         assert m.completed + m.never_started == m.jobs and m.failed == 0
         assert m.wait_p50_s <= m.wait_p95_s <= m.wait_max_s
+
+
+@given(data=st.data())
+def test_the_baseline_read_from_the_run_is_the_baseline_simulated_to_the_last_bit(
+    data: st.DataObject,
+) -> None:
+    """The RESERVE shares without in-share preemption are read from the organisation's own run
+    (``runs_as_baseline``), the others simulated: the same figure as the whole all-RESERVE
+    organisation simulated on its own."""
+    org = data.draw(organisations())
+    jobs = data.draw(workloads(tuple(s.name for s in org.queue.shares)))
+    options = SimulationOptions(preemption_s=data.draw(st.sampled_from([0.0, 20.0])))
+    derived = simulate(org, jobs, options=options).baseline_utilisation
+    assert derived == baseline_utilisation(org, jobs, options=options)
+
+
+def test_a_long_busy_baseline_read_from_the_run_is_the_one_simulated() -> None:
+    """Seven shares, two of them RESERVE without in-share preemption, 3,000 jobs at about
+    twice the capacity: the derived baseline equals the simulated one to the last bit."""
+    rng = random.Random(3)
+    lab, lend, reserve = (SharingStrategy[n] for n in ("LEND_AND_BORROW", "LEND", "RESERVE"))
+    strategies = [lab, lend, reserve, reserve, lab, reserve, lend]  # s3 preempts in-share
+    shares = tuple(
+        QuotaShareSpec(
+            name=f"s{i}",
+            capacity={GPU: rng.randint(1, 4)},
+            strategy=strategy,
+            in_share_preemption=i % 3 == 0,
+        )
+        for i, strategy in enumerate(strategies)
+    )
+    org = Organisation(name="lab", queue=JobQueueSpec(shares=shares))
+    assert runs_as_baseline(org) == {"s2", "s5"}
+    jobs = [
+        WorkloadJob(
+            60.0 * n, rng.choice(shares).name, GPU, rng.randint(1, 3), rng.uniform(60, 3600), 1
+        )
+        for n in range(3000)
+    ]
+    derived = simulate(org, jobs).baseline_utilisation
+    assert derived == baseline_utilisation(org, jobs)
+    assert 0.3 < derived < 1
