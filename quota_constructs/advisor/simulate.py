@@ -327,9 +327,9 @@ class _Usage:
         self._rows = np.array(
             [
                 np.cumsum(starts),
-                [index[name] for name in holders],
-                [index[name] for name in lenders],
-                [types[itype] for itype in itypes],
+                list(map(index.__getitem__, holders)),
+                list(map(index.__getitem__, lenders)),
+                list(map(types.__getitem__, itypes)),
                 counts,
             ],
             dtype=np.int64,
