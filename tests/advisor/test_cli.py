@@ -254,3 +254,27 @@ def test_ctrl_c_exits_130(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(advisor_cli, "recommend", interrupted)
     result = CliRunner().invoke(app, ["recommend", str(TEAMS_FILE)])
     assert result.exit_code == 130 and "Traceback" not in result.output
+
+
+def test_simulate_pauses_the_collector_while_it_runs_and_restores_it_after(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The command runs with the cyclic collector off (reading and simulating make no cycles
+    worth a walk) and gives it back on, after success and after a refused workload."""
+    import gc
+
+    seen: list[bool] = []
+    real = advisor_cli.compare
+
+    def spy(*args: object, **kwargs: object) -> object:
+        seen.append(gc.isenabled())
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(advisor_cli, "compare", spy)
+    assert gc.isenabled()
+    code, out = run("simulate", str(SEED), "--workload", str(csv_file(tmp_path)), "--json")
+    assert code == 0, out
+    assert seen == [False] and gc.isenabled()
+    bad = csv_file(tmp_path, TRACE + "5,QS1,ml.g5.xlarge,two,10,1\n")
+    code, _ = run("simulate", str(SEED), "--workload", str(bad))
+    assert code == 2 and gc.isenabled()
