@@ -123,10 +123,8 @@ def _plain_job(values: _Values, line: int, valid: set[tuple[str, str, int]]) -> 
 def _row_problems(
     row: dict[str, Any], line: int, valid: set[tuple[str, str, int]]
 ) -> tuple[WorkloadJob | None, list[Problem]]:
-    """The row's job, or its problems. ``valid``: (share, type, priority) already checked."""
-    job = _plain_job(_row_values(row), line, valid)
-    if job is not None:
-        return job, []
+    """The row's job, or its problems, checked in full (pydantic, then the model's rules).
+    ``valid``: (share, type, priority) already checked."""
     where = f"line {line}"
     data = {k: v for k, v in row.items() if not (k in OPTIONAL_COLUMNS and v in ("", None))}
     try:
@@ -151,12 +149,6 @@ def _row_problems(
     if problems:
         return None, problems
     return WorkloadJob(**vars(parsed), line=line), []
-
-
-def _row_values(row: dict[Any, Any]) -> _Values:
-    """A :class:`csv.DictReader` row's values in :data:`_Values` order."""
-    required = tuple(row[c] for c in REQUIRED_COLUMNS)
-    return (*required, row.get(OPTIONAL_COLUMNS[0]))
 
 
 def parse_workload_csv(text: str, *, source: str = "<csv>") -> list[WorkloadJob]:
