@@ -291,6 +291,10 @@ class _Usage:
         """Instants the run stepped through (time 0 included)."""
         self.end_time = 0.0
         self.log = log
+        self.closed_at: float | None = None
+        """Set for a run stopped before its end (:func:`_run`'s ``until``): a last sample at
+        that time, so the span from the last change to it is counted; the totals then cover
+        only the run up to there."""
         self._steps_ended: list[int] = []
         """Log lengths at the end of steps that must be samples of their own (a calendar
         flip and submits at the same time are two steps)."""
@@ -320,6 +324,8 @@ class _Usage:
         ended = [end for end in self._steps_ended if end < len(times)]
         starts[ended] = True
         self.times = [0.0, *times[starts].tolist()]
+        if self.closed_at is not None and self.closed_at > self.times[-1]:
+            self.times.append(self.closed_at)  # no change there: the counts stay as they were
         index = {name: i for i, name in enumerate(self.names)}
         types = self._types
         for itype in dict.fromkeys(itypes):
@@ -528,10 +534,13 @@ def _run(
     progress: Progress | None = None,
     calendars: Mapping[str, ShareCalendar] | None = None,
     plans: Sequence[TrainingPlanSpec] = (),
+    until: float = math.inf,
 ) -> tuple[Scheduler, _U]:
     """Run ``jobs`` (sorted by submit time) through a scheduler for ``queue``, measured by a
     ``recorder_type``; shares with a calendar flip at its edges, plan-backed capacity exists
-    only in the plans' windows."""
+    only in the plans' windows. ``until``: stop before that time (the instants before it are
+    run as in the whole run: nothing at or after it can change them), the recorder closed
+    there."""
     workload = _sorted(jobs)
     flips = _Calendars(queue, calendars or {}, _PlanWindows(plans, options))
     queue = flips.start(queue)
@@ -542,7 +551,9 @@ def _run(
     recorder = recorder_type(sched, window_s)
     recorder.start()
     with collector_paused():
-        recorder.steps += _feed(sched, recorder, workload, name, progress, flips)
+        recorder.steps += _feed(sched, recorder, workload, name, progress, flips, until)
+    if until != math.inf:
+        recorder.closed_at = until
     recorder.integrate()
     recorder.end_time = sched.now
     return sched, recorder
@@ -601,17 +612,20 @@ def _feed(
     name: str,
     progress: Progress | None,
     flips: _Calendars,
+    until: float = math.inf,
 ) -> int:
     """Submit each job at its time and advance from instant to instant (the core's
-    :meth:`~Scheduler.feed`, between calendar flips); returns the instants stepped through.
-    ``progress`` every :data:`PROGRESS_EVERY` instants. Calendar flips are applied at their
-    times while jobs remain (they never prolong a run); a plan's edge does while jobs wait."""
+    :meth:`~Scheduler.feed`, between calendar flips) until the run ends or the next instant is
+    ``until`` or later; returns the instants stepped through. ``progress`` every
+    :data:`PROGRESS_EVERY` instants. Calendar flips are applied at their times while jobs
+    remain (they never prolong a run); a plan's edge does while jobs wait."""
     requests, times = workload.requests, workload.times
     index, count, flipped = 0, len(requests), 0
     report = None if progress is None else (lambda now: progress(name, now))
     while True:
+        before = min(flips.next_time, until)
         try:
-            index = sched.feed(requests, times, index, flips.next_time, report, PROGRESS_EVERY)
+            index = sched.feed(requests, times, index, before, report, PROGRESS_EVERY)
         except SubmitRejected as exc:
             raise _rejected(exc, len(sched.jobs), workload[len(sched.jobs)], name) from None
         next_submit = times[index] if index < count else math.inf
@@ -619,7 +633,7 @@ def _feed(
         now = min(next_submit, math.inf if next_event is None else next_event)
         if now == math.inf and any(j.status.is_active for j in sched.jobs):
             now = flips.plans.next_time  # jobs wait for a plan's window
-        if now == math.inf:
+        if now == math.inf or now >= until:
             return sched.instants_fed + flipped
         now = flips.next_time  # the feed stopped before it
         flips.apply_due(sched, now)
@@ -799,7 +813,12 @@ def baseline_utilisation(
     ``run``: the usage of ``org``'s own run of ``jobs`` with the same options. The shares it
     already ran as the baseline runs them (:func:`runs_as_baseline`) are read from it and only
     the others are simulated: such a share neither lends nor borrows, so it runs alone as it
-    runs among the others, and the figure is the same to the last bit (a test checks).
+    runs among the others.
+
+    The baseline is run only up to the end of the window: nothing after it counts, and
+    nothing at or after it can change the instants before (an overloaded workload's backlog
+    drains long after its window). Both give the figure of the whole all-RESERVE run to the
+    last bit (``tests/advisor/test_simulate_properties.py`` checks).
     """
     options = options or SimulationOptions()
     jobs = _sorted(jobs)
@@ -807,17 +826,21 @@ def baseline_utilisation(
     queue = baseline_queue(org.queue)
     kept = runs_as_baseline(org) if run is not None else frozenset()
     if run is None or not kept:
-        _, usage = _run(queue, org.name, jobs, options, window, _Usage, plans=org.training_plans)
+        _, usage = _run(
+            queue, org.name, jobs, options, window, _Usage, plans=org.training_plans, until=window
+        )
         return _utilisation(queue, usage.used_in_window, window)
     rest = replace(queue, shares=tuple(s for s in queue.shares if s.name not in kept))
     simulated: list[tuple[float, str, str, str, int]] = []
     if rest.shares:
         names = {s.name for s in rest.shares}
-        _, usage = _run(rest, org.name, jobs.of_shares(names), options, window, _Usage)
+        workload = jobs.of_shares(names)
+        _, usage = _run(rest, org.name, workload, options, window, _Usage, until=window)
         simulated = usage.log.changes
-    reused = (change for change in run.log.changes if change[1] in kept)
+    reused = (c for c in run.log.changes if c[1] in kept and c[0] < window)
     changes = heapq.merge(simulated, reused, key=itemgetter(0))
     merged = _Usage.of_changes([s.name for s in queue.shares], changes, window)
+    merged.closed_at = window
     merged.integrate()
     return _utilisation(queue, merged.used_in_window, window)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 
 import pytest
 from hypothesis import given
@@ -10,6 +11,7 @@ from hypothesis import strategies as st
 
 from quota_constructs.advisor.simulate import (
     SimulationOptions,
+    baseline_queue,
     baseline_utilisation,
     runs_as_baseline,
     simulate,
@@ -91,6 +93,32 @@ def test_the_baseline_read_from_the_run_is_the_baseline_simulated_to_the_last_bi
     options = SimulationOptions(preemption_s=data.draw(st.sampled_from([0.0, 20.0])))
     derived = simulate(org, jobs, options=options).baseline_utilisation
     assert derived == baseline_utilisation(org, jobs, options=options)
+    assert derived == whole_baseline_run(org, jobs, options)
+
+
+def whole_baseline_run(
+    org: Organisation, jobs: list[WorkloadJob], options: SimulationOptions | None = None
+) -> float:
+    """The all-RESERVE baseline run to its end, as a configuration of its own: the figure the
+    baseline, run only to the end of the window, must equal."""
+    reserve = replace(org, queue=baseline_queue(org.queue), calendars={})
+    return simulate(reserve, jobs, options=options).utilisation
+
+
+@given(data=st.data())
+def test_the_baseline_run_to_the_end_of_its_window_is_the_whole_run_to_the_last_bit(
+    data: st.DataObject,
+) -> None:
+    """The baseline stops at the end of the window (the default one, or a shorter or longer
+    one set by the options): the same figure as the all-RESERVE run to its end."""
+    org = data.draw(organisations())
+    jobs = data.draw(workloads(tuple(s.name for s in org.queue.shares)))
+    window = data.draw(st.sampled_from([None, 50.0, 333.5, 10_000.0]))
+    options = SimulationOptions(preemption_s=data.draw(st.sampled_from([0.0, 20.0])))
+    options = replace(options, window_s=window)
+    assert baseline_utilisation(org, jobs, options=options) == whole_baseline_run(
+        org, jobs, options
+    )
 
 
 def test_a_long_busy_baseline_read_from_the_run_is_the_one_simulated() -> None:
@@ -116,6 +144,27 @@ def test_a_long_busy_baseline_read_from_the_run_is_the_one_simulated() -> None:
         )
         for n in range(3000)
     ]
-    derived = simulate(org, jobs).baseline_utilisation
+    result = simulate(org, jobs)
+    derived = result.baseline_utilisation
     assert derived == baseline_utilisation(org, jobs)
+    assert derived == whole_baseline_run(org, jobs)
     assert 0.3 < derived < 1
+
+
+def test_an_overloaded_baseline_stopped_at_its_window_is_the_whole_run() -> None:
+    """Three times the capacity: most of the backlog drains after the window, which the
+    baseline no longer runs; its figure is still that of the whole run to the last bit."""
+    rng = random.Random(11)
+    shares = tuple(
+        QuotaShareSpec(name=f"s{i}", capacity={GPU: 2}, strategy=SharingStrategy.LEND)
+        for i in range(4)
+    )
+    org = Organisation(name="lab", queue=JobQueueSpec(shares=shares))
+    jobs = [
+        WorkloadJob(30.0 * n, rng.choice(shares).name, GPU, rng.randint(1, 2), 300.0, 1)
+        for n in range(2000)
+    ]
+    result = simulate(org, jobs)
+    assert result.end_s > 2 * result.window_s  # the window ends long before the backlog
+    assert result.baseline_utilisation == whole_baseline_run(org, jobs)
+    assert result.baseline_utilisation > 0.8
