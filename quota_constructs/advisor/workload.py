@@ -246,8 +246,9 @@ def _csv_rows(reader: Reader, problems: list[Problem]) -> Iterator[tuple[int, li
 
 def _header_problems(header: Sequence[str]) -> list[Problem]:
     expected = ", ".join(REQUIRED_COLUMNS) + f" [, {OPTIONAL_COLUMNS[0]}]"
+    given = ", ".join(header)
     problems = [
-        Problem("line 1", c, f"missing column {c!r}", f"the header is: {expected}")
+        Problem("line 1", given, f"missing column {c!r}", f"the header is: {expected}")
         for c in REQUIRED_COLUMNS
         if c not in header
     ]

@@ -2,28 +2,90 @@
 
 from __future__ import annotations
 
+import importlib
 from importlib.metadata import PackageNotFoundError, version
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
+import typer.main
 
 from quota_constructs.commands import _process  # noqa: F401 - before numpy is imported
 from quota_constructs.commands._common import QuotaGroup
-from quota_constructs.commands.advise import advisor_app
-from quota_constructs.commands.demo import demo
-from quota_constructs.commands.jobs import jobs_app
-from quota_constructs.commands.local import local_app
-from quota_constructs.commands.org import org_app
-from quota_constructs.commands.preflight import preflight_command
-from quota_constructs.commands.report import report_command
-from quota_constructs.commands.status import status
+
+COMMANDS: dict[str, tuple[str, str]] = {
+    "status": ("status", "status"),
+    "demo": ("demo", "demo"),
+    "report": ("report", "report_command"),
+    "org": ("org", "org_app"),
+    "recommend": ("advise", "advisor_app"),
+    "simulate": ("advise", "advisor_app"),
+    "local": ("local", "local_app"),
+    "jobs": ("jobs", "jobs_app"),
+}
+"""Each top-level command (in ``quota --help``'s order): its module in this package and what
+defines it there (a command function, a typer app of subcommands, or ``advisor_app``, whose
+commands are top-level). A command's module is imported only when the command is asked for,
+so ``quota simulate`` does not import boto3 or the emulator."""
+
+
+class LazyCommands(dict[str, Any]):
+    """The top-level commands by name, each built from its module the first time it is asked
+    for (``quota --help`` asks for all of them; a command run, for its own)."""
+
+    def __init__(self) -> None:
+        super().__init__((name, None) for name in COMMANDS)
+
+    def __getitem__(self, name: str) -> Any:
+        command = super().__getitem__(name)
+        if command is None:
+            command = _build(name)
+            super().__setitem__(name, command)
+        return command
+
+    def get(self, name: str, default: Any = None) -> Any:
+        try:
+            return self[name]
+        except KeyError:
+            return default
+
+    def items(self) -> Any:
+        return [(name, self[name]) for name in self]
+
+    def values(self) -> Any:
+        return [self[name] for name in self]
+
+
+def _build(name: str) -> Any:
+    """The click command ``name`` from its module (see :data:`COMMANDS`)."""
+    module_name, attribute = COMMANDS[name]
+    module = importlib.import_module(f"quota_constructs.commands.{module_name}")
+    defined = getattr(module, attribute)
+    if attribute == "advisor_app":
+        return typer.main.get_command(defined).commands[name]  # type: ignore[attr-defined]
+    if isinstance(defined, typer.Typer):
+        command = typer.main.get_command(defined)
+    else:
+        single = typer.Typer()
+        single.command(name)(defined)
+        command = typer.main.get_command(single)
+    command.name = name
+    return command
+
+
+class LazyQuotaGroup(QuotaGroup):
+    """The ``quota`` group, its commands loaded on demand (:class:`LazyCommands`)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.commands = LazyCommands()
+
 
 app = typer.Typer(
     name="quota",
     help="GPU quota sharing for SageMaker training on AWS Batch.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
-    cls=QuotaGroup,
+    cls=LazyQuotaGroup,
 )
 
 
@@ -61,16 +123,6 @@ def _main(
     ] = False,
 ) -> None:
     """GPU quota sharing for SageMaker training on AWS Batch."""
-
-
-org_app.command("preflight")(preflight_command)
-app.add_typer(org_app, name="org")
-app.add_typer(advisor_app)  # quota recommend, quota simulate
-app.add_typer(local_app, name="local")
-app.add_typer(jobs_app, name="jobs")
-app.command("status")(status)
-app.command("demo")(demo)
-app.command("report")(report_command)
 
 
 def main() -> None:  # pragma: no cover - console entry point

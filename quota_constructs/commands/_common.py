@@ -34,8 +34,6 @@ from typing import Annotated, Any, NoReturn, ParamSpec, TypeVar
 from urllib.parse import urlsplit
 
 import typer
-from botocore.exceptions import BotoCoreError, ClientError
-from botocore.utils import is_valid_endpoint_url, is_valid_ipv6_endpoint_url
 from rich.console import Console, ConsoleOptions, RenderableType
 from rich.segment import Segment
 from rich.style import Style
@@ -51,14 +49,6 @@ from quota_constructs.model import (
     clip,
     one_line,
 )
-from quota_constructs.runtime.adopt import QueueNotFound
-from quota_constructs.runtime.queue import (
-    JobNotFound,
-    ShareNotFound,
-    error_text,
-    is_setup_error,
-)
-from quota_constructs.runtime.waiting import WaitTimeout
 
 #: Width used when stdout is not a terminal: wide enough that no table row ever wraps.
 UNWRAPPED_WIDTH = 1_000_000
@@ -217,6 +207,8 @@ def endpoint_problem(url: str) -> str | None:
         parts.port  # noqa: B018 - parsing the port is the check
     except ValueError:
         return f"{url!r} has no valid port (0 to 65535 after the host); e.g. {example}"
+    from botocore.utils import is_valid_endpoint_url, is_valid_ipv6_endpoint_url
+
     if not (is_valid_endpoint_url(url) or is_valid_ipv6_endpoint_url(url)):
         return f"{url!r} has no valid host name; e.g. {example}"
     return None
@@ -334,22 +326,34 @@ def failure_of(error: BaseException) -> Failure | None:
     130 Ctrl-C; 3 a queue, job or share not found; 2 bad input (a :class:`QuotaConfigError`,
     a :class:`CliError`, a bad value or unreadable file) or a missing AWS region or
     credentials; 1 a wait that timed out or an AWS call that failed.
+
+    The runtime's and botocore's errors are looked for only when their modules were imported
+    (a command that never imported them cannot have raised them; ``quota simulate`` does not
+    import boto3).
     """
     if isinstance(error, KeyboardInterrupt):
         return Failure((INTERRUPTED,), ExitCode.INTERRUPTED)
     if isinstance(error, QuotaConfigError):
-        found = isinstance(error, QueueNotFound)
+        found = isinstance(error, _loaded("quota_constructs.runtime.adopt", "QueueNotFound"))
         return Failure(problem_lines(error), ExitCode.NOT_FOUND if found else ExitCode.USAGE)
-    if isinstance(error, JobNotFound | ShareNotFound):
+    if isinstance(error, _loaded("quota_constructs.runtime.queue", "JobNotFound", "ShareNotFound")):
         return Failure((str(error),), ExitCode.NOT_FOUND)
-    if isinstance(error, WaitTimeout):
+    if isinstance(error, _loaded("quota_constructs.runtime.waiting", "WaitTimeout")):
         return Failure((str(error),), ExitCode.FAILED)
-    if isinstance(error, ClientError | BotoCoreError):
+    if isinstance(error, _loaded("botocore.exceptions", "ClientError", "BotoCoreError")):
+        from quota_constructs.runtime.queue import error_text, is_setup_error
+
         code = ExitCode.USAGE if is_setup_error(error) else ExitCode.FAILED
         return Failure((error_text(error),), code)
     if isinstance(error, CliError | ValueError | KeyError | OSError):
         return Failure((str(error).strip("'\""),), ExitCode.USAGE)
     return None
+
+
+def _loaded(module: str, *names: str) -> tuple[type[Exception], ...]:
+    """The classes ``names`` of ``module`` if it was imported, else none (for ``isinstance``)."""
+    loaded = sys.modules.get(module)
+    return tuple(getattr(loaded, name) for name in names) if loaded is not None else ()
 
 
 Params = ParamSpec("Params")

@@ -14,7 +14,7 @@ from concurrent.futures import Executor, ProcessPoolExecutor
 from contextlib import AbstractContextManager
 from dataclasses import replace
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -96,9 +96,10 @@ from quota_constructs.commands.reserve import exit_on_unmet, print_reservations,
 from quota_constructs.config import WindowConfig, load_organisation
 from quota_constructs.model import PLAN_STOP_BEFORE_END_S, Organisation, Problem, QuotaConfigError
 from quota_constructs.model.cost import CostReport, Price
-from quota_constructs.runtime.adopt import queue_client, read_job_history, read_organisation
-from quota_constructs.runtime.queue import QueueClient
 from quota_constructs.scheduling import collector_paused
+
+if TYPE_CHECKING:
+    from quota_constructs.runtime.queue import QueueClient
 
 advisor_app = typer.Typer(no_args_is_help=True)
 
@@ -799,6 +800,8 @@ def simulate_from_queue(
     region: str | None = None,
 ) -> None:
     """Replay the queue's history since ``since`` on its live configuration and ``org_files``."""
+    from quota_constructs.runtime.adopt import queue_client, read_job_history, read_organisation
+
     seconds = parse_duration(since)
     client = queue_client(from_queue, endpoint_url=endpoint_url, region=region)
     live = read_organisation(client).organisation

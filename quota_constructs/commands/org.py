@@ -421,3 +421,13 @@ def drift_json(org: Organisation, client: QueueClient, drift: OrganisationDrift)
         "onlyInFile": list(drift.only_in_file),
         "onlyInQueue": list(drift.only_in_queue),
     }
+
+
+def _add_preflight() -> None:
+    """``quota org preflight`` (its own module: it asks Service Quotas)."""
+    from quota_constructs.commands.preflight import preflight_command
+
+    org_app.command("preflight")(preflight_command)
+
+
+_add_preflight()

@@ -2,6 +2,8 @@
 
 The cost rules are the model's (:mod:`quota_constructs.model.cost`); the live history is read by
 the same reader as ``quota simulate --from-queue`` (:func:`runtime.adopt.read_job_history`).
+boto3 and the runtime are imported where a live queue, a plan's ARN or the Price List API is
+asked (``quota simulate`` uses this module's cost tables without them).
 """
 
 from __future__ import annotations
@@ -11,11 +13,9 @@ import io
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-import boto3
 import typer
-from botocore.exceptions import BotoCoreError, ClientError
 from rich.table import Table
 
 from quota_constructs.advisor.billing import (
@@ -41,7 +41,6 @@ from quota_constructs.commands._common import (
     stderr_console,
     stdout_console,
 )
-from quota_constructs.commands.jobs import QueueClientOptions
 from quota_constructs.config import load_organisation
 from quota_constructs.model import (
     PLAN_STOP_BEFORE_END_S,
@@ -60,10 +59,10 @@ from quota_constructs.model.cost import (
     cost_report,
     parse_prices,
 )
-from quota_constructs.runtime.adopt import read_job_history, read_organisation
-from quota_constructs.runtime.pricing import price_list_prices
-from quota_constructs.runtime.training_plans import resolve_plans
 from quota_constructs.safe_load import load_yaml_document
+
+if TYPE_CHECKING:
+    from quota_constructs.commands.jobs import QueueClientOptions
 
 SHARE_COLUMNS = (
     "share",
@@ -327,6 +326,8 @@ def _simulation_start(org: Organisation, start: str | None) -> float:
 def _live(
     options: QueueClientOptions, since: str, plans_from: Path | None
 ) -> tuple[Organisation, list[Any], float, float]:
+    from quota_constructs.runtime.adopt import read_job_history, read_organisation
+
     seconds = parse_duration(since)
     client = options.client()
     live = read_organisation(client).organisation
@@ -348,12 +349,21 @@ def _with_plans(org: Organisation, endpoint_url: str | None, region: str | None)
     """``org`` with its ``{arn}`` plans looked up (DescribeTrainingPlan); unchanged without."""
     if not any(p.by_arn for p in org.training_plans):
         return org
+    import boto3
+
+    from quota_constructs.runtime.training_plans import resolve_plans
+
     sagemaker = boto3.client("sagemaker", endpoint_url=endpoint_url, region_name=region)
     return resolve_plans(org, sagemaker)
 
 
 def _price_list(types: set[str], region: str | None) -> dict[str, Price]:
     """Prices from the AWS Price List API; unreachable or no region: a problem naming the fix."""
+    import boto3
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    from quota_constructs.runtime.pricing import price_list_prices
+
     region = region or boto3.session.Session().region_name
     if region is None:
         raise QuotaConfigError(
@@ -434,6 +444,8 @@ def report_command(
             ]
         )
     if live:
+        from quota_constructs.commands.jobs import QueueClientOptions
+
         options = QueueClientOptions(queue, organisation, endpoint_url, region)
         org, attempts, start_s, end_s = _live(options, since, org_file)
         org = _with_plans(org, endpoint_url, region)

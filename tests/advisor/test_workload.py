@@ -78,7 +78,8 @@ def test_rejects_rows_with_missing_values() -> None:
 
 def test_rejects_missing_and_unknown_columns() -> None:
     found = problems("submit_time_s,share,instance_type,instance_count,duration,priority\n")
-    assert "line 1: missing column 'duration_s' (got 'duration_s')" in found[0]
+    given = "submit_time_s, share, instance_type, instance_count, duration, priority"
+    assert f"line 1: missing column 'duration_s' (got '{given}')" in found[0]
     assert found[1].startswith("line 1: unknown column 'duration'")
 
 

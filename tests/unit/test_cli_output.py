@@ -3,6 +3,7 @@ one function that maps an exception to its message and exit code."""
 
 from __future__ import annotations
 
+import importlib
 import io
 import re
 from dataclasses import dataclass
@@ -19,8 +20,8 @@ from botocore.exceptions import (
 )
 from rich.console import Console
 
+from quota_constructs.commands import COMMANDS
 from quota_constructs.commands import _common as cli_output
-from quota_constructs.commands import app
 from quota_constructs.commands._common import (
     INTERRUPTED,
     CliError,
@@ -209,9 +210,20 @@ def registered_callbacks(group: typer.Typer) -> list[object]:
     return found
 
 
+def quota_callbacks() -> list[object]:
+    """Every command function of ``quota``, from the modules its commands are loaded from."""
+    found: dict[int, object] = {}
+    for module_name, attribute in COMMANDS.values():
+        module = importlib.import_module(f"quota_constructs.commands.{module_name}")
+        defined = getattr(module, attribute)
+        group = registered_callbacks(defined) if isinstance(defined, typer.Typer) else [defined]
+        found.update((id(c), c) for c in group)  # advisor_app defines two top-level commands
+    return list(found.values())
+
+
 def test_every_quota_command_runs_under_handle_errors() -> None:
     wrapper = handle_errors(lambda: None).__code__
-    callbacks = registered_callbacks(app)
+    callbacks = quota_callbacks()
     assert len(callbacks) >= 18  # jobs 7, org 4, local 3, advise 2, status, demo
     unwrapped = [
         getattr(c, "__name__", c) for c in callbacks if getattr(c, "__code__", None) != wrapper
