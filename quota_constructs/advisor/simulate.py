@@ -847,13 +847,20 @@ def baseline_utilisation(
 
 def runs_as_baseline(org: Organisation) -> frozenset[str]:
     """The shares of ``org`` that its own run runs exactly as its all-RESERVE baseline does:
-    RESERVE without in-share preemption (the baseline's own share spec), in an organisation
-    without share calendars (a flip changes the run around them) or training plans (a plan's
-    window limits every share's capacity together)."""
-    if org.calendars or org.training_plans:
+    RESERVE without in-share preemption (the baseline's own share spec) and without a calendar
+    of their own, in an organisation without training plans (a plan's window limits every
+    share's capacity together). Other shares' calendars change only their strategies, borrow
+    limits and in-share preemption, never a capacity: such a share still neither lends nor
+    borrows, and the service environment (the sum of the shares' capacities) never holds back
+    its own capacity."""
+    if org.training_plans:
         return frozenset()
     baseline = baseline_queue(org.queue).shares
-    return frozenset(s.name for s, b in zip(org.queue.shares, baseline, strict=True) if s == b)
+    return frozenset(
+        s.name
+        for s, b in zip(org.queue.shares, baseline, strict=True)
+        if s == b and s.name not in org.calendars
+    )
 
 
 def compare(

@@ -17,7 +17,14 @@ from quota_constructs.advisor.simulate import (
     simulate,
 )
 from quota_constructs.advisor.workload import WorkloadJob
-from quota_constructs.model import JobQueueSpec, Organisation, QuotaShareSpec, SharingStrategy
+from quota_constructs.model import (
+    JobQueueSpec,
+    Organisation,
+    QuotaShareSpec,
+    ShareCalendar,
+    ShareWindow,
+    SharingStrategy,
+)
 
 GPU = "ml.g5.xlarge"
 NAMES = ("a", "b", "c")
@@ -40,6 +47,26 @@ def organisations(draw: st.DrawFn) -> Organisation:
             )
         )
     return Organisation(name="lab", queue=JobQueueSpec(shares=tuple(shares)))
+
+
+@st.composite
+def organisations_with_calendars(draw: st.DrawFn) -> Organisation:
+    """:func:`organisations` where some shares flip settings in the workload's first minutes
+    (simulated time 0 is a Monday, 00:00 UTC)."""
+    org = draw(organisations())
+    calendars = {}
+    for share in org.queue.shares:
+        if draw(st.booleans()):
+            start = draw(st.integers(0, 4))
+            window = ShareWindow(
+                days=("mon",),
+                start=f"00:{start:02d}",
+                end=f"00:{start + draw(st.integers(1, 3)):02d}",
+                strategy=draw(st.sampled_from(list(SharingStrategy))),
+                in_share_preemption=draw(st.sampled_from([None, True, False])),
+            )
+            calendars[share.name] = ShareCalendar(windows=(window,))
+    return replace(org, calendars=calendars)
 
 
 def workloads(names: tuple[str, ...]) -> st.SearchStrategy[list[WorkloadJob]]:
@@ -93,6 +120,20 @@ def test_the_baseline_read_from_the_run_is_the_baseline_simulated_to_the_last_bi
     options = SimulationOptions(preemption_s=data.draw(st.sampled_from([0.0, 20.0])))
     derived = simulate(org, jobs, options=options).baseline_utilisation
     assert derived == baseline_utilisation(org, jobs, options=options)
+    assert derived == whole_baseline_run(org, jobs, options)
+
+
+@given(data=st.data())
+def test_the_baseline_read_from_a_run_with_calendars_is_the_baseline_simulated(
+    data: st.DataObject,
+) -> None:
+    """Other shares' calendars flip during the run: a RESERVE share without in-share
+    preemption or a calendar of its own is still read from the run, to the last bit."""
+    org = data.draw(organisations_with_calendars())
+    jobs = data.draw(workloads(tuple(s.name for s in org.queue.shares)))
+    options = SimulationOptions(preemption_s=data.draw(st.sampled_from([0.0, 20.0])))
+    assert not runs_as_baseline(org) & set(org.calendars)
+    derived = simulate(org, jobs, options=options).baseline_utilisation
     assert derived == whole_baseline_run(org, jobs, options)
 
 
