@@ -393,9 +393,14 @@ def _space(teams: TeamsFile, levels: Sequence[float]) -> int:
     return size
 
 
-def _exhaustive(runner: _Runner, teams: TeamsFile, levels: Sequence[float]) -> None:
+def _exhaustive(
+    runner: _Runner, teams: TeamsFile, levels: Sequence[float], first: tuple[Setting, ...]
+) -> None:
+    """Every configuration the profiles allow, ``first`` (the rule-based one) first, in one
+    batch: the executor runs them all at once."""
     choices = itertools.product(*(team_settings(t) for t in teams.teams))
-    runner.run(s for choice in choices for s in expand(teams, choice, runner.rule, levels))
+    space = (s for choice in choices for s in expand(teams, choice, runner.rule, levels))
+    runner.run(itertools.chain([first], space))
 
 
 def _with_limits(
@@ -507,11 +512,13 @@ def _search(
     space = _space(teams, options.borrow_levels)
     runner = _Runner(teams, rule_org, workloads, options, executor, progress)
     runner.total = min(space, options.max_candidates)
-    [rule] = runner.run([settings_of(rule_org)])
+    rule_settings = settings_of(rule_org)
     exhaustive = space <= options.max_candidates
-    if exhaustive:
-        _exhaustive(runner, teams, options.borrow_levels)
+    if exhaustive:  # the rule-based configuration is evaluated with all the others
+        _exhaustive(runner, teams, options.borrow_levels, rule_settings)
+        rule = runner.done[rule_settings]
     else:
+        [rule] = runner.run([rule_settings])
         _coordinate(runner, teams, rule, rule)
     evaluations = tuple(runner.done.values())
     best = _best(evaluations, rule)
@@ -588,6 +595,10 @@ def cluster_executor(url: str, *, timeout_s: float = 30.0) -> Iterator[Executor]
     Needs the optional extra (``pip install '.[dask]'``); raises
     :class:`~quota_constructs.model.QuotaConfigError` for a bad address or a missing extra.
     Connection failures are Dask's own errors (``OSError``/``TimeoutError``).
+
+    Tasks are submitted as impure (``pure=False``): each candidate is evaluated once anyway,
+    and a pure task's key is a hash of its arguments, which for a search's workloads (thousands
+    of jobs) cost about a second per task in ``dask.tokenize``, longer than the task itself.
     """
     problems = executor_problems(url)
     if problems:
@@ -607,7 +618,7 @@ def cluster_executor(url: str, *, timeout_s: float = 30.0) -> Iterator[Executor]
         ) from None
     address = "tcp://" + url.removeprefix(DASK_SCHEME)
     with Client(address, timeout=timeout_s) as client:
-        yield client.get_executor()
+        yield client.get_executor(pure=False)
 
 
 def setting_text(setting: Setting) -> str:

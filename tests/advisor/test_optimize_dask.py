@@ -48,6 +48,19 @@ def test_a_dask_cluster_gives_the_process_pools_results_exactly(dask_url: str) -
     assert on_dask == on_processes
 
 
+class Untokenizable:
+    """An argument Dask cannot hash into a task key (as a search's thousands of jobs are
+    expensive to hash)."""
+
+    def __dask_tokenize__(self) -> str:
+        raise AssertionError("the task's arguments were hashed: submitted as a pure task")
+
+
+def test_tasks_are_submitted_without_hashing_their_arguments(dask_url: str) -> None:
+    with cluster_executor(dask_url) as executor:
+        assert executor.submit(type, Untokenizable()).result().__name__ == "Untokenizable"
+
+
 def test_progress_counts_every_candidate_of_the_total() -> None:
     seen: list[tuple[int, int]] = []
     with ThreadPoolExecutor(max_workers=1) as executor:
