@@ -36,6 +36,7 @@ from quota_constructs.commands._common import (
     stderr_console,
     stdout_console,
 )
+from quota_constructs.commands.preflight import preflight_command
 from quota_constructs.config import (
     OrganisationFile,
     OrgFileError,
@@ -423,11 +424,4 @@ def drift_json(org: Organisation, client: QueueClient, drift: OrganisationDrift)
     }
 
 
-def _add_preflight() -> None:
-    """``quota org preflight`` (its own module: it asks Service Quotas)."""
-    from quota_constructs.commands.preflight import preflight_command
-
-    org_app.command("preflight")(preflight_command)
-
-
-_add_preflight()
+org_app.command("preflight")(preflight_command)  # its own module: it asks Service Quotas

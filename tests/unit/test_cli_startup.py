@@ -13,6 +13,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
+from quota_constructs.advisor.workload import WorkloadJob, workload_csv
 from quota_constructs.commands import COMMANDS, app
 from quota_constructs.config import ORGS_DIR
 
@@ -50,12 +51,15 @@ def heavy(modules: list[str]) -> list[str]:
     return [m for m in modules if any(m == h or m.startswith(h + ".") for h in HEAVY)]
 
 
-def test_quota_simulate_imports_neither_boto3_nor_the_emulator(tmp_path: Path) -> None:
+def one_job_workload(tmp_path: Path, share: str) -> Path:
+    """A workload CSV of one job of ``share``."""
     workload = tmp_path / "w.csv"
-    workload.write_text(
-        "submit_time_s,share,instance_type,instance_count,duration_s,priority\n"
-        "0,generative,ml.g5.xlarge,1,60,1\n"
-    )
+    workload.write_text(workload_csv([WorkloadJob(0.0, share, "ml.g5.xlarge", 1, 60.0, 1)]))
+    return workload
+
+
+def test_quota_simulate_imports_neither_boto3_nor_the_emulator(tmp_path: Path) -> None:
+    workload = one_job_workload(tmp_path, "generative")
     modules = modules_imported(
         tmp_path, "simulate", str(RESEARCH), "--workload", str(workload), "--json"
     )
@@ -65,11 +69,7 @@ def test_quota_simulate_imports_neither_boto3_nor_the_emulator(tmp_path: Path) -
 
 def test_a_refused_simulate_input_imports_neither(tmp_path: Path) -> None:
     """The error path too: an unknown share is reported without importing boto3."""
-    workload = tmp_path / "w.csv"
-    workload.write_text(
-        "submit_time_s,share,instance_type,instance_count,duration_s,priority\n"
-        "0,nobody,ml.g5.xlarge,1,60,1\n"
-    )
+    workload = one_job_workload(tmp_path, "nobody")
     modules = modules_imported(
         tmp_path, "simulate", str(RESEARCH), "--workload", str(workload), exit_code=2
     )
