@@ -21,13 +21,13 @@ from quota_constructs.scheduling.records import (
     REASON_FAILED,
     REASON_SUCCEEDED,
     REASON_TIMEOUT,
-    Attempt,
     EventKind,
     Outcome,
     PreemptionRecord,
     UsageLog,
+    completed_preemption,
+    new_attempt,
     record_of,
-    replaced_record,
 )
 
 Listener = Callable[[SchedulerEvent], None]
@@ -302,17 +302,14 @@ class JobLifecycle:
         now = self._events.now
         number = len(job.attempts) + 1
         job.attempts.append(
-            record_of(
-                Attempt,
-                {
-                    "number": number,
-                    "attempt_id": attempt_id(job.job_id, number),
-                    "scheduled_at": job.scheduled_at if job.scheduled_at is not None else now,
-                    "started_at": job.started_at,
-                    "stopped_at": now,
-                    "status_reason": reason,
-                    "preempted": preempted,
-                },
+            new_attempt(
+                number,
+                attempt_id(job.job_id, number),
+                job.scheduled_at if job.scheduled_at is not None else now,
+                job.started_at,
+                now,
+                reason,
+                preempted,
             )
         )
         log = self.usage_log
@@ -347,7 +344,7 @@ class JobLifecycle:
         out_of_attempts = consumes and self._attempts_used[job.seq] >= job.request.retry_attempts
         if not consumes:
             self._attempts_used[job.seq] -= 1
-        record = replaced_record(record, completed_at=now, terminated=exhausted or out_of_attempts)
+        record = completed_preemption(record, now, exhausted or out_of_attempts)
         job.preemptions.append(record)
         if exhausted or out_of_attempts:
             job.stopped_at = now

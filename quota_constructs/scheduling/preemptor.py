@@ -25,11 +25,10 @@ from quota_constructs.scheduling.records import (
     REASON_IN_SHARE,
     REASON_LIMIT_LOWERED,
     EventKind,
-    PreemptionRecord,
     PreemptionRule,
-    record_of,
+    new_preemption,
 )
-from quota_constructs.scheduling.victims import VictimCandidate
+from quota_constructs.scheduling.victims import VictimCandidate, victim_candidate
 
 _REASONS = {
     PreemptionRule.CROSS_SHARE: REASON_CROSS_SHARE,
@@ -185,16 +184,12 @@ class Preemptor:
             since = job.scheduled_at if job.scheduled_at is not None else now
             alloc = job.alloc
             out.append(
-                record_of(
-                    VictimCandidate,
-                    {
-                        "job": job,
-                        "frees": amount,
-                        # holds some other share's capacity
-                        "borrowing": len(alloc) > 1
-                        or (bool(alloc) and job.share_name not in alloc),
-                        "running_for": now - since,
-                    },
+                victim_candidate(
+                    job,
+                    amount,
+                    # holds some other share's capacity
+                    len(alloc) > 1 or (bool(alloc) and job.share_name not in alloc),
+                    now - since,
                 )
             )
         return out
@@ -269,21 +264,16 @@ class Preemptor:
         reason = _REASONS[rule]
         after = dict(before)
         add_capacity(after, job.borrowed, -1)
-        record = record_of(
-            PreemptionRecord,
-            {
-                "time": now,
-                "rule": rule,
-                "preemptor_job_id": preemptor.job_id if preemptor else None,
-                "preemptor_share": preemptor.share_name if preemptor else None,
-                "borrowed_before": before,
-                "borrowed_after": positive(after),
-                "reason": reason,
-                "attempt": len(job.attempts) + 1,
-                "attempt_started_at": job.started_at,
-                "completed_at": None,
-                "terminated": False,
-            },
+        record = new_preemption(
+            now,
+            rule,
+            preemptor.job_id if preemptor else None,
+            preemptor.share_name if preemptor else None,
+            before,
+            positive(after),
+            reason,
+            len(job.attempts) + 1,
+            job.started_at,
         )
         self._preemptions.start(job, record)
         self._touch_planners(job, account)

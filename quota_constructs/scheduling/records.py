@@ -165,7 +165,7 @@ class JobRequest:
             job_id=job_id,
             capacity_errors=capacity_errors,
         )
-        if _FIELDS_IN_DICT:
+        if FIELDS_IN_DICT:
             self.__dict__.update(fields)
         else:
             for name, value in fields.items():
@@ -277,10 +277,11 @@ class ShareLedger:
 
 R = TypeVar("R")
 
-_FIELDS_IN_DICT = hasattr(PendingReason(PendingKind.SHARE_DISABLED, ""), "__dict__")
+FIELDS_IN_DICT = hasattr(PendingReason(PendingKind.SHARE_DISABLED, ""), "__dict__")
 """Whether records keep their fields in ``__dict__``: True in pure Python; False when mypyc
 compiled this module (its classes are native, fields in slots), where the one-step shortcuts
-below do not apply and are not needed (a native constructor is fast)."""
+below do not apply: there the factories call the native constructor, positionally (a call
+through ``cls(**fields)`` would be a generic Python call)."""
 
 
 def record_of(cls: type[R], fields: dict[str, object]) -> R:
@@ -288,16 +289,109 @@ def record_of(cls: type[R], fields: dict[str, object]) -> R:
     every field in declaration order: the same record, built in one step (the generated
     ``__init__`` sets each field through ``object.__setattr__``, and the scheduler builds an
     event per state change and an attempt per dispatch). ``fields`` becomes the record's own."""
-    if not _FIELDS_IN_DICT:
+    if not FIELDS_IN_DICT:
         return cls(**fields)
     record = object.__new__(cls)
     object.__setattr__(record, "__dict__", fields)
     return record
 
 
+def new_attempt(
+    number: int,
+    attempt_id: str,
+    scheduled_at: float,
+    started_at: float | None,
+    stopped_at: float,
+    status_reason: str,
+    preempted: bool,
+) -> Attempt:
+    """An :class:`Attempt` the cheapest way: one step in pure Python (:func:`record_of`), the
+    native constructor compiled (``record_of``'s ``cls(**fields)`` is a generic call there)."""
+    if not FIELDS_IN_DICT:
+        return Attempt(
+            number, attempt_id, scheduled_at, started_at, stopped_at, status_reason, preempted
+        )
+    return record_of(
+        Attempt,
+        {
+            "number": number,
+            "attempt_id": attempt_id,
+            "scheduled_at": scheduled_at,
+            "started_at": started_at,
+            "stopped_at": stopped_at,
+            "status_reason": status_reason,
+            "preempted": preempted,
+        },
+    )
+
+
+def new_preemption(
+    time: float,
+    rule: PreemptionRule,
+    preemptor_job_id: str | None,
+    preemptor_share: str | None,
+    borrowed_before: Capacity,
+    borrowed_after: Capacity,
+    reason: str,
+    attempt: int,
+    attempt_started_at: float | None,
+) -> PreemptionRecord:
+    """A started (not yet completed) :class:`PreemptionRecord`, built as :func:`new_attempt`."""
+    if not FIELDS_IN_DICT:
+        return PreemptionRecord(
+            time,
+            rule,
+            preemptor_job_id,
+            preemptor_share,
+            borrowed_before,
+            borrowed_after,
+            reason,
+            attempt,
+            attempt_started_at,
+        )
+    return record_of(
+        PreemptionRecord,
+        {
+            "time": time,
+            "rule": rule,
+            "preemptor_job_id": preemptor_job_id,
+            "preemptor_share": preemptor_share,
+            "borrowed_before": borrowed_before,
+            "borrowed_after": borrowed_after,
+            "reason": reason,
+            "attempt": attempt,
+            "attempt_started_at": attempt_started_at,
+            "completed_at": None,
+            "terminated": False,
+        },
+    )
+
+
+def completed_preemption(
+    record: PreemptionRecord, completed_at: float, terminated: bool
+) -> PreemptionRecord:
+    """``record`` completed at ``completed_at``, built as :func:`new_attempt`."""
+    if not FIELDS_IN_DICT:
+        r = record
+        return PreemptionRecord(
+            r.time,
+            r.rule,
+            r.preemptor_job_id,
+            r.preemptor_share,
+            r.borrowed_before,
+            r.borrowed_after,
+            r.reason,
+            r.attempt,
+            r.attempt_started_at,
+            completed_at,
+            terminated,
+        )
+    return replaced_record(record, completed_at=completed_at, terminated=terminated)
+
+
 def replaced_record(record: R, **changes: object) -> R:
     """``dataclasses.replace(record, **changes)`` for a frozen dataclass without
     ``__post_init__``: a copy of its fields with ``changes``, built in one step."""
-    if not _FIELDS_IN_DICT:
+    if not FIELDS_IN_DICT:
         return replace(record, **changes)  # type: ignore[type-var]
     return record_of(type(record), {**vars(record), **changes})
