@@ -309,7 +309,13 @@ def new_attempt(
     native constructor compiled (``record_of``'s ``cls(**fields)`` is a generic call there)."""
     if not FIELDS_IN_DICT:
         return Attempt(
-            number, attempt_id, scheduled_at, started_at, stopped_at, status_reason, preempted
+            number=number,
+            attempt_id=attempt_id,
+            scheduled_at=scheduled_at,
+            started_at=started_at,
+            stopped_at=stopped_at,
+            status_reason=status_reason,
+            preempted=preempted,
         )
     return record_of(
         Attempt,
@@ -372,19 +378,18 @@ def completed_preemption(
 ) -> PreemptionRecord:
     """``record`` completed at ``completed_at``, built as :func:`new_attempt`."""
     if not FIELDS_IN_DICT:
-        r = record
         return PreemptionRecord(
-            r.time,
-            r.rule,
-            r.preemptor_job_id,
-            r.preemptor_share,
-            r.borrowed_before,
-            r.borrowed_after,
-            r.reason,
-            r.attempt,
-            r.attempt_started_at,
-            completed_at,
-            terminated,
+            time=record.time,
+            rule=record.rule,
+            preemptor_job_id=record.preemptor_job_id,
+            preemptor_share=record.preemptor_share,
+            borrowed_before=record.borrowed_before,
+            borrowed_after=record.borrowed_after,
+            reason=record.reason,
+            attempt=record.attempt,
+            attempt_started_at=record.attempt_started_at,
+            completed_at=completed_at,
+            terminated=terminated,
         )
     return replaced_record(record, completed_at=completed_at, terminated=terminated)
 
