@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from quota_constructs.local.handlers import Handler
-from quota_constructs.local.handlers.pagination import paginate
+from quota_constructs.local.handlers.pagination import CAPITALISED_PAGING, paginate
 from quota_constructs.local.state.errors import InvalidParameter
 from quota_constructs.local.state.parameter_store import Parameter, ParameterStore
 
@@ -57,7 +57,7 @@ class ParameterHandlers:
             check_filter(parameter_filter)
         found = self.store.under(params["Path"], recursive=bool(params.get("Recursive")))
         found = [p for p in found if all(keeps(f, p) for f in filters)]
-        page, token = paginate(found, size, params.get("NextToken"))
+        page, token = paginate(found, size, params.get("NextToken"), fields=CAPITALISED_PAGING)
         return {"Parameters": [parameter_to_api(p) for p in page], "NextToken": token}
 
 

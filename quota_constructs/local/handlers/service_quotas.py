@@ -7,10 +7,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from quota_constructs.local.handlers import Handler
+from quota_constructs.local.handlers.pagination import CAPITALISED_PAGING, paginate
 from quota_constructs.local.state.arns import Account
 from quota_constructs.local.state.service_quotas import Quota, ServiceQuotas
-
-PAGE = 100
 
 
 class ServiceQuotaHandlers:
@@ -28,12 +27,12 @@ class ServiceQuotaHandlers:
         quotas = self.quotas.listed(params["ServiceCode"])
         if "QuotaCode" in params:
             quotas = [q for q in quotas if q.code == params["QuotaCode"]]
-        start = int(params.get("NextToken") or 0)
-        size = params.get("MaxResults") or PAGE
-        more = start + size < len(quotas)
+        page, token = paginate(
+            quotas, params.get("MaxResults"), params.get("NextToken"), fields=CAPITALISED_PAGING
+        )
         return {
-            "Quotas": [self._shape(params["ServiceCode"], q) for q in quotas[start : start + size]],
-            **({"NextToken": str(start + size)} if more else {}),
+            "Quotas": [self._shape(params["ServiceCode"], q) for q in page],
+            **({"NextToken": token} if token else {}),
         }
 
     def get(self, params: Mapping[str, Any]) -> dict[str, Any]:

@@ -8,13 +8,13 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from quota_constructs.local.handlers import Handler
+from quota_constructs.local.handlers.pagination import CAPITALISED_PAGING, paginate
 from quota_constructs.local.state.arns import Account
 from quota_constructs.local.state.clock import EmulatorClock
 from quota_constructs.local.state.errors import InvalidRequest
 from quota_constructs.local.state.training_plans import Offering, Plan, TrainingPlans
 
 TARGET = "training-job"
-MAX_RESULTS = 100
 
 
 def _epoch(value: Any) -> float:
@@ -84,13 +84,12 @@ class TrainingPlanHandlers:
             for p in sorted(self.plans.plans.values(), key=lambda p: p.offering.start_s)
             if not wanted or p.status(now) in wanted
         ]
-        start = int(params.get("NextToken") or 0)
-        size = params.get("MaxResults") or MAX_RESULTS
-        page = plans[start : start + size]
-        more = start + size < len(plans)
+        page, token = paginate(
+            plans, params.get("MaxResults"), params.get("NextToken"), fields=CAPITALISED_PAGING
+        )
         return {
             "TrainingPlanSummaries": [self._summary(p) for p in page],
-            **({"NextToken": str(start + size)} if more else {}),
+            **({"NextToken": token} if token else {}),
         }
 
     def _summary(self, plan: Plan) -> dict[str, Any]:
