@@ -29,6 +29,7 @@ from pathlib import Path
 from quota_constructs.model import QuotaShareSpec, ShareState, SharingStrategy
 from quota_constructs.scheduling import (
     COMPILED,
+    Attempt,
     Capacity,
     Job,
     JobRequest,
@@ -198,7 +199,7 @@ class Player:
         self.feed("job", job.job_id, job.status, job.status_reason, job.priority, job.alloc)
         self.feed(job.created_at, job.runnable_at, job.scheduled_at, job.starting_at)
         self.feed(job.started_at, job.stopped_at, job.progress_s, job.is_terminated)
-        self.feed(job.attempts, job.preemptions)
+        self.digest.update(f"({attempts_text(job)}, {job.preemptions!r})".encode())
 
     # --- operations ---------------------------------------------------------------------------
 
@@ -290,8 +291,29 @@ def trace_fingerprint(case: bench_overload.Case, jobs: int, seed: int) -> str:
     bench_overload.drive(sched, arrivals)
     sched.run_until_idle()
     for job in sched.jobs:
-        digest.update(repr((job.job_id, job.status, job.attempts, job.preemptions)).encode())
+        digest.update(final_state(job).encode())
     return digest.hexdigest()
+
+
+def attempt_text(a: Attempt) -> str:
+    """An attempt as its record's repr read before attempts kept their job's id instead of
+    their own (hashes of either version's core compare)."""
+    return (
+        f"Attempt(number={a.number!r}, attempt_id={a.attempt_id!r}, "
+        f"scheduled_at={a.scheduled_at!r}, started_at={a.started_at!r}, "
+        f"stopped_at={a.stopped_at!r}, status_reason={a.status_reason!r}, "
+        f"preempted={a.preempted!r})"
+    )
+
+
+def attempts_text(job: Job) -> str:
+    """The job's attempts as the repr of their list read (:func:`attempt_text`)."""
+    return f"[{', '.join(attempt_text(a) for a in job.attempts)}]"
+
+
+def final_state(job: Job) -> str:
+    """What the hash covers of a job at the end: id, status, attempts and preemptions."""
+    return f"({job.job_id!r}, {job.status!r}, {attempts_text(job)}, {job.preemptions!r})"
 
 
 TRACES = [

@@ -47,7 +47,7 @@ sources, made by ``make setup``); otherwise the pure Python modules, the referen
 from quota_constructs.model import JobStatus, PendingKind  # the model's, re-exported
 from quota_constructs.scheduling.bulk import collector_paused
 from quota_constructs.scheduling.capacity import Capacity
-from quota_constructs.scheduling.job import Job, SchedulerEvent, attempt_id
+from quota_constructs.scheduling.job import Job, SchedulerEvent
 from quota_constructs.scheduling.options import SchedulerOptions
 from quota_constructs.scheduling.records import (
     CAPACITY_CODE,
@@ -74,6 +74,7 @@ from quota_constructs.scheduling.records import (
     ShareLedger,
     ShareOrder,
     SubmitRejected,
+    attempt_id,
 )
 from quota_constructs.scheduling.scheduler import QUEUE_WIDE_SHARE, Scheduler
 from quota_constructs.scheduling.victims import DefaultVictimPolicy, VictimCandidate, VictimPolicy

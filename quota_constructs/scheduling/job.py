@@ -1,8 +1,7 @@
-"""A service job as the scheduler reports it, the event telling of a change to one, attempt ids."""
+"""A service job as the scheduler reports it, the event telling of a change to one."""
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 
 from quota_constructs.model import JobStatus
@@ -102,8 +101,3 @@ class SchedulerEvent:
     previous_status: JobStatus | None
     status_reason: str | None
     preemption: PreemptionRecord | None = None
-
-
-def attempt_id(job_id: str, number: int) -> str:
-    """Deterministic 32-hex id of a job's attempt ``number`` (1-based), as in SageMaker names."""
-    return hashlib.md5(f"{job_id}/{number}".encode(), usedforsecurity=False).hexdigest()

@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 from quota_constructs.model import DISPATCHED_STATUSES, JobStatus, RetryAction, exit_action
 from quota_constructs.scheduling.event_queue import EventQueue, TimedEvent
-from quota_constructs.scheduling.job import Job, SchedulerEvent, attempt_id
+from quota_constructs.scheduling.job import Job, SchedulerEvent
 from quota_constructs.scheduling.ledger import Allocation, CapacityLedger
 from quota_constructs.scheduling.options import SchedulerOptions
 from quota_constructs.scheduling.preemptions_in_progress import PreemptionsInProgress
@@ -304,7 +304,7 @@ class JobLifecycle:
         job.attempts.append(
             new_attempt(
                 number,
-                attempt_id(job.job_id, number),
+                job.job_id,
                 job.scheduled_at if job.scheduled_at is not None else now,
                 job.started_at,
                 now,

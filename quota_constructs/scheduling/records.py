@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
@@ -204,12 +205,24 @@ class Attempt:
     """One placement of a job on capacity (one SageMaker training job)."""
 
     number: int
-    attempt_id: str
+    job_id: str
+    """The job's id (its attempt id is derived from it when asked for: :attr:`attempt_id`)."""
     scheduled_at: float
     started_at: float | None
     stopped_at: float
     status_reason: str
     preempted: bool
+
+    @property
+    def attempt_id(self) -> str:
+        """The attempt's 32-hex id (:func:`attempt_id`), computed when read: most attempts
+        of a simulation are never named."""
+        return attempt_id(self.job_id, self.number)
+
+
+def attempt_id(job_id: str, number: int) -> str:
+    """Deterministic 32-hex id of a job's attempt ``number`` (1-based), as in SageMaker names."""
+    return hashlib.md5(f"{job_id}/{number}".encode(), usedforsecurity=False).hexdigest()
 
 
 class UsageLog:
@@ -298,7 +311,7 @@ def record_of(cls: type[R], fields: dict[str, object]) -> R:
 
 def new_attempt(
     number: int,
-    attempt_id: str,
+    job_id: str,
     scheduled_at: float,
     started_at: float | None,
     stopped_at: float,
@@ -310,7 +323,7 @@ def new_attempt(
     if not FIELDS_IN_DICT:
         return Attempt(
             number=number,
-            attempt_id=attempt_id,
+            job_id=job_id,
             scheduled_at=scheduled_at,
             started_at=started_at,
             stopped_at=stopped_at,
@@ -321,7 +334,7 @@ def new_attempt(
         Attempt,
         {
             "number": number,
-            "attempt_id": attempt_id,
+            "job_id": job_id,
             "scheduled_at": scheduled_at,
             "started_at": started_at,
             "stopped_at": stopped_at,
