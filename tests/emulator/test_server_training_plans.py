@@ -100,24 +100,6 @@ def test_unknown_plans_and_offerings_are_resource_not_found(emu: EmulatorServer)
     assert no_offering.value.response["Error"]["Code"] == "ResourceNotFound"
 
 
-@pytest.mark.parametrize(
-    ("service", "operation", "params"),
-    [
-        ("sagemaker", "list_training_plans", {}),
-        ("service-quotas", "list_service_quotas", {"ServiceCode": "sagemaker"}),
-    ],
-)
-def test_a_token_the_emulator_did_not_issue_is_a_client_error_naming_it(
-    emu: EmulatorServer, service: str, operation: str, params: dict[str, str]
-) -> None:
-    """A well-formed NextToken from elsewhere is the caller's mistake (a 4xx naming the field)."""
-    with pytest.raises(ClientError) as bad:
-        getattr(emu.client(service), operation)(NextToken="Zm9yZWlnbg==", **params)
-    assert bad.value.response["ResponseMetadata"]["HTTPStatusCode"] == 400
-    assert "NextToken 'Zm9yZWlnbg==' is not a token this emulator issued" in str(bad.value)
-    assert "pass the NextToken of the previous response unchanged" in str(bad.value)
-
-
 def test_requests_are_validated_by_botocores_model(emu: EmulatorServer) -> None:
     sagemaker = emu.client("sagemaker")
     with pytest.raises(ParamValidationError):  # client side, from the same model
