@@ -14,6 +14,7 @@ import random
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 from pathlib import Path
 from statistics import NormalDist
 from typing import TYPE_CHECKING, Any
@@ -90,9 +91,21 @@ class _Row(BaseModel):
     checkpoint_interval_s: float | None = Field(default=None, gt=0, allow_inf_nan=False)
 
 
-_DECIMAL = re.compile(r"[0-9]{1,15}(?:\.[0-9]{1,15})?")
+_DECIMAL_TEXT = r"[0-9]{1,15}(?:\.[0-9]{1,15})?"
+_COUNT_TEXT = r"[1-9][0-9]{0,8}"
+_DECIMAL = re.compile(_DECIMAL_TEXT)
 """A plain decimal number: parsed alike by ``float`` and pydantic (both correctly rounded)."""
-_COUNT = re.compile(r"[1-9][0-9]{0,8}")
+_COUNT = re.compile(_COUNT_TEXT)
+_PLAIN_VALUE = {
+    "submit_time_s": f"({_DECIMAL_TEXT})",
+    "share": r'([^,"\s]+)',
+    "instance_type": r'([^,"\s]+)',
+    "instance_count": f"({_COUNT_TEXT})",
+    "duration_s": f"({_DECIMAL_TEXT})",
+    "priority": f"({_COUNT_TEXT})",
+    "checkpoint_interval_s": f"({_DECIMAL_TEXT})?",
+}
+"""Each column's plain values, as a group of a line pattern (names are checked apart)."""
 
 
 _Values = tuple[str, str, str, str, str, str, str | None]
@@ -120,6 +133,54 @@ def _plain_job(values: _Values, line: int, valid: set[tuple[str, str, int]]) -> 
     return job
 
 
+def _name_problems(names: tuple[str, str, int], where: str) -> list[Problem]:
+    """The problems of a row's share, instance type and priority (the model's rules)."""
+    share, instance_type, priority = names
+    problems = check_name(share, f"{where}.share", what="quota share name")
+    problems += check_instance_type(instance_type, f"{where}.instance_type")
+    problems += check_scheduling_priority(priority, f"{where}.priority")
+    return problems
+
+
+def _read_plain(text: str, header: list[str]) -> list[WorkloadJob] | None:
+    """Every job of ``text`` (its header on line 1 alone) when each of its lines is blank or a
+    plain row (:data:`_PLAIN_VALUE` per column, one line pattern) of a valid job, as the full
+    reader would read them; ``None`` when a line is anything else: the full reader then reads
+    the whole text and reports every problem."""
+    if len(set(header)) != len(header):
+        return None
+    line_pattern = re.compile(", *".join(_PLAIN_VALUE[c] for c in header) + "\r?")
+    required = itemgetter(*(header.index(c) for c in REQUIRED_COLUMNS))
+    optional = OPTIONAL_COLUMNS[0]
+    checkpoint = header.index(optional) if optional in header else None
+    lines = text.split("\n")
+    jobs: list[WorkloadJob] = []
+    valid: set[tuple[str, str, int]] = set()
+    for line, match in enumerate(map(line_pattern.fullmatch, lines[1:]), start=2):
+        if match is None:
+            if lines[line - 1] in ("", "\r"):
+                continue  # a blank line, skipped as csv skips it
+            return None
+        values = match.groups()
+        submit, share, itype, count, duration, priority = required(values)
+        names = (share, itype, int(priority))
+        if names not in valid:
+            if _name_problems(names, ""):
+                return None
+            valid.add(names)
+        found = None if checkpoint is None else values[checkpoint]
+        interval = None if found is None else float(found)
+        job = WorkloadJob(
+            float(submit), share, itype, int(count), float(duration), names[2], interval, line
+        )
+        if not job.duration_s > 0 or (interval is not None and not interval > 0):
+            return None
+        if job_problems(job.submit_time_s, job.instance_count, job.duration_s, interval, ""):
+            return None
+        jobs.append(job)
+    return jobs
+
+
 def _row_problems(
     row: dict[str, Any], line: int, valid: set[tuple[str, str, int]]
 ) -> tuple[WorkloadJob | None, list[Problem]]:
@@ -134,9 +195,7 @@ def _row_problems(
     names = (parsed.share, parsed.instance_type, parsed.priority)
     problems: list[Problem] = []
     if names not in valid:
-        problems = check_name(parsed.share, f"{where}.share", what="quota share name")
-        problems += check_instance_type(parsed.instance_type, f"{where}.instance_type")
-        problems += check_scheduling_priority(parsed.priority, f"{where}.priority")
+        problems = _name_problems(names, where)
         if not problems:
             valid.add(names)
     problems += job_problems(
@@ -162,6 +221,10 @@ def parse_workload_csv(text: str, *, source: str = "<csv>") -> list[WorkloadJob]
     problems = _header_problems(header)
     if problems:
         raise WorkloadError(problems, context=source)
+    if reader.line_num == 1:
+        every = _read_plain(text, header)
+        if every is not None:
+            return _checked_size(every, source, [])
     columns = [header.index(c) for c in REQUIRED_COLUMNS]
     checkpoint = header.index(OPTIONAL_COLUMNS[0]) if OPTIONAL_COLUMNS[0] in header else None
     jobs: list[WorkloadJob] = []
@@ -204,6 +267,14 @@ def parse_workload_csv(text: str, *, source: str = "<csv>") -> list[WorkloadJob]
         problems += row_problems
         if job is not None:
             jobs.append(job)
+    return _checked_size(jobs, source, problems)
+
+
+def _checked_size(
+    jobs: list[WorkloadJob], source: str, problems: list[Problem]
+) -> list[WorkloadJob]:
+    """``jobs`` sorted by submit time; :class:`WorkloadError` listing ``problems`` (the rows')
+    and whether there are no jobs or too many."""
     if not jobs and not problems:
         problems.append(Problem("<file>", source, "the workload has no jobs", "add rows"))
     problems += workload_size_problems(len(jobs), "<file>")

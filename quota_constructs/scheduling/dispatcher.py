@@ -22,7 +22,7 @@ MAX_PASSES = 100_000
 """Passes at one instant before the dispatcher gives up (only a bug can get there)."""
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False)
 class BlockedShare:
     """A share a pass looked at and left with a blocked head (a record: never changed).
 
@@ -36,6 +36,15 @@ class BlockedShare:
     """The share's first job, which does not fit its own free capacity."""
     order_key: Any
     """Its place in the pass's share order (``CapacityLedger.ordered_subset``)."""
+
+    def __init__(
+        self, account: ShareAccount, queue: RunnableQueue, head: Job, order_key: Any
+    ) -> None:
+        """Its own ``__init__``: compiled, a native one (``records.FIELDS_IN_DICT``)."""
+        self.account = account
+        self.queue = queue
+        self.head = head
+        self.order_key = order_key
 
 
 class Dispatcher:

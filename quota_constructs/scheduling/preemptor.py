@@ -20,6 +20,7 @@ from quota_constructs.scheduling.options import SchedulerOptions
 from quota_constructs.scheduling.preemptions_in_progress import PreemptionsInProgress
 from quota_constructs.scheduling.queues import RunnableQueues
 from quota_constructs.scheduling.records import (
+    FIELDS_IN_DICT,
     PREEMPTION_IN_PROGRESS,
     REASON_CROSS_SHARE,
     REASON_IN_SHARE,
@@ -37,13 +38,22 @@ _REASONS = {
 }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class PreemptionTarget:
     """A job to preempt, by which rule, and the job it makes room for (``None``: a limit)."""
 
     job: Job
     rule: PreemptionRule
     preemptor: Job | None
+
+    def __init__(self, job: Job, rule: PreemptionRule, preemptor: Job | None) -> None:
+        """The fields in one step (``records.FIELDS_IN_DICT``)."""
+        if FIELDS_IN_DICT:
+            self.__dict__.update(job=job, rule=rule, preemptor=preemptor)
+            return
+        self.job = job  # type: ignore[misc]
+        self.rule = rule  # type: ignore[misc]
+        self.preemptor = preemptor  # type: ignore[misc]
 
 
 class Preemptor:

@@ -143,34 +143,49 @@ class JobRequest:
         job_id: str | None = None,
         capacity_errors: int = 0,
     ) -> None:
-        """The fields in one step (the generated ``__init__`` of a frozen dataclass sets them
-        one by one, a cost the simulator pays per job); ``demand`` and ``tags`` are kept as
-        read-only copies, an outcome given as its string becomes the :class:`Outcome`."""
+        """The fields in one step (see :data:`FIELDS_IN_DICT`); ``demand`` and ``tags`` are
+        kept as read-only copies, an outcome given as its string becomes the :class:`Outcome`."""
         if type(outcome) is not Outcome and isinstance(outcome, str) and outcome in _OUTCOMES:
             outcome = Outcome(outcome)
-        fields = dict(
-            job_name=job_name,
-            share_name=share_name,
-            demand=MappingProxyType(dict(demand)),
-            duration_s=duration_s,
-            outcome=outcome,
-            priority=priority,
-            preemption_retries=preemption_retries,
-            retry_attempts=retry_attempts,
-            exit_rules=exit_rules,
-            failure_reason=failure_reason,
-            attempt_duration_s=attempt_duration_s,
-            checkpoint_interval_s=checkpoint_interval_s,
-            payload=payload,
-            tags=tags if tags is _NO_TAGS else MappingProxyType(dict(tags)),
-            job_id=job_id,
-            capacity_errors=capacity_errors,
-        )
+        demand = MappingProxyType(dict(demand))
+        if tags is not _NO_TAGS:
+            tags = MappingProxyType(dict(tags))
         if FIELDS_IN_DICT:
-            self.__dict__.update(fields)
-        else:
-            for name, value in fields.items():
-                object.__setattr__(self, name, value)
+            self.__dict__.update(
+                job_name=job_name,
+                share_name=share_name,
+                demand=demand,
+                duration_s=duration_s,
+                outcome=outcome,
+                priority=priority,
+                preemption_retries=preemption_retries,
+                retry_attempts=retry_attempts,
+                exit_rules=exit_rules,
+                failure_reason=failure_reason,
+                attempt_duration_s=attempt_duration_s,
+                checkpoint_interval_s=checkpoint_interval_s,
+                payload=payload,
+                tags=tags,
+                job_id=job_id,
+                capacity_errors=capacity_errors,
+            )
+            return
+        self.job_name = job_name  # type: ignore[misc]
+        self.share_name = share_name  # type: ignore[misc]
+        self.demand = demand  # type: ignore[misc]
+        self.duration_s = duration_s  # type: ignore[misc]
+        self.outcome = outcome  # type: ignore[misc]
+        self.priority = priority  # type: ignore[misc]
+        self.preemption_retries = preemption_retries  # type: ignore[misc]
+        self.retry_attempts = retry_attempts  # type: ignore[misc]
+        self.exit_rules = exit_rules  # type: ignore[misc]
+        self.failure_reason = failure_reason  # type: ignore[misc]
+        self.attempt_duration_s = attempt_duration_s  # type: ignore[misc]
+        self.checkpoint_interval_s = checkpoint_interval_s  # type: ignore[misc]
+        self.payload = payload  # type: ignore[misc]
+        self.tags = tags  # type: ignore[misc]
+        self.job_id = job_id  # type: ignore[misc]
+        self.capacity_errors = capacity_errors  # type: ignore[misc]
 
 
 @dataclass(frozen=True)
@@ -182,7 +197,7 @@ class PendingReason:
     position: int | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class PreemptionRecord:
     """One preemption of a job: rule, who caused it, and the victim share's borrowing."""
 
@@ -199,8 +214,50 @@ class PreemptionRecord:
     terminated: bool = False
     """True when this preemption used up ``preemption_retries`` and the job became FAILED."""
 
+    def __init__(
+        self,
+        time: float,
+        rule: PreemptionRule,
+        preemptor_job_id: str | None,
+        preemptor_share: str | None,
+        borrowed_before: Capacity,
+        borrowed_after: Capacity,
+        reason: str,
+        attempt: int,
+        attempt_started_at: float | None,
+        completed_at: float | None = None,
+        terminated: bool = False,
+    ) -> None:
+        """The fields in one step (see :data:`FIELDS_IN_DICT`)."""
+        if FIELDS_IN_DICT:
+            self.__dict__.update(
+                time=time,
+                rule=rule,
+                preemptor_job_id=preemptor_job_id,
+                preemptor_share=preemptor_share,
+                borrowed_before=borrowed_before,
+                borrowed_after=borrowed_after,
+                reason=reason,
+                attempt=attempt,
+                attempt_started_at=attempt_started_at,
+                completed_at=completed_at,
+                terminated=terminated,
+            )
+            return
+        self.time = time  # type: ignore[misc]
+        self.rule = rule  # type: ignore[misc]
+        self.preemptor_job_id = preemptor_job_id  # type: ignore[misc]
+        self.preemptor_share = preemptor_share  # type: ignore[misc]
+        self.borrowed_before = borrowed_before  # type: ignore[misc]
+        self.borrowed_after = borrowed_after  # type: ignore[misc]
+        self.reason = reason  # type: ignore[misc]
+        self.attempt = attempt  # type: ignore[misc]
+        self.attempt_started_at = attempt_started_at  # type: ignore[misc]
+        self.completed_at = completed_at  # type: ignore[misc]
+        self.terminated = terminated  # type: ignore[misc]
 
-@dataclass(frozen=True)
+
+@dataclass(frozen=True, init=False)
 class Attempt:
     """One placement of a job on capacity (one SageMaker training job)."""
 
@@ -212,6 +269,36 @@ class Attempt:
     stopped_at: float
     status_reason: str
     preempted: bool
+
+    def __init__(
+        self,
+        number: int,
+        job_id: str,
+        scheduled_at: float,
+        started_at: float | None,
+        stopped_at: float,
+        status_reason: str,
+        preempted: bool,
+    ) -> None:
+        """The fields in one step (see :data:`FIELDS_IN_DICT`)."""
+        if FIELDS_IN_DICT:
+            self.__dict__.update(
+                number=number,
+                job_id=job_id,
+                scheduled_at=scheduled_at,
+                started_at=started_at,
+                stopped_at=stopped_at,
+                status_reason=status_reason,
+                preempted=preempted,
+            )
+            return
+        self.number = number  # type: ignore[misc]
+        self.job_id = job_id  # type: ignore[misc]
+        self.scheduled_at = scheduled_at  # type: ignore[misc]
+        self.started_at = started_at  # type: ignore[misc]
+        self.stopped_at = stopped_at  # type: ignore[misc]
+        self.status_reason = status_reason  # type: ignore[misc]
+        self.preempted = preempted  # type: ignore[misc]
 
     @property
     def attempt_id(self) -> str:
@@ -292,9 +379,16 @@ R = TypeVar("R")
 
 FIELDS_IN_DICT = hasattr(PendingReason(PendingKind.SHARE_DISABLED, ""), "__dict__")
 """Whether records keep their fields in ``__dict__``: True in pure Python; False when mypyc
-compiled this module (its classes are native, fields in slots), where the one-step shortcuts
-below do not apply: there the factories call the native constructor, positionally (a call
-through ``cls(**fields)`` would be a generic Python call)."""
+compiled this module (its classes are native, fields in slots).
+
+The records the scheduler builds per job or per dispatch (:class:`JobRequest`,
+:class:`Attempt`, :class:`PreemptionRecord`, the preemptor's candidates) define their own
+``__init__`` for both: in pure Python it fills ``__dict__`` in one step (a frozen dataclass's
+generated ``__init__`` sets each field through ``object.__setattr__``); compiled, it assigns
+each field, a native store (mypyc keeps a dataclass's generated ``__init__`` as interpreted
+Python, about twenty times slower; the frozen guard still refuses Python callers' assignments).
+Factories call those constructors positionally; :func:`record_of` remains for the records
+built rarely (a call through ``cls(**fields)`` is a generic Python call when compiled)."""
 
 
 def record_of(cls: type[R], fields: dict[str, object]) -> R:
@@ -318,30 +412,8 @@ def new_attempt(
     status_reason: str,
     preempted: bool,
 ) -> Attempt:
-    """An :class:`Attempt` the cheapest way: one step in pure Python (:func:`record_of`), the
-    native constructor compiled (``record_of``'s ``cls(**fields)`` is a generic call there)."""
-    if not FIELDS_IN_DICT:
-        return Attempt(
-            number=number,
-            job_id=job_id,
-            scheduled_at=scheduled_at,
-            started_at=started_at,
-            stopped_at=stopped_at,
-            status_reason=status_reason,
-            preempted=preempted,
-        )
-    return record_of(
-        Attempt,
-        {
-            "number": number,
-            "job_id": job_id,
-            "scheduled_at": scheduled_at,
-            "started_at": started_at,
-            "stopped_at": stopped_at,
-            "status_reason": status_reason,
-            "preempted": preempted,
-        },
-    )
+    """An :class:`Attempt` (its constructor, called positionally: the cheapest call compiled)."""
+    return Attempt(number, job_id, scheduled_at, started_at, stopped_at, status_reason, preempted)
 
 
 def new_preemption(
@@ -356,33 +428,16 @@ def new_preemption(
     attempt_started_at: float | None,
 ) -> PreemptionRecord:
     """A started (not yet completed) :class:`PreemptionRecord`, built as :func:`new_attempt`."""
-    if not FIELDS_IN_DICT:
-        return PreemptionRecord(
-            time,
-            rule,
-            preemptor_job_id,
-            preemptor_share,
-            borrowed_before,
-            borrowed_after,
-            reason,
-            attempt,
-            attempt_started_at,
-        )
-    return record_of(
-        PreemptionRecord,
-        {
-            "time": time,
-            "rule": rule,
-            "preemptor_job_id": preemptor_job_id,
-            "preemptor_share": preemptor_share,
-            "borrowed_before": borrowed_before,
-            "borrowed_after": borrowed_after,
-            "reason": reason,
-            "attempt": attempt,
-            "attempt_started_at": attempt_started_at,
-            "completed_at": None,
-            "terminated": False,
-        },
+    return PreemptionRecord(
+        time,
+        rule,
+        preemptor_job_id,
+        preemptor_share,
+        borrowed_before,
+        borrowed_after,
+        reason,
+        attempt,
+        attempt_started_at,
     )
 
 
@@ -390,21 +445,19 @@ def completed_preemption(
     record: PreemptionRecord, completed_at: float, terminated: bool
 ) -> PreemptionRecord:
     """``record`` completed at ``completed_at``, built as :func:`new_attempt`."""
-    if not FIELDS_IN_DICT:
-        return PreemptionRecord(
-            time=record.time,
-            rule=record.rule,
-            preemptor_job_id=record.preemptor_job_id,
-            preemptor_share=record.preemptor_share,
-            borrowed_before=record.borrowed_before,
-            borrowed_after=record.borrowed_after,
-            reason=record.reason,
-            attempt=record.attempt,
-            attempt_started_at=record.attempt_started_at,
-            completed_at=completed_at,
-            terminated=terminated,
-        )
-    return replaced_record(record, completed_at=completed_at, terminated=terminated)
+    return PreemptionRecord(
+        record.time,
+        record.rule,
+        record.preemptor_job_id,
+        record.preemptor_share,
+        record.borrowed_before,
+        record.borrowed_after,
+        record.reason,
+        record.attempt,
+        record.attempt_started_at,
+        completed_at,
+        terminated,
+    )
 
 
 def replaced_record(record: R, **changes: object) -> R:

@@ -8,12 +8,12 @@ from typing import Protocol
 
 from quota_constructs.scheduling.capacity import Capacity, add_capacity, covers
 from quota_constructs.scheduling.job import Job
-from quota_constructs.scheduling.records import FIELDS_IN_DICT, record_of
+from quota_constructs.scheduling.records import FIELDS_IN_DICT
 
 # --- victim selection -------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class VictimCandidate:
     """A job that could be preempted and what preempting it frees towards the need."""
 
@@ -22,17 +22,22 @@ class VictimCandidate:
     borrowing: bool
     running_for: float
 
+    def __init__(self, job: Job, frees: Capacity, borrowing: bool, running_for: float) -> None:
+        """The fields in one step (``records.FIELDS_IN_DICT``)."""
+        if FIELDS_IN_DICT:
+            self.__dict__.update(job=job, frees=frees, borrowing=borrowing, running_for=running_for)
+            return
+        self.job = job  # type: ignore[misc]
+        self.frees = frees  # type: ignore[misc]
+        self.borrowing = borrowing  # type: ignore[misc]
+        self.running_for = running_for  # type: ignore[misc]
+
 
 def victim_candidate(
     job: Job, frees: Capacity, borrowing: bool, running_for: float
 ) -> VictimCandidate:
-    """A :class:`VictimCandidate` the cheapest way (as ``records.new_attempt``)."""
-    if not FIELDS_IN_DICT:
-        return VictimCandidate(job, frees, borrowing, running_for)
-    return record_of(
-        VictimCandidate,
-        {"job": job, "frees": frees, "borrowing": borrowing, "running_for": running_for},
-    )
+    """A :class:`VictimCandidate` (its constructor, called positionally)."""
+    return VictimCandidate(job, frees, borrowing, running_for)
 
 
 class VictimPolicy(Protocol):

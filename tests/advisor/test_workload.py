@@ -215,8 +215,62 @@ def test_plain_rows_read_without_pydantic_give_what_pydantic_gives(
     fast_jobs = parse_workload_csv(PLAIN_AND_NOT)
     fast_problems = problems(text)
     monkeypatch.setattr(workload, "_plain_job", lambda *_: None)
+    monkeypatch.setattr(workload, "_read_plain", lambda *_: None)
     assert parse_workload_csv(PLAIN_AND_NOT) == fast_jobs
     assert problems(text) == fast_problems and fast_problems[0].startswith("line 9")
+
+
+PLAIN_FILES = {
+    "with checkpoints": HEADER + ",checkpoint_interval_s\n0,a,ml.g5.xlarge,1,600,1,30\n"
+    "5.25,b,ml.p4d.24xlarge,8,60.5,9999,\n",
+    "without the column": HEADER + "\n7,a,ml.g5.xlarge,2,60,3\n1,a,ml.g5.xlarge,1,60,3\n",
+    "columns reordered": "share,priority,submit_time_s,duration_s,instance_type,instance_count\n"
+    "a,2,10,60,ml.g5.xlarge,1\nb,3,5,70,ml.g5.2xlarge,4\n",
+    "blank lines, CRLF, spaces after commas": HEADER + "\r\n\r\n3, a, ml.g5.xlarge, 1, 60, 1\r\n"
+    "\n4,a,ml.g5.xlarge,1,60,1",
+    "bounds at their edges": HEADER + ",checkpoint_interval_s\n"
+    "31622400,a,ml.g5.xlarge,10000,2419200,9999,2419200\n",
+}
+
+
+@pytest.mark.parametrize("name", PLAIN_FILES)
+def test_files_of_plain_rows_read_in_one_pass_as_the_full_reader_reads_them(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file whose every line is plain is read by one line pattern (``_read_plain``): the
+    same jobs, line numbers included, as the row-by-row reader gives."""
+    from quota_constructs.advisor import workload
+
+    text = PLAIN_FILES[name]
+    header = [h.strip() for h in text.splitlines()[0].split(",")]
+    fast = workload._read_plain(text, header)
+    assert fast is not None
+    monkeypatch.setattr(workload, "_read_plain", lambda *_: None)
+    assert sorted(fast, key=lambda j: j.submit_time_s) == parse_workload_csv(text)
+
+
+@pytest.mark.parametrize(
+    "row",
+    [
+        "7,a,ml.g5.xlarge,1,0,1,",  # duration 0: the full reader names it
+        "7,a,ml.g5.xlrge,1,60,1,",  # unknown instance type
+        "7,a b,ml.g5.xlarge,1,60,1,",  # a space in a name
+        '7,"a",ml.g5.xlarge,1,60,1,',  # a quoted value
+        "7,a,ml.g5.xlarge,1,60,1,,",  # one value too many
+        "7,a,ml.g5.xlarge,1,60",  # values missing
+        "7,a,ml.g5.xlarge,1,60,1,10 ",  # a trailing space
+        "7,a,ml.g5.xlarge,1,6e1,1,",  # an exponent
+        "7,a,ml.g5.xlarge,1,2419201,1,",  # longer than 28 days
+        "7,a,ml.g5.xlarge,10001,60,1,",  # too many instances
+        "31622401,a,ml.g5.xlarge,1,60,1,",  # submitted after a year
+    ],
+)
+def test_a_line_that_is_not_plain_sends_the_whole_file_to_the_full_reader(row: str) -> None:
+    from quota_constructs.advisor import workload
+
+    text = HEADER + ",checkpoint_interval_s\n0,a,ml.g5.xlarge,1,600,1,\n" + row + "\n"
+    header = text.splitlines()[0].split(",")
+    assert workload._read_plain(text, header) is None
 
 
 def test_rows_read_by_position_keep_their_line_numbers_around_blank_and_short_rows() -> None:

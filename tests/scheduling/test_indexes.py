@@ -3,9 +3,10 @@ and never the reason a job that could dispatch waits."""
 
 from __future__ import annotations
 
-from dataclasses import fields, replace
+from dataclasses import FrozenInstanceError, fields, replace
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -193,7 +194,13 @@ def test_records_built_in_one_step_equal_the_dataclasses_own() -> None:
             assert list(vars(record)) == names
         rebuilt = type(record)(**{name: getattr(record, name) for name in names})
         assert rebuilt == record and repr(rebuilt) == repr(record)
+        with pytest.raises(FrozenInstanceError):  # their own __init__ keeps them frozen
+            setattr(record, names[-1], getattr(record, names[-1]))
     assert any(r.completed_at is not None for r in records if isinstance(r, PreemptionRecord))
     values: tuple[Any, ...] = (1, "id", 0.0, 1.0, 2.0, "done", False)
     built = record_of(Attempt, dict(zip([f.name for f in fields(Attempt)], values, strict=True)))
     assert built == Attempt(*values) and replaced_record(built, number=2) == Attempt(2, *values[1:])
+    request = sched.jobs[0].request
+    with pytest.raises(FrozenInstanceError):
+        request.job_name = "renamed"  # type: ignore[misc]
+    assert replace(request, job_name="renamed").demand == request.demand
