@@ -871,8 +871,8 @@ def compare(
     progress: Progress | None = None,
 ) -> list[SimulationResult]:
     """Simulate each organisation on the same workload; organisations with the same shares and
-    capacities share one baseline figure, computed once (by the run of an organisation that
-    is the baseline itself, when there is one)."""
+    capacities share one baseline figure, computed once, by the first of them to run (from
+    its own run where it can: :func:`baseline_utilisation`'s ``run``)."""
     options = options or SimulationOptions()
     for org in orgs:
         check_workload(org, jobs)
@@ -883,16 +883,13 @@ def compare(
         reserve = baseline_queue(org.queue)
         known = [value for queue, value in cache if queue == reserve]
         if known:
-            baseline = known[0]
-        elif org.queue == reserve and not org.calendars:
-            result = simulate(org, jobs, options=options, progress=progress)
-            cache.append((reserve, result.baseline_utilisation))
-            results.append(result)
+            results.append(
+                simulate(org, jobs, options=options, baseline=known[0], progress=progress)
+            )
             continue
-        else:
-            baseline = baseline_utilisation(org, jobs, options=options)  # same default window
-            cache.append((reserve, baseline))
-        results.append(simulate(org, jobs, options=options, baseline=baseline, progress=progress))
+        result = simulate(org, jobs, options=options, progress=progress)
+        cache.append((reserve, result.baseline_utilisation))
+        results.append(result)
     return results
 
 
