@@ -56,6 +56,9 @@ class EmulatorServer:
     ``naming="generated"`` names queues, environments and policies as CloudFormation would
     (unguessable; :class:`~.provision.ResourceNaming`) instead of ``<org>-queue``...
     ``retention``: when finished jobs expire (:class:`~.state.job_service.JobRetention`).
+    ``start_epoch``: the virtual clock's time 0 in epoch seconds (default: now); a fixed one
+    makes share calendars, which follow the clock's UTC weekdays and hours, flip at the same
+    emulated times on every run.
     """
 
     def __init__(
@@ -78,11 +81,19 @@ class EmulatorServer:
         naming: ResourceNaming | str = ResourceNaming.FIXED,
         retention: JobRetention | None = None,
         plan_stop_before_end_s: float = PLAN_STOP_BEFORE_END_S,
+        start_epoch: float | None = None,
     ) -> None:
         if clock not in ("virtual", "wall"):
             raise ValueError(f"clock must be 'virtual' or 'wall' (got {clock!r})")
+        if start_epoch is not None and clock != "virtual":
+            raise ValueError(
+                f"start_epoch={start_epoch} is the virtual clock's time 0: "
+                "use it with clock='virtual', or leave it out"
+            )
         self._clock: EmulatorClock = (
-            VirtualClock() if clock == "virtual" else RealTimeClock(speed=speed)
+            VirtualClock(start_epoch=start_epoch)
+            if clock == "virtual"
+            else RealTimeClock(speed=speed)
         )
         self.emulator = Emulator(
             clock=self._clock,

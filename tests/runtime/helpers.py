@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from typer.testing import CliRunner
@@ -13,6 +14,20 @@ from quota_constructs.local.faults import FaultPlan
 from quota_constructs.local.testing import EmulatorServer
 from quota_constructs.runtime import RetryOptions, TrainingJob
 from tests.helpers import ROLE
+
+
+def last_monday() -> float:
+    """This week's Monday, 00:00 UTC, in epoch seconds: like the simulator's time 0 a Monday
+    midnight, so a generated Monday run on an emulator started there meets the share
+    calendars at the simulator's instants whatever the day and hour the tests run (and its
+    jobs are recent, as `--from-queue`'s default window of days expects)."""
+    now = datetime.now(UTC)
+    return (
+        (now - timedelta(days=now.weekday()))
+        .replace(hour=0, minute=0, second=0, microsecond=0)
+        .timestamp()
+    )
+
 
 FAST_RETRIES = RetryOptions(mode="standard", max_attempts=12, backoff_scale=0.01)
 """botocore's standard retries with 1/100 of its backoff delays, so fault tests stay quick."""

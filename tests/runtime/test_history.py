@@ -28,7 +28,7 @@ from quota_constructs.local.handlers.submit_request import DURATION_TAG
 from quota_constructs.local.testing import SEED_DEMO, EmulatorServer
 from quota_constructs.runtime.adopt import JobHistory, read_job_history
 from quota_constructs.scheduling import SchedulerOptions
-from tests.runtime.helpers import FAST_RETRIES, training_job
+from tests.runtime.helpers import FAST_RETRIES, last_monday, training_job
 
 RESEARCH = ORGS_DIR / "research.yaml"
 TEAMS = ORGS_DIR.parent / "teams" / "research.yaml"
@@ -45,7 +45,7 @@ runner = CliRunner()
 @pytest.fixture
 def research_day() -> Iterator[tuple[EmulatorServer, JobHistory]]:
     """A generated Monday of the research teams run on the emulator, and its history."""
-    with EmulatorServer(org_files=[RESEARCH], options=INSTANT) as emu:
+    with EmulatorServer(org_files=[RESEARCH], options=INSTANT, start_epoch=last_monday()) as emu:
         client = emulator_client(emu, "research", retry=FAST_RETRIES)
         for index, job in enumerate(DAY):
             emu.advance(round(job.submit_time_s) - emu.now)  # whole seconds: no ms rounding

@@ -18,7 +18,7 @@ from quota_constructs.config import ORGS_DIR
 from quota_constructs.local.handlers.submit_request import DURATION_TAG
 from quota_constructs.local.testing import EmulatorServer
 from quota_constructs.scheduling import Job, SchedulerOptions
-from tests.runtime.helpers import FAST_RETRIES, training_job
+from tests.runtime.helpers import FAST_RETRIES, last_monday, training_job
 
 RESEARCH = ORGS_DIR / "research.yaml"
 DAY = generate_workload(load_teams(ORGS_DIR.parent / "teams" / "research.yaml"), days=1, seed=0)
@@ -31,7 +31,7 @@ runner = CliRunner()
 @pytest.fixture(scope="module")
 def ran_day() -> Iterator[tuple[EmulatorServer, list[Job]]]:
     """The research teams' generated Monday run on the emulator, and its jobs as it holds them."""
-    with EmulatorServer(org_files=[RESEARCH], options=INSTANT) as emu:
+    with EmulatorServer(org_files=[RESEARCH], options=INSTANT, start_epoch=last_monday()) as emu:
         client = emulator_client(emu, "research", retry=FAST_RETRIES)
         for index, job in enumerate(DAY):
             emu.advance(round(job.submit_time_s) - emu.now)
