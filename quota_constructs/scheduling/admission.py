@@ -6,6 +6,7 @@ import math
 from collections.abc import Mapping
 
 from quota_constructs.model import (
+    NAME_PATTERN,
     Problem,
     QuotaShareSpec,
     ShareState,
@@ -24,7 +25,11 @@ def request_problems(
     request: JobRequest, queue_name: str, shares: Mapping[str, QuotaShareSpec]
 ) -> list[Problem]:
     """Why ``queue_name`` (with ``shares``) refuses ``request``; empty when it accepts it."""
-    problems = check_name(request.job_name, "jobName", what="job name")
+    name = request.job_name
+    if type(name) is str and _NAME(name):
+        problems = []  # the usual name, checked without the model's call (its same pattern)
+    else:
+        problems = check_name(name, "jobName", what="job name")
     problems += _share_problems(request.share_name, queue_name, shares)
     problems += _settings_problems(request)
     for name, value in (
@@ -46,31 +51,40 @@ def request_problems(
 
 
 _OUTCOMES = (Outcome.SUCCEEDED, Outcome.FAILED)
+_NAME = NAME_PATTERN.fullmatch
 _DISABLED = ShareState.DISABLED
 
 
-_SETTINGS_MEMO: dict[tuple[object, ...], list[Problem]] = {}
+_SETTINGS_MEMO: dict[tuple[object, ...], tuple[Problem, ...]] = {}
 _SETTINGS_MEMO_SIZE = 4096
 
 
-def _settings_problems(request: JobRequest) -> list[Problem]:
+def _settings_problems(request: JobRequest) -> tuple[Problem, ...]:
     """Problems of the priority, the demand and the retry settings: the same few values come
     again and again, so the problems of plain integer values are remembered."""
-    demand = request.demand
-    values = (request.priority, request.retry_attempts, request.preemption_retries)
-    for value in values:
-        if value is not None and type(value) is not int:
-            return _settings_problems_afresh(request)
-    for itype, n in demand.items():
+    priority, retries, preemptions = (
+        request.priority,
+        request.retry_attempts,
+        request.preemption_retries,
+    )
+    items = tuple(request.demand.items())
+    plain = (
+        (priority is None or type(priority) is int)
+        and type(retries) is int
+        and (preemptions is None or type(preemptions) is int)
+    )
+    for itype, n in items:
         if type(itype) is not str or type(n) is not int:
-            return _settings_problems_afresh(request)
-    key = (*values, *demand.items())
+            plain = False
+    if not plain:
+        return tuple(_settings_problems_afresh(request))
+    key = (priority, retries, preemptions, items)
     known = _SETTINGS_MEMO.get(key)
     if known is None:
         if len(_SETTINGS_MEMO) >= _SETTINGS_MEMO_SIZE:
             _SETTINGS_MEMO.clear()
-        known = _SETTINGS_MEMO[key] = _settings_problems_afresh(request)
-    return list(known)
+        known = _SETTINGS_MEMO[key] = tuple(_settings_problems_afresh(request))
+    return known
 
 
 def _settings_problems_afresh(request: JobRequest) -> list[Problem]:

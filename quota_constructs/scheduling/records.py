@@ -188,6 +188,29 @@ class JobRequest:
         self.capacity_errors = capacity_errors  # type: ignore[misc]
 
 
+def training_request(
+    job_name: str,
+    share_name: str,
+    demand: Mapping[str, int],
+    duration_s: float | None,
+    priority: int | None,
+    checkpoint_interval_s: float | None,
+    job_id: str | None,
+) -> JobRequest:
+    """``JobRequest(job_name, share_name, demand, duration_s, priority=..., ...)``, every
+    other field its default: the request the simulator makes for each job of a workload,
+    called positionally (compiled, a call with keywords from Python parses them every time)."""
+    return JobRequest(
+        job_name,
+        share_name,
+        demand,
+        duration_s,
+        priority=priority,
+        checkpoint_interval_s=checkpoint_interval_s,
+        job_id=job_id,
+    )
+
+
 @dataclass(frozen=True)
 class PendingReason:
     """Why a RUNNABLE job waits. ``position``: 0-based place in its share's order."""
