@@ -24,7 +24,7 @@ import statistics
 from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
-from operator import itemgetter
+from operator import attrgetter, itemgetter
 from typing import TypeVar
 
 import numpy as np
@@ -565,7 +565,7 @@ class _Workload(list[WorkloadJob]):
     once (a run and its baseline, or the runs of a comparison, share them)."""
 
     def __init__(self, jobs: Iterable[WorkloadJob]) -> None:
-        super().__init__(sorted(jobs, key=lambda j: j.submit_time_s))
+        super().__init__(sorted(jobs, key=_SUBMIT_TIME))
         self.requests = [_request(index, job) for index, job in enumerate(self)]
         self.times = [job.submit_time_s for job in self]
 
@@ -577,6 +577,9 @@ class _Workload(list[WorkloadJob]):
         subset.requests = [self.requests[index] for index in keep]
         subset.times = [self.times[index] for index in keep]
         return subset
+
+
+_SUBMIT_TIME = attrgetter("submit_time_s")
 
 
 def _sorted(jobs: Sequence[WorkloadJob]) -> _Workload:
@@ -698,8 +701,9 @@ def _share_metrics(
             failed += 1
         for record in job.preemptions:
             preemptions[record.rule.value] += 1
-        preempted += bool(job.preemptions)
-        lost += _lost_instance_hours(job)
+        if job.preemptions:  # only a preempted attempt loses work
+            preempted += 1
+            lost += _lost_instance_hours(job)
     waits.sort()
     completions.sort()
     capacity_s = sum(spec.capacity.values()) * window_s

@@ -14,7 +14,7 @@ import random
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from operator import itemgetter
+from operator import attrgetter, itemgetter
 from pathlib import Path
 from statistics import NormalDist
 from typing import TYPE_CHECKING, Any
@@ -280,7 +280,7 @@ def _checked_size(
     problems += workload_size_problems(len(jobs), "<file>")
     if problems:
         raise WorkloadError(problems, context=source)
-    return sorted(jobs, key=lambda j: j.submit_time_s)
+    return sorted(jobs, key=attrgetter("submit_time_s"))
 
 
 def _as_dict(values: list[str], header: list[str]) -> dict[Any, Any]:
