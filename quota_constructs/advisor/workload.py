@@ -60,7 +60,7 @@ class WorkloadError(QuotaConfigError):
     """A workload file or generated workload is unusable; problems name lines and columns."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class WorkloadJob:
     """One job to submit: when, to which share, what it needs, how long it runs."""
 
@@ -73,6 +73,32 @@ class WorkloadJob:
     checkpoint_interval_s: float | None = None
     line: int | None = None
     """Line of the CSV file the job came from (``None`` for generated jobs)."""
+
+    def __init__(
+        self,
+        submit_time_s: float,
+        share: str,
+        instance_type: str,
+        instance_count: int,
+        duration_s: float,
+        priority: int,
+        checkpoint_interval_s: float | None = None,
+        line: int | None = None,
+    ) -> None:
+        """The fields in one step (a frozen dataclass's generated ``__init__`` sets each through
+        ``object.__setattr__``: a cost paid per job read or generated, a million for a year)."""
+        self.__dict__.update(
+            {
+                "submit_time_s": submit_time_s,
+                "share": share,
+                "instance_type": instance_type,
+                "instance_count": instance_count,
+                "duration_s": duration_s,
+                "priority": priority,
+                "checkpoint_interval_s": checkpoint_interval_s,
+                "line": line,
+            }
+        )
 
     @property
     def instance_seconds(self) -> float:
