@@ -597,7 +597,7 @@ def generate_workload(
         rng = random.Random(f"{seed}:{team.name}")
         context = _Context(options, team_startup_s(team, options.startup_s) - phase)
         jobs += _GENERATORS[team.workload](team, days, rng, context)
-    return sorted(jobs, key=lambda j: (j.submit_time_s, j.share))
+    return sorted(jobs, key=attrgetter("submit_time_s", "share"))
 
 
 def expected_job_count(teams: TeamsFile, days: int, options: GeneratorOptions) -> float:
