@@ -318,7 +318,8 @@ class _Usage:
         if not changes:
             return
         when, holders, lenders, itypes, counts = zip(*changes, strict=True)
-        times = np.array(when, dtype=np.float64)
+        rows = len(changes)
+        times = np.fromiter(when, dtype=np.float64, count=rows)
         starts = np.empty(len(times), dtype=bool)
         starts[0] = True
         starts[1:] = times[1:] != times[:-1]
@@ -331,16 +332,18 @@ class _Usage:
         types = self._types
         for itype in dict.fromkeys(itypes):
             types.setdefault(itype, len(types))
-        self._rows = np.array(
-            [
-                np.cumsum(starts),
-                list(map(index.__getitem__, holders)),
-                list(map(index.__getitem__, lenders)),
-                list(map(types.__getitem__, itypes)),
+        self._rows = np.empty((5, rows), dtype=np.int64)
+        np.cumsum(starts, out=self._rows[0])
+        for row, values in enumerate(
+            (
+                map(index.__getitem__, holders),
+                map(index.__getitem__, lenders),
+                map(types.__getitem__, itypes),
                 counts,
-            ],
-            dtype=np.int64,
-        )
+            ),
+            start=1,
+        ):
+            self._rows[row] = np.fromiter(values, dtype=np.int64, count=rows)
 
     def _counts(self, select: np.ndarray) -> np.ndarray:
         """Instances of the selected rows held at each sample (float64, exact)."""
