@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from enum import StrEnum
 from types import MappingProxyType
 from typing import Any, TypeVar
@@ -411,9 +411,9 @@ generated ``__init__`` sets each field through ``object.__setattr__``); compiled
 each field, a native store (mypyc keeps a dataclass's generated ``__init__`` as interpreted
 Python, about twenty times slower; the frozen guard still refuses Python callers' assignments).
 The factories (:func:`new_attempt`, :func:`new_preemption`, ``victims.victim_candidate``)
-go further in pure Python, where :func:`record_of` sets the whole ``__dict__`` without even
-a call of ``__init__``; compiled, they call the constructor positionally (a call through
-``cls(**fields)`` is a generic Python call there)."""
+call those constructors positionally in both. :func:`record_of` remains for the records with
+no constructor of their own (events: a call through ``cls(**fields)`` is a generic Python call
+when compiled)."""
 
 
 def record_of(cls: type[R], fields: dict[str, object]) -> R:
@@ -437,30 +437,8 @@ def new_attempt(
     status_reason: str,
     preempted: bool,
 ) -> Attempt:
-    """An :class:`Attempt` the cheapest way: one step in pure Python (:func:`record_of`), the
-    native constructor compiled (``record_of``'s ``cls(**fields)`` is a generic call there)."""
-    if not FIELDS_IN_DICT:
-        return Attempt(
-            number=number,
-            job_id=job_id,
-            scheduled_at=scheduled_at,
-            started_at=started_at,
-            stopped_at=stopped_at,
-            status_reason=status_reason,
-            preempted=preempted,
-        )
-    return record_of(
-        Attempt,
-        {
-            "number": number,
-            "job_id": job_id,
-            "scheduled_at": scheduled_at,
-            "started_at": started_at,
-            "stopped_at": stopped_at,
-            "status_reason": status_reason,
-            "preempted": preempted,
-        },
-    )
+    """An :class:`Attempt`, its constructor called positionally (the cheapest call compiled)."""
+    return Attempt(number, job_id, scheduled_at, started_at, stopped_at, status_reason, preempted)
 
 
 def new_preemption(
@@ -475,33 +453,16 @@ def new_preemption(
     attempt_started_at: float | None,
 ) -> PreemptionRecord:
     """A started (not yet completed) :class:`PreemptionRecord`, built as :func:`new_attempt`."""
-    if not FIELDS_IN_DICT:
-        return PreemptionRecord(
-            time,
-            rule,
-            preemptor_job_id,
-            preemptor_share,
-            borrowed_before,
-            borrowed_after,
-            reason,
-            attempt,
-            attempt_started_at,
-        )
-    return record_of(
-        PreemptionRecord,
-        {
-            "time": time,
-            "rule": rule,
-            "preemptor_job_id": preemptor_job_id,
-            "preemptor_share": preemptor_share,
-            "borrowed_before": borrowed_before,
-            "borrowed_after": borrowed_after,
-            "reason": reason,
-            "attempt": attempt,
-            "attempt_started_at": attempt_started_at,
-            "completed_at": None,
-            "terminated": False,
-        },
+    return PreemptionRecord(
+        time,
+        rule,
+        preemptor_job_id,
+        preemptor_share,
+        borrowed_before,
+        borrowed_after,
+        reason,
+        attempt,
+        attempt_started_at,
     )
 
 
@@ -509,26 +470,16 @@ def completed_preemption(
     record: PreemptionRecord, completed_at: float, terminated: bool
 ) -> PreemptionRecord:
     """``record`` completed at ``completed_at``, built as :func:`new_attempt`."""
-    if not FIELDS_IN_DICT:
-        return PreemptionRecord(
-            time=record.time,
-            rule=record.rule,
-            preemptor_job_id=record.preemptor_job_id,
-            preemptor_share=record.preemptor_share,
-            borrowed_before=record.borrowed_before,
-            borrowed_after=record.borrowed_after,
-            reason=record.reason,
-            attempt=record.attempt,
-            attempt_started_at=record.attempt_started_at,
-            completed_at=completed_at,
-            terminated=terminated,
-        )
-    return replaced_record(record, completed_at=completed_at, terminated=terminated)
-
-
-def replaced_record(record: R, **changes: object) -> R:
-    """``dataclasses.replace(record, **changes)`` for a frozen dataclass without
-    ``__post_init__``: a copy of its fields with ``changes``, built in one step."""
-    if not FIELDS_IN_DICT:
-        return replace(record, **changes)  # type: ignore[type-var]
-    return record_of(type(record), {**vars(record), **changes})
+    return PreemptionRecord(
+        record.time,
+        record.rule,
+        record.preemptor_job_id,
+        record.preemptor_share,
+        record.borrowed_before,
+        record.borrowed_after,
+        record.reason,
+        record.attempt,
+        record.attempt_started_at,
+        completed_at,
+        terminated,
+    )

@@ -8,7 +8,7 @@ from typing import Protocol
 
 from quota_constructs.scheduling.capacity import Capacity, add_capacity, covers
 from quota_constructs.scheduling.job import Job
-from quota_constructs.scheduling.records import FIELDS_IN_DICT, record_of
+from quota_constructs.scheduling.records import FIELDS_IN_DICT
 
 # --- victim selection -------------------------------------------------------------------------
 
@@ -36,13 +36,8 @@ class VictimCandidate:
 def victim_candidate(
     job: Job, frees: Capacity, borrowing: bool, running_for: float
 ) -> VictimCandidate:
-    """A :class:`VictimCandidate` the cheapest way (as ``records.new_attempt``)."""
-    if not FIELDS_IN_DICT:
-        return VictimCandidate(job, frees, borrowing, running_for)
-    return record_of(
-        VictimCandidate,
-        {"job": job, "frees": frees, "borrowing": borrowing, "running_for": running_for},
-    )
+    """A :class:`VictimCandidate`, its constructor called positionally."""
+    return VictimCandidate(job, frees, borrowing, running_for)
 
 
 class VictimPolicy(Protocol):

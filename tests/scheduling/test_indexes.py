@@ -21,7 +21,7 @@ from quota_constructs.scheduling import (
     SchedulerOptions,
     ShareOrder,
 )
-from quota_constructs.scheduling.records import record_of, replaced_record
+from quota_constructs.scheduling.records import record_of
 from tests.scheduling.helpers import (
     TYPES,
     lending_organisations,
@@ -167,8 +167,8 @@ def test_a_borrower_waiting_for_capacity_takes_it_when_released() -> None:
 
 
 def test_records_built_in_one_step_equal_the_dataclasses_own() -> None:
-    """Events, attempts and preemption records built by ``record_of`` (and completed by
-    ``replaced_record``) have every field in order and equal what the constructor builds."""
+    """Events (built by ``record_of``), attempts and preemption records (by their own
+    ``__init__``) have every field in order and equal what the constructor builds."""
     g5 = TYPES[0]
     shares = [
         QuotaShareSpec("lender", {g5: 1}, SharingStrategy.LEND),
@@ -199,7 +199,7 @@ def test_records_built_in_one_step_equal_the_dataclasses_own() -> None:
     assert any(r.completed_at is not None for r in records if isinstance(r, PreemptionRecord))
     values: tuple[Any, ...] = (1, "id", 0.0, 1.0, 2.0, "done", False)
     built = record_of(Attempt, dict(zip([f.name for f in fields(Attempt)], values, strict=True)))
-    assert built == Attempt(*values) and replaced_record(built, number=2) == Attempt(2, *values[1:])
+    assert built == Attempt(*values) and replace(built, number=2) == Attempt(2, *values[1:])
     request = sched.jobs[0].request
     with pytest.raises(FrozenInstanceError):
         request.job_name = "renamed"  # type: ignore[misc]
