@@ -139,20 +139,33 @@ _Values = tuple[str, str, str, str, str, str, str | None]
 
 
 def _plain_job(values: _Values, line: int, valid: set[tuple[str, str, int]]) -> WorkloadJob | None:
-    """The row's job when every value is plain (decimal numbers, names already checked) and
-    within bounds, without pydantic; ``None``: let :func:`_row_problems` decide."""
+    """The row's job when every value is plain (decimal numbers) and the job valid, without
+    pydantic; ``None``: let :func:`_row_problems` decide."""
     decimal, count = _DECIMAL.fullmatch, _COUNT.fullmatch
-    submit, share, itype, instances, duration, priority, checkpoint = values
+    submit, _, _, instances, duration, priority, checkpoint = values
     if not (decimal(submit) and count(instances) and decimal(duration) and count(priority)):
         return None
-    if checkpoint not in ("", None) and not decimal(checkpoint):
+    if checkpoint and not decimal(checkpoint):
         return None
+    return _valid_plain_job(values, line, valid)
+
+
+def _valid_plain_job(
+    values: _Values, line: int, valid: set[tuple[str, str, int]]
+) -> WorkloadJob | None:
+    """The job of a row whose values are plain (``_PLAIN_VALUE``), when its names (checked once
+    for each ``valid`` combination) and bounds are valid; ``None`` otherwise."""
+    submit, share, itype, instances, duration, priority, checkpoint = values
     names = (share, itype, int(priority))
-    interval = float(checkpoint) if checkpoint not in ("", None) else None
+    if names not in valid:
+        if _name_problems(names, ""):
+            return None
+        valid.add(names)
+    interval = float(checkpoint) if checkpoint else None
     job = WorkloadJob(
-        float(submit), names[0], names[1], int(instances), float(duration), names[2], interval, line
+        float(submit), share, itype, int(instances), float(duration), names[2], interval, line
     )
-    if names not in valid or not job.duration_s > 0 or (interval is not None and not interval > 0):
+    if not job.duration_s > 0 or (interval is not None and not interval > 0):
         return None
     if job_problems(job.submit_time_s, job.instance_count, job.duration_s, interval, ""):
         return None
@@ -188,20 +201,9 @@ def _read_plain(text: str, header: list[str]) -> list[WorkloadJob] | None:
                 continue  # a blank line, skipped as csv skips it
             return None
         values = match.groups()
-        submit, share, itype, count, duration, priority = required(values)
-        names = (share, itype, int(priority))
-        if names not in valid:
-            if _name_problems(names, ""):
-                return None
-            valid.add(names)
         found = None if checkpoint is None else values[checkpoint]
-        interval = None if found is None else float(found)
-        job = WorkloadJob(
-            float(submit), share, itype, int(count), float(duration), names[2], interval, line
-        )
-        if not job.duration_s > 0 or (interval is not None and not interval > 0):
-            return None
-        if job_problems(job.submit_time_s, job.instance_count, job.duration_s, interval, ""):
+        job = _valid_plain_job((*required(values), found), line, valid)
+        if job is None:
             return None
         jobs.append(job)
     return jobs
