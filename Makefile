@@ -6,7 +6,6 @@ PY := $(VENV)/bin/python
 LOCK := requirements-dev.lock
 LOCK_VENV := build/lock-venv
 export PATH := $(CURDIR)/$(VENV)/bin:$(CURDIR)/node_modules/.bin:$(PATH)
-export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 export CDK_DISABLE_CLI_TELEMETRY := true
 
 .PHONY: setup core main synth demo serve test lint bench lock
@@ -32,7 +31,7 @@ lock:
 # The optional mypyc build of the scheduler core (build/compiled-core/, used only while it matches
 # the sources; QUOTA_COMPILE=0 skips it). Rebuilt when the sources changed; never fails set-up.
 core: $(VENV)/.installed
-	$(PY) tools/compile_core.py
+	$(VENV)/bin/quota build-core
 
 node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error

@@ -11,11 +11,13 @@ from __future__ import annotations
 import argparse
 import json
 import tracemalloc
+from pathlib import Path
 
-from quota_constructs.config import ORGS_DIR
 from quota_constructs.local.emulator import Emulator
 from quota_constructs.local.state.job_service import JobRetention
 from tests.helpers import payload
+
+ORGS_DIR = Path(__file__).resolve().parents[1] / "stacks" / "orgs"
 
 HYPERPARAMETERS = {f"h{i}": "x" * 90 for i in range(95)}
 """Makes the payload about 10 KiB, like a real training job's request."""

@@ -47,7 +47,7 @@ from quota_constructs.model import (  # noqa: E402
     QuotaShareSpec,
     SharingStrategy,
 )
-from stacks.organisation_stack import OrganisationStack, stack_name_for  # noqa: E402
+from quota_constructs.stacks.organisation_stack import OrganisationStack, stack_name_for  # noqa: E402
 
 STRATEGIES = (SharingStrategy.LEND, SharingStrategy.LEND_AND_BORROW, SharingStrategy.RESERVE)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from quota_constructs._version import __version__
 from quota_constructs.config import load_organisation, load_organisations, parse_organisation
 from quota_constructs.model import (
     JobQueueSpec,
@@ -23,14 +24,27 @@ from quota_constructs.model import (
 )
 
 # name -> module holding it; resolved on first attribute access (PEP 562).
+_CONSTRUCTS = "quota_constructs.constructs"
+_STACKS = "quota_constructs.stacks"
 _LAZY: dict[str, str] = {
-    "IdleResourceAssignmentStrategy": "quota_constructs.constructs",
-    "QuotaManagedJobQueue": "quota_constructs.constructs",
-    "QuotaManagedTrainingQueue": "quota_constructs.constructs",
-    "QuotaShare": "quota_constructs.constructs",
-    "QuotaShareSchedulingPolicy": "quota_constructs.constructs",
-    "QuotaShareTeamAccess": "quota_constructs.constructs",
-    "SageMakerTrainingServiceEnvironment": "quota_constructs.constructs",
+    "IQuotaManagedJobQueue": _CONSTRUCTS,
+    "IQuotaShare": _CONSTRUCTS,
+    "IdleResourceAssignmentStrategy": _CONSTRUCTS,
+    "OrganisationDashboard": _CONSTRUCTS,
+    "QueueNotifications": _CONSTRUCTS,
+    "QuotaManagedJobQueue": _CONSTRUCTS,
+    "QuotaManagedTrainingQueue": _CONSTRUCTS,
+    "QuotaShare": _CONSTRUCTS,
+    "QuotaShareCalendar": _CONSTRUCTS,
+    "QuotaShareSchedulingPolicy": _CONSTRUCTS,
+    "QuotaShareTeamAccess": _CONSTRUCTS,
+    "SageMakerTrainingServiceEnvironment": _CONSTRUCTS,
+    "access_log_bucket": _CONSTRUCTS,
+    "grants": _CONSTRUCTS,
+    "OrganisationStack": _STACKS,
+    "PipelineStack": _STACKS,
+    "build_app": _STACKS,
+    "stack_name_for": _STACKS,
 }
 
 
@@ -50,6 +64,7 @@ __all__ = [
     "ShareState",
     "SharingStrategy",
     "TeamAccess",
+    "__version__",
     "load_organisation",
     "load_organisations",
     "parse_organisation",

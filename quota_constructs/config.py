@@ -75,7 +75,10 @@ from quota_constructs.model import (
 from quota_constructs.safe_load import ORGANISATION_FILE_MAX_BYTES, dump_yaml, load_yaml_document
 
 _SHARE_INDEX = re.compile(r"shares\[[0-9]+\]")
-ORGS_DIR = Path(__file__).resolve().parent.parent / "stacks" / "orgs"
+BUNDLED_ORGS_DIR = Path(__file__).resolve().parent / "data" / "orgs"
+"""The organisation files shipped in the package (``seed-demo.yaml``: the emulator's and the
+demo's default, the example ``quota init`` writes)."""
+SEED_DEMO = BUNDLED_ORGS_DIR / "seed-demo.yaml"
 
 
 class StrictModel(BaseModel):
@@ -818,7 +821,7 @@ def _in_file(source: str, problem: Problem) -> Problem:
     return replace(problem, path=f"{source}: {line}{problem.path}", line=None)
 
 
-def discover_org_files(directory: str | Path = ORGS_DIR) -> list[Path]:
+def discover_org_files(directory: str | Path) -> list[Path]:
     """Organisation files (``*.yaml``/``*.yml``) in ``directory``, sorted by name."""
     directory = Path(directory)
     return sorted([*directory.glob("*.yaml"), *directory.glob("*.yml")])

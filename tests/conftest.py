@@ -6,14 +6,11 @@ import os
 
 from hypothesis import HealthCheck, settings
 
-pytest_plugins = ["quota_constructs.local.pytest_plugin"]
-
 # Nothing in the suite may reach AWS: dummy credentials and a region for every boto3 client.
 os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")
 os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
 os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
 os.environ.pop("AWS_PROFILE", None)
-os.environ["JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION"] = "20"
 os.environ["CDK_DISABLE_CLI_TELEMETRY"] = "true"
 
 settings.register_profile(

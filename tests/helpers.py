@@ -22,6 +22,8 @@ from quota_constructs.commands._common import TextConsole
 from quota_constructs.local.testing import DUMMY_CREDENTIALS
 
 ROOT = Path(__file__).resolve().parents[1]
+ORGS_DIR = ROOT / "stacks" / "orgs"
+"""The repository's example organisation files (inputs, not package data)."""
 EMULATOR_DOC = ROOT / "docs" / "emulator.md"
 ROLE = "arn:aws:iam::123456789012:role/SageMakerExecutionRole"
 """The SageMaker execution role ARN of every test's training jobs."""

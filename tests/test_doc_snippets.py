@@ -39,9 +39,9 @@ import pytest
 import yaml
 
 from quota_constructs.advisor.profiles import parse_schedule, parse_teams
-from quota_constructs.config import ORGS_DIR, parse_organisation
+from quota_constructs.config import parse_organisation
 from quota_constructs.local.testing import EmulatorServer
-from tests.helpers import Command, parse_commands, shown
+from tests.helpers import ORGS_DIR, Command, parse_commands, shown
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -235,16 +235,19 @@ def environment(tmp_path: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k in keep}
     return {
         **env,
-        "PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin",
+        "PATH": f"{Path(sys.executable).parent}:{NODE_BIN}:/usr/local/bin:/usr/bin:/bin",
         "HOME": str(tmp_path),
         "PYTHONPATH": str(ROOT),  # the code under test
         "AWS_CONFIG_FILE": os.devnull,
         "AWS_SHARED_CREDENTIALS_FILE": os.devnull,
         "COLUMNS": "120",
         "NO_COLOR": "1",
-        "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION": "20",
         "CDK_DISABLE_CLI_TELEMETRY": "true",
     }
+
+
+NODE_BIN = ROOT / "node_modules" / ".bin"
+"""The pinned CDK CLI and Node LTS (package.json)."""
 
 
 def port_is_free() -> bool:

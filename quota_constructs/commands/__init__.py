@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import importlib
-from importlib.metadata import PackageNotFoundError, version
 from typing import Annotated, Any
 
 import typer
 import typer.main
 
+from quota_constructs._version import __version__
 from quota_constructs.commands import _process  # noqa: F401 - before numpy is imported
 from quota_constructs.commands._common import QuotaGroup
 
@@ -21,6 +21,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "simulate": ("advise", "advisor_app"),
     "local": ("local", "local_app"),
     "jobs": ("jobs", "jobs_app"),
+    "init": ("init", "init"),
+    "build-core": ("build_core", "build_core"),
 }
 """Each top-level command (in ``quota --help``'s order): its module in this package and what
 defines it there (a command function, a typer app of subcommands, or ``advisor_app``, whose
@@ -90,11 +92,8 @@ app = typer.Typer(
 
 
 def package_version() -> str:
-    """The installed ``quota-constructs`` version (package metadata)."""
-    try:
-        return version("quota-constructs")
-    except PackageNotFoundError:  # pragma: no cover - running from a checkout never installed
-        return "0+unknown"
+    """The package version (``quota_constructs.__version__``, what the wheel's metadata says)."""
+    return __version__
 
 
 def core_build() -> str:

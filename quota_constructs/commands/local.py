@@ -136,7 +136,8 @@ def serve(
         list[Path] | None,
         typer.Option(
             "--org",
-            help="Organisation file to provision (repeatable); default stacks/orgs/seed-demo.yaml.",
+            help="Organisation file to provision (repeatable); default: the seed-demo organisation "
+            "shipped in the package.",
         ),
     ] = None,
     speed: Annotated[

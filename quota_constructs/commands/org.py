@@ -289,7 +289,7 @@ def cdk_resource_mapping(imported: ImportedQueue) -> dict[str, dict[str, str]]:
     """
     import aws_cdk as cdk
 
-    from stacks.organisation_stack import OrganisationStack, stack_name_for
+    from quota_constructs.stacks.organisation_stack import OrganisationStack, stack_name_for
 
     org = imported.organisation
     stack = OrganisationStack(cdk.App(), stack_name_for(org), organisation=org)

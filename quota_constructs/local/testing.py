@@ -2,7 +2,7 @@
 
 ::
 
-    with EmulatorServer(org_files=["stacks/orgs/seed-demo.yaml"]) as emu:
+    with EmulatorServer(org_files=[SEED_DEMO]) as emu:
         batch = boto3.client("batch", endpoint_url=emu.endpoint_url, region_name="us-east-1")
         ...
         emu.advance(600)          # virtual clock: ten minutes pass, jobs progress
@@ -22,7 +22,7 @@ from typing import Any, Literal
 import boto3
 from botocore.config import Config
 
-from quota_constructs.config import ORGS_DIR
+from quota_constructs.config import SEED_DEMO as SEED_DEMO  # re-exported: the default organisation
 from quota_constructs.local.emulator import Emulator
 from quota_constructs.local.faults import FaultPlan
 from quota_constructs.local.handlers.submit_request import PayloadValidation
@@ -34,7 +34,6 @@ from quota_constructs.local.wire.server import RunningServer, ServerLimits, star
 from quota_constructs.model import PLAN_STOP_BEFORE_END_S
 from quota_constructs.scheduling import SchedulerOptions
 
-SEED_DEMO = ORGS_DIR / "seed-demo.yaml"
 DUMMY_CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing"}
 
 

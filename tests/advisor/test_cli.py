@@ -11,8 +11,8 @@ from typer.testing import CliRunner
 from quota_constructs.advisor.verify import Finding
 from quota_constructs.commands import advise as advisor_cli
 from quota_constructs.commands import app
-from quota_constructs.config import ORGS_DIR
 from tests.advisor.helpers import ORG_FILE, TEAMS_FILE
+from tests.helpers import ORGS_DIR
 
 SEED = ORGS_DIR / "seed-demo.yaml"
 ML_PLATFORM = TEAMS_FILE.with_name("ml-platform.yaml")

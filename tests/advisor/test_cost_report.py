@@ -15,8 +15,9 @@ from quota_constructs.advisor.profiles import load_teams
 from quota_constructs.advisor.simulate import simulated_jobs
 from quota_constructs.advisor.workload import generate_workload, load_workload_csv, workload_csv
 from quota_constructs.commands import app
-from quota_constructs.config import ORGS_DIR, load_organisation
+from quota_constructs.config import load_organisation
 from quota_constructs.scheduling import Attempt
+from tests.helpers import ORGS_DIR
 
 runner = CliRunner()
 H = 3600.0

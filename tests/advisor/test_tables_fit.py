@@ -11,8 +11,7 @@ from quota_constructs.advisor.simulate import compare
 from quota_constructs.advisor.workload import generate_workload
 from quota_constructs.commands._reports import results_table
 from quota_constructs.commands.advise import advice_table
-from quota_constructs.config import ORGS_DIR
-from tests.helpers import assert_whole, rendered
+from tests.helpers import ORGS_DIR, assert_whole, rendered
 
 WIDTHS = (80, 100, 120, 200)
 TEAMS = ORGS_DIR.parent / "teams" / "research.yaml"

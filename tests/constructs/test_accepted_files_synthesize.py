@@ -33,7 +33,7 @@ from quota_constructs.model import (
     training_instance_types,
 )
 from quota_constructs.safe_load import dump_yaml
-from stacks.organisation_stack import OrganisationStack, stack_name_for
+from quota_constructs.stacks.organisation_stack import OrganisationStack, stack_name_for
 from tests.constructs.helpers import make_app
 
 NAME_CHARS = string.ascii_letters + string.digits + "-_"

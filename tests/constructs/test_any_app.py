@@ -18,9 +18,10 @@ import aws_cdk as cdk
 import pytest
 from aws_cdk.assertions import Template
 
-from quota_constructs.config import ORGS_DIR, load_organisation
-from stacks.organisation_stack import OrganisationStack, stack_name_for
+from quota_constructs.config import load_organisation
+from quota_constructs.stacks.organisation_stack import OrganisationStack, stack_name_for
 from tests.constructs.helpers import fleet_organisation, make_app
+from tests.helpers import ORGS_DIR
 
 BUCKET_PROPERTIES = (
     "BucketEncryption",

@@ -9,15 +9,16 @@ from typing import Any
 import pytest
 from aws_cdk.assertions import Template
 
-from quota_constructs.config import ORGS_DIR, load_organisation
+from quota_constructs.config import load_organisation
 from quota_constructs.constructs.dashboard import (
     METRIC_FILTERS,
     events_pattern,
     log_group_name,
     shares_markdown,
 )
-from stacks.organisation_stack import OrganisationStack
+from quota_constructs.stacks.organisation_stack import OrganisationStack
 from tests.constructs.helpers import make_app
+from tests.helpers import ORGS_DIR
 
 SEED = load_organisation(ORGS_DIR / "seed-demo.yaml")
 

@@ -8,12 +8,13 @@ import aws_cdk as cdk
 import pytest
 from aws_cdk.assertions import Template
 
-from quota_constructs.config import ORGS_DIR, load_organisation
+from quota_constructs.config import load_organisation
 from quota_constructs.constructs import QueueNotifications
 from quota_constructs.constructs.notifications import notification_pattern, share_filter_policy
 from quota_constructs.model import Subscribers
-from stacks.organisation_stack import OrganisationStack
+from quota_constructs.stacks.organisation_stack import OrganisationStack
 from tests.constructs.helpers import make_app, resources
+from tests.helpers import ORGS_DIR
 
 QUEUE_ARN = "arn:aws:batch:eu-west-1:111122223333:job-queue/q"
 ORG = Subscribers(

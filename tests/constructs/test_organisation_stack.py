@@ -11,10 +11,11 @@ import aws_cdk as cdk
 import pytest
 from aws_cdk.assertions import Template
 
-from quota_constructs.config import ORGS_DIR, OrgFileError, load_organisation
-from stacks.organisation_app import ORG_FILE_CONTEXT, build_app, organisation_files
-from stacks.organisation_stack import OrganisationStack, stack_name_for
+from quota_constructs.config import OrgFileError, load_organisation
+from quota_constructs.stacks.organisation_app import ORG_FILE_CONTEXT, build_app, organisation_files
+from quota_constructs.stacks.organisation_stack import OrganisationStack, stack_name_for
 from tests.constructs.helpers import ROOT, cdk_json_context, make_app
+from tests.helpers import ORGS_DIR
 
 SEED = load_organisation(ORGS_DIR / "seed-demo.yaml")
 

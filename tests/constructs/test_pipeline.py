@@ -14,16 +14,17 @@ from aws_cdk import cx_api
 from aws_cdk.assertions import Template
 from cfnlint.api import lint
 
-from quota_constructs.config import ORGS_DIR, discover_org_files, load_organisation
-from stacks.organisation_app import PIPELINE_FILE_CONTEXT, build_app
-from stacks.organisation_stack import OrganisationStack, stack_name_for
-from stacks.pipeline_stack import (
+from quota_constructs.config import discover_org_files, load_organisation
+from quota_constructs.stacks.organisation_app import PIPELINE_FILE_CONTEXT, build_app
+from quota_constructs.stacks.organisation_stack import OrganisationStack, stack_name_for
+from quota_constructs.stacks.pipeline_stack import (
     INSTALL_COMMAND,
     TEST_COMMAND,
     PipelineStack,
     synth_commands,
 )
 from tests.constructs.helpers import ROOT, cdk_json_context, make_app
+from tests.helpers import ORGS_DIR
 
 EXAMPLE = "stacks/pipeline.example.yaml"
 SEED = ORGS_DIR / "seed-demo.yaml"
@@ -59,7 +60,7 @@ def test_without_a_pipeline_file_the_app_is_the_organisation_stacks_as_before() 
     app = make_app()
     built = build_app(app, checks=False)
     assert [c.node.id for c in app.node.children if isinstance(c, cdk.Stack)] == [
-        stack_name_for(load_organisation(path)) for path in discover_org_files()
+        stack_name_for(load_organisation(path)) for path in discover_org_files(ORGS_DIR)
     ]
     for stack in built:
         alone = OrganisationStack(make_app(), stack.node.id, organisation=stack.organisation)

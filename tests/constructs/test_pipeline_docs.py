@@ -28,7 +28,6 @@ def environment() -> dict[str, str]:
     return {
         **os.environ,
         "PATH": f"{BIN}:{ROOT / 'node_modules' / '.bin'}:{os.environ['PATH']}",
-        "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION": "20",
         "CDK_DISABLE_CLI_TELEMETRY": "true",
         "PYTHONPATH": str(ROOT),
         "NO_COLOR": "1",

@@ -12,7 +12,7 @@ import aws_cdk as cdk
 import pytest
 from aws_cdk.assertions import Template
 
-from quota_constructs.config import ORGS_DIR, load_organisation
+from quota_constructs.config import load_organisation
 from quota_constructs.model import QuotaConfigError
 from quota_constructs.model.regions import (
     QUEUE_RESOURCE_TYPES,
@@ -23,10 +23,11 @@ from quota_constructs.model.regions import (
     resource_type_regions,
 )
 from quota_constructs.pipeline_config import PipelineFileError, load_pipeline
-from stacks.organisation_app import PIPELINE_FILE_CONTEXT, build_app
-from stacks.organisation_stack import OrganisationStack
-from stacks.region_check import REGION_RULE_ID, resource_types
+from quota_constructs.stacks.organisation_app import PIPELINE_FILE_CONTEXT, build_app
+from quota_constructs.stacks.organisation_stack import OrganisationStack
+from quota_constructs.stacks.region_check import REGION_RULE_ID, resource_types
 from tests.constructs.helpers import ROOT, cdk_json_context, fleet_organisation, make_app
+from tests.helpers import ORGS_DIR
 
 SEED = load_organisation(ORGS_DIR / "seed-demo.yaml")
 NO_QUOTA_SHARE = "me-central-1"

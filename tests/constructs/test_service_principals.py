@@ -16,8 +16,8 @@ from typing import Any
 import aws_cdk as cdk
 import pytest
 
-from stacks.organisation_app import PIPELINE_FILE_CONTEXT, build_app
-from stacks.organisation_stack import OrganisationStack, stack_name_for
+from quota_constructs.stacks.organisation_app import PIPELINE_FILE_CONTEXT, build_app
+from quota_constructs.stacks.organisation_stack import OrganisationStack, stack_name_for
 from tests.constructs.helpers import cdk_json_context, fleet_organisation, make_app
 
 SOURCE_KEYS = ("aws:SourceAccount", "aws:SourceArn")

@@ -25,8 +25,8 @@ from quota_constructs.model import (
     SharingStrategy,
     WeeklyFlip,
 )
-from stacks.organisation_app import add_checks
-from stacks.organisation_stack import OrganisationStack
+from quota_constructs.stacks.organisation_app import add_checks
+from quota_constructs.stacks.organisation_stack import OrganisationStack
 from tests.constructs.helpers import assert_clean, make_app, share
 
 WEEKEND_TEAM = """organisation: cal-demo

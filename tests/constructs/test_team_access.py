@@ -9,7 +9,7 @@ import pytest
 from aws_cdk import aws_iam as iam
 from aws_cdk.assertions import Annotations, Match, Template
 
-from quota_constructs.config import ORGS_DIR, load_organisation
+from quota_constructs.config import load_organisation
 from quota_constructs.constructs import QuotaShare, QuotaShareTeamAccess, grants
 from quota_constructs.model import (
     JobQueueSpec,
@@ -18,7 +18,7 @@ from quota_constructs.model import (
     TeamAccess,
     training_job_prefix,
 )
-from stacks.organisation_stack import OrganisationStack
+from quota_constructs.stacks.organisation_stack import OrganisationStack
 from tests.constructs.helpers import (
     FLEET_EXISTING_ROLES,
     fleet_organisation,
@@ -26,6 +26,7 @@ from tests.constructs.helpers import (
     resources,
     share,
 )
+from tests.helpers import ORGS_DIR
 
 RESEARCH = load_organisation(ORGS_DIR / "research.yaml")
 SHARE_ARN = "arn:aws:batch:eu-west-1:123456789012:job-queue/research/quota-share/generative"

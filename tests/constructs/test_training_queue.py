@@ -7,10 +7,11 @@ import pytest
 from aws_cdk import aws_iam as iam
 from aws_cdk.assertions import Annotations, Match, Template
 
-from quota_constructs.config import ORGS_DIR, load_organisation
+from quota_constructs.config import load_organisation
 from quota_constructs.constructs import QuotaManagedTrainingQueue, QuotaShare
 from quota_constructs.model import JobQueueSpec, QuotaConfigError, QuotaShareSpec, SharingStrategy
 from tests.constructs.helpers import resources, share
+from tests.helpers import ORGS_DIR
 
 SEED = load_organisation(ORGS_DIR / "seed-demo.yaml")
 

@@ -9,10 +9,11 @@ import aws_cdk as cdk
 import pytest
 from aws_cdk import aws_iam as iam
 
-from quota_constructs.config import ORGS_DIR, discover_org_files, load_organisation
-from stacks.organisation_app import add_checks, build_app
-from stacks.organisation_stack import OrganisationStack, stack_name_for
+from quota_constructs.config import discover_org_files, load_organisation
+from quota_constructs.stacks.organisation_app import add_checks, build_app
+from quota_constructs.stacks.organisation_stack import OrganisationStack, stack_name_for
 from tests.constructs.helpers import assert_clean, fleet_organisation, make_app
+from tests.helpers import ORGS_DIR
 
 SEED = load_organisation(ORGS_DIR / "seed-demo.yaml")
 
@@ -21,7 +22,7 @@ SEED = load_organisation(ORGS_DIR / "seed-demo.yaml")
 def test_every_organisation_synthesizes_clean_with_validation_nag_and_cfn_lint(
     tmp_path: Path,
 ) -> None:
-    files = discover_org_files()
+    files = discover_org_files(ORGS_DIR)
     app = make_app(validation=True, outdir=str(tmp_path))
     build_app(app)  # registers cdk-nag AwsSolutions; a finding would fail synth
     assembly = app.synth()

@@ -2,7 +2,7 @@
 request sequences (nulls and wrong types included), each in its own ``quota local serve``.
 
 Skipped when no compiled build of the current sources exists (``make setup``, or
-``python tools/compile_core.py``; see :mod:`quota_constructs.scheduling.compiled`).
+``quota build-core``; see :mod:`quota_constructs.scheduling.compiled`).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from tests.helpers import QUOTA, payload, wait_for_endpoint
 
 pytestmark = pytest.mark.skipif(
     not usable_build(),
-    reason="no compiled core matches the current sources (run python tools/compile_core.py)",
+    reason="no compiled core matches the current sources (run quota build-core)",
 )
 SHARES = ["QS1", "QS2", "QS3", None, 7]
 ANY_VALUE = st.none() | st.integers(-3, 3) | st.text(max_size=3) | st.booleans()

@@ -10,11 +10,10 @@ import pytest
 from typer.testing import CliRunner
 
 from quota_constructs.commands import app
-from quota_constructs.config import ORGS_DIR
 from quota_constructs.local.emulator import Emulator
 from quota_constructs.local.events import EventSink
 from quota_constructs.scheduling import SchedulerEvent
-from tests.helpers import payload
+from tests.helpers import ORGS_DIR, payload
 
 FULL_DEVICE = Path("/dev/full")
 """Every write to it fails with ENOSPC, as on a full disk."""

@@ -16,7 +16,6 @@ from moto.events.utils import EventMessageType
 from typer.testing import CliRunner
 
 from quota_constructs.commands import app
-from quota_constructs.config import ORGS_DIR
 from quota_constructs.constructs.dashboard import events_pattern
 from quota_constructs.constructs.notifications import notification_pattern, share_filter_policy
 from quota_constructs.local.emulator import Emulator
@@ -28,7 +27,7 @@ from quota_constructs.local.events import (
     EventSink,
 )
 from quota_constructs.scheduling import PREEMPTION_IN_PROGRESS, REASON_CROSS_SHARE
-from tests.helpers import payload, run_one_job, start_serve
+from tests.helpers import ORGS_DIR, payload, run_one_job, start_serve
 
 
 class Tutorial:

@@ -10,12 +10,11 @@ from botocore.exceptions import ClientError
 from typer.testing import CliRunner
 
 from quota_constructs.commands import app
-from quota_constructs.config import ORGS_DIR
 from quota_constructs.local.emulator import Emulator
 from quota_constructs.local.state.errors import NotFound
 from quota_constructs.local.state.job_service import JobRetention
 from quota_constructs.local.testing import EmulatorServer
-from tests.helpers import payload
+from tests.helpers import ORGS_DIR, payload
 
 HOUR = 3600.0
 

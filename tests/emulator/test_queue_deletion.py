@@ -8,12 +8,11 @@ from typing import Any
 
 import pytest
 
-from quota_constructs.config import ORGS_DIR
 from quota_constructs.local.emulator import Emulator
 from quota_constructs.local.events import STATE_CHANGE, EventSink
 from quota_constructs.local.state import errors
 from quota_constructs.local.state.job_service import REASON_QUEUE_DELETED
-from tests.helpers import payload
+from tests.helpers import ORGS_DIR, payload
 
 
 class Demo:

@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from quota_constructs.config import ORGS_DIR
 from quota_constructs.local.testing import SEED_DEMO, EmulatorServer
 from quota_constructs.scheduling import REASON_SHARE_REMOVED
 from tests.emulator.helpers import status, submit
+from tests.helpers import ORGS_DIR
 
 
 @pytest.fixture

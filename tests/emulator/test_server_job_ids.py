@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from quota_constructs.config import ORGS_DIR
 from quota_constructs.local.testing import SEED_DEMO, EmulatorServer
 from tests.emulator.helpers import status, submit
+from tests.helpers import ORGS_DIR
 
 FOREIGN_ARN = (
     "arn:aws:batch:eu-west-1:210987654321:service-job/0b7c6d5e-4f3a-4b2c-9d1e-0f9a8b7c6d5e"

@@ -22,7 +22,6 @@ import boto3
 import pytest
 from botocore.exceptions import ClientError
 
-from quota_constructs.config import ORGS_DIR
 from quota_constructs.contracts import (
     TEAM_TAG_KEY,
     bucket_parameter,
@@ -32,7 +31,7 @@ from quota_constructs.contracts import (
 from quota_constructs.local.testing import DUMMY_CREDENTIALS, EmulatorServer
 from quota_constructs.local.wire.protocol import service_model
 from quota_constructs.local.wire.query_protocol import query_params
-from tests.helpers import AWS, QUOTA, payload, wait_for_endpoint
+from tests.helpers import AWS, ORGS_DIR, QUOTA, payload, wait_for_endpoint
 
 ROOT = Path(__file__).resolve().parents[2]
 ROOT_USER = "arn:aws:iam::123456789012:root"

@@ -24,11 +24,10 @@ from typing import Any
 import botocore.session
 from botocore.exceptions import ClientError
 
-from quota_constructs.config import ORGS_DIR
 from quota_constructs.local.faults import FaultPlan
 from quota_constructs.local.testing import SEED_DEMO, EmulatorServer
 from quota_constructs.local.wire.server import ServerLimits
-from tests.helpers import payload
+from tests.helpers import ORGS_DIR, payload
 
 OPERATIONS = int(os.environ.get("QUOTA_SOAK_OPERATIONS", "3000"))
 CLIENTS = int(os.environ.get("QUOTA_SOAK_CLIENTS", "50"))

@@ -19,7 +19,7 @@ from constructs import IConstruct
 
 from quota_constructs.constructs import QuotaShareTeamAccess
 from quota_constructs.model import JobQueueSpec, Organisation, TeamAccess
-from stacks.organisation_stack import OrganisationStack
+from quota_constructs.stacks.organisation_stack import OrganisationStack
 from tests.constructs.helpers import make_app, share
 from tests.iam.simulator import REGION, Batch, Decision, Request, TemplateResolver, evaluate_many
 from tests.iam.simulator import role_principal as principal_of

@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 
 from quota_constructs.commands.demo import emulator_client
-from quota_constructs.config import ORGS_DIR
 from quota_constructs.contracts import TEAM_TAG_KEY, team_tag_value
 from quota_constructs.local.testing import EmulatorServer
 from quota_constructs.runtime import JobSubmission, QueueClient
+from tests.helpers import ORGS_DIR
 from tests.iam.simulator import Decision, NamedPolicy, Request, evaluate
 from tests.runtime.helpers import training_job
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from aws_cdk.assertions import Template
 
-from quota_constructs.config import ORGS_DIR, load_organisation
-from stacks.organisation_stack import OrganisationStack
+from quota_constructs.config import load_organisation
+from quota_constructs.stacks.organisation_stack import OrganisationStack
 from tests.constructs.helpers import make_app
+from tests.helpers import ORGS_DIR
 from tests.iam.simulator import (
     ACCOUNT,
     REGION,

@@ -22,11 +22,12 @@ import pytest
 from aws_cdk.assertions import Template
 from constructs import IConstruct
 
-from quota_constructs.config import ORGS_DIR, load_organisation
+from quota_constructs.config import load_organisation
 from quota_constructs.contracts import TEAM_TAG_KEY
 from quota_constructs.model import training_job_prefix
-from stacks.organisation_stack import OrganisationStack, stack_name_for
+from quota_constructs.stacks.organisation_stack import OrganisationStack, stack_name_for
 from tests.constructs.helpers import fleet_organisation, make_app
+from tests.helpers import ORGS_DIR
 from tests.iam.simulator import (
     ACCOUNT,
     REGION,

@@ -24,7 +24,7 @@ from quota_constructs.contracts import team_tag_value
 from quota_constructs.local.state.arns import training_job_name
 from quota_constructs.model import JobQueueSpec, Organisation, TeamAccess, training_job_prefix
 from quota_constructs.runtime import JobSubmission
-from stacks.organisation_stack import OrganisationStack
+from quota_constructs.stacks.organisation_stack import OrganisationStack
 from tests.constructs.helpers import make_app, share
 from tests.iam.simulator import (
     ACCOUNT,

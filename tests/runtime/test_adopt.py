@@ -13,7 +13,7 @@ from aws_cdk.assertions import Template
 from typer.testing import CliRunner, Result
 
 from quota_constructs.commands import app
-from quota_constructs.config import ORGS_DIR, load_organisation
+from quota_constructs.config import load_organisation
 from quota_constructs.local.testing import SEED_DEMO, EmulatorServer
 from quota_constructs.model import Organisation, Subscribers
 from quota_constructs.runtime import QueueClient
@@ -23,8 +23,9 @@ from quota_constructs.runtime.adopt import (
     organisation_name_for,
     read_organisation,
 )
-from stacks.organisation_stack import OrganisationStack
+from quota_constructs.stacks.organisation_stack import OrganisationStack
 from tests.constructs.helpers import make_app
+from tests.helpers import ORGS_DIR
 from tests.runtime.helpers import write_org
 
 RESEARCH = ORGS_DIR / "research.yaml"

@@ -18,10 +18,9 @@ from quota_constructs.advisor.profiles import load_teams
 from quota_constructs.advisor.workload import generate_workload
 from quota_constructs.commands import app
 from quota_constructs.commands.demo import emulator_client
-from quota_constructs.config import ORGS_DIR
 from quota_constructs.local.handlers.submit_request import DURATION_TAG
 from quota_constructs.local.testing import EmulatorServer
-from tests.helpers import parse_commands, shown
+from tests.helpers import ORGS_DIR, parse_commands, shown
 from tests.runtime.helpers import FAST_RETRIES, blocks, section, training_job
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -23,11 +23,12 @@ from quota_constructs.advisor.simulate import SimulationOptions, simulate
 from quota_constructs.advisor.workload import generate_workload, load_workload_csv
 from quota_constructs.commands import app
 from quota_constructs.commands.demo import emulator_client, run_tutorial
-from quota_constructs.config import ORGS_DIR, load_organisation
+from quota_constructs.config import load_organisation
 from quota_constructs.local.handlers.submit_request import DURATION_TAG
 from quota_constructs.local.testing import SEED_DEMO, EmulatorServer
 from quota_constructs.runtime.adopt import JobHistory, read_job_history
 from quota_constructs.scheduling import SchedulerOptions
+from tests.helpers import ORGS_DIR
 from tests.runtime.helpers import FAST_RETRIES, last_monday, training_job
 
 RESEARCH = ORGS_DIR / "research.yaml"

@@ -9,7 +9,6 @@ from typer.testing import CliRunner
 
 from quota_constructs.commands import app
 from quota_constructs.commands._common import ExitCode
-from quota_constructs.config import ORGS_DIR
 from quota_constructs.local.testing import SEED_DEMO, EmulatorServer
 from quota_constructs.runtime import (
     AmbiguousJobName,
@@ -18,6 +17,7 @@ from quota_constructs.runtime import (
     QueueClient,
     ShareNotFound,
 )
+from tests.helpers import ORGS_DIR
 from tests.runtime.helpers import runs_for, training_job
 
 runner = CliRunner()

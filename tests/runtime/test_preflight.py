@@ -9,8 +9,8 @@ import pytest
 from typer.testing import CliRunner
 
 from quota_constructs.commands import app
-from quota_constructs.config import ORGS_DIR
 from quota_constructs.local.testing import EmulatorServer
+from tests.helpers import ORGS_DIR
 
 RESEARCH = ORGS_DIR / "research.yaml"  # 8 x ml.g5.xlarge in its service environment
 runner = CliRunner()

@@ -14,10 +14,10 @@ from quota_constructs.advisor.profiles import load_teams
 from quota_constructs.advisor.workload import generate_workload
 from quota_constructs.commands import app
 from quota_constructs.commands.demo import emulator_client
-from quota_constructs.config import ORGS_DIR
 from quota_constructs.local.handlers.submit_request import DURATION_TAG
 from quota_constructs.local.testing import EmulatorServer
 from quota_constructs.scheduling import Job, SchedulerOptions
+from tests.helpers import ORGS_DIR
 from tests.runtime.helpers import FAST_RETRIES, last_monday, training_job
 
 RESEARCH = ORGS_DIR / "research.yaml"

@@ -15,12 +15,12 @@ from typer.testing import CliRunner
 
 from quota_constructs.commands import app
 from quota_constructs.commands.demo import emulator_client
-from quota_constructs.config import ORGS_DIR
 from quota_constructs.contracts import TEAM_TAG_KEY, submitter_role_arn_parameter
 from quota_constructs.local.testing import DUMMY_CREDENTIALS, EmulatorServer
 from quota_constructs.model import QuotaConfigError
 from quota_constructs.runtime import JobSubmission, QueueClient, client_token
 from quota_constructs.runtime.team import assumed_role_session, default_session_name
+from tests.helpers import ORGS_DIR
 from tests.runtime.helpers import FAST_RETRIES, training_job, write_org
 
 RESEARCH = ORGS_DIR / "research.yaml"

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from quota_constructs.config import ORGS_DIR
 from quota_constructs.local.testing import EmulatorServer
 from quota_constructs.runtime.team import default_session_name
+from tests.helpers import ORGS_DIR
 from tests.runtime.helpers import blocks, section, training_job
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -17,9 +17,8 @@ from pathlib import Path
 import boto3
 import pytest
 
-from quota_constructs.config import ORGS_DIR
 from quota_constructs.local.testing import SEED_DEMO, EmulatorServer
-from tests.helpers import QUOTA, payload
+from tests.helpers import ORGS_DIR, QUOTA, payload
 from tests.runtime.helpers import BUILDER
 
 HOSTILE = (

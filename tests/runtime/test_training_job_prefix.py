@@ -14,11 +14,11 @@ from collections.abc import Iterator
 import pytest
 
 from quota_constructs.commands.demo import emulator_client
-from quota_constructs.config import ORGS_DIR
 from quota_constructs.contracts import training_job_prefix_parameter
 from quota_constructs.local.testing import EmulatorServer
 from quota_constructs.model import QuotaConfigError, training_job_prefix
 from quota_constructs.runtime import JobSubmission, QueueClient
+from tests.helpers import ORGS_DIR
 from tests.runtime.helpers import FAST_RETRIES, training_job
 
 PREFIX = training_job_prefix("research/generative")

@@ -1,7 +1,8 @@
 """The optional compiled core: used only when built from exactly the current sources.
 
-``tools/compile_core.py`` (``make setup``) builds ``build/compiled-core/``; the package uses it
-only while the digest it recorded matches the sources (``quota_constructs.scheduling.compiled``).
+``quota build-core`` (``make setup``) builds ``build/compiled-core/`` in a checkout (the user's
+cache when installed); the package uses it only while the digest it recorded matches the sources
+(``quota_constructs.scheduling.compiled``).
 The end-to-end cases run a copy of the package in a subprocess, so nothing here edits the
 checkout; the ones that need a build skip when there is none (``QUOTA_COMPILE=0``, no compiler).
 """
@@ -46,8 +47,11 @@ def probe(root: Path, **env: str) -> tuple[bool, Path]:
     return flag == "True", Path(path)
 
 
-def copy_checkout(tmp_path: Path, with_build: bool) -> Path:
-    """The package (and the build, if asked) under ``tmp_path``, as in a checkout."""
+def copy_checkout(tmp_path: Path, with_build: bool, *, installed: bool = False) -> Path:
+    """The package (and the build, if asked) under ``tmp_path``, as in a checkout (or, with
+    ``installed``, as in ``site-packages``: no ``pyproject.toml`` beside it)."""
+    if not installed:
+        shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
     shutil.copytree(
         ROOT / "quota_constructs",
         tmp_path / "quota_constructs",
@@ -103,6 +107,39 @@ def test_the_recorded_digest_matches_only_unedited_sources(tmp_path: Path, edite
     assert not compiled.usable_build(build, package)
 
 
+def build_dir_of(root: Path, **env: str) -> Path:
+    """``compiled.build_dir()`` when the package under ``root`` is imported with ``env``."""
+    inherited = {k: v for k, v in os.environ.items() if k != compiled.CORE_DIR_ENV}
+    code = "from quota_constructs.scheduling import compiled; print(compiled.build_dir())"
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=root,
+        env={**inherited, "PYTHONPATH": str(root), **env},
+        timeout=120,
+        check=True,
+    )
+    return Path(result.stdout.strip())
+
+
+def test_an_installed_package_keeps_its_build_in_the_users_cache_one_folder_per_version(
+    tmp_path: Path,
+) -> None:
+    root = copy_checkout(tmp_path / "site-packages", with_build=False, installed=True)
+    cache = tmp_path / "cache"
+    where = build_dir_of(root, XDG_CACHE_HOME=str(cache))
+    digest = compiled.source_digest(root / "quota_constructs" / "scheduling")
+    assert where.parent == cache / "quota-constructs" / "compiled-core"
+    assert where.name == f"{digest[:16]}-{sys.implementation.cache_tag}"
+
+
+def test_quota_core_dir_puts_the_build_where_it_says(tmp_path: Path) -> None:
+    root = copy_checkout(tmp_path, with_build=False)
+    assert build_dir_of(root) == root / "build" / "compiled-core"
+    assert build_dir_of(root, QUOTA_CORE_DIR=str(tmp_path / "elsewhere")) == tmp_path / "elsewhere"
+
+
 def test_a_build_for_another_interpreter_is_not_used(tmp_path: Path) -> None:
     package = ROOT / "quota_constructs" / "scheduling"
     manifest = {"digest": compiled.source_digest(package), "interpreter": ".cpython-399-x.so"}
@@ -121,6 +158,6 @@ def test_the_digest_covers_every_project_module_the_core_imports() -> None:
                 imported.add(node.module)
             elif isinstance(node, ast.Import):
                 imported.update(alias.name for alias in node.names)
-    ours = {m for m in imported if m.split(".")[0] in {"quota_constructs", "stacks", "tests"}}
+    ours = {m for m in imported if m.split(".")[0] in {"quota_constructs", "tests"}}
     outside = ours - {m for m in ours if m.startswith("quota_constructs.scheduling")}
     assert outside and all(m.split(".")[:2] == ["quota_constructs", "model"] for m in outside)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from quota_constructs.config import ORGS_DIR, load_organisation
+from quota_constructs.config import load_organisation
 from quota_constructs.model import (
     REASON_BORROWABLE,
     REASON_SE_MAX,
@@ -32,6 +32,7 @@ from quota_constructs.scheduling import (
     SchedulerOptions,
     SubmitRejected,
 )
+from tests.helpers import ORGS_DIR
 
 G5 = "ml.g5.xlarge"
 M5 = "ml.m5.xlarge"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from quota_constructs.config import ORGS_DIR, load_organisation
+from quota_constructs.config import load_organisation
 from quota_constructs.scheduling import (
     REASON_CROSS_SHARE,
     REASON_IN_SHARE,
@@ -14,6 +14,7 @@ from quota_constructs.scheduling import (
     Scheduler,
     SchedulerEvent,
 )
+from tests.helpers import ORGS_DIR
 
 G5 = "ml.g5.xlarge"
 

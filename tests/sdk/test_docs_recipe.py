@@ -9,10 +9,9 @@ from collections.abc import Iterator
 import pytest
 from sagemaker.core.utils.utils import SageMakerClient
 
-from quota_constructs.config import ORGS_DIR
 from quota_constructs.local.testing import SEED_DEMO, EmulatorServer
 from quota_constructs.model import training_job_prefix
-from tests.helpers import EMULATOR_DOC
+from tests.helpers import EMULATOR_DOC, ORGS_DIR
 from tests.sdk.helpers import sleep_advances
 
 

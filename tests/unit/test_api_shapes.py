@@ -38,7 +38,7 @@ from quota_constructs.api_shapes import (
     share_sharing_settings,
     share_to_api,
 )
-from quota_constructs.config import ORGS_DIR, load_organisation
+from quota_constructs.config import load_organisation
 from quota_constructs.model import (
     MAX_BORROW_LIMIT,
     MAX_CAPACITY_LIMITS_PER_SHARE,
@@ -51,6 +51,7 @@ from quota_constructs.model import (
     SharingStrategy,
     training_instance_types,
 )
+from tests.helpers import ORGS_DIR
 
 
 def test_every_committed_share_survives_the_round_trip() -> None:

@@ -13,8 +13,7 @@ import sys
 from pathlib import Path
 
 from quota_constructs.commands import core_build, package_version
-from quota_constructs.config import ORGS_DIR
-from tests.helpers import wait_for_endpoint
+from tests.helpers import ORGS_DIR, wait_for_endpoint
 
 TEAMS = ORGS_DIR.parent / "teams" / "research.yaml"
 NARROW = {"COLUMNS": "40"}

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from quota_constructs.advisor.workload import WorkloadJob, workload_csv
 from quota_constructs.commands import COMMANDS, app
-from quota_constructs.config import ORGS_DIR
+from tests.helpers import ORGS_DIR
 
 RESEARCH = ORGS_DIR / "research.yaml"
 HEAVY = ("boto3", "botocore", "quota_constructs.local", "quota_constructs.runtime", "werkzeug")

@@ -10,7 +10,6 @@ from typer.testing import CliRunner
 
 from quota_constructs.commands import app
 from quota_constructs.config import (
-    ORGS_DIR,
     OrganisationFile,
     OrgFileError,
     discover_org_files,
@@ -20,6 +19,7 @@ from quota_constructs.config import (
     parse_organisation,
 )
 from quota_constructs.model import SharingStrategy
+from tests.helpers import ORGS_DIR
 
 SEED = ORGS_DIR / "seed-demo.yaml"
 
@@ -200,7 +200,7 @@ def test_json_schema_lists_the_fields_and_forbids_unknown_keys() -> None:
 
 
 def test_every_committed_organisation_file_is_valid() -> None:
-    files = discover_org_files()
+    files = discover_org_files(ORGS_DIR)
     assert SEED in files
     assert len(load_organisations(files)) == len(files)
 

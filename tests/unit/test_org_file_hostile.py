@@ -15,7 +15,7 @@ import pytest
 
 from quota_constructs.config import OrgFileError, load_organisation, load_organisations
 from quota_constructs.model import MAX_BORROW_LIMIT, MAX_INSTANCES_PER_TYPE
-from stacks.organisation_app import ORG_FILE_CONTEXT
+from quota_constructs.stacks.organisation_app import ORG_FILE_CONTEXT
 from tests.unit.helpers import ALIAS_BOMB
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -21,6 +21,7 @@ from quota_constructs.model import (
     RUNNABLE_TIMEOUT_MINUTES_RANGE,
 )
 from quota_constructs.safe_load import load_yaml_document
+from tests.helpers import ORGS_DIR
 
 SCHEMA = json.loads(json_schema())
 VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
@@ -67,7 +68,7 @@ def test_schema_rejects_what_validate_rejects(name: str) -> None:
         parse_organisation(document)
 
 
-@pytest.mark.parametrize("path", discover_org_files(), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", discover_org_files(ORGS_DIR), ids=lambda p: p.name)
 def test_schema_accepts_every_shipped_organisation_file(path: Any) -> None:
     VALIDATOR.validate(load_yaml_document(path).data)
 

@@ -13,9 +13,7 @@ stage templates, never this stack's code.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import aws_cdk as cdk
@@ -26,8 +24,8 @@ from constructs import Construct, IConstruct
 
 from quota_constructs.model import Organisation
 from quota_constructs.pipeline_config import Environment, Pipeline
-from stacks.organisation_stack import OrganisationStack, stack_name_for
-from stacks.region_check import refuse_unsupported_region
+from quota_constructs.stacks.organisation_stack import OrganisationStack, stack_name_for
+from quota_constructs.stacks.region_check import refuse_unsupported_region
 
 PIPELINE_STACK_NAME = "Quota-Pipeline"
 INSTALL_COMMAND = "make setup"
@@ -35,12 +33,14 @@ TEST_COMMAND = "make test"
 """The README's test command; the synth step runs it before synthesizing."""
 TOOLS_ON_PATH = 'export PATH="$PWD/.venv/bin:$PWD/node_modules/.bin:$PATH"'
 OUTPUT_DIRECTORY = "cdk.out"
-PACKAGE_JSON = Path(__file__).resolve().parent.parent / "package.json"
+CDK_CLI_VERSION = "2.1148.1"
+"""The CDK CLI the self-mutation step installs: the one this package is tested with (the
+repository's package.json pins the same; a test keeps the two equal)."""
 
 
 def cdk_cli_version() -> str:
-    """The CDK CLI version pinned in package.json: the self-mutation step installs that one."""
-    return str(json.loads(PACKAGE_JSON.read_text())["devDependencies"]["aws-cdk"])
+    """The CDK CLI version the self-mutation step installs (:data:`CDK_CLI_VERSION`)."""
+    return CDK_CLI_VERSION
 
 
 def synth_commands(pipeline_file: str) -> list[str]:

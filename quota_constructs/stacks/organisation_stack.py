@@ -26,7 +26,7 @@ from quota_constructs.constructs import (
     access_log_bucket,
 )
 from quota_constructs.model import STACK_NAME_PREFIX, Organisation
-from stacks.region_check import refuse_unsupported_region
+from quota_constructs.stacks.region_check import refuse_unsupported_region
 
 MAX_DESCRIPTION = 1024
 TEAM_ACCESS_SCOPE = "TeamAccess"

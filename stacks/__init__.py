@@ -1,1 +1,0 @@
-"""CDK stacks of the project: one stack per organisation file in ``stacks/orgs/``."""
