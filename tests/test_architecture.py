@@ -90,6 +90,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "quota_constructs.constructs": (
         "_base",
         "grants",
+        "parameters",
         "scheduling_policy",
         "service_environment",
         "quota_share",

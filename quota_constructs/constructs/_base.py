@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from enum import Enum
+from typing import Any, TypeVar
 
 import aws_cdk as cdk
 from constructs import Construct
 
-from quota_constructs.model import Problem, QuotaConfigError, check_tags
+from quota_constructs.model import Problem, QuotaConfigError, check_tags, enum_member
 
 WARNING_PREFIX = "quota-constructs"
 """Prefix of every warning id these constructs emit (``Annotations.add_warning_v2``)."""
@@ -42,6 +43,21 @@ def raise_construct_error(
     if found:
         renamed = [_renamed(problem, renames or {}) for problem in found]
         raise QuotaConfigError(renamed, context=scope.node.path)
+
+
+Member = TypeVar("Member", bound=Enum)
+
+
+def enum_prop(
+    scope: Construct, kind: type[Member], value: object, prop: str, *, what: str
+) -> Member:
+    """A prop of an enum type given as a member or as a string in any case (``"lend"``), as
+    CloudFormation takes it; anything else is a :class:`QuotaConfigError` naming ``scope``'s
+    path, ``prop``, the value and every valid value."""
+    try:
+        return enum_member(kind, value, prop, what=what, any_case=True)
+    except QuotaConfigError as error:
+        raise QuotaConfigError(error.problems, context=scope.node.path) from None
 
 
 def _renamed(problem: Problem, renames: Mapping[str, str]) -> Problem:

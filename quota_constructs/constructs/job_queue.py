@@ -19,8 +19,9 @@ from constructs import Construct, IValidation
 
 from quota_constructs.api_shapes import time_limit_actions_to_api
 from quota_constructs.constructs import grants
-from quota_constructs.constructs._base import check_arn, raise_construct_error
+from quota_constructs.constructs._base import check_arn, raise_construct_error, warn
 from quota_constructs.constructs.quota_share import QuotaShare
+from quota_constructs.constructs.service_environment import SageMakerTrainingServiceEnvironment
 from quota_constructs.model import (
     QUEUE_PRIORITY_RANGE,
     RUNNABLE_TIMEOUT_MINUTES_RANGE,
@@ -156,6 +157,7 @@ class QuotaManagedJobQueue(_JobQueueBase):
             job_state_time_limit_actions=_time_limit_actions(timeout_s),
         )
         self._arn = self.resource.attr_job_queue_arn  # read once: each read is a jsii call
+        self._environment = service_environment
         self._add_spec_shares(() if spec is None else spec.shares)
 
     def _timeout_seconds(self) -> float | None:
@@ -225,8 +227,12 @@ class QuotaManagedJobQueue(_JobQueueBase):
         ``QuotaShare`` calls this when created with this queue as ``job_queue``; the error
         names the share's path. The share and the shares before it passed their own checks,
         so only the share count or a duplicate name can break; the model
-        (``JobQueueSpec.problems()``) is asked for the message only then.
+        (``JobQueueSpec.problems()``) is asked for the message only then. When the service
+        environment is a ``SageMakerTrainingServiceEnvironment`` (its limits known at synth),
+        an instance type of the share that it lacks is an error naming both, and a share
+        limit above the environment's a warning (``quota-constructs:shareAboveEnvironment``).
         """
+        self._check_against_environment(share)
         name = share.spec.name
         if not share_count_allowed(len(self._shares) + 1) or name in self._share_names:
             candidate = JobQueueSpec(
@@ -235,6 +241,21 @@ class QuotaManagedJobQueue(_JobQueueBase):
             raise_construct_error(share, candidate.problems())
         self._shares.append(share)
         self._share_names.add(name)
+
+    def _check_against_environment(self, share: QuotaShare) -> None:
+        environment = self._environment
+        if not isinstance(environment, SageMakerTrainingServiceEnvironment):
+            return  # an import or an L1: its limits are not known here
+        limits = environment.capacity_limits
+        problems = share.spec.environment_problems(limits, environment_name=environment.node.path)
+        raise_construct_error(share, problems, renames={"capacity": "capacity_limits"})
+        for itype, (own, most) in share.spec.above_environment(limits).items():
+            warn(
+                share,
+                "shareAboveEnvironment",
+                f"quota share {share.spec.name}: {own} x {itype}, but service environment "
+                f"{environment.node.path} has {most}; at most {most} can ever run",
+            )
 
     @staticmethod
     def from_job_queue_arn(

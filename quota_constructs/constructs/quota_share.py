@@ -18,7 +18,12 @@ from quota_constructs.api_shapes import (
     share_to_cfn_props,
 )
 from quota_constructs.constructs import grants
-from quota_constructs.constructs._base import check_arn, is_unresolved, raise_construct_error
+from quota_constructs.constructs._base import (
+    check_arn,
+    enum_prop,
+    is_unresolved,
+    raise_construct_error,
+)
 from quota_constructs.model import QuotaShareSpec, ShareState, SharingStrategy
 
 _RENAMES = {"name": "quota_share_name", "capacity": "capacity_limits"}
@@ -185,11 +190,12 @@ class QuotaShare(_QuotaShareBase):
     :param quota_share_name: required, ``[A-Za-z0-9_-]{1,128}``, unique in the queue. It is
         part of the share's ARN and replacement-only: renaming re-creates the share.
     :param capacity_limits: 1 to 5 SageMaker training instance types -> max instances (>= 1).
-    :param strategy: ``RESERVE`` | ``LEND`` | ``LEND_AND_BORROW``.
+    :param strategy: ``RESERVE`` | ``LEND`` | ``LEND_AND_BORROW``: a ``SharingStrategy``, or
+        the value as a string in any case (``"lend_and_borrow"``).
     :param borrow_limit: percent of own capacity; ``LEND_AND_BORROW`` only; default ``None``
         = unlimited (written as ``-1``); ``0`` stays ``0``.
     :param in_share_preemption: default ``False``.
-    :param state: default ``ENABLED``.
+    :param state: default ``ENABLED``; a ``ShareState`` or a string in any case.
     :raises QuotaConfigError: every broken rule at once (from the domain model), naming this
         construct's path, the prop, the value and the fix.
     """
@@ -202,19 +208,21 @@ class QuotaShare(_QuotaShareBase):
         job_queue: IJobQueueRef,
         quota_share_name: str,
         capacity_limits: Mapping[str, int],
-        strategy: SharingStrategy,
+        strategy: SharingStrategy | str,
         borrow_limit: int | None = None,
         in_share_preemption: bool = False,
-        state: ShareState = ShareState.ENABLED,
+        state: ShareState | str = ShareState.ENABLED,
     ) -> None:
         super().__init__(scope, construct_id, physical_name=quota_share_name)
         self.spec = QuotaShareSpec(
             name=quota_share_name,
             capacity=capacity_limits,
-            strategy=strategy,
+            strategy=enum_prop(
+                self, SharingStrategy, strategy, "strategy", what="sharing strategy"
+            ),
             borrow_limit=borrow_limit,
             in_share_preemption=in_share_preemption,
-            state=state,
+            state=enum_prop(self, ShareState, state, "state", what="quota share state"),
         )
         raise_construct_error(self, self.spec.problems(), renames=_RENAMES)
         if isinstance(job_queue, IQuotaShareRegistry):

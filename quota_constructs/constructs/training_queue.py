@@ -18,10 +18,14 @@ from constructs import Construct
 
 from quota_constructs.constructs._base import apply_tags, raise_construct_error, warn
 from quota_constructs.constructs.job_queue import QuotaManagedJobQueue
+from quota_constructs.constructs.parameters import publish_queue
 from quota_constructs.constructs.quota_share import QuotaShare
 from quota_constructs.constructs.scheduling_policy import QuotaShareSchedulingPolicy
 from quota_constructs.constructs.service_environment import SageMakerTrainingServiceEnvironment
-from quota_constructs.model import JobQueueSpec, QuotaShareSpec
+from quota_constructs.model import JobQueueSpec, Problem, QuotaShareSpec, check_organisation_name
+
+PARAMETERS_ID = "Parameters"
+"""Construct id of the SSM contract a queue publishes (``publish_parameters``)."""
 
 
 @jsii.implements(IJobQueueRef)
@@ -34,6 +38,9 @@ class QuotaManagedTrainingQueue(Construct):
     :param service_environment_name: default generated.
     :param scheduling_policy_name: default generated.
     :param tags: default none; applied to every taggable resource below this construct.
+    :param organisation: default none. An organisation name publishes the queue's SSM contract
+        under ``/quota/<organisation>/`` (:meth:`publish_parameters`), so ``quota jobs -o``,
+        ``quota status -o`` and the runtime find this queue by that name.
     :raises QuotaConfigError: every rule the spec breaks, at once, naming this construct's path.
 
     Warns (``quota-constructs:borrowLimitUnreachable``) when a ``LEND_AND_BORROW`` share's
@@ -50,10 +57,14 @@ class QuotaManagedTrainingQueue(Construct):
         service_environment_name: str | None = None,
         scheduling_policy_name: str | None = None,
         tags: Mapping[str, str] | None = None,
+        organisation: str | None = None,
     ) -> None:
         super().__init__(scope, construct_id)
         queue_spec = spec if isinstance(spec, JobQueueSpec) else JobQueueSpec(shares=tuple(spec))
-        raise_construct_error(self, queue_spec.problems())
+        problems = queue_spec.problems()
+        if organisation is not None:
+            problems += check_organisation_name(organisation, "organisation")
+        raise_construct_error(self, problems)
         self.spec = queue_spec
         self.scheduling_policy = QuotaShareSchedulingPolicy(
             self, "SchedulingPolicy", scheduling_policy_name=scheduling_policy_name
@@ -74,6 +85,39 @@ class QuotaManagedTrainingQueue(Construct):
         )
         self._warn_unreachable_borrow_limits()
         apply_tags(self, tags)
+        self.organisation: str | None = None
+        if organisation is not None:
+            self.publish_parameters(organisation)
+
+    def publish_parameters(self, organisation: str) -> None:
+        """Publish this queue's SSM contract for ``organisation`` (once per queue).
+
+        String parameters ``/quota/<organisation>/job-queue/name``, ``.../job-queue/arn`` and
+        ``.../quota-shares/<share>/arn`` with the same values as stack outputs, under the child
+        ``Parameters``: what an ``OrganisationStack`` publishes for its queue. Team access
+        parameters come with ``QuotaShareTeamAccess(parameter_path=...)``.
+
+        :raises QuotaConfigError: a bad organisation name, or a second call on this queue.
+        """
+        problems = check_organisation_name(organisation, "organisation")
+        if self.organisation is not None:
+            problems.append(
+                Problem(
+                    "organisation",
+                    organisation,
+                    f"the parameters are published already, for {self.organisation!r}",
+                    "publish them once per queue (an SSM parameter has one value)",
+                )
+            )
+        raise_construct_error(self, problems)
+        self.organisation = organisation
+        publish_queue(
+            Construct(self, PARAMETERS_ID),
+            organisation,
+            job_queue_name=self.job_queue_name,
+            job_queue_arn=self.job_queue_arn,
+            share_arns={name: share.quota_share_arn for name, share in self.quota_shares.items()},
+        )
 
     def _warn_unreachable_borrow_limits(self) -> None:
         for share in self.spec.shares:

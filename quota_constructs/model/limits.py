@@ -91,6 +91,20 @@ def share_count_allowed(count: int) -> bool:
     return 1 <= count <= MAX_SHARES_PER_QUEUE
 
 
+def check_organisation_name(value: Any, path: str) -> list[Problem]:
+    """Organisation names: they name stacks (``Quota-<name>``) and SSM paths (``/quota/<name>``)."""
+    if isinstance(value, str) and ORGANISATION_PATTERN.fullmatch(value):
+        return []
+    return [
+        Problem(
+            path,
+            value,
+            "organisation names are 1-64 letters, digits and '-', starting with a letter",
+            "rename it, e.g. 'research-eu'",
+        )
+    ]
+
+
 def check_name(value: Any, path: str, *, what: str = "name") -> list[Problem]:
     """Batch resource names: 1-128 letters, digits, hyphens and underscores."""
     if not isinstance(value, str) or not NAME_PATTERN.fullmatch(value):

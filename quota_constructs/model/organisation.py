@@ -21,12 +21,12 @@ from quota_constructs.model.limits import (
     MAX_ORGANISATION_DESCRIPTION_CHARS,
     MAX_SHARES_PER_QUEUE,
     MAX_TAGS,
-    ORGANISATION_PATTERN,
     QUEUE_PRIORITY_RANGE,
     RUNNABLE_TIMEOUT_MINUTES_RANGE,
     TEAM_TAG_KEY,
     check_description,
     check_int_range,
+    check_organisation_name,
     check_tags,
     share_count_allowed,
     team_tag_value,
@@ -238,16 +238,7 @@ class Organisation:
         )
 
     def problems(self) -> list[Problem]:
-        problems: list[Problem] = []
-        if not isinstance(self.name, str) or not ORGANISATION_PATTERN.fullmatch(self.name):
-            problems.append(
-                Problem(
-                    "organisation",
-                    self.name,
-                    "organisation names are 1-64 letters, digits and '-', starting with a letter",
-                    "rename it, e.g. 'research-eu'",
-                )
-            )
+        problems = check_organisation_name(self.name, "organisation")
         if self.description:
             problems += check_description(
                 self.description,

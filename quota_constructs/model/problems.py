@@ -5,7 +5,8 @@ from __future__ import annotations
 import reprlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from enum import Enum
+from typing import Any, TypeVar
 
 MAX_SHOWN_CHARS = 80
 """Longest value, path or text a message shows; longer ones are cut with their length."""
@@ -109,3 +110,27 @@ def join_path(prefix: str, name: str) -> str:
     if not prefix:
         return name
     return f"{prefix}{name}" if name.startswith("[") else f"{prefix}.{name}"
+
+
+Member = TypeVar("Member", bound=Enum)
+
+
+def enum_member(
+    kind: type[Member], value: object, path: str, *, what: str, any_case: bool = False
+) -> Member:
+    """``value`` as a member of ``kind``; a :class:`QuotaConfigError` naming ``path``, the value
+    and every valid value otherwise. ``any_case`` also takes ``"lend"`` for ``LEND`` (the
+    constructs' string props, as CloudFormation's enum properties)."""
+    if isinstance(value, kind):
+        return value
+    for member in kind:
+        wanted = member.value
+        if value == wanted or (
+            any_case and isinstance(value, str) and value.strip().upper() == str(wanted).upper()
+        ):
+            return member
+    valid = ", ".join(str(member.value) for member in kind)
+    case = " (any case)" if any_case else ""
+    raise QuotaConfigError(
+        [Problem(path, value, f"not a valid {what}", f"use one of {valid}{case}")]
+    )

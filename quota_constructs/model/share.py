@@ -21,7 +21,7 @@ from quota_constructs.model.limits import (
     check_name,
 )
 from quota_constructs.model.notifications import Subscribers
-from quota_constructs.model.problems import Problem, join_path
+from quota_constructs.model.problems import Problem, enum_member, join_path
 
 
 class SharingStrategy(StrEnum):
@@ -75,8 +75,11 @@ class QuotaShareSpec:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "capacity", MappingProxyType(dict(self.capacity)))
-        object.__setattr__(self, "strategy", SharingStrategy(self.strategy))
-        object.__setattr__(self, "state", ShareState(self.state))
+        strategy = enum_member(SharingStrategy, self.strategy, "strategy", what="sharing strategy")
+        object.__setattr__(self, "strategy", strategy)
+        object.__setattr__(
+            self, "state", enum_member(ShareState, self.state, "state", what="state")
+        )
 
     @property
     def effective_borrow_limit(self) -> int | None:
@@ -149,3 +152,32 @@ class QuotaShareSpec:
             problems += self.access.problems(join_path(path, "access"))
         problems += self.notifications.problems(join_path(path, "notifications"))
         return problems
+
+    def environment_problems(
+        self, environment: Mapping[str, int], *, environment_name: str, path: str = ""
+    ) -> list[Problem]:
+        """The share's instance types that the service environment has no capacity limit for:
+        jobs of such a type wait forever (AWS: "until a matching capacity limit is
+        configured"). ``environment`` maps instance type -> its instances."""
+        have = ", ".join(f"{itype}: {count}" for itype, count in environment.items()) or "none"
+        return [
+            Problem(
+                f"{join_path(path, 'capacity')}.{itype}",
+                count,
+                f"service environment {environment_name} has no {itype} capacity limit "
+                f"(it has {have}); jobs of this share on {itype} could never run",
+                f"add {itype} to the service environment's capacity limits, "
+                "or remove it from the share",
+            )
+            for itype, count in self.capacity.items()
+            if itype not in environment
+        ]
+
+    def above_environment(self, environment: Mapping[str, int]) -> dict[str, tuple[int, int]]:
+        """Instance type -> (share's limit, environment's) where the share's own limit exceeds
+        what the environment has: the excess can never run (UNCONFIRMED whether AWS refuses it)."""
+        return {
+            itype: (count, environment[itype])
+            for itype, count in self.capacity.items()
+            if itype in environment and count > environment[itype]
+        }

@@ -13,7 +13,6 @@ from __future__ import annotations
 from typing import Any
 
 import aws_cdk as cdk
-from aws_cdk import aws_ssm as ssm
 from constructs import Construct
 
 from quota_constructs import contracts
@@ -25,6 +24,7 @@ from quota_constructs.constructs import (
     QuotaShareTeamAccess,
     access_log_bucket,
 )
+from quota_constructs.constructs.parameters import parameter_and_output, publish_queue
 from quota_constructs.model import STACK_NAME_PREFIX, Organisation
 from quota_constructs.stacks.region_check import refuse_unsupported_region
 
@@ -158,31 +158,14 @@ class OrganisationStack(cdk.Stack):
         )
 
     def _publish(self) -> None:
-        org = self.organisation.name
         queue = self.queue
-        values = {
-            contracts.JOB_QUEUE_NAME_OUTPUT: (
-                contracts.job_queue_name_parameter(org),
-                queue.job_queue_name,
-                "Job queue name",
-            ),
-            contracts.JOB_QUEUE_ARN_OUTPUT: (
-                contracts.job_queue_arn_parameter(org),
-                queue.job_queue_arn,
-                "Job queue ARN",
-            ),
-        }
-        for output_id, (parameter, value, what) in values.items():
-            self._parameter_and_output(self, output_id, parameter, value, what)
-        shares = Construct(self, contracts.SHARE_ARNS_SCOPE)
-        for name, share in queue.quota_shares.items():
-            self._parameter_and_output(
-                shares,
-                name,
-                contracts.share_arn_parameter(org, name),
-                share.quota_share_arn,
-                f"ARN of quota share {name}",
-            )
+        publish_queue(
+            self,
+            self.organisation.name,
+            job_queue_name=queue.job_queue_name,
+            job_queue_arn=queue.job_queue_arn,
+            share_arns={name: share.quota_share_arn for name, share in queue.quota_shares.items()},
+        )
         if self.team_access:
             self._publish_team_access()
         if self.notifications is not None:
@@ -217,24 +200,10 @@ class OrganisationStack(cdk.Stack):
                 contracts.TRAINING_JOB_PREFIXES_SCOPE: access.training_job_prefix,
             }
             for scope_id, parameter in contracts.share_access_parameters(org, name).items():
-                self._parameter_and_output(
+                parameter_and_output(
                     scopes[scope_id],
                     contracts.share_output_id(name),
                     parameter,
                     values[scope_id],
                     f"Team {name}: {what[scope_id]}",
                 )
-
-    @staticmethod
-    def _parameter_and_output(
-        scope: Construct, construct_id: str, parameter_name: str, value: str, what: str
-    ) -> None:
-        ssm.CfnParameter(  # the L1: the L2 StringParameter adds nothing here but synth time
-            scope,
-            f"{construct_id}Parameter",
-            type="String",
-            name=parameter_name,
-            value=value,
-            description=f"{what} (written by the quota-constructs organisation stack)",
-        )
-        cdk.CfnOutput(scope, construct_id, value=value, description=what)
