@@ -63,6 +63,14 @@ NOT_RUN: dict[str, str] = {
     "before and after a borrow limit is changed behind the file's back",
     "quota simulate --from-queue research": "tests/runtime/test_adopt_docs.py runs it as written "
     "on an emulator that ran a day of jobs",
+    "python3 -m venv .venv": "would rebuild the venv these tests link as .venv; "
+    "tests/packaging/test_installed.py installs into a fresh venv outside the checkout instead",
+    "pip install quota-constructs": "downloads from PyPI (network): tests/packaging/"
+    "test_installed.py installs the wheel `python -m build` made, with no index",
+    "pip install -r requirements.txt": "downloads from PyPI (network): tests/packaging/"
+    "test_installed.py runs it with no index against the wheel `python -m build` made",
+    "pip install 'quota-constructs[compiled]'": "downloads mypy from PyPI (network); "
+    "`make setup` installs it from the lock and runs `quota build-core`",
     ".venv/bin/python benchmarks/": "a benchmark: minutes of CPU, run by `make bench`, figures "
     "in the docs",
 }

@@ -18,7 +18,7 @@ import pytest
 from cfnlint.api import lint
 
 from quota_constructs import __version__
-from tests.helpers import ORGS_DIR, wait_for_endpoint
+from tests.helpers import ORGS_DIR, ROOT, wait_for_endpoint
 from tests.packaging.helpers import (
     NODE_BIN,
     FreshVenv,
@@ -264,3 +264,41 @@ def test_build_core_without_the_compiled_extra_warns_and_keeps_pure_python(
     assert "compiled core not built" in done.stderr and "using pure Python" in done.stderr
     strict = user.run("quota", "build-core", "--strict", cwd=tmp_path, XDG_CACHE_HOME=str(tmp_path))
     assert strict.returncode == 1
+
+
+def readme_block(language: str) -> str:
+    """The first block of ``language`` in README's user section ("Use it in your CDK app")."""
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("## Use it in your CDK app", 1)[1].split("\n## ", 1)[0]
+    return section.split(f"```{language}\n", 1)[1].split("```", 1)[0]
+
+
+def test_the_readme_user_commands_are_the_steps_run_here() -> None:
+    """The README's commands run here, in order, with the built wheel in place of PyPI: the
+    venv (``fresh_venv``), the install, ``quota init``, the pinned install, ``cdk synth``
+    (test_quota_init_then_cdk_synth_works_offline); the doc test skips the network steps."""
+    commands = [line.split("#")[0].strip() for line in readme_block("bash").splitlines()]
+    assert commands == [
+        "python3 -m venv .venv && . .venv/bin/activate",
+        "pip install quota-constructs",
+        "quota init my-queues && cd my-queues",
+        "pip install -r requirements.txt",
+        "cdk synth",
+    ]
+
+
+def test_the_readme_python_example_synthesizes_in_the_users_venv(
+    user: FreshVenv, tmp_path: Path
+) -> None:
+    (tmp_path / "orgs").mkdir()
+    (tmp_path / "orgs" / "research.yaml").write_text((ORGS_DIR / "research.yaml").read_text())
+    (tmp_path / "app.py").write_text(readme_block("python"))
+    out = tmp_path / "cdk.out"
+    clean(user.run("python", "app.py", cwd=tmp_path, CDK_OUTDIR=str(out)))
+    template = json.loads((out / "Own.template.json").read_text())
+    assert any(
+        r["Properties"].get("Name") == "/quota/own-queue/job-queue/arn"
+        for r in template["Resources"].values()
+        if r["Type"] == "AWS::SSM::Parameter"
+    )
+    assert (out / "Quota-research.template.json").is_file()
