@@ -25,7 +25,9 @@ QUEUE_ARN = {"Fn::GetAtt": ["Queue4A7E3555", "JobQueueArn"]}
 
 @pytest.fixture
 def queue(stack: cdk.Stack) -> QuotaManagedJobQueue:
-    env = SageMakerTrainingServiceEnvironment(stack, "Env", capacity_limits={"ml.g5.xlarge": 4})
+    env = SageMakerTrainingServiceEnvironment(
+        stack, "Env", capacity_limits={"ml.g5.xlarge": 4, "ml.p4d.24xlarge": 2}
+    )
     policy = QuotaShareSchedulingPolicy(stack, "Policy")
     return QuotaManagedJobQueue(stack, "Queue", service_environment=env, scheduling_policy=policy)
 

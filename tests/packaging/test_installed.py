@@ -77,6 +77,13 @@ def test_the_wheel_holds_the_whole_product(dist: tuple[Path, Path]) -> None:
         "quota_constructs/core_build.py",
         f"{info}/licenses/LICENSE",
     } <= names
+    package = ROOT / "quota_constructs"
+    every_file = {
+        str(path.relative_to(ROOT))
+        for path in package.rglob("*")
+        if path.is_file() and "__pycache__" not in path.parts
+    }
+    assert every_file - names == set()  # no module or data file left out
     assert not any(n.startswith(("stacks/", "tests/", "build/")) for n in names)
     assert "quota = quota_constructs.commands:app" in entry_points
     assert "[pytest11]\nquota_constructs = quota_constructs.local.pytest_plugin" in entry_points
