@@ -14,7 +14,7 @@ import difflib
 import json
 import re
 import typing
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, replace
 from enum import StrEnum
 from pathlib import Path
@@ -50,6 +50,7 @@ from quota_constructs.model import (
     ROLE_ARN_BODY,
     RUNNABLE_TIMEOUT_MINUTES_RANGE,
     SCHEDULING_PRIORITY_RANGE,
+    SHARE_FIELDS,
     SQS_ARN_BODY,
     TIME_BODY,
     TRAINING_LOGS_MODES,
@@ -316,17 +317,41 @@ class ShareConfig(StrictModel):
         )
 
     def to_spec(self) -> QuotaShareSpec:
+        """The model's share: every field of ``SHARE_FIELDS`` read from its file key."""
         return QuotaShareSpec(
-            name=self.name,
-            capacity=self.capacity,
-            strategy=self.strategy,
-            borrow_limit=self.borrow_limit,
-            in_share_preemption=self.in_share_preemption,
-            state=self.state,
-            description=self.description,
-            access=self.access.to_spec() if self.access is not None else None,
-            notifications=_subscribers(self.notifications),
+            **{
+                name: _SPEC_VALUE.get(name, _same)(getattr(self, declared.file_key))
+                for name, declared in SHARE_FIELDS.items()
+            }
         )
+
+    @classmethod
+    def from_spec(cls, spec: QuotaShareSpec, calendar: ShareCalendar | None) -> ShareConfig:
+        """The file form of a model share and its calendar: every field of ``SHARE_FIELDS``."""
+        return cls(
+            **{
+                declared.file_key: _FILE_VALUE.get(name, _same)(getattr(spec, name))
+                for name, declared in SHARE_FIELDS.items()
+            },
+            **_calendar_fields(calendar),
+        )
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+_SPEC_VALUE: dict[str, Callable[[Any], Any]] = {
+    "access": lambda access: None if access is None else access.to_spec(),
+    "notifications": _subscribers,
+}
+"""A share field's file value -> the model's, where they differ (by field name)."""
+_FILE_VALUE: dict[str, Callable[[Any], Any]] = {
+    "capacity": dict,
+    "access": lambda access: None if access is None else AccessConfig.from_spec(access),
+    "notifications": NotificationsConfig.from_spec,
+}
+"""A share field's model value -> the file's, where they differ (by field name)."""
 
 
 class TrainingPlanConfig(StrictModel):
@@ -454,21 +479,7 @@ class OrganisationFile(StrictModel):
                 runnable_timeout_minutes=org.queue.runnable_timeout_minutes,
             ),
             tags=dict(org.tags),
-            shares=[
-                ShareConfig(
-                    name=s.name,
-                    capacity=dict(s.capacity),
-                    strategy=s.strategy,
-                    borrow_limit=s.borrow_limit,
-                    in_share_preemption=s.in_share_preemption,
-                    state=s.state,
-                    description=s.description,
-                    access=AccessConfig.from_spec(s.access) if s.access is not None else None,
-                    notifications=NotificationsConfig.from_spec(s.notifications),
-                    **_calendar_fields(org.calendars.get(s.name)),
-                )
-                for s in org.queue.shares
-            ],
+            shares=[ShareConfig.from_spec(s, org.calendars.get(s.name)) for s in org.queue.shares],
             notifications=NotificationsConfig.from_spec(org.notifications),
             training_plans=[TrainingPlanConfig.from_spec(p) for p in org.training_plans],
         )

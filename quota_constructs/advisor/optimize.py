@@ -35,6 +35,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from quota_constructs.advisor.limits import MAX_DAYS, MAX_SEARCH_CANDIDATES, MAX_SEARCH_WORKLOADS
 from quota_constructs.advisor.profiles import TeamProfile, TeamsFile
@@ -64,6 +65,7 @@ from quota_constructs.advisor.workload import (
 )
 from quota_constructs.config import OrganisationFile
 from quota_constructs.model import (
+    SHARE_FIELDS,
     JobQueueSpec,
     Organisation,
     Problem,
@@ -277,36 +279,44 @@ def organisation_for(rule: Organisation, settings: Sequence[Setting]) -> Organis
 # --- evaluation ------------------------------------------------------------------------------
 
 
-PlainQueue = tuple[int, int | None, tuple[tuple[str, tuple[tuple[str, int], ...], Setting], ...]]
+PlainQueue = tuple[int, int | None, tuple[tuple[Any, ...], ...]]
 """A queue as plain values (the model's mapping proxies do not pickle): priority, runnable
-timeout, and per share its name, capacity items and settings."""
+timeout, and per share the value of each field in :data:`SIMULATED_FIELDS` (capacity as items)."""
+SIMULATED_FIELDS = tuple(name for name, declared in SHARE_FIELDS.items() if declared.scheduling)
+"""The share fields a candidate carries: those the scheduling core reads (``ShareField``)."""
 
 
 def plain_queue(queue: JobQueueSpec) -> PlainQueue:
     """``queue`` as plain values that process pools and Dask can ship."""
     shares = tuple(
-        (s.name, tuple(s.capacity.items()), (s.strategy, s.borrow_limit, s.in_share_preemption))
-        for s in queue.shares
+        tuple(_plain(getattr(share, name)) for name in SIMULATED_FIELDS) for share in queue.shares
     )
     return queue.priority, queue.runnable_timeout_minutes, shares
+
+
+def _plain(value: Any) -> Any:
+    return tuple(value.items()) if isinstance(value, Mapping) else value
 
 
 def _organisation(queue: PlainQueue) -> Organisation:
     priority, timeout, shares = queue
     specs = tuple(
         QuotaShareSpec(
-            name=name,
-            capacity=dict(capacity),
-            strategy=strategy,
-            borrow_limit=limit,
-            in_share_preemption=preempt,
+            **{
+                name: _spec_value(value)
+                for name, value in zip(SIMULATED_FIELDS, plain, strict=True)
+            }
         )
-        for name, capacity, (strategy, limit, preempt) in shares
+        for plain in shares
     )
     return Organisation(
         name="candidate",
         queue=JobQueueSpec(shares=specs, priority=priority, runnable_timeout_minutes=timeout),
     )
+
+
+def _spec_value(value: Any) -> Any:
+    return dict(value) if isinstance(value, tuple) else value
 
 
 def evaluate(

@@ -20,7 +20,7 @@ from constructs import Construct, IValidation
 from quota_constructs.api_shapes import time_limit_actions_to_api
 from quota_constructs.constructs import grants
 from quota_constructs.constructs._base import check_arn, raise_construct_error, warn
-from quota_constructs.constructs.quota_share import QuotaShare
+from quota_constructs.constructs.quota_share import PROP_OF_FIELD, QuotaShare
 from quota_constructs.constructs.service_environment import SageMakerTrainingServiceEnvironment
 from quota_constructs.model import (
     QUEUE_PRIORITY_RANGE,
@@ -248,7 +248,7 @@ class QuotaManagedJobQueue(_JobQueueBase):
             return  # an import or an L1: its limits are not known here
         limits = environment.capacity_limits
         problems = share.spec.environment_problems(limits, environment_name=environment.node.path)
-        raise_construct_error(share, problems, renames={"capacity": "capacity_limits"})
+        raise_construct_error(share, problems, renames=PROP_OF_FIELD)
         for itype, (own, most) in share.spec.above_environment(limits).items():
             warn(
                 share,

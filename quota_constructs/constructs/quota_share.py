@@ -24,9 +24,14 @@ from quota_constructs.constructs._base import (
     is_unresolved,
     raise_construct_error,
 )
-from quota_constructs.model import QuotaShareSpec, ShareState, SharingStrategy
+from quota_constructs.model import SHARE_FIELDS, QuotaShareSpec, ShareState, SharingStrategy
 
-_RENAMES = {"name": "quota_share_name", "capacity": "capacity_limits"}
+PROP_OF_FIELD = {
+    name: declared.construct_prop
+    for name, declared in SHARE_FIELDS.items()
+    if declared.construct_prop not in (None, name)
+}
+"""A model field's name -> ``QuotaShare``'s prop, where they differ (errors name the prop)."""
 
 
 class IQuotaShare(IQuotaShareRef, Protocol):
@@ -224,7 +229,7 @@ class QuotaShare(_QuotaShareBase):
             in_share_preemption=in_share_preemption,
             state=enum_prop(self, ShareState, state, "state", what="quota share state"),
         )
-        raise_construct_error(self, self.spec.problems(), renames=_RENAMES)
+        raise_construct_error(self, self.spec.problems(), renames=PROP_OF_FIELD)
         if isinstance(job_queue, IQuotaShareRegistry):
             job_queue.register_quota_share(self)
         self._job_queue_arn = job_queue.job_queue_ref.job_queue_arn
@@ -237,18 +242,14 @@ class QuotaShare(_QuotaShareBase):
     def from_spec(
         cls, scope: Construct, construct_id: str, *, job_queue: IJobQueueRef, spec: QuotaShareSpec
     ) -> QuotaShare:
-        """A share built from a domain-model spec (the organisation file's form)."""
-        return cls(
-            scope,
-            construct_id,
-            job_queue=job_queue,
-            quota_share_name=spec.name,
-            capacity_limits=spec.capacity,
-            strategy=spec.strategy,
-            borrow_limit=spec.borrow_limit,
-            in_share_preemption=spec.in_share_preemption,
-            state=spec.state,
-        )
+        """A share built from a domain-model spec (the organisation file's form): every field
+        declared with a ``construct_prop`` (``model.SHARE_FIELDS``) passed as that prop."""
+        props = {
+            declared.construct_prop: getattr(spec, name)
+            for name, declared in SHARE_FIELDS.items()
+            if declared.construct_prop is not None
+        }
+        return cls(scope, construct_id, job_queue=job_queue, **props)
 
     @property
     def quota_share_arn(self) -> str:

@@ -141,7 +141,9 @@ from quota_constructs.model.problems import (
     raise_if,
 )
 from quota_constructs.model.share import (
+    SHARE_FIELDS,
     QuotaShareSpec,
+    ShareField,
     ShareState,
     SharingStrategy,
 )
@@ -238,6 +240,7 @@ __all__ = [
     "ROLE_ARN_BODY",
     "RUNNABLE_TIMEOUT_MINUTES_RANGE",
     "SCHEDULING_PRIORITY_RANGE",
+    "SHARE_FIELDS",
     "SQS_ARN_BODY",
     "STACK_NAME_PREFIX",
     "TAG_CHARACTERS",
@@ -265,6 +268,7 @@ __all__ = [
     "RetryAction",
     "ScheduledChange",
     "ShareCalendar",
+    "ShareField",
     "ShareState",
     "ShareWindow",
     "SharingStrategy",

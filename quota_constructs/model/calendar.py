@@ -19,7 +19,7 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from quota_constructs.model.problems import Problem, join_path
-from quota_constructs.model.share import QuotaShareSpec, SharingStrategy
+from quota_constructs.model.share import SHARE_FIELDS, QuotaShareSpec, SharingStrategy
 
 DAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 """Week days as the organisation file writes them, Monday first (``datetime.weekday()``)."""
@@ -32,8 +32,9 @@ MINUTES_PER_WEEK = 7 * MINUTES_PER_DAY
 TIME_BODY = r"(?:[01][0-9]|2[0-3]):[0-5][0-9]|24:00"
 """``HH:MM``, 00:00 to 23:59, and 24:00 (the end of a day, for ``to``)."""
 _TIME = re.compile(TIME_BODY)
-SETTING_KEYS = ("strategy", "borrow_limit", "in_share_preemption")
-"""The settings a window may change (their file keys, the same as the share's)."""
+SETTING_KEYS = tuple(name for name, declared in SHARE_FIELDS.items() if declared.calendar)
+"""The settings a window may change: the share fields declared ``ShareField.calendar`` (their
+file keys, the same as the share's; ``ShareWindow`` has one field each, a test checks it)."""
 
 
 def _minute_of(text: Any) -> int | None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from types import MappingProxyType
 
@@ -54,23 +54,123 @@ class ShareState(StrEnum):
 
 
 @dataclass(frozen=True)
+class ShareField:
+    """How one field of :class:`QuotaShareSpec` reaches every consumer: declared once, on the
+    field (``metadata["share"]``); read with :data:`SHARE_FIELDS`.
+
+    The organisation file, the construct, the wire, drift, calendars, the optimizer and the
+    ``quota org`` output are derived from these declarations or checked against them by
+    ``tests/unit/test_share_schema.py`` (a field a mirror does not carry fails there).
+    """
+
+    file_key: str
+    """The key in an organisation file's share (``config.ShareConfig``)."""
+    construct_prop: str | None = None
+    """``QuotaShare``'s keyword for it; ``None``: not a prop of the share resource."""
+    wire: str | None = None
+    """The quota-share API member that carries it (``api_shapes``); ``None``: AWS keeps none."""
+    drift: bool = False
+    """Compared by ``quota org diff`` (``api_shapes.share_drift_fields``)."""
+    calendar: bool = False
+    """A schedule window may change it (``calendar.SETTING_KEYS``, ``ShareWindow``); the
+    optimizer varies exactly these."""
+    column: str | None = None
+    """Its column in ``quota org validate``'s table; ``None``: not a column of it."""
+    scheduling: bool = False
+    """The scheduling core reads it: the simulator's and the optimizer's copies carry it."""
+
+
+def _declares(declaration: ShareField) -> dict[str, ShareField]:
+    """A dataclass field's ``metadata`` carrying its :class:`ShareField`."""
+    return {"share": declaration}
+
+
+@dataclass(frozen=True)
 class QuotaShareSpec:
     """A quota share: capacity limits per instance type, sharing strategy, preemption settings.
 
     ``borrow_limit`` is a percent of the share's own ``max_capacity`` for each instance type;
     ``None`` means "not set", which for ``LEND_AND_BORROW`` is ``-1`` (unlimited). ``0`` is kept.
+    Every field declares how it reaches the file, the construct, the wire, drift, calendars and
+    the output (:class:`ShareField`).
     """
 
-    name: str
-    capacity: Mapping[str, int]
-    strategy: SharingStrategy
-    borrow_limit: int | None = None
-    in_share_preemption: bool = False
-    state: ShareState = ShareState.ENABLED
-    description: str = ""
-    access: TeamAccess | None = None
+    name: str = field(
+        metadata=_declares(
+            ShareField(
+                "name",
+                "quota_share_name",
+                wire="quotaShareName",
+                column="share",
+                scheduling=True,
+            )
+        )
+    )
+    capacity: Mapping[str, int] = field(
+        metadata=_declares(
+            ShareField(
+                "capacity",
+                "capacity_limits",
+                "capacityLimits",
+                drift=True,
+                column="capacity",
+                scheduling=True,
+            )
+        )
+    )
+    strategy: SharingStrategy = field(
+        metadata=_declares(
+            ShareField(
+                "strategy",
+                "strategy",
+                "strategy",
+                drift=True,
+                calendar=True,
+                column="strategy",
+                scheduling=True,
+            )
+        )
+    )
+    borrow_limit: int | None = field(
+        default=None,
+        metadata=_declares(
+            ShareField(
+                "borrow_limit",
+                "borrow_limit",
+                "borrowLimit",
+                drift=True,
+                calendar=True,
+                column="borrow limit",
+                scheduling=True,
+            )
+        ),
+    )
+    in_share_preemption: bool = field(
+        default=False,
+        metadata=_declares(
+            ShareField(
+                "in_share_preemption",
+                "in_share_preemption",
+                "inSharePreemption",
+                drift=True,
+                calendar=True,
+                column="in-share preemption",
+                scheduling=True,
+            )
+        ),
+    )
+    state: ShareState = field(
+        default=ShareState.ENABLED,
+        metadata=_declares(
+            ShareField("state", "state", "state", drift=True, column="state", scheduling=True)
+        ),
+    )
+    description: str = field(default="", metadata=_declares(ShareField("description")))
+    access: TeamAccess | None = field(default=None, metadata=_declares(ShareField("access")))
     """Team access (submitter role, execution role, bucket); ``None``: the stack makes none."""
-    notifications: Subscribers = field(default_factory=Subscribers)
+    notifications: Subscribers = field(
+        default_factory=Subscribers, metadata=_declares(ShareField("notifications"))
+    )
     """Who hears of this share's preemptions and FAILED jobs (besides the organisation's)."""
 
     def __post_init__(self) -> None:
@@ -181,3 +281,9 @@ class QuotaShareSpec:
             for itype, count in self.capacity.items()
             if itype in environment and count > environment[itype]
         }
+
+
+SHARE_FIELDS: Mapping[str, ShareField] = MappingProxyType(
+    {f.name: f.metadata["share"] for f in fields(QuotaShareSpec)}
+)
+"""``QuotaShareSpec`` field name -> its :class:`ShareField`, in declaration order."""
