@@ -159,6 +159,18 @@ def time_limits_from_api(actions: Iterable[Mapping[str, Any]] | None) -> dict[st
 # --- quota shares ----------------------------------------------------------------------------
 
 
+SHARE_WIRE_MEMBERS: Mapping[str, str] = {
+    "name": SHARE_NAME,
+    "capacity": CAPACITY_LIMITS,
+    "strategy": STRATEGY,
+    "borrow_limit": BORROW_LIMIT,
+    "in_share_preemption": IN_SHARE_PREEMPTION,
+    "state": STATE,
+}
+"""``QuotaShareSpec`` field -> the API member that carries it: one per field declared
+``ShareField.wire`` (``tests/unit/test_share_schema.py`` keeps the two equal)."""
+
+
 def share_to_api(spec: QuotaShareSpec) -> dict[str, Any]:
     """The share's settings as Create/Describe/UpdateQuotaShare fields.
 

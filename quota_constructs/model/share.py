@@ -67,8 +67,9 @@ class ShareField:
     """The key in an organisation file's share (``config.ShareConfig``)."""
     construct_prop: str | None = None
     """``QuotaShare``'s keyword for it; ``None``: not a prop of the share resource."""
-    wire: str | None = None
-    """The quota-share API member that carries it (``api_shapes``); ``None``: AWS keeps none."""
+    wire: bool = False
+    """AWS keeps it: a quota-share API member carries it (named once, in
+    ``api_shapes.SHARE_WIRE_MEMBERS``); ``False``: it lives only in the file."""
     drift: bool = False
     """Compared by ``quota org diff`` (``api_shapes.share_drift_fields``)."""
     calendar: bool = False
@@ -100,7 +101,7 @@ class QuotaShareSpec:
             ShareField(
                 "name",
                 "quota_share_name",
-                wire="quotaShareName",
+                wire=True,
                 column="share",
                 scheduling=True,
             )
@@ -111,7 +112,7 @@ class QuotaShareSpec:
             ShareField(
                 "capacity",
                 "capacity_limits",
-                "capacityLimits",
+                wire=True,
                 drift=True,
                 column="capacity",
                 scheduling=True,
@@ -123,7 +124,7 @@ class QuotaShareSpec:
             ShareField(
                 "strategy",
                 "strategy",
-                "strategy",
+                wire=True,
                 drift=True,
                 calendar=True,
                 column="strategy",
@@ -137,7 +138,7 @@ class QuotaShareSpec:
             ShareField(
                 "borrow_limit",
                 "borrow_limit",
-                "borrowLimit",
+                wire=True,
                 drift=True,
                 calendar=True,
                 column="borrow limit",
@@ -151,7 +152,7 @@ class QuotaShareSpec:
             ShareField(
                 "in_share_preemption",
                 "in_share_preemption",
-                "inSharePreemption",
+                wire=True,
                 drift=True,
                 calendar=True,
                 column="in-share preemption",
@@ -162,7 +163,7 @@ class QuotaShareSpec:
     state: ShareState = field(
         default=ShareState.ENABLED,
         metadata=_declares(
-            ShareField("state", "state", "state", drift=True, column="state", scheduling=True)
+            ShareField("state", "state", wire=True, drift=True, column="state", scheduling=True)
         ),
     )
     description: str = field(default="", metadata=_declares(ShareField("description")))

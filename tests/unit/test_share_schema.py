@@ -19,6 +19,7 @@ import pytest
 
 from quota_constructs.advisor.optimize import _organisation, plain_queue
 from quota_constructs.api_shapes import (
+    SHARE_WIRE_MEMBERS,
     share_drift_fields,
     share_from_api,
     share_to_api,
@@ -116,16 +117,19 @@ def _members(value: Any) -> set[str]:
 
 
 def test_the_wire_carries_every_wire_field_out_and_back() -> None:
-    wire = [name for name, f in SHARE_FIELDS.items() if f.wire]
+    wire = declared("wire")
+    assert list(SHARE_WIRE_MEMBERS) == wire
     api = share_to_api(EVERY_FIELD)
-    assert {SHARE_FIELDS[name].wire for name in wire} <= _members(api)
+    assert set(SHARE_WIRE_MEMBERS.values()) <= _members(api)
     assert same(share_from_api(api), wire) == same(EVERY_FIELD, wire)
     cfn = share_to_cfn_props(EVERY_FIELD)  # the stack's props are the wire's, by name
     assert len(cfn) == len(api)
 
 
 def test_drift_compares_exactly_the_drift_fields_and_finds_each_change() -> None:
-    assert set(share_drift_fields(EVERY_FIELD)) == {SHARE_FIELDS[n].wire for n in declared("drift")}
+    assert set(share_drift_fields(EVERY_FIELD)) == {
+        SHARE_WIRE_MEMBERS[n] for n in declared("drift")
+    }
     assert set(CHANGED) == set(declared("drift"))
     for name, value in CHANGED.items():
         live = replace(
@@ -144,7 +148,7 @@ def test_drift_compares_exactly_the_drift_fields_and_finds_each_change() -> None
             ),
         )
         drift = organisation_drift(ORGANISATION, live)
-        assert SHARE_FIELDS[name].wire in {f.field for f in drift.fields}, name
+        assert SHARE_WIRE_MEMBERS[name] in {f.field for f in drift.fields}, name
 
 
 def test_the_emulator_provisions_and_describes_every_wire_field(tmp_path: Path) -> None:
@@ -154,7 +158,7 @@ def test_the_emulator_provisions_and_describes_every_wire_field(tmp_path: Path) 
         batch = emu.client("batch")
         arn = emu.organisation("schema").quota_share_arns["vision"]
         described = batch.describe_quota_share(quotaShareArn=arn)
-    wire = [name for name, f in SHARE_FIELDS.items() if f.wire]
+    wire = declared("wire")
     assert same(share_from_api(described), wire) == same(EVERY_FIELD, wire)
 
 
@@ -182,9 +186,9 @@ def test_the_table_has_a_column_per_declared_column_and_the_json_every_wire_memb
     headers = [column.header for column in organisation_table(ORGANISATION, wide=True).columns]
     assert {f.column for f in SHARE_FIELDS.values() if f.column} <= set(headers)
     [shown, _] = organisation_json(ORGANISATION)["quotaShares"]
-    assert {f.wire for f in SHARE_FIELDS.values() if f.wire} <= _members(shown)
+    assert set(SHARE_WIRE_MEMBERS.values()) <= _members(shown)
 
 
 @pytest.mark.parametrize("name", declared("drift"))
 def test_every_drift_field_is_a_wire_field(name: str) -> None:
-    assert SHARE_FIELDS[name].wire is not None
+    assert SHARE_FIELDS[name].wire
