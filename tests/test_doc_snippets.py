@@ -286,6 +286,7 @@ def run_block(block: Block, tmp_path: Path) -> dict[int, tuple[int, str]]:
     return results(done.stdout)
 
 
+@pytest.mark.slow  # each block a bash script, many a CDK synth or an emulator: `make test`
 @pytest.mark.parametrize("block", RUN, ids=lambda b: b.id)
 def test_doc_block_runs_as_written(block: Block, tmp_path: Path) -> None:
     ran = run_block(block, tmp_path)

@@ -22,12 +22,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import botocore.session
+import pytest
 from botocore.exceptions import ClientError
 
 from quota_constructs.local.faults import FaultPlan
 from quota_constructs.local.testing import SEED_DEMO, EmulatorServer
 from quota_constructs.local.wire.server import ServerLimits
 from tests.helpers import ORGS_DIR, payload
+
+pytestmark = pytest.mark.slow  # minutes of requests: `make test`, not `make check`
 
 OPERATIONS = int(os.environ.get("QUOTA_SOAK_OPERATIONS", "3000"))
 CLIENTS = int(os.environ.get("QUOTA_SOAK_CLIENTS", "50"))

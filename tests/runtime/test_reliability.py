@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from quota_constructs.commands.demo import emulator_client
 from quota_constructs.local.faults import FaultPlan
 from quota_constructs.local.testing import EmulatorServer
@@ -16,6 +18,8 @@ from quota_constructs.runtime import (
     Until,
 )
 from tests.runtime.helpers import FAST_RETRIES, faulty_emulator, runs_for, training_job, write_org
+
+pytestmark = pytest.mark.slow  # minutes of requests: `make test`, not `make check`
 
 JOBS = 1000
 

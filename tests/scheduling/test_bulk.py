@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 
 from quota_constructs.model import QuotaShareSpec, SharingStrategy
@@ -12,6 +13,7 @@ from quota_constructs.scheduling import JobRequest, Scheduler, SchedulerOptions,
 from tests.scheduling.helpers import TYPES, operations, option_sets, organisations, play
 
 
+@pytest.mark.slow  # 40 generated runs, each collected by hand: `make test`
 @settings(max_examples=40, deadline=None)
 @given(organisations(), operations, option_sets)
 def test_a_run_leaves_no_garbage_for_the_cyclic_collector(
