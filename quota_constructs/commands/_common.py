@@ -27,12 +27,14 @@ import json
 import math
 import re
 import sys
+import traceback
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from enum import Enum, IntEnum
 from typing import Annotated, Any, NoReturn, ParamSpec, TypeVar
 from urllib.parse import urlsplit
 
+import click
 import typer
 from rich.console import Console, ConsoleOptions, RenderableType
 from rich.segment import Segment
@@ -61,6 +63,8 @@ class ExitCode(IntEnum):
     FAILED = 1
     USAGE = 2
     NOT_FOUND = 3
+    BUG = 70
+    """An exception no rule maps: a bug of ours (``EX_SOFTWARE`` of sysexits.h)."""
     INTERRUPTED = 130
 
 
@@ -324,8 +328,9 @@ def failure_of(error: BaseException) -> Failure | None:
     """The message and exit code of an expected failure; ``None`` for anything else (a bug).
 
     130 Ctrl-C; 3 a queue, job or share not found; 2 bad input (a :class:`QuotaConfigError`,
-    a :class:`CliError`, a bad value or unreadable file) or a missing AWS region or
-    credentials; 1 a wait that timed out or an AWS call that failed.
+    a :class:`CliError`, a file the user named that cannot be read or written) or a missing AWS
+    region or credentials; 1 a wait that timed out or an AWS call that failed. Only the
+    project's own errors mean bad input: a bare ``ValueError`` or ``KeyError`` is a bug.
 
     The runtime's and botocore's errors are looked for only when their modules were imported
     (a command that never imported them cannot have raised them; ``quota simulate`` does not
@@ -345,9 +350,16 @@ def failure_of(error: BaseException) -> Failure | None:
 
         code = ExitCode.USAGE if is_setup_error(error) else ExitCode.FAILED
         return Failure((error_text(error),), code)
-    if isinstance(error, CliError | ValueError | KeyError | OSError):
-        return Failure((str(error).strip("'\""),), ExitCode.USAGE)
+    if isinstance(error, CliError):
+        return Failure((str(error),), ExitCode.USAGE)
+    if isinstance(error, OSError) and error.filename is not None:
+        return Failure((_file_error(error),), ExitCode.USAGE)  # a path the user named
     return None
+
+
+def _file_error(error: OSError) -> str:
+    reason = error.strerror or type(error).__name__
+    return f"{error.filename}: {reason.lower()}; fix: check the path and its permissions"
 
 
 def _loaded(module: str, *names: str) -> tuple[type[Exception], ...]:
@@ -363,21 +375,36 @@ Result = TypeVar("Result")
 def handle_errors(command: Callable[Params, Result]) -> Callable[Params, Result]:
     """``command`` with every expected failure printed (:func:`failure_of`) and exited on.
 
-    Every ``quota`` command is wrapped in it; an exception it does not know propagates.
+    Every ``quota`` command is wrapped in it. An exception no rule maps is a bug: its traceback
+    on stderr, then one line saying so, exit 70 (``ExitCode.BUG``), never "bad input".
     """
 
     @functools.wraps(command)
     def run(*args: Params.args, **kwargs: Params.kwargs) -> Result:
         try:
             return command(*args, **kwargs)
+        except (typer.Exit, click.exceptions.Abort, click.ClickException):
+            raise  # the command chose its exit (code and message), or a usage error
         except (Exception, KeyboardInterrupt) as error:
             failure = failure_of(error)
             if failure is None:
-                raise
+                report_bug(error)
+                raise typer.Exit(int(ExitCode.BUG)) from None
             print_errors(failure.lines)
             raise typer.Exit(int(failure.code)) from None
 
     return run
+
+
+def report_bug(error: BaseException) -> None:
+    """The traceback of an exception no rule maps, then one line naming it as a bug."""
+    traceback.print_exception(error, file=sys.stderr)
+    print_errors(
+        [
+            f"internal error: {type(error).__name__}: {error}; this is a bug in quota-constructs, "
+            "not in your input: please report it with the traceback above"
+        ]
+    )
 
 
 def print_errors(lines: Iterable[str]) -> None:

@@ -15,6 +15,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Protocol
 
+from quota_constructs.model import Problem, QuotaConfigError
 from quota_constructs.runtime.jobs import (
     DISPATCHED_STATUSES,
     JobStatus,
@@ -121,7 +122,8 @@ class Until:
             return Until.status(name.upper())
         except ValueError:
             choices = ", ".join([*targets, *(s.value for s in JobStatus)])
-            raise ValueError(f"unknown wait target {name!r}; choose one of {choices}") from None
+            problem = Problem("until", name, "unknown wait target", f"choose one of {choices}")
+            raise QuotaConfigError([problem]) from None
 
 
 class TransitionKind(StrEnum):

@@ -149,7 +149,7 @@ def test_wait_times_out_with_exit_1(wall_emu: EmulatorServer) -> None:
 
 def test_rejects_unknown_wait_target(emu: EmulatorServer) -> None:
     code, _, err = jobs(emu, "wait", "x", "--until", "later")
-    assert code == 2 and "unknown wait target 'later'" in err
+    assert code == 2 and "until: unknown wait target (got 'later'); fix: choose one of" in err
 
 
 def test_demo_replays_the_tutorial_and_checks_its_outcomes() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from quota_constructs.local.testing import EmulatorServer
+from quota_constructs.model import QuotaConfigError
 from quota_constructs.runtime import (
     JobStatus,
     QueueClient,
@@ -82,7 +83,10 @@ def test_reports_dispatch_preemption_and_finish(client: QueueClient) -> None:
 
 
 def test_rejects_unknown_target_name() -> None:
-    with pytest.raises(ValueError, match="unknown wait target 'later'; choose one of terminal"):
+    with pytest.raises(
+        QuotaConfigError,
+        match=r"until: unknown wait target \(got 'later'\); fix: choose one of terminal",
+    ):
         Until.named("later")
 
 

@@ -11,6 +11,7 @@ import typer.main
 from typer.testing import CliRunner, Result
 
 from quota_constructs.commands import app
+from quota_constructs.commands._common import ExitCode, failure_of
 
 SAMPLE_ARGUMENTS = {
     "files": "stacks/orgs/seed-demo.yaml",
@@ -180,3 +181,32 @@ def test_missing_credentials_are_one_line_exit_2(args: list[str]) -> None:
 def test_a_missing_region_is_one_line_exit_2() -> None:
     env = {**NO_CREDENTIALS, "AWS_DEFAULT_REGION": None, "AWS_REGION": None}
     assert_one_line(run(["status", "-q", "q"], env=env), 2, "--region")
+
+
+def test_a_bug_is_its_traceback_and_exit_70_never_bad_input(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import quota_constructs.commands.org as org
+
+    def broken(*_: object, **__: object) -> None:
+        raise KeyError("shares")
+
+    monkeypatch.setattr(org, "load_organisation", broken)
+    result = CliRunner().invoke(app, ["org", "validate", "stacks/orgs/seed-demo.yaml"])
+    assert result.exit_code == 70
+    assert "Traceback (most recent call last)" in result.stderr
+    assert result.stderr.rstrip().endswith(
+        "error: internal error: KeyError: 'shares'; this is a bug in quota-constructs, not in "
+        "your input: please report it with the traceback above"
+    )
+
+
+def test_only_the_projects_errors_and_named_files_are_bad_input() -> None:
+    missing = failure_of(FileNotFoundError(2, "No such file or directory", "out/x.yaml"))
+    assert missing is not None and missing.code == ExitCode.USAGE
+    assert missing.lines == (
+        "out/x.yaml: no such file or directory; fix: check the path and its permissions",
+    )
+    assert failure_of(ValueError("a bug")) is None
+    assert failure_of(KeyError("shares")) is None
+    assert failure_of(OSError("no file named")) is None
