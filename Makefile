@@ -8,7 +8,7 @@ LOCK_VENV := build/lock-venv
 export PATH := $(CURDIR)/$(VENV)/bin:$(CURDIR)/node_modules/.bin:$(PATH)
 export CDK_DISABLE_CLI_TELEMETRY := true
 
-.PHONY: setup core main synth demo serve test lint bench lock
+.PHONY: setup core main synth demo serve test check lint bench lock
 
 setup: $(VENV)/.installed node_modules/.installed core
 
@@ -66,5 +66,14 @@ lint: setup
 	ruff format --check .
 	mypy
 
+# The inner loop, a few minutes: lint, types and the fast tests (model, files, scheduler core,
+# advisor, constructs and the import arrows; none marked slow). The emulator over HTTP, the
+# runtime, the IAM simulations, the SDK, the installed wheel and the doc blocks run in `make test`.
+FAST_TESTS := tests/unit tests/scheduling tests/advisor tests/constructs tests/test_architecture.py
+
+check: lint
+	pytest -m "not slow" $(FAST_TESTS)
+
+# Everything; the 25 slowest tests are listed at the end (CI's output shows them).
 test: lint
-	pytest
+	pytest --durations=25

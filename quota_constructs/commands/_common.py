@@ -350,7 +350,9 @@ def failure_of(error: BaseException) -> Failure | None:
 
         code = ExitCode.USAGE if is_setup_error(error) else ExitCode.FAILED
         return Failure((error_text(error),), code)
-    if isinstance(error, CliError):
+    if isinstance(
+        error, (CliError, *_loaded("quota_constructs.runtime.queue", "AmbiguousJobName"))
+    ):
         return Failure((str(error),), ExitCode.USAGE)
     if isinstance(error, OSError) and error.filename is not None:
         return Failure((_file_error(error),), ExitCode.USAGE)  # a path the user named

@@ -130,9 +130,13 @@ THROTTLED = ClientError(
         ),
         (THROTTLED, Failure(("ThrottlingException: slow down",), ExitCode.FAILED)),
         (CliError("no job queue given"), Failure(("no job queue given",), ExitCode.USAGE)),
-        (ValueError("bad value"), Failure(("bad value",), ExitCode.USAGE)),
-        (KeyError("jobName"), Failure(("jobName",), ExitCode.USAGE)),
-        (OSError("cannot read x.json"), Failure(("cannot read x.json",), ExitCode.USAGE)),
+        (
+            PermissionError(13, "Permission denied", "x.json"),
+            Failure(
+                ("x.json: permission denied; fix: check the path and its permissions",),
+                ExitCode.USAGE,
+            ),
+        ),
     ],
     ids=lambda value: type(value).__name__ if isinstance(value, BaseException) else "",
 )
@@ -177,6 +181,10 @@ def test_a_config_error_prints_one_line_per_problem_then_how_many_more() -> None
 def test_an_unexpected_exception_is_not_mapped() -> None:
     assert failure_of(RuntimeError("a bug")) is None
     assert failure_of(typer.Exit(1)) is None
+    # not the project's own: a bug, never "bad input"
+    assert failure_of(ValueError("bad value")) is None
+    assert failure_of(KeyError("jobName")) is None
+    assert failure_of(OSError("cannot read x.json")) is None  # no file of the user's
 
 
 def test_handle_errors_prints_each_line_and_exits_with_the_code(
@@ -192,13 +200,19 @@ def test_handle_errors_prints_each_line_and_exits_with_the_code(
     assert capsys.readouterr().err == f"error: org.yaml: {BAD_SHARE}\n" * 2
 
 
-def test_handle_errors_lets_a_bug_through() -> None:
+def test_handle_errors_reports_a_bug_with_its_traceback_and_exit_70(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     @handle_errors
     def command() -> None:
         raise RuntimeError("a bug")
 
-    with pytest.raises(RuntimeError, match="a bug"):
+    with pytest.raises(typer.Exit) as exited:
         command()
+    assert exited.value.exit_code == ExitCode.BUG == 70
+    err = capsys.readouterr().err
+    assert "Traceback (most recent call last)" in err and 'raise RuntimeError("a bug")' in err
+    assert "error: internal error: RuntimeError: a bug; this is a bug in quota-constructs" in err
 
 
 def registered_callbacks(group: typer.Typer) -> list[object]:
