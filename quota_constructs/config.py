@@ -73,7 +73,7 @@ from quota_constructs.model import (
     training_instance_types,
     training_prefix_problems,
 )
-from quota_constructs.safe_load import ORGANISATION_FILE_MAX_BYTES, dump_yaml, load_yaml_document
+from quota_constructs.safe_load import ORGANISATION_FILE_MAX_BYTES, dump_yaml, load_file
 
 _SHARE_INDEX = re.compile(r"shares\[[0-9]+\]")
 BUNDLED_ORGS_DIR = Path(__file__).resolve().parent / "data" / "orgs"
@@ -815,15 +815,12 @@ def load_organisation(path: str | Path) -> Organisation:
     The file is read safely (:mod:`quota_constructs.safe_load`, at most
     ``ORGANISATION_FILE_MAX_BYTES``); a file that cannot be read is an :class:`OrgFileError` too.
     """
-    document = load_yaml_document(path, max_bytes=ORGANISATION_FILE_MAX_BYTES, error=OrgFileError)
-    try:
-        return parse_organisation(document.data, source=str(path))
-    except OrgFileError as exc:
-        problems = [
-            p if p.line is not None else replace(p, line=document.line_of(p.path))
-            for p in exc.problems
-        ]
-        raise OrgFileError(problems, context=exc.context) from None
+    return load_file(
+        path,
+        lambda data, source: parse_organisation(data, source=source),
+        max_bytes=ORGANISATION_FILE_MAX_BYTES,
+        error=OrgFileError,
+    )
 
 
 def _in_file(source: str, problem: Problem) -> Problem:

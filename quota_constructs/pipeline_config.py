@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +25,7 @@ from quota_constructs.model.regions import (
     QUEUE_RESOURCE_TYPES,
     region_problems,
 )
-from quota_constructs.safe_load import KIB, load_yaml_document
+from quota_constructs.safe_load import KIB, load_file
 
 PIPELINE_FILE_MAX_BYTES = 64 * KIB
 CONNECTION_ARN_BODY = (
@@ -248,12 +248,9 @@ def parse_pipeline(data: Any, organisations: Collection[str], *, path: str) -> P
 
 def load_pipeline(path: str | Path, organisations: Collection[str]) -> Pipeline:
     """Read and validate a pipeline file; errors name file, line, field, value and fix."""
-    document = load_yaml_document(path, max_bytes=PIPELINE_FILE_MAX_BYTES, error=PipelineFileError)
-    try:
-        return parse_pipeline(document.data, organisations, path=str(path))
-    except PipelineFileError as exc:
-        problems = [
-            p if p.line is not None else replace(p, line=document.line_of(p.path))
-            for p in exc.problems
-        ]
-        raise PipelineFileError(problems, context=exc.context) from None
+    return load_file(
+        path,
+        lambda data, source: parse_pipeline(data, organisations, path=source),
+        max_bytes=PIPELINE_FILE_MAX_BYTES,
+        error=PipelineFileError,
+    )

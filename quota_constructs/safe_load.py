@@ -18,9 +18,9 @@ import os
 import re
 import stat
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeVar
 
 import yaml
 
@@ -67,6 +67,7 @@ class InputFileError(QuotaConfigError):
 
 
 ErrorType = type[QuotaConfigError]
+Parsed = TypeVar("Parsed")
 
 
 @dataclass(frozen=True)
@@ -526,6 +527,27 @@ def load_yaml_document(
     """Read and parse a YAML file (:func:`read_text`, :func:`parse_yaml`), lines included."""
     text = read_text(path, max_bytes=max_bytes, error=error)
     return parse_yaml(text, source=str(path), max_depth=max_depth, error=error)
+
+
+def load_file(
+    path: str | Path,
+    parse: Callable[[Any, str], Parsed],
+    *,
+    max_bytes: int,
+    error: ErrorType = InputFileError,
+) -> Parsed:
+    """The one loader of every file kind: read ``path`` safely (:func:`load_yaml_document`),
+    then ``parse(data, source)``; each problem of the ``error`` it raises that has no line gets
+    the line of its path in the file. Every problem of the file is in that one error."""
+    document = load_yaml_document(path, max_bytes=max_bytes, error=error)
+    try:
+        return parse(document.data, str(path))
+    except error as exc:
+        problems = [
+            p if p.line is not None else replace(p, line=document.line_of(p.path))
+            for p in exc.problems
+        ]
+        raise error(problems, context=exc.context) from None
 
 
 def load_yaml(

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -42,7 +42,7 @@ from quota_constructs.model import (
     QuotaShareSpec,
     SharingStrategy,
 )
-from quota_constructs.safe_load import TEAM_PROFILE_FILE_MAX_BYTES, load_yaml_document
+from quota_constructs.safe_load import TEAM_PROFILE_FILE_MAX_BYTES, load_file
 
 
 class TeamsFileError(QuotaConfigError):
@@ -573,15 +573,12 @@ def parse_teams(data: Any, *, source: str = "<data>") -> TeamsFile:
 
 def load_teams(path: str | Path) -> TeamsFile:
     """Read and validate a team-profile file; :class:`TeamsFileError` names file, line, field."""
-    document = load_yaml_document(path, max_bytes=TEAM_PROFILE_FILE_MAX_BYTES, error=TeamsFileError)
-    try:
-        return parse_teams(document.data, source=str(path))
-    except TeamsFileError as exc:
-        problems = [
-            p if p.line is not None else replace(p, line=document.line_of(p.path))
-            for p in exc.problems
-        ]
-        raise TeamsFileError(problems, context=exc.context) from None
+    return load_file(
+        path,
+        lambda data, source: parse_teams(data, source=source),
+        max_bytes=TEAM_PROFILE_FILE_MAX_BYTES,
+        error=TeamsFileError,
+    )
 
 
 def teams_json_schema() -> str:

@@ -59,7 +59,7 @@ from quota_constructs.model.cost import (
     cost_report,
     parse_prices,
 )
-from quota_constructs.safe_load import load_yaml_document
+from quota_constructs.safe_load import load_file
 
 if TYPE_CHECKING:
     from quota_constructs.commands.jobs import QueueClientOptions
@@ -80,8 +80,7 @@ PRICES_FILE_MAX_BYTES = 1024 * 1024
 
 def load_prices(path: Path) -> dict[str, Price]:
     """A prices file (YAML or JSON): ``TYPE: USD`` or ``TYPE: {on_demand, training_plan}``."""
-    document = load_yaml_document(path, max_bytes=PRICES_FILE_MAX_BYTES, error=QuotaConfigError)
-    return parse_prices(document.data, str(path))
+    return load_file(path, parse_prices, max_bytes=PRICES_FILE_MAX_BYTES, error=QuotaConfigError)
 
 
 def _r(value: float) -> float:
