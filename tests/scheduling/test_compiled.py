@@ -30,20 +30,25 @@ PROBE = (
 )
 
 
-def probe(root: Path, **env: str) -> tuple[bool, Path]:
-    """``COMPILED`` and the ledger module's file when the package under ``root`` is imported
-    (``QUOTA_COMPILE`` only as given in ``env``)."""
-    inherited = {k: v for k, v in os.environ.items() if k != compiled.DISABLE_ENV}
-    result = subprocess.run(
-        [sys.executable, "-c", PROBE],
+def run_in(root: Path, code: str, **env: str) -> str:
+    """What ``code`` prints when run with the package under ``root`` (``QUOTA_COMPILE`` and
+    ``QUOTA_CORE_DIR`` only as given in ``env``)."""
+    unset = {compiled.DISABLE_ENV, compiled.CORE_DIR_ENV}
+    inherited = {k: v for k, v in os.environ.items() if k not in unset}
+    return subprocess.run(
+        [sys.executable, "-c", code],
         capture_output=True,
         text=True,
         cwd=root,
         env={**inherited, "PYTHONPATH": str(root), **env},
         timeout=120,
         check=True,
-    )
-    flag, path = result.stdout.split()
+    ).stdout
+
+
+def probe(root: Path, **env: str) -> tuple[bool, Path]:
+    """``COMPILED`` and the ledger module's file when the package under ``root`` is imported."""
+    flag, path = run_in(root, PROBE, **env).split()
     return flag == "True", Path(path)
 
 
@@ -109,18 +114,8 @@ def test_the_recorded_digest_matches_only_unedited_sources(tmp_path: Path, edite
 
 def build_dir_of(root: Path, **env: str) -> Path:
     """``compiled.build_dir()`` when the package under ``root`` is imported with ``env``."""
-    inherited = {k: v for k, v in os.environ.items() if k != compiled.CORE_DIR_ENV}
     code = "from quota_constructs.scheduling import compiled; print(compiled.build_dir())"
-    result = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        cwd=root,
-        env={**inherited, "PYTHONPATH": str(root), **env},
-        timeout=120,
-        check=True,
-    )
-    return Path(result.stdout.strip())
+    return Path(run_in(root, code, **env).strip())
 
 
 def test_an_installed_package_keeps_its_build_in_the_users_cache_one_folder_per_version(
