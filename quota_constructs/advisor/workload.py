@@ -118,10 +118,8 @@ class _Row(BaseModel):
 
 
 _DECIMAL_TEXT = r"[0-9]{1,15}(?:\.[0-9]{1,15})?"
-_COUNT_TEXT = r"[1-9][0-9]{0,8}"
-_DECIMAL = re.compile(_DECIMAL_TEXT)
 """A plain decimal number: parsed alike by ``float`` and pydantic (both correctly rounded)."""
-_COUNT = re.compile(_COUNT_TEXT)
+_COUNT_TEXT = r"[1-9][0-9]{0,8}"
 _PLAIN_VALUE = {
     "submit_time_s": f"({_DECIMAL_TEXT})",
     "share": r'([^,"\s]+)',
@@ -136,18 +134,6 @@ _PLAIN_VALUE = {
 
 _Values = tuple[str, str, str, str, str, str, str | None]
 """A row's values in :data:`REQUIRED_COLUMNS` order, then ``checkpoint_interval_s``."""
-
-
-def _plain_job(values: _Values, line: int, valid: set[tuple[str, str, int]]) -> WorkloadJob | None:
-    """The row's job when every value is plain (decimal numbers) and the job valid, without
-    pydantic; ``None``: let :func:`_row_problems` decide."""
-    decimal, count = _DECIMAL.fullmatch, _COUNT.fullmatch
-    submit, _, _, instances, duration, priority, checkpoint = values
-    if not (decimal(submit) and count(instances) and decimal(duration) and count(priority)):
-        return None
-    if checkpoint and not decimal(checkpoint):
-        return None
-    return _valid_plain_job(values, line, valid)
 
 
 def _valid_plain_job(
@@ -241,8 +227,10 @@ def _row_problems(
 def parse_workload_csv(text: str, *, source: str = "<csv>") -> list[WorkloadJob]:
     """Parse workload CSV text; :class:`WorkloadError` lists every bad row by line number.
 
-    A row with one value per column whose values are plain (:func:`_plain_job`) is read by
-    position; any other row is read as :class:`csv.DictReader` reads it and checked in full.
+    One reader: a file whose every line is blank or plain (:func:`_read_plain`, one line
+    pattern) is read by it; any other file is read row by row as :class:`csv.DictReader` reads
+    it and each row checked in full (pydantic, then the model's rules), which also reports
+    every problem. The two agree on every file the first reads (tests/advisor/test_workload.py).
     """
     reader = csv.reader(io.StringIO(text), skipinitialspace=True)
     header = [h.strip() for h in next(reader, [])]
@@ -253,20 +241,9 @@ def parse_workload_csv(text: str, *, source: str = "<csv>") -> list[WorkloadJob]
         every = _read_plain(text, header)
         if every is not None:
             return _checked_size(every, source, [])
-    columns = [header.index(c) for c in REQUIRED_COLUMNS]
-    checkpoint = header.index(OPTIONAL_COLUMNS[0]) if OPTIONAL_COLUMNS[0] in header else None
     jobs: list[WorkloadJob] = []
     valid: set[tuple[str, str, int]] = set()
     for line, values in _csv_rows(reader, problems):
-        if len(values) == len(header):
-            plain = (
-                *(values[i] for i in columns),
-                None if checkpoint is None else values[checkpoint],
-            )
-            job = _plain_job(plain, line, valid)  # type: ignore[arg-type]
-            if job is not None:
-                jobs.append(job)
-                continue
         row = _as_dict(values, header)
         if row.get(None):
             problems.append(

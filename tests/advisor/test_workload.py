@@ -207,14 +207,13 @@ PLAIN_AND_NOT = (
 def test_plain_rows_read_without_pydantic_give_what_pydantic_gives(
     bad: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The fast reader of plain rows yields the same jobs, and the same problems for a bad
-    row, as the pydantic path every row took before."""
+    """The one-pattern reader of plain files yields the same jobs, and the same problems for a
+    bad row, as the row-by-row checker (pydantic, then the model's rules)."""
     from quota_constructs.advisor import workload
 
     text = PLAIN_AND_NOT + bad + "\n"
     fast_jobs = parse_workload_csv(PLAIN_AND_NOT)
     fast_problems = problems(text)
-    monkeypatch.setattr(workload, "_plain_job", lambda *_: None)
     monkeypatch.setattr(workload, "_read_plain", lambda *_: None)
     assert parse_workload_csv(PLAIN_AND_NOT) == fast_jobs
     assert problems(text) == fast_problems and fast_problems[0].startswith("line 9")
