@@ -1,0 +1,36 @@
+"""docs/reference/cli.md is the command tree as `--help` shows it: generated, never hand-kept."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from types import ModuleType
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def generator() -> ModuleType:
+    spec = importlib.util.spec_from_file_location(
+        "gen_cli_reference", ROOT / "tools" / "gen_cli_reference.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_cli_reference_is_the_command_tree_as_generated() -> None:
+    page = (ROOT / "docs" / "reference" / "cli.md").read_text(encoding="utf-8")
+    assert page == generator().render(), "run: python tools/gen_cli_reference.py"
+
+
+def test_the_reference_names_every_command_and_its_options() -> None:
+    page = generator().render()
+    for heading in (
+        "## `quota`",
+        "### `quota init`",
+        "### `quota build-core`",
+        "#### `quota local serve`",
+    ):
+        assert heading in page
+    assert "--calendar-grace" in page and "--org-file" in page
