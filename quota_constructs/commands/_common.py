@@ -34,7 +34,6 @@ from enum import Enum, IntEnum
 from typing import Annotated, Any, NoReturn, ParamSpec, TypeVar
 from urllib.parse import urlsplit
 
-import click
 import typer
 from rich.console import Console, ConsoleOptions, RenderableType
 from rich.segment import Segment
@@ -385,8 +384,8 @@ def handle_errors(command: Callable[Params, Result]) -> Callable[Params, Result]
     def run(*args: Params.args, **kwargs: Params.kwargs) -> Result:
         try:
             return command(*args, **kwargs)
-        except (typer.Exit, click.exceptions.Abort, click.ClickException):
-            raise  # the command chose its exit (code and message), or a usage error
+        except (typer.Exit, typer.Abort, typer.TyperException):
+            raise  # the command chose its exit (code and message), or a usage error (typer's)
         except (Exception, KeyboardInterrupt) as error:
             failure = failure_of(error)
             if failure is None:
