@@ -339,8 +339,8 @@ def yaml_blocks(doc: Path) -> list[str]:
     return [m.group(2) for m in FENCE.finditer(text) if m.group(1).strip() in {"yaml", "yml"}]
 
 
-def test_the_readme_organisation_example_is_a_valid_file() -> None:
-    [example] = yaml_blocks(ROOT / "README.md")
+def test_the_organisation_file_example_is_a_valid_file() -> None:
+    [example] = yaml_blocks(ROOT / "docs" / "organisation-files.md")
     assert parse_organisation(yaml.safe_load(example)).name
 
 
