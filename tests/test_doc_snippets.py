@@ -451,3 +451,18 @@ def test_the_inline_check_finds_a_wrong_option_and_command() -> None:
     )
     assert "`lst` is not a command" in str(inline_command_problem(root, "quota jobs lst"))
     assert inline_command_problem(root, "quota jobs -o seed-demo ls --share QS1 --wide") is None
+
+
+def test_every_relative_link_of_the_readme_names_a_file_that_exists() -> None:
+    """The site's build checks every link of docs/ (`make docs`, strict); the README is not a
+    page of it, so its links are checked here."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    targets = re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text)
+    local = [t for t in targets if not re.match(r"[a-z]+:", t)]
+    assert local and [t for t in local if not (ROOT / t).exists()] == []
+
+
+def test_the_readme_stays_short() -> None:
+    """What it is, install and use, the contributor quick start, what is where, where to go
+    next: at most 12 KB; everything else is a page of the docs site."""
+    assert len((ROOT / "README.md").read_bytes()) <= 12 * 1024
