@@ -339,8 +339,8 @@ def yaml_blocks(doc: Path) -> list[str]:
     return [m.group(2) for m in FENCE.finditer(text) if m.group(1).strip() in {"yaml", "yml"}]
 
 
-def test_the_readme_organisation_example_is_a_valid_file() -> None:
-    [example] = yaml_blocks(ROOT / "README.md")
+def test_the_organisation_file_example_is_a_valid_file() -> None:
+    [example] = yaml_blocks(ROOT / "docs" / "organisation-files.md")
     assert parse_organisation(yaml.safe_load(example)).name
 
 
@@ -451,3 +451,18 @@ def test_the_inline_check_finds_a_wrong_option_and_command() -> None:
     )
     assert "`lst` is not a command" in str(inline_command_problem(root, "quota jobs lst"))
     assert inline_command_problem(root, "quota jobs -o seed-demo ls --share QS1 --wide") is None
+
+
+def test_every_relative_link_of_the_readme_names_a_file_that_exists() -> None:
+    """The site's build checks every link of docs/ (`make docs`, strict); the README is not a
+    page of it, so its links are checked here."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    targets = re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text)
+    local = [t for t in targets if not re.match(r"[a-z]+:", t)]
+    assert local and [t for t in local if not (ROOT / t).exists()] == []
+
+
+def test_the_readme_stays_short() -> None:
+    """What it is, install and use, the contributor quick start, what is where, where to go
+    next: at most 12 KB; everything else is a page of the docs site."""
+    assert len((ROOT / "README.md").read_bytes()) <= 12 * 1024

@@ -1,6 +1,6 @@
 """The advisor's documentation runs as written: inline commands, the Python example, figures.
 
-The ``bash`` blocks of docs/advisor.md and of README's advisor section run in
+The ``bash`` blocks of docs/advisor.md (its "Choosing strategies" summary included) run in
 tests/test_doc_snippets.py; here run the inline ``quota recommend|simulate ... stacks/...`` spans
 of their prose and figure captions that no block holds. They run in a scratch directory holding
 a copy of ``stacks/``, so ``--output stacks/orgs/research.yaml`` cannot touch the repository. The
@@ -24,12 +24,6 @@ ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "advisor.md"
 FENCE = re.compile(r"```(\w*)\n(.*?)```", re.S)
 INLINE = re.compile(r"`(quota (?:recommend|simulate) [^`]*stacks/[^`]*)`")
-
-
-def readme_section() -> str:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    start = text.index("## Choosing strategies: advisor and what-if simulator")
-    return text[start : text.index("\n## ", start + 1)]
 
 
 def commands(text: str, *, inline: bool = True) -> list[str]:
@@ -63,7 +57,7 @@ def run_all(found: list[str]) -> list[str]:
 
 
 def test_every_inline_advisor_command_runs_as_written(scratch: Path) -> None:
-    text = DOC.read_text(encoding="utf-8") + readme_section()
+    text = DOC.read_text(encoding="utf-8")
     in_blocks = {tuple(shlex.split(c, comments=True)) for c in commands(text, inline=False)}
     spans = [
         c for c in dict.fromkeys(INLINE.findall(text)) if tuple(shlex.split(c)) not in in_blocks

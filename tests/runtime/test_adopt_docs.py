@@ -1,4 +1,4 @@
-"""The README's "Already have a queue?" commands and docs/adopt.md's examples run as written.
+"""docs/adopt.md's "Already have a queue?" commands and its examples run as written.
 
 The emulator serves ``research.yaml`` with a few hours of generated jobs run on it; its
 endpoints and dummy credentials are in the environment, the working directory is empty.
@@ -64,9 +64,9 @@ def lower_generative_borrow_limit(server: EmulatorServer) -> None:
     )
 
 
-def test_the_readme_commands_run_as_written(research: EmulatorServer) -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    (block,) = blocks(section(readme, "## Already have a queue?"), "bash")
+def test_the_already_have_a_queue_commands_run_as_written(research: EmulatorServer) -> None:
+    guide = (ROOT / "docs" / "adopt.md").read_text(encoding="utf-8")
+    (block,) = blocks(section(guide, "## Already have a queue?"), "bash")
     lines = [line.split("#", 1)[0].strip() for line in block.splitlines() if line.strip()]
     assert [line.split()[:3] for line in lines] == [
         ["quota", "org", "import"],

@@ -38,7 +38,7 @@ from quota_constructs.runtime.adopt import QueueNotFound
 from quota_constructs.runtime.queue import AmbiguousJobName, JobNotFound, ShareNotFound
 from quota_constructs.runtime.waiting import WaitTimeout
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+CLI_GUIDE = Path(__file__).resolve().parents[2] / "docs" / "cli.md"
 LONG = "LEND_AND_BORROW-with-a-value-longer-than-the-terminal"
 
 
@@ -86,10 +86,10 @@ def test_json_fields_use_camel_case_for_fields_and_keep_data_keys() -> None:
     assert camel_case("borrow_limit") == "borrowLimit"
 
 
-def test_the_readme_exit_code_table_is_the_code_s() -> None:
-    text = README.read_text(encoding="utf-8")
-    section = text[text.index("### Exit codes") :]
-    section = section[: section.index("\n### ")]
+def test_the_documented_exit_code_table_is_the_code_s() -> None:
+    text = CLI_GUIDE.read_text(encoding="utf-8")
+    section = text[text.index("## Exit codes") :]
+    section = section[: section.index("\n## ")]
     documented = [int(code) for code in re.findall(r"^\| (\d+) \|", section, re.M)]
     assert documented == [int(code) for code in ExitCode]
 
