@@ -8,7 +8,7 @@ LOCK_VENV := build/lock-venv
 export PATH := $(CURDIR)/$(VENV)/bin:$(CURDIR)/node_modules/.bin:$(PATH)
 export CDK_DISABLE_CLI_TELEMETRY := true
 
-.PHONY: setup core main synth demo serve test check lint bench lock
+.PHONY: setup core main synth demo serve test check lint docs bench lock
 
 setup: $(VENV)/.installed node_modules/.installed core
 
@@ -74,6 +74,12 @@ FAST_TESTS := tests/unit tests/scheduling tests/advisor tests/constructs tests/t
 check: lint
 	pytest -m "not slow" $(FAST_TESTS)
 
-# Everything; the 25 slowest tests are listed at the end (CI's output shows them).
-test: lint
+# The documentation site into build/site/ (mkdocs.yml). Strict: a broken link or anchor, or a page
+# missing from the navigation, fails the build. (NO_MKDOCS_2_WARNING: mkdocs-material's notice of
+# its end of life in May 2027, printed on every build otherwise; docs/index.md says what then.)
+docs: setup
+	NO_MKDOCS_2_WARNING=1 mkdocs build --strict --quiet
+
+# Everything: the site, then every test; the 25 slowest are listed at the end (in CI's output).
+test: lint docs
 	pytest --durations=25
