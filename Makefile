@@ -70,9 +70,12 @@ lint: setup
 # advisor, constructs and the import arrows; none marked slow). The emulator over HTTP, the
 # runtime, the IAM simulations, the SDK, the installed wheel and the doc blocks run in `make test`.
 FAST_TESTS := tests/unit tests/scheduling tests/advisor tests/constructs tests/test_architecture.py
+# One worker per core, each test file on one worker (the doc blocks' emulator port 8771 is then
+# used by one worker at a time; a file's fixtures are built once).
+PARALLEL := -n auto --dist loadfile
 
 check: lint
-	pytest -m "not slow" $(FAST_TESTS)
+	pytest $(PARALLEL) -m "not slow" $(FAST_TESTS)
 
 # The documentation site into build/site/ (mkdocs.yml). Strict: a broken link or anchor, or a page
 # missing from the navigation, fails the build. (NO_MKDOCS_2_WARNING: mkdocs-material's notice of
@@ -82,4 +85,4 @@ docs: setup
 
 # Everything: the site, then every test; the 25 slowest are listed at the end (in CI's output).
 test: lint docs
-	pytest --durations=25
+	pytest $(PARALLEL) --durations=25
