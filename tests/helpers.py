@@ -111,7 +111,7 @@ def run_one_job(process: subprocess.Popen[str]) -> tuple[str, list[str]]:
         urllib.request.urlopen(request).close()
     finally:
         process.send_signal(signal.SIGINT)
-        process.communicate(timeout=20)
+        process.communicate(timeout=60)
     return str(job), printed
 
 

@@ -18,6 +18,7 @@ from typing import Annotated, Any
 
 import boto3
 import typer
+from rich.console import Console
 from rich.text import Text
 
 from quota_constructs.advisor.history import DURATION_FORMAT, parse_duration
@@ -39,7 +40,7 @@ from quota_constructs.local.emulator import Emulator
 from quota_constructs.local.events import EventSink
 from quota_constructs.local.faults import FaultPlan
 from quota_constructs.local.handlers.submit_request import PayloadValidation
-from quota_constructs.local.provision import ResourceNaming
+from quota_constructs.local.provision import ProvisionedOrganisation, ResourceNaming
 from quota_constructs.local.state.arns import DEFAULT_REGION
 from quota_constructs.local.state.clock import MAX_SPEED, RealTimeClock, VirtualClock
 from quota_constructs.local.state.job_service import (
@@ -301,7 +302,37 @@ def serve(
             "use another --port (0 picks a free one)",
             ExitCode.USAGE,
         )
-    endpoint = f"http://{host}:{server.port}"
+    signal.signal(signal.SIGTERM, _interrupt)  # `kill` stops it as cleanly as Ctrl-C
+    try:  # from here on, an interrupt (even while the banner prints) shuts the server down
+        _print_banner(
+            console,
+            f"http://{host}:{server.port}",
+            virtual=virtual,
+            speed=speed,
+            emulator=emulator,
+            provisioned=provisioned,
+            events_file=events_file,
+        )
+        console.print("Ctrl-C stops it.")
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        stderr_console().print("stopping (interrupted)")
+        raise typer.Exit(int(ExitCode.INTERRUPTED)) from None
+    finally:
+        server.shutdown()
+
+
+def _print_banner(
+    console: Console,
+    endpoint: str,
+    *,
+    virtual: bool,
+    speed: float,
+    emulator: Emulator,
+    provisioned: list[ProvisionedOrganisation],
+    events_file: Path | None,
+) -> None:
+    """Where the server listens, what it serves and how to point clients at it."""
     timing = "virtual clock" if virtual else f"speed x{speed:g}"
     console.print(
         message(
@@ -343,15 +374,6 @@ def serve(
     )
     if events_file is not None:
         console.print(f"EventBridge events of service jobs: {events_file}", highlight=False)
-    console.print("Ctrl-C stops it.")
-    signal.signal(signal.SIGTERM, _interrupt)  # `kill` stops it as cleanly as Ctrl-C
-    try:
-        threading.Event().wait()
-    except KeyboardInterrupt:
-        stderr_console().print("stopping (interrupted)")
-        raise typer.Exit(int(ExitCode.INTERRUPTED)) from None
-    finally:
-        server.shutdown()
 
 
 # --- driving a running emulator: its control endpoints ------------------------------------------

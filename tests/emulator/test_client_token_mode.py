@@ -37,7 +37,7 @@ def twice(*options: str) -> tuple[str, Any]:
             second = error
     finally:
         process.send_signal(signal.SIGINT)
-        process.communicate(timeout=20)
+        process.communicate(timeout=60)
     return first, second
 
 

@@ -109,7 +109,7 @@ def endpoints() -> Iterator[tuple[str, str]]:
     finally:
         for process in processes:
             process.send_signal(signal.SIGINT)
-            process.communicate(timeout=20)
+            process.communicate(timeout=60)
 
 
 @pytest.mark.slow

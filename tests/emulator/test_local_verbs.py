@@ -111,7 +111,7 @@ def test_the_commands_serve_prints_run_as_written() -> None:
         )
     finally:
         process.send_signal(signal.SIGINT)
-        process.communicate(timeout=20)
+        process.communicate(timeout=60)
     assert advance == f"quota local advance 60 --endpoint-url {endpoint}"
     assert done.returncode == 0 and done.stdout.strip() == "emulator time: 60 s", done.stderr
     assert any(c == f"quota local why JOB_ID --endpoint-url {endpoint}" for c in shown)

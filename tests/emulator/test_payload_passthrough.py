@@ -137,7 +137,7 @@ def test_serve_payload_validation_option() -> None:
                 answers.append(error.response["Error"]["Message"])
         finally:
             process.send_signal(signal.SIGINT)
-            process.communicate(timeout=20)
+            process.communicate(timeout=60)
 
     assert answers[0] == "FAILED"
     assert answers[1].startswith("serviceRequestPayload.ResourceConfig.InstanceCount: ")

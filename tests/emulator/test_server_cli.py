@@ -29,7 +29,7 @@ def test_serve_provisions_the_seed_demo_and_stops_on_ctrl_c() -> None:
         queues = batch.describe_job_queues()["jobQueues"]
     finally:
         process.send_signal(signal.SIGINT)
-        out, err = process.communicate(timeout=20)
+        out, err = process.communicate(timeout=60)
         out = "".join(printed) + out
 
     assert [q["jobQueueName"] for q in queues] == ["seed-demo-queue"]
@@ -69,7 +69,7 @@ def test_serve_with_a_virtual_clock_advances_by_http() -> None:
             now = json.loads(response.read())["now"]
     finally:
         process.send_signal(signal.SIGINT)
-        process.communicate(timeout=20)
+        process.communicate(timeout=60)
 
     assert now == 30.0
     assert "virtual clock" in "".join(printed)
@@ -95,7 +95,7 @@ def first_job_id(*options: str) -> str:
         )
     finally:
         process.send_signal(signal.SIGINT)
-        process.communicate(timeout=20)
+        process.communicate(timeout=60)
 
 
 def test_serve_with_a_seed_hands_out_the_same_ids() -> None:
@@ -220,7 +220,7 @@ def test_serve_lets_plan_jobs_run_to_the_end_with_the_option(
         later = batch.describe_service_job(jobId=job)["status"]
     finally:
         process.send_signal(signal.SIGINT)
-        process.communicate(timeout=20)
+        process.communicate(timeout=60)
     assert (running, later) == ("RUNNING", status_at_2h40)
 
 

@@ -220,7 +220,7 @@ def test_serve_injects_lost_responses_from_the_command_line() -> None:
         jobs = jobs_by_name(batch)
     finally:
         process.send_signal(signal.SIGINT)
-        process.communicate(timeout=20)
+        process.communicate(timeout=60)
 
     assert caught.value.response["Error"]["Code"] == "ServerException"
     assert len(jobs["cli-lost"]) == 2

@@ -364,7 +364,7 @@ def test_serve_prints_the_sts_endpoint_and_answers_assume_role() -> None:
         ]
     finally:
         process.send_signal(signal.SIGINT)
-        out, _ = process.communicate(timeout=20)
+        out, _ = process.communicate(timeout=60)
         out = "".join(printed) + out
 
     assert arn == ALICE

@@ -127,7 +127,7 @@ def test_serve_exits_130_on_ctrl_c() -> None:
     printed: list[str] = []
     wait_for_endpoint(process, printed)
     process.send_signal(signal.SIGINT)
-    _, err = process.communicate(timeout=20)
+    _, err = process.communicate(timeout=60)
     assert process.returncode == 130, err
     assert "stopping" in err and "Traceback" not in err
 

@@ -118,7 +118,7 @@ def test_local_serve_banner_prints_one_setting_per_line() -> None:
         endpoint = wait_for_endpoint(process, printed)
     finally:
         process.send_signal(signal.SIGINT)
-        process.communicate(timeout=20)
+        process.communicate(timeout=60)
     assert f"  export AWS_ENDPOINT_URL_BATCH={endpoint}\n" in printed
     assert "  export AWS_DEFAULT_REGION=us-east-1\n" in printed
     assert any(
