@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import io
 import json
 import os
@@ -15,6 +16,7 @@ import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 
 import boto3
 
@@ -29,6 +31,15 @@ ROLE = "arn:aws:iam::123456789012:role/SageMakerExecutionRole"
 """The SageMaker execution role ARN of every test's training jobs."""
 QUOTA = Path(sys.executable).with_name("quota")
 AWS = Path(sys.executable).with_name("aws")
+
+
+def tool(name: str) -> ModuleType:
+    """The script ``tools/<name>.py`` loaded as a module (``tools/`` is not a package)."""
+    spec = importlib.util.spec_from_file_location(name, ROOT / "tools" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def payload(instance_type: str = "ml.g5.xlarge", count: int = 1, runtime_s: int = 3600) -> str:

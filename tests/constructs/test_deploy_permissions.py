@@ -3,19 +3,13 @@ the resource schemas' handler permissions (tools/gen_deploy_permissions.py)."""
 
 from __future__ import annotations
 
-import importlib.util
 from types import ModuleType
 
-from tests.constructs.helpers import ROOT
+from tests.helpers import tool
 
 
 def generator() -> ModuleType:
-    path = ROOT / "tools" / "gen_deploy_permissions.py"
-    spec = importlib.util.spec_from_file_location("gen_deploy_permissions", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return tool("gen_deploy_permissions")
 
 
 def test_the_doc_lists_what_the_schemas_of_the_stacks_types_require() -> None:

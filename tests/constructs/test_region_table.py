@@ -3,7 +3,6 @@ region schemas (quota_constructs/data/resource_type_regions.txt, tools/gen_regio
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -27,7 +26,7 @@ from quota_constructs.stacks.organisation_app import PIPELINE_FILE_CONTEXT, buil
 from quota_constructs.stacks.organisation_stack import OrganisationStack
 from quota_constructs.stacks.region_check import REGION_RULE_ID, resource_types
 from tests.constructs.helpers import ROOT, cdk_json_context, fleet_organisation, make_app
-from tests.helpers import ORGS_DIR
+from tests.helpers import ORGS_DIR, tool
 
 SEED = load_organisation(ORGS_DIR / "seed-demo.yaml")
 NO_QUOTA_SHARE = "me-central-1"
@@ -40,13 +39,7 @@ REFUSAL = (
 
 
 def generator() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "gen_region_table", ROOT / "tools" / "gen_region_table.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return tool("gen_region_table")
 
 
 def test_the_data_file_is_what_the_tool_makes_from_the_installed_cfn_lint() -> None:

@@ -2,21 +2,16 @@
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 from types import ModuleType
+
+from tests.helpers import tool
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def generator() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "gen_cli_reference", ROOT / "tools" / "gen_cli_reference.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return tool("gen_cli_reference")
 
 
 def test_the_cli_reference_is_the_command_tree_as_generated() -> None:
