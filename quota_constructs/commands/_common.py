@@ -1,6 +1,6 @@
 """Owns what every ``quota`` command shares: options, exit codes, the error path, consoles, JSON.
 
-Exit codes are the same for every command (README, "Exit codes"): 0 success; 1 the thing asked
+Exit codes are the same for every command (docs/cli.md, "Exit codes"): 0 success; 1 the thing asked
 about failed (a job FAILED, an expectation or check failed, drift found); 2 bad input or usage;
 3 not found; 130 interrupted. Every command runs under :func:`handle_errors`: an exception is
 mapped by :func:`failure_of` (the one table) to its lines and exit code, printed ``error: ...``.

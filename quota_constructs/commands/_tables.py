@@ -1,14 +1,14 @@
 """Owns how every ``quota`` table fits the terminal: words never broken, columns dropped in order.
 
-The rule (README, "Tables at a terminal"): no word of a cell is ever broken, so an identifier (a
-job id, an ARN, a share name, an instance type, a strategy) is always whole on one line and can
-be copied; a column wraps only between words. When the columns do not fit the width even so,
-the table's least important columns are hidden, in the order the table names (``drop``), until
-the rest fits (then each hidden one that fits beside them comes back, the most important first),
-and its caption says which; ``--wide`` (``wide=True``) shows every column. When the columns it
-keeps still do not fit, each row is printed as a record (one ``column  value`` line per column,
-a rule between rows). Piped, the width is
-unbounded (``_common.UNWRAPPED_WIDTH``), so every column shows and no cell wraps.
+The rule (docs/cli.md, "Tables at a terminal"): no word of a cell is ever broken, so an
+identifier (a job id, an ARN, a share name, an instance type, a strategy) is always whole on one
+line and can be copied; a column wraps only between words. When the columns do not fit the width
+even so, the table's least important columns are hidden, in the order the table names
+(``drop``), until the rest fits (then each hidden one that fits beside them comes back, the most
+important first), and its caption says which; ``--wide`` (``wide=True``) shows every column.
+When the columns it keeps still do not fit, each row is printed as a record (one
+``column  value`` line per column, a rule between rows). Piped, the width is unbounded
+(``_common.UNWRAPPED_WIDTH``), so every column shows and no cell wraps.
 
 Use it for any new table::
 

@@ -291,7 +291,7 @@ def demo(
 ) -> None:
     """Replay the AWS quota-management tutorial on the local emulator (offline).
 
-    Exit 1 when an outcome fails (README, "Exit codes")."""
+    Exit 1 when an outcome fails (docs/cli.md, "Exit codes")."""
     console = stderr_console() if as_json else stdout_console()
     console.print(
         message(

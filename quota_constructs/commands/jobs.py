@@ -187,7 +187,7 @@ def _when(value: datetime | None) -> str:
 
 JOB_COLUMNS = ("job id", "name", "share", "status", "instances", "created", "reason")
 JOB_DROP_ORDER = ("created", "reason", "instances")
-"""The job-table columns a narrow terminal hides, first to last (README, "Tables at a
+"""The job-table columns a narrow terminal hides, first to last (docs/cli.md, "Tables at a
 terminal"); ``--wide`` shows them all and adds ``priority``."""
 
 

@@ -447,7 +447,7 @@ def virtual_clock_note(endpoint: str | None) -> Text | None:
 
 
 def _call(endpoint: str, path: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
-    """:func:`control`, a failure printed as one line with its exit code (README table)."""
+    """:func:`control`, a failure printed as one line with its exit code (docs/cli.md)."""
     try:
         return control(endpoint, path, body)
     except ControlError as error:

@@ -1,7 +1,7 @@
 """``quota org``: validate organisation files, export their JSON Schema; import and diff a queue.
 
 ``import`` and ``diff`` read a live queue through :mod:`quota_constructs.runtime.adopt`: data on
-stdout, messages on stderr; exit 1 when ``diff`` finds drift (README, "Exit codes").
+stdout, messages on stderr; exit 1 when ``diff`` finds drift (docs/cli.md, "Exit codes").
 """
 
 from __future__ import annotations

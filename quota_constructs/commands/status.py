@@ -55,7 +55,7 @@ COLUMNS = (
     "why it waits",
 )
 DROP_ORDER = ("lent", "borrowed", "idle", "running", "strategy", "why it waits")
-"""The columns a narrow terminal hides, first to last (README, "Tables at a terminal")."""
+"""The columns a narrow terminal hides, first to last (docs/cli.md, "Tables at a terminal")."""
 
 
 @handle_errors
