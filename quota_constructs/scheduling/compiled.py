@@ -54,17 +54,18 @@ def in_checkout() -> bool:
     return (CHECKOUT / "pyproject.toml").is_file() and (CHECKOUT / "quota_constructs").is_dir()
 
 
-def build_dir() -> Path:
+def build_dir(digest: str | None = None) -> Path:
     """Where the build of these sources is made and looked for: ``QUOTA_CORE_DIR``; in a
     checkout ``build/compiled-core``; else the user's cache (``$XDG_CACHE_HOME`` or
-    ``~/.cache``) ``/quota-constructs/compiled-core/<digest>-<interpreter>``, one per version."""
+    ``~/.cache``) ``/quota-constructs/compiled-core/<digest>-<interpreter>``, one per version.
+    ``digest``: :func:`source_digest`, when the caller has it already."""
     configured = os.environ.get(CORE_DIR_ENV, "").strip()
     if configured:
         return Path(configured)
     if in_checkout():
         return BUILD_DIR
     cache = os.environ.get("XDG_CACHE_HOME", "").strip() or str(Path.home() / ".cache")
-    name = f"{source_digest()[:16]}-{sys.implementation.cache_tag}"
+    name = f"{(digest or source_digest())[:16]}-{sys.implementation.cache_tag}"
     return Path(cache) / CACHE_NAME / "compiled-core" / name
 
 
@@ -87,17 +88,19 @@ def disabled() -> bool:
     return os.environ.get(DISABLE_ENV, "").strip() == "0"
 
 
-def usable_build(where: Path | None = None, package_dir: Path = PACKAGE_DIR) -> bool:
+def usable_build(
+    where: Path | None = None, package_dir: Path = PACKAGE_DIR, *, digest: str | None = None
+) -> bool:
     """True when ``where`` (default :func:`build_dir`) holds a build of exactly the current
-    sources for this interpreter."""
-    where = build_dir() if where is None else where
+    sources for this interpreter (``digest``: theirs, when the caller has it already)."""
+    where = build_dir(digest) if where is None else where
     try:
         manifest = json.loads((where / MANIFEST).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return False
     return (
         isinstance(manifest, dict)
-        and manifest.get("digest") == source_digest(package_dir)
+        and manifest.get("digest") == (digest or source_digest(package_dir))
         and manifest.get("interpreter") == interpreter_tag()
     )
 
@@ -106,8 +109,11 @@ def activate(package_path: list[str]) -> bool:
     """Put a matching build first on ``package_path`` (the package's ``__path__``) and load its
     shared library; return whether the compiled core is in use. Never raises: any problem means
     pure Python."""
-    where = build_dir()
-    if disabled() or not usable_build(where):
+    if disabled():
+        return False
+    digest = source_digest()  # once: the build's folder and its manifest both need it
+    where = build_dir(digest)
+    if not usable_build(where, digest=digest):
         return False
     modules = where / "quota_constructs" / "scheduling"
     try:
