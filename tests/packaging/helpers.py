@@ -17,6 +17,7 @@ import sys
 import sysconfig
 import venv
 import zipfile
+from collections.abc import Iterable
 from dataclasses import dataclass
 from email.parser import Parser
 from importlib import metadata
@@ -46,17 +47,20 @@ def build_distributions(out: Path) -> tuple[Path, Path]:
     return wheel, sdist
 
 
-def wheel_requirements(wheel: Path, extras: frozenset[str] = frozenset()) -> list[Requirement]:
-    """The wheel's ``Requires-Dist`` that apply here (markers evaluated, with ``extras``)."""
+def wheel_requirements(wheel: Path) -> list[Requirement]:
+    """The wheel's ``Requires-Dist`` that apply here (markers evaluated, no extra asked for)."""
     with zipfile.ZipFile(wheel) as archive:
         (name,) = [n for n in archive.namelist() if n.endswith(".dist-info/METADATA")]
         fields = Parser().parsestr(archive.read(name).decode())
     return _applying(Requirement(text) for text in fields.get_all("Requires-Dist") or [])
 
 
-def _applying(requirements: object, extras: frozenset[str] = frozenset()) -> list[Requirement]:
+def _applying(
+    requirements: Iterable[Requirement], extras: frozenset[str] = frozenset()
+) -> list[Requirement]:
+    """The ``requirements`` whose markers hold here, with ``extras`` asked for."""
     wanted = []
-    for requirement in requirements:  # type: ignore[attr-defined]
+    for requirement in requirements:
         marker = requirement.marker
         if marker is None or any(marker.evaluate({"extra": e}) for e in {"", *extras}):
             wanted.append(requirement)
