@@ -23,7 +23,7 @@ import math
 import statistics
 from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from operator import attrgetter, itemgetter
 from typing import TypeVar
 
@@ -39,8 +39,6 @@ from quota_constructs.model import (
     ShareCalendar,
     SharingStrategy,
     TrainingPlanSpec,
-    apply_plan_capacity,
-    plan_capacity_edges,
 )
 from quota_constructs.scheduling import (
     Job,
@@ -83,6 +81,10 @@ class SimulationOptions:
     """UTC epoch of simulated time 0 for training plan windows; ``None``: the first plan's start."""
     plan_stop_before_end_s: float = PLAN_STOP_BEFORE_END_S
     """When, before a plan's end, its capacity goes and its running jobs stop (AWS: 30 min)."""
+    calendar_grace_s: float = 0.0
+    """How long borrowers of a share whose calendar stops it lending may finish before the flip
+    preempts them (0: at the window edge; the scheduler's :class:`Timetable`, as
+    ``quota local serve --calendar-grace``)."""
     on_demand_with_plans: tuple[tuple[str, int], ...] = ()
     """``(type, capacity)``: a plan's type whose capacity is on demand but for its plans'
     instances inside their windows (the reservation sizing's candidates; the model's
@@ -439,93 +441,32 @@ def _request(index: int, job: WorkloadJob) -> JobRequest:
     )
 
 
-class _Calendars:
-    """The shares' calendar changes in simulated seconds, applied through ``upsert_share`` as
-    the emulator applies them (the same model function: ``ShareCalendar.next_change``)."""
-
-    def __init__(
-        self,
-        queue: JobQueueSpec,
-        calendars: Mapping[str, ShareCalendar],
-        plans: _PlanWindows,
-    ) -> None:
-        self.plans = plans
-        """The plans' windows, applied with the flips (at the same instants, in time order)."""
-        self._shares = [(s, calendars[s.name]) for s in queue.shares if s.name in calendars]
-        self._next: list[tuple[float, QuotaShareSpec]] = []
-        for share, calendar in self._shares:
-            self._queue_next(share, calendar, SIMULATION_START)
-
-    def start(self, queue: JobQueueSpec) -> JobQueueSpec:
-        """``queue`` with the settings in force at time 0."""
-        calendars = dict((s.name, c) for s, c in self._shares)
-        shares = tuple(
-            calendars[s.name].in_force(s, SIMULATION_START) if s.name in calendars else s
-            for s in queue.shares
-        )
-        return replace(queue, shares=shares)
-
-    def _queue_next(self, share: QuotaShareSpec, calendar: ShareCalendar, after: datetime) -> None:
-        change = calendar.next_change(share, after)
-        if change is not None:
-            seconds = (change.time - SIMULATION_START).total_seconds()
-            self._next.append((seconds, change.settings))
-            self._next.sort(key=lambda item: item[0])
-
-    @property
-    def next_time(self) -> float:
-        return min(self._next[0][0] if self._next else math.inf, self.plans.next_time)
-
-    def apply_due(self, sched: Scheduler, now: float) -> None:
-        """Apply every change due by ``now``, each at its own time."""
-        self.plans.apply_due(sched, now)
-        while self._next and self._next[0][0] <= now:
-            at, spec = self._next.pop(0)
-            sched.upsert_share(spec, now=at)
-            share, calendar = next((s, c) for s, c in self._shares if s.name == spec.name)
-            self._queue_next(share, calendar, SIMULATION_START + timedelta(seconds=at))
-
-
-class _PlanWindows:
-    """Plan-backed capacity at the plans' edges in simulated seconds, applied through
-    ``set_service_environment`` as the emulator applies it (the model's
-    :func:`~quota_constructs.model.apply_plan_capacity`)."""
-
-    def __init__(self, plans: Sequence[TrainingPlanSpec], options: SimulationOptions) -> None:
-        self._plans = [p for p in plans if not p.by_arn]
-        first = min((p.start_s for p in self._plans), default=0.0)
-        self._epoch0 = first if options.plan_epoch_s is None else options.plan_epoch_s
-        self._stop = options.plan_stop_before_end_s
-        self._on_demand = dict(options.on_demand_with_plans)
-        edges = plan_capacity_edges(self._plans, stop_before_end_s=self._stop)
-        mixed = [p for p in self._plans if p.instance_type in self._on_demand]
-        edges = sorted({*edges, *((p.end_s, p.instance_type) for p in mixed)})  # back at the end
-        self._next = [(e - self._epoch0, t) for e, t in edges if e - self._epoch0 > 0]
-
-    def start(self, sched: Scheduler) -> None:
-        """The capacity at time 0."""
-        for itype in sorted({p.instance_type for p in self._plans}):
-            self._apply(sched, itype, 0.0)
-
-    @property
-    def next_time(self) -> float:
-        return self._next[0][0] if self._next else math.inf
-
-    def apply_due(self, sched: Scheduler, now: float) -> None:
-        while self._next and self._next[0][0] <= now:
-            at, itype = self._next.pop(0)
-            self._apply(sched, itype, at)
-
-    def _apply(self, sched: Scheduler, itype: str, at: float) -> None:
-        apply_plan_capacity(
-            sched,
-            self._plans,
-            itype,
-            self._epoch0 + at,
-            now=at,
-            stop_before_end_s=self._stop,
-            capacity=self._on_demand.get(itype),
-        )
+def follow_timetable(
+    sched: Scheduler,
+    calendars: Mapping[str, ShareCalendar],
+    plans: Sequence[TrainingPlanSpec],
+    options: SimulationOptions,
+) -> None:
+    """Register the shares' ``calendars`` (time 0 is :data:`SIMULATION_START`) and the plans'
+    windows (time 0 is ``options.plan_epoch_s``, else the first named plan's start) with
+    ``sched``'s timetable, as the emulator registers them on its clock."""
+    for share in sched.queue.shares:
+        calendar = calendars.get(share.name)
+        if calendar is not None:
+            sched.follow_calendar(
+                share,
+                calendar,
+                epoch_s=SIMULATION_START.timestamp(),
+                grace_s=options.calendar_grace_s,
+            )
+    named = [p for p in plans if not p.by_arn]
+    first = min((p.start_s for p in named), default=0.0)
+    sched.follow_plans(
+        named,
+        epoch_s=first if options.plan_epoch_s is None else options.plan_epoch_s,
+        stop_before_end_s=options.plan_stop_before_end_s,
+        on_demand=dict(options.on_demand_with_plans),
+    )
 
 
 def _run(
@@ -546,16 +487,14 @@ def _run(
     run as in the whole run: nothing at or after it can change them), the recorder closed
     there."""
     workload = _sorted(jobs)
-    flips = _Calendars(queue, calendars or {}, _PlanWindows(plans, options))
-    queue = flips.start(queue)
     sched = Scheduler.for_queue(
         queue, queue_name=f"{name}-queue", options=options.scheduler_options(queue)
     )
-    flips.plans.start(sched)
+    follow_timetable(sched, calendars or {}, plans, options)
     recorder = recorder_type(sched, window_s)
     recorder.start()
     with collector_paused():
-        recorder.steps += _feed(sched, recorder, workload, name, progress, flips, until)
+        recorder.steps += _feed(sched, recorder, workload, name, progress, until)
     if until != math.inf:
         recorder.closed_at = until
     recorder.integrate()
@@ -595,6 +534,14 @@ def simulated_jobs(
 ) -> list[Job]:
     """Every job of ``jobs`` after running them through ``org``'s queue (attempts included),
     with its share calendars and training plans, as :func:`simulate` runs them."""
+    return list(simulated_scheduler(org, jobs, options=options).jobs)
+
+
+def simulated_scheduler(
+    org: Organisation, jobs: Sequence[WorkloadJob], *, options: SimulationOptions | None = None
+) -> Scheduler:
+    """The scheduler after :func:`simulated_jobs`' run: its jobs, shares and timetable (the
+    calendar flips applied) as the run left them."""
     options = options or SimulationOptions()
     check_workload(org, jobs)
     ordered = _sorted(jobs)
@@ -609,7 +556,7 @@ def simulated_jobs(
         calendars=org.calendars,
         plans=org.training_plans,
     )
-    return list(sched.jobs)
+    return sched
 
 
 def _feed(
@@ -618,7 +565,6 @@ def _feed(
     workload: _Workload,
     name: str,
     progress: Progress | None,
-    flips: _Calendars,
     until: float = math.inf,
 ) -> int:
     """Submit each job at its time and advance from instant to instant (the core's
@@ -629,8 +575,9 @@ def _feed(
     requests, times = workload.requests, workload.times
     index, count, flipped = 0, len(requests), 0
     report = None if progress is None else (lambda now: progress(name, now))
+    timetable = sched.timetable
     while True:
-        before = min(flips.next_time, until)
+        before = min(timetable.next_time(), until)
         try:
             index = sched.feed(requests, times, index, before, report, PROGRESS_EVERY)
         except SubmitRejected as exc:
@@ -639,11 +586,10 @@ def _feed(
         next_event = sched.next_event_time()
         now = min(next_submit, math.inf if next_event is None else next_event)
         if now == math.inf and any(j.status.is_active for j in sched.jobs):
-            now = flips.plans.next_time  # jobs wait for a plan's window
+            now = timetable.next_plan_edge()  # jobs wait for a plan's window
         if now == math.inf or now >= until:
             return sched.instants_fed + flipped
-        now = flips.next_time  # the feed stopped before it
-        flips.apply_due(sched, now)
+        now = timetable.next_time()  # the feed stopped before it
         sched.advance(now)
         recorder.end_step()  # a sample of its own, even if jobs are submitted at the same time
         flipped += 1

@@ -270,6 +270,30 @@ PlanStopOpt = Annotated[
     ),
 ]
 """The same flag in ``quota simulate``, ``report``, ``recommend --reserve``, ``local serve``."""
+MAX_CALENDAR_GRACE_S = 7 * 86400.0
+"""Longest ``--calendar-grace``: a week (a flip waiting longer would miss the next edge)."""
+CalendarGraceOpt = Annotated[
+    float,
+    typer.Option(
+        "--calendar-grace",
+        help="Seconds borrowers of a share whose calendar turns it RESERVE may still run "
+        f"before they are preempted, 0 to {MAX_CALENDAR_GRACE_S:g} (default 0: at the "
+        "window edge; AWS is silent: UNCONFIRMED).",
+    ),
+]
+"""The same flag in ``quota simulate`` and ``quota local serve`` (one timetable in the core)."""
+
+
+def check_calendar_grace(seconds: float) -> None:
+    """Exit 2 naming ``--calendar-grace`` unless it is from 0 to a week."""
+    if not 0 <= seconds <= MAX_CALENDAR_GRACE_S:  # NaN fails the comparison too
+        fail(
+            f"--calendar-grace {seconds:g}: must be from 0 to {MAX_CALENDAR_GRACE_S:g} "
+            "seconds (0 preempts borrowers at the window edge)",
+            ExitCode.USAGE,
+        )
+
+
 JsonOpt = Annotated[bool, json_option()]
 QueueOpt = Annotated[
     str | None,

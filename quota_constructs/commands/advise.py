@@ -62,8 +62,10 @@ from quota_constructs.advisor.workload import (
 )
 from quota_constructs.api_shapes import share_sharing_settings
 from quota_constructs.commands._common import (
+    CalendarGraceOpt,
     ExitCode,
     PlanStopOpt,
+    check_calendar_grace,
     data_table,
     endpoint_option,
     fail,
@@ -674,10 +676,12 @@ def simulate_command(
     ] = None,
     region: Annotated[str | None, region_option("With --from-queue: AWS region.")] = None,
     plan_stop_s: PlanStopOpt = PLAN_STOP_BEFORE_END_S,
+    calendar_grace: CalendarGraceOpt = 0.0,
 ) -> None:
     """Run a workload through the emulator's scheduler in virtual time; measure each share."""
     _check_run(days=days, seed=seed, startup_s=startup_s, preemption_s=preemption_s)
     check_plan_stop(plan_stop_s)
+    check_calendar_grace(calendar_grace)
     if from_queue is not None:
         _check_history_is_the_workload(from_queue, workload, generate)
         simulate_from_queue(
@@ -688,7 +692,10 @@ def simulate_command(
             plot=plot,
             save_workload=save_workload,
             options=SimulationOptions(
-                startup_s=startup_s, preemption_s=preemption_s, plan_stop_before_end_s=plan_stop_s
+                startup_s=startup_s,
+                preemption_s=preemption_s,
+                plan_stop_before_end_s=plan_stop_s,
+                calendar_grace_s=calendar_grace,
             ),
             endpoint_url=endpoint_url,
             region=region,
@@ -707,6 +714,7 @@ def simulate_command(
         preemption_s=preemption_s,
         window_s=window,
         plan_stop_before_end_s=plan_stop_s,
+        calendar_grace_s=calendar_grace,
     )
     err = stderr_console()
     progress = _days_printer(err) if err.is_terminal and not as_json else None

@@ -24,8 +24,10 @@ from rich.text import Text
 from quota_constructs.advisor.history import DURATION_FORMAT, parse_duration
 from quota_constructs.advisor.limits import plan_stop_problems
 from quota_constructs.commands._common import (
+    CalendarGraceOpt,
     ExitCode,
     PlanStopOpt,
+    check_calendar_grace,
     endpoint_option,
     fail,
     handle_errors,
@@ -87,10 +89,6 @@ def check_serve_options(*, port: int, speed: float, threads: int) -> None:
 
 MAX_FINISHED_JOBS = 10_000_000
 """Upper bound of ``--max-finished-jobs`` (about 250 GiB of 10 KiB payloads: no machine's)."""
-
-
-MAX_CALENDAR_GRACE_S = 7 * 86400.0
-"""Longest ``--calendar-grace``: a week (a flip waiting longer would miss the next edge)."""
 
 
 def job_retention(retention: str, max_finished: int) -> JobRetention:
@@ -243,15 +241,7 @@ def serve(
             help="Finished jobs kept at most; the oldest expire first (bounds memory).",
         ),
     ] = DEFAULT_MAX_FINISHED,
-    calendar_grace: Annotated[
-        float,
-        typer.Option(
-            "--calendar-grace",
-            help="Seconds borrowers of a share whose calendar turns it RESERVE may still run "
-            f"before they are preempted, 0 to {MAX_CALENDAR_GRACE_S:g} (default 0: at the "
-            "window edge; AWS is silent: UNCONFIRMED).",
-        ),
-    ] = 0.0,
+    calendar_grace: CalendarGraceOpt = 0.0,
     plan_stop_s: PlanStopOpt = PLAN_STOP_BEFORE_END_S,
 ) -> None:
     """Provision organisation files and serve the Batch and SSM APIs until Ctrl-C.
@@ -264,12 +254,7 @@ def serve(
     kept = job_retention(retention, max_finished)
     if plan_stop_problems(plan_stop_s):
         raise QuotaConfigError(plan_stop_problems(plan_stop_s))
-    if not 0 <= calendar_grace <= MAX_CALENDAR_GRACE_S:  # NaN fails the comparison too
-        fail(
-            f"--calendar-grace {calendar_grace:g}: must be from 0 to {MAX_CALENDAR_GRACE_S:g} "
-            "seconds (0 preempts borrowers at the window edge)",
-            ExitCode.USAGE,
-        )
+    check_calendar_grace(calendar_grace)
     events = _event_sink(events_file)
     faults = FaultPlan.parse(fault_rate or [], seed=fault_seed) if fault_rate else None
     clock = VirtualClock() if virtual else RealTimeClock(speed=speed)

@@ -15,6 +15,7 @@ import random
 import threading
 from collections import Counter
 from collections.abc import Mapping
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +38,6 @@ from quota_constructs.local.provision import (
     resource_names,
 )
 from quota_constructs.local.state.arns import Account
-from quota_constructs.local.state.calendars import ShareCalendars
 from quota_constructs.local.state.clock import EmulatorClock, VirtualClock
 from quota_constructs.local.state.errors import EmulatorError, InvalidRequest, ResourceNotFound
 from quota_constructs.local.state.identities import Identities
@@ -48,8 +48,7 @@ from quota_constructs.local.state.job_service import (
     JobService,
 )
 from quota_constructs.local.state.parameter_store import ParameterStore
-from quota_constructs.local.state.plan_windows import PlanWindows
-from quota_constructs.local.state.registry import Registry
+from quota_constructs.local.state.registry import JobQueue, Registry
 from quota_constructs.local.state.service_quotas import ServiceQuotas
 from quota_constructs.local.state.tags import TagStore
 from quota_constructs.local.state.training_plans import TrainingPlans
@@ -61,7 +60,8 @@ from quota_constructs.model import (
     QuotaConfigError,
     TrainingPlanSpec,
 )
-from quota_constructs.scheduling import Scheduler, SchedulerOptions
+from quota_constructs.scheduling import CalendarFlip, Scheduler, SchedulerOptions
+from quota_constructs.scheduling.timetable import check_calendar_grace, check_plan_stop
 
 
 class Emulator:
@@ -92,10 +92,10 @@ class Emulator:
     as it would have. ``retention``: when finished jobs expire
     (:class:`~.state.job_service.JobRetention`; default 14 days, 20,000 jobs: UNCONFIRMED).
     ``calendar_grace_s``: how long borrowers of a share whose calendar stops it lending may
-    finish before they are preempted (0: at the window edge; UNCONFIRMED,
-    :mod:`.state.calendars`). ``plan_stop_before_end_s``: when, before a training plan's end,
-    its capacity goes and the jobs running on it are stopped (AWS's 30 minutes by default; 0:
-    they run to the end; :mod:`.state.plan_windows`).
+    finish before they are preempted (0: at the window edge; UNCONFIRMED).
+    ``plan_stop_before_end_s``: when, before a training plan's end, its capacity goes and the
+    jobs running on it are stopped (AWS's 30 minutes by default; 0: they run to the end). Both
+    are applied by each queue's :class:`~quota_constructs.scheduling.Timetable`.
     """
 
     def __init__(
@@ -117,7 +117,12 @@ class Emulator:
         plan_stop_before_end_s: float = PLAN_STOP_BEFORE_END_S,
     ) -> None:
         self.clock: EmulatorClock = clock or VirtualClock()
-        self.calendars = ShareCalendars(self.clock, grace_s=calendar_grace_s)
+        check_calendar_grace(calendar_grace_s)
+        check_plan_stop(plan_stop_before_end_s)
+        self.calendar_grace_s = calendar_grace_s
+        self.plan_stop_before_end_s = plan_stop_before_end_s
+        self.calendar_flips: list[CalendarFlip] = []
+        """Every calendar flip applied so far, in order (tests and ``quota status`` read it)."""
         self.account = account or Account()
         self.lock = threading.RLock()
         self.tags = TagStore()
@@ -131,9 +136,6 @@ class Emulator:
             dispatch=dispatch,
             retention=retention,
         )
-        self.jobs.calendars = self.calendars
-        self.plan_windows = PlanWindows(self.clock, stop_before_end_s=plan_stop_before_end_s)
-        self.jobs.plan_windows = self.plan_windows
         self.events = events
         if events is not None:
             self.jobs.listeners.append(BatchEvents(self.account, self.clock, events))
@@ -304,19 +306,35 @@ class Emulator:
             for name, value in done.parameters().items():
                 self.parameters.put(name, value, epoch=epoch)
             self.identities.add_roles(t.submitter_role_arn for t in done.teams.values())
-            self._follow_calendars(org, done)
-            self.plan_windows.add(self._scheduler_of(done), plans)
+            self._follow_timetable(org, done, plans)
             self.organisations[org.name] = done
             return done
 
-    def _follow_calendars(self, org: Organisation, done: ProvisionedOrganisation) -> None:
-        """Apply each share's calendar from now on (the settings in force now at once)."""
+    def _follow_timetable(
+        self, org: Organisation, done: ProvisionedOrganisation, plans: list[TrainingPlanSpec]
+    ) -> None:
+        """Register each share's calendar and the named plans' windows with the queue's
+        scheduler, on the emulator's clock (what is in force now applies at once)."""
         queue = self.registry.queue(done.job_queue_name)
         scheduler = self._scheduler_of(done)
+        scheduler.timetable.listeners.append(partial(self._calendar_flipped, queue))
+        epoch_s = self.clock.epoch(0.0)
         for share in org.queue.shares:
             calendar = org.calendars.get(share.name)
             if calendar is not None:
-                self.calendars.add(scheduler, queue, share, calendar)
+                scheduler.follow_calendar(
+                    share, calendar, epoch_s=epoch_s, grace_s=self.calendar_grace_s
+                )
+        scheduler.follow_plans(
+            plans, epoch_s=epoch_s, stop_before_end_s=self.plan_stop_before_end_s
+        )
+
+    def _calendar_flipped(self, queue: JobQueue, flip: CalendarFlip) -> None:
+        """The share's record shows the settings a calendar flip applied."""
+        record = queue.shares.get(flip.share)
+        if record is not None:
+            record.spec = flip.spec
+        self.calendar_flips.append(flip)
 
     def _known_plans(self, org: Organisation) -> list[TrainingPlanSpec]:
         """``org``'s plans, each ``{arn}`` one as the emulator's account bought it."""

@@ -165,9 +165,7 @@ from quota_constructs.model.training_logs import (
 )
 from quota_constructs.model.training_plan import (
     PLAN_STOP_BEFORE_END_S,
-    PlanScheduler,
     TrainingPlanSpec,
-    apply_plan_capacity,
     jobs_to_stop,
     mixed_capacity_at,
     parse_utc,
@@ -261,7 +259,6 @@ __all__ = [
     "JobStatus",
     "Organisation",
     "PendingKind",
-    "PlanScheduler",
     "Problem",
     "QuotaConfigError",
     "QuotaShareSpec",
@@ -277,7 +274,6 @@ __all__ = [
     "TrainingPlanSpec",
     "TypeFigures",
     "WeeklyFlip",
-    "apply_plan_capacity",
     "bounded_repr",
     "capacity_demand",
     "check_capacity_limit",

@@ -9,12 +9,10 @@ looked up). Bounds are botocore's SageMaker model (``TrainingPlanName``, ``Train
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Protocol
 
-from quota_constructs.model.jobs import JobStatus
 from quota_constructs.model.limits import check_instance_type, check_int_range
 from quota_constructs.model.problems import Problem
 
@@ -319,70 +317,4 @@ def jobs_to_stop(running: Iterable[tuple[str, int, float]], capacity: int) -> li
         job_id, count, _ = ordered.pop()
         stopped.append(job_id)
         used -= count
-    return stopped
-
-
-class _PlanJob(Protocol):
-    job_id: str
-    demand: dict[str, int]
-    started_at: float | None
-
-    @property
-    def status(self) -> JobStatus: ...
-
-
-class PlanScheduler(Protocol):
-    """What :func:`apply_plan_capacity` needs of the scheduler core (its public methods)."""
-
-    @property
-    def jobs(self) -> Sequence[_PlanJob]: ...
-
-    @property
-    def service_environment(self) -> dict[str, int]: ...
-
-    def set_service_environment(
-        self, capacity: Mapping[str, int] | None, *, now: float | None = None
-    ) -> None: ...
-
-    def terminate(self, job_id: str, reason: str, *, now: float) -> object: ...
-
-
-def apply_plan_capacity(
-    scheduler: PlanScheduler,
-    plans: Sequence[TrainingPlanSpec],
-    instance_type: str,
-    epoch_s: float,
-    *,
-    now: float,
-    stop_before_end_s: float,
-    capacity: int | None = None,
-    limit: int | None = None,
-) -> list[str]:
-    """Set ``instance_type``'s capacity to what ``plans`` allow at ``epoch_s`` (scheduler time
-    ``now``) and stop the jobs that no longer fit; returns their ids. ``capacity``: the type's
-    capacity when the plans back only part of it (:func:`mixed_capacity_at`); ``limit``: at
-    most this many (the service environment's capacity of the type, when set lower)."""
-    if capacity is None:
-        capacity = plan_capacity_at(
-            plans, instance_type, epoch_s, stop_before_end_s=stop_before_end_s
-        )
-    else:
-        capacity = mixed_capacity_at(
-            plans, instance_type, epoch_s, capacity, stop_before_end_s=stop_before_end_s
-        )
-    if limit is not None:
-        capacity = min(capacity, limit)
-    running = [
-        (job.job_id, job.demand[instance_type], job.started_at or now)
-        for job in scheduler.jobs
-        if job.status.is_dispatched and job.demand.get(instance_type)
-    ]
-    if scheduler.service_environment.get(instance_type) != capacity:  # first: none dispatch
-        scheduler.set_service_environment(
-            {**scheduler.service_environment, instance_type: capacity}, now=now
-        )
-    stopped = jobs_to_stop(running, capacity)
-    reason = plan_stop_reason(instance_type, stop_before_end_s)
-    for job_id in stopped:
-        scheduler.terminate(job_id, reason, now=now)
     return stopped

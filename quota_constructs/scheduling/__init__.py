@@ -18,6 +18,8 @@ API::
     sched.next_event_time() / sched.run_until_idle(limit=math.inf)
     sched.job(id) / sched.jobs (submit order) / sched.snapshot() / sched.usage() / sched.ledger()
     sched.pending_reason(id) / sched.preemption_in_progress(id)
+    sched.follow_calendar(spec, calendar, epoch_s=e, grace_s=g) / sched.follow_plans(...)
+                                     calendar flips and plan windows applied as time advances
     sched.subscribe(listener)        SchedulerEvent for every state change, preemption step and
                                      blocked job (EventKind.QUEUE_BLOCKED)
     with collector_paused(): ...     a whole workload at once, the cyclic collector paused
@@ -31,7 +33,9 @@ Modules, each importing only those before it: ``capacity``, ``records``, ``job``
 ``ledger`` (:class:`CapacityLedger`), ``queues`` (:class:`RunnableQueues`),
 ``event_queue`` (:class:`EventQueue`), ``preemptions_in_progress``; ``lifecycle``
 (:class:`JobLifecycle`); ``preemptor`` (:class:`Preemptor`: pure planning, then issuing);
-``dispatcher`` (:class:`Dispatcher`); ``pending``, ``admission``; ``scheduler`` (the facade);
+``dispatcher`` (:class:`Dispatcher`); ``pending``, ``admission``; ``timetable``
+(:class:`Timetable`: calendars and plan windows as the scheduler's own timed events);
+``scheduler`` (the facade);
 ``bulk`` (:func:`collector_paused`, for running a whole workload at once). ``compiled`` picks
 the optional mypyc build of the others (:data:`COMPILED`) before they are imported.
 """
@@ -78,6 +82,7 @@ from quota_constructs.scheduling.records import (
     training_request,
 )
 from quota_constructs.scheduling.scheduler import QUEUE_WIDE_SHARE, Scheduler
+from quota_constructs.scheduling.timetable import CalendarFlip, Timetable
 from quota_constructs.scheduling.victims import DefaultVictimPolicy, VictimCandidate, VictimPolicy
 
 __all__ = [
@@ -96,6 +101,7 @@ __all__ = [
     "REASON_SUCCEEDED",
     "REASON_TIMEOUT",
     "Attempt",
+    "CalendarFlip",
     "Capacity",
     "DefaultVictimPolicy",
     "EventKind",
@@ -115,6 +121,7 @@ __all__ = [
     "ShareLedger",
     "ShareOrder",
     "SubmitRejected",
+    "Timetable",
     "VictimCandidate",
     "VictimPolicy",
     "attempt_id",

@@ -19,13 +19,16 @@ from dataclasses import replace
 from quota_constructs.model import (
     MAX_SHARES_PER_QUEUE,
     NUM_INSTANCES,
+    PLAN_STOP_BEFORE_END_S,
     JobQueueSpec,
     JobStatus,
     PendingKind,
     Problem,
     QuotaConfigError,
     QuotaShareSpec,
+    ShareCalendar,
     SharingStrategy,
+    TrainingPlanSpec,
     check_instance_type,
     check_int_range,
     check_scheduling_priority,
@@ -55,6 +58,7 @@ from quota_constructs.scheduling.records import (
     SubmitRejected,
     UsageLog,
 )
+from quota_constructs.scheduling.timetable import Timetable
 
 _STATE_CHANGE = EventKind.STATE_CHANGE
 NOT_PLACING = "the service environment is DISABLED: no job is placed until it is ENABLED"
@@ -107,6 +111,9 @@ class Scheduler:
             changes,
         )
         self._pending = PendingExplainer(self._ledger, self._queues, self._preemptions)
+        self.timetable = Timetable(self._events)
+        """The calendars and plan windows this queue follows (:meth:`follow_calendar`,
+        :meth:`follow_plans`), applied as time advances."""
         self._handlers = self._lifecycle.timed_event_handlers()
         self._jobs: dict[str, Job] = {}
         self._seq = 0
@@ -258,8 +265,49 @@ class Scheduler:
         )
         self._ledger.remove_share(name)
         self._queues.remove_share(name)
+        self.timetable.forget_share(name)
         self._config_changed()
         self._dispatcher.run_passes()
+
+    def follow_calendar(
+        self,
+        base: QuotaShareSpec,
+        calendar: ShareCalendar,
+        *,
+        epoch_s: float,
+        grace_s: float = 0.0,
+    ) -> None:
+        """Flip share ``base.name``'s calendar fields at ``calendar``'s edges from now on (the
+        settings in force now at once); ``epoch_s``: Unix epoch seconds at time 0; ``grace_s``:
+        how long borrowers may finish first (:mod:`~quota_constructs.scheduling.timetable`)."""
+        self.timetable.follow_calendar(self, base, calendar, epoch_s=epoch_s, grace_s=grace_s)
+
+    def follow_plans(
+        self,
+        plans: Sequence[TrainingPlanSpec],
+        *,
+        epoch_s: float,
+        stop_before_end_s: float = PLAN_STOP_BEFORE_END_S,
+        on_demand: Mapping[str, int] | None = None,
+    ) -> None:
+        """Give the named ``plans``' types the plans' capacity from now on, changing at their
+        windows' edges (:mod:`~quota_constructs.scheduling.timetable`)."""
+        self.timetable.follow_plans(
+            self, plans, epoch_s=epoch_s, stop_before_end_s=stop_before_end_s, on_demand=on_demand
+        )
+
+    def usable_capacity(self, capacity: Mapping[str, int]) -> dict[str, int]:
+        """What a new service-environment ``capacity`` makes usable now: each type of the
+        followed plans what they allow, up to ``capacity`` (the limit of their later edges)."""
+        return self.timetable.usable_capacity(capacity, self.now)
+
+    def share_spec(self, name: str) -> QuotaShareSpec:
+        """Share ``name`` as it is now; ``KeyError`` naming it otherwise."""
+        return self._share_or_reject(name, "share_spec").spec
+
+    def lent_out(self, name: str) -> int:
+        """Instances of share ``name``'s capacity other shares hold now."""
+        return self._share_or_reject(name, "lent_out").lent_total
 
     def _share_or_reject(self, name: str, what: str) -> ShareAccount:
         account = self._ledger.accounts.get(name)
@@ -468,17 +516,27 @@ class Scheduler:
     # --- time ---------------------------------------------------------------------------------
 
     def advance(self, now: float) -> None:
-        """Process everything up to ``now``: timed events in order, a pass after each instant."""
+        """Process everything up to ``now``: timed events in order, a pass after each instant,
+        the :attr:`timetable`'s changes at their instants."""
         now = float(now)
         events = self._events
         if now < events.now:
             raise ValueError(
                 f"time must not go backwards: now={now} is before the scheduler's {events.now}"
             )
+        timetable = self.timetable
+        while (due := timetable.next_time()) <= now:
+            self._run_until(max(due, events.now))
+            timetable.apply_due(self, events.now)
+        self._run_until(now)
+
+    def _run_until(self, until: float) -> None:
+        """The jobs' timed events up to ``until``, a pass after each instant."""
+        events = self._events
         run_passes = self._dispatcher.run_passes
         if events.pass_due:
             run_passes()  # changes made at the current instant (priority updates) act now
-        events.run_until(now, self._handlers, run_passes)
+        events.run_until(until, self._handlers, run_passes)
         if events.pass_due:
             run_passes()
 

@@ -92,7 +92,7 @@ def test_the_weekend_share_turns_reserve_at_the_edge_and_preempts_its_borrower(
     assert _strategy(batch) == "LEND"
     emulator.advance(1)  # Saturday 00:00 UTC
     assert _strategy(batch) == "RESERVE"
-    assert [f.time for f in emulator.calendars.flips] == [HALF_HOUR]
+    assert [f.time for f in emulator.calendar_flips] == [HALF_HOUR]
     assert status(batch, own) == "RUNNING"
     emulator.advance(120)
     preempted = batch.describe_service_job(jobId=borrower)
@@ -100,8 +100,8 @@ def test_the_weekend_share_turns_reserve_at_the_edge_and_preempts_its_borrower(
     assert preempted["preemptionSummary"]["preemptedAttemptCount"] == 1
     emulator.advance(2 * 86400)  # Monday 00:00 has passed
     assert _strategy(batch) == "LEND"
-    assert [f.spec.strategy.value for f in emulator.calendars.flips] == ["RESERVE", "LEND"]
-    assert emulator.calendars.flips[1].time == HALF_HOUR + 2 * 86400
+    assert [f.spec.strategy.value for f in emulator.calendar_flips] == ["RESERVE", "LEND"]
+    assert emulator.calendar_flips[1].time == HALF_HOUR + 2 * 86400
 
 
 def test_with_a_grace_a_borrower_finishes_before_the_flip(tmp_path: Path) -> None:
@@ -113,7 +113,7 @@ def test_with_a_grace_a_borrower_finishes_before_the_flip(tmp_path: Path) -> Non
         emulator.advance(1800)
         assert _strategy(batch) == "RESERVE"
         assert status(batch, borrower) == "SUCCEEDED"
-        flipped = emulator.calendars.flips[-1].time
+        flipped = emulator.calendar_flips[-1].time
         finished = batch.describe_service_job(jobId=borrower)["stoppedAt"] / 1000 - FRIDAY_2330
         assert HALF_HOUR < flipped == pytest.approx(finished, abs=1)
 
@@ -123,13 +123,16 @@ def test_with_a_grace_a_long_borrower_is_preempted_when_it_ends(tmp_path: Path) 
         _, borrower = _borrow(batch)
         emulator.advance(HALF_HOUR + 3600 + 60)
         assert _strategy(batch) == "RESERVE"
-        assert emulator.calendars.flips[-1].time == HALF_HOUR + 3600
+        assert emulator.calendar_flips[-1].time == HALF_HOUR + 3600
         assert status(batch, borrower) == "RUNNABLE"
 
 
+@pytest.mark.parametrize("command", [["local", "serve", "--port", "0"], ["simulate"]])
 @pytest.mark.parametrize("value", ["-1", "nan", "700000"])
-def test_serve_refuses_a_calendar_grace_out_of_range(value: str) -> None:
-    result = CliRunner().invoke(app, ["local", "serve", "--calendar-grace", value, "--port", "0"])
+def test_serve_and_simulate_refuse_a_calendar_grace_out_of_range(
+    command: list[str], value: str
+) -> None:
+    result = CliRunner().invoke(app, [*command, "--calendar-grace", value])
     assert result.exit_code == 2
     assert result.stderr.strip() == (
         f"error: --calendar-grace {float(value):g}: must be from 0 to 604800 seconds "

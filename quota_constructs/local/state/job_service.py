@@ -39,10 +39,8 @@ from typing import Any
 
 from quota_constructs.api_shapes import parse_service_job_arn, time_limits_from_api
 from quota_constructs.local.state.arns import JOB_ID_PATTERN, Account
-from quota_constructs.local.state.calendars import ShareCalendars
 from quota_constructs.local.state.clock import EmulatorClock, RealTimeClock
 from quota_constructs.local.state.errors import InvalidParameter, InvalidRequest, NotFound
-from quota_constructs.local.state.plan_windows import PlanWindows
 from quota_constructs.local.state.registry import ENABLED, JobQueue, ShareRecord
 from quota_constructs.local.state.tags import TagStore
 from quota_constructs.model import NUM_INSTANCES
@@ -200,10 +198,6 @@ class JobService:
         self.submitted: dict[str, Submission] = {}
         self.tokens: dict[str, tuple[str, Job]] = {}
         """``clientToken`` -> fingerprint of its request and the job it created."""
-        self.calendars: ShareCalendars | None = None
-        """The shares' calendars, applied as time advances (set by the emulator)."""
-        self.plan_windows: PlanWindows | None = None
-        """The training plans' windows, applied as time advances (set by the emulator)."""
         self.listeners: list[Callable[[str, SchedulerEvent], None]] = []
         """Told (queue name, event) of every scheduler event of queues created from now on."""
         self._finished: dict[str, float] = {}
@@ -255,9 +249,9 @@ class JobService:
     def capacity_changed(self, queue: JobQueue, capacity: Mapping[str, int]) -> None:
         """The new capacity; a training plan's type keeps what its plans allow now."""
         scheduler = self.schedulers[queue.name]
-        if self.plan_windows is not None:
-            capacity = self.plan_windows.capacity_for(scheduler, capacity)
-        scheduler.set_service_environment(capacity, now=self.now())
+        now = self.now()
+        scheduler.advance(now)
+        scheduler.set_service_environment(scheduler.usable_capacity(capacity), now=now)
 
     def environment_state_changed(self, queue: JobQueue, state: str) -> None:
         """A DISABLED service environment places no job of its queue; ENABLED places again."""
@@ -284,25 +278,16 @@ class JobService:
         return now
 
     def advance(self, *, settle: bool = False) -> None:
-        """Bring every queue's scheduler to :meth:`now` (flipping shares on their calendars and
-        plan-backed capacity at their edges), then expire finished jobs. In ``tick`` mode a
-        scheduler already there is left alone (what was submitted at this instant waits for the
-        next tick) unless ``settle`` (an explicit ``advance`` of the virtual clock)."""
+        """Bring every queue's scheduler to :meth:`now` (their timetables flip shares on their
+        calendars and plan-backed capacity at their edges), then expire finished jobs. In
+        ``tick`` mode a scheduler already there is left alone (what was submitted at this
+        instant waits for the next tick) unless ``settle`` (an explicit ``advance`` of the
+        virtual clock)."""
         now = self.now()
         batch = self.dispatch is DispatchMode.TICK and not settle
-
-        def advance_schedulers(t: float) -> None:
-            for scheduler in self.schedulers.values():
-                if not (batch and t <= scheduler.now):
-                    scheduler.advance(t)
-
-        step: Callable[[float], None] = advance_schedulers
-        if self.plan_windows is not None:
-            step = partial(self.plan_windows.advance, step=advance_schedulers)
-        if self.calendars is None:
-            step(now)
-        else:
-            self.calendars.advance(now, step)
+        for scheduler in self.schedulers.values():
+            if not (batch and now <= scheduler.now):
+                scheduler.advance(now)
         self.expire(now)
 
     # --- retention -----------------------------------------------------------------------------
