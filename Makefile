@@ -70,8 +70,8 @@ lint: setup
 # advisor, constructs and the import arrows; none marked slow). The emulator over HTTP, the
 # runtime, the IAM simulations, the SDK, the installed wheel and the doc blocks run in `make test`.
 FAST_TESTS := tests/unit tests/scheduling tests/advisor tests/constructs tests/test_architecture.py
-# One worker per core, each test file on one worker (the doc blocks' emulator port 8771 is then
-# used by one worker at a time; a file's fixtures are built once).
+# One worker per core, each test file on one worker (a file's fixtures are built once). Every
+# emulator a test starts listens on a free port, the doc blocks' too: 8771 may be held.
 PARALLEL := -n auto --dist loadfile
 
 check: lint

@@ -38,6 +38,7 @@ def tool(name: str) -> ModuleType:
     spec = importlib.util.spec_from_file_location(name, ROOT / "tools" / f"{name}.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # as an import does (a dataclass looks its module up there)
     spec.loader.exec_module(module)
     return module
 

@@ -9,8 +9,11 @@ block's output lines must appear in what its command printed (``<placeholder>`` 
 word). Exit codes are 0 unless ``EXIT_CODES`` says otherwise.
 
 ``quota local serve`` (which runs until Ctrl-C) is started in the background and the script
-goes on once it prints ``Ctrl-C stops it.``; it is stopped when the block ends. Blocks in
-``EMULATOR_BLOCKS`` run with an emulator on port 8771 and its variables exported, started as
+goes on once it prints ``Ctrl-C stops it.``; it is stopped when the block ends. The docs show the
+default port, 8771; each block runs on a free port instead (``--port N`` added to its ``quota
+local serve``, ``N`` for 8771 in its endpoints and shown output), so a process holding 8771 (a
+developer's own emulator, another test worker) does not break it. Blocks in
+``EMULATOR_BLOCKS`` run with an emulator on a free port and its variables exported, started as
 their docs say ("with the emulator's variables exported"; by default seed-demo and research on
 a wall clock at speed 100; ``quota local serve --virtual --seed 1`` where a doc says so), with
 queue, environment and policy names generated as CloudFormation would (``--names generated``):
@@ -23,6 +26,7 @@ run, but each is parsed against the command tree: every command and option it na
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -48,6 +52,7 @@ DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 SHELL_LANGUAGES = {"bash", "sh", "console"}
 FENCE = re.compile(r"^```([^\n]*)\n(.*?)^```", re.S | re.M)
 PORT = 8771
+"""The default port the docs show (``quota local serve``); the blocks run on a free one."""
 SERVE = "quota local serve"
 SERVE_READY = "Ctrl-C stops it."
 
@@ -99,11 +104,11 @@ class Emulated:
     seed: int | None = None
     naming: Literal["fixed", "generated"] = "generated"
 
-    def server(self) -> EmulatorServer:
+    def server(self, port: int) -> EmulatorServer:
         files = [ORGS_DIR / f"{name}.yaml" for name in self.orgs]
         speed = 100 if self.clock == "wall" else 1
         return EmulatorServer(
-            files, clock=self.clock, speed=speed, seed=self.seed, port=PORT, naming=self.naming
+            files, clock=self.clock, speed=speed, seed=self.seed, port=port, naming=self.naming
         )
 
 
@@ -120,7 +125,7 @@ EMULATOR_BLOCKS: dict[str, Emulated] = {
         orgs=("seed-demo",), clock="virtual", seed=1
     ),
 }
-"""Blocks (by their first command) that run against the emulator on port 8771, and how."""
+"""Blocks (by their first command) that run against an emulator (on a free port), and how."""
 
 EXACT_OUTPUT = ("quota org validate docs/examples/hostile-org.yaml",)
 """Console commands (by prefix) whose shown output is all they print, line for line."""
@@ -193,15 +198,34 @@ def without_comment(command: str) -> str:
     return re.sub(r"\s+#[^'\"]*$", "", command)
 
 
-def script(block: Block) -> str:
-    """The block as one bash script: each command as written, then a marker with its exit code."""
+DEFAULT_PORT = re.compile(rf"(127\.0\.0\.1:|localhost:){PORT}\b")
+"""The docs' default port in an endpoint (``http://127.0.0.1:8771``, ``localhost:8771``)."""
+
+
+def on_port(text: str, port: int) -> str:
+    """``text`` (a command or a shown output line) with ``port`` for the docs' default port."""
+    return DEFAULT_PORT.sub(rf"\g<1>{port}", text)
+
+
+def free_port() -> int:
+    """A loopback port no process listens on now (the kernel's pick for port 0)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def script(block: Block, port: int = PORT) -> str:
+    """The block as one bash script: each command as written (on ``port``: ``on_port``, and
+    ``--port`` added to ``quota local serve``), then a marker with its exit code."""
     parts = ["exec 2>&1"]
     for index, command in enumerate(block.commands):
         if command.listed_in(NOT_RUN) is not None:
             continue
         parts.append(f"echo '@@command {index}'")
         if command.text.startswith(SERVE):
-            serve = without_comment(command.text).rstrip(" &")
+            serve = on_port(without_comment(command.text).rstrip(" &"), port)
+            if port != PORT and "--port" not in serve.split():
+                serve += f" --port {port}"
             parts += [
                 f"{serve} > .serve{index}.log 2>&1 &",
                 "for _ in $(seq 600); do",
@@ -211,7 +235,7 @@ def script(block: Block) -> str:
                 f"cat .serve{index}.log; grep -q '{SERVE_READY}' .serve{index}.log",
             ]
         else:
-            parts.append(command.text)
+            parts.append(on_port(command.text, port))
         parts.append('echo "@@exit $?"')
     parts.append("kill $(jobs -p) 2>/dev/null; wait")
     return "\n".join(parts) + "\n"
@@ -258,22 +282,29 @@ NODE_BIN = ROOT / "node_modules" / ".bin"
 """The pinned CDK CLI and Node LTS (package.json)."""
 
 
-def port_is_free() -> bool:
-    with socket.socket() as probe:
-        return probe.connect_ex(("127.0.0.1", PORT)) != 0
+@dataclass(frozen=True)
+class Ran:
+    """What a block's commands did: ``{command index: (exit code, output)}``, and the port its
+    emulator listened on (where the docs show 8771)."""
+
+    commands: dict[int, tuple[int, str]]
+    port: int
 
 
-def run_block(block: Block, tmp_path: Path) -> dict[int, tuple[int, str]]:
-    """Run ``block`` in a scratch copy under ``tmp_path``; each command's exit code and output."""
+def run_block(block: Block, tmp_path: Path) -> Ran:
+    """Run ``block`` in a scratch copy under ``tmp_path``, its emulator on a free port."""
     scratch = scratch_dir(tmp_path)
     env = environment(tmp_path)
-    assert port_is_free(), f"port {PORT} is in use: stop the local emulator to run the doc tests"
-    server = (block.emulator or Emulated()).server()
     if block.emulator is not None:
-        env |= server.start().env
+        server = block.emulator.server(port=0).start()  # the kernel's pick: no race for it
+        env |= server.env
+        port = int(server.endpoint_url.rsplit(":", 1)[1])
+    else:
+        server = None
+        port = free_port()  # for the block's own `quota local serve`
     try:
         done = subprocess.run(
-            ["bash", "-c", script(block)],
+            ["bash", "-c", script(block, port)],
             cwd=scratch,
             env=env,
             capture_output=True,
@@ -282,31 +313,71 @@ def run_block(block: Block, tmp_path: Path) -> dict[int, tuple[int, str]]:
             check=False,
         )
     finally:
-        server.stop()
-    return results(done.stdout)
+        if server is not None:
+            server.stop()
+    return Ran(results(done.stdout), port)
 
 
 @pytest.mark.slow  # each block a bash script, many a CDK synth or an emulator: `make test`
 @pytest.mark.parametrize("block", RUN, ids=lambda b: b.id)
 def test_doc_block_runs_as_written(block: Block, tmp_path: Path) -> None:
-    ran = run_block(block, tmp_path)
+    assert_ran_as_documented(block, run_block(block, tmp_path))
+    for first, check in AFTER.items():
+        if block.commands[0].text.startswith(first):
+            check(tmp_path)
+
+
+def assert_ran_as_documented(block: Block, ran: Ran) -> None:
+    """Each command run exited as documented and printed the output its block shows."""
     for index, command in enumerate(block.commands):
         if command.listed_in(NOT_RUN) is not None:
             continue
-        assert index in ran, f"{block.id}: `{command.text}` did not finish"
-        code, output = ran[index]
+        assert index in ran.commands, f"{block.id}: `{command.text}` did not finish"
+        code, output = ran.commands[index]
         key = command.listed_in(EXIT_CODES)
         expected = EXIT_CODES[key] if key is not None else 0
         assert code == expected, f"{block.id}: `{command.text}` exited {code}:\n{output}"
         if command.listed_in(dict.fromkeys(EXACT_OUTPUT, 0)) is not None:
             printed = [line.strip() for line in output.strip().splitlines()]
-            assert printed == list(command.shown), f"{block.id}: {output}"
+            assert printed == [on_port(s, ran.port) for s in command.shown], f"{block.id}: {output}"
         flat = " ".join(output.split())
-        for line in command.shown:
+        for line in (on_port(s, ran.port) for s in command.shown):
             assert shown(line).search(flat), f"{block.id}: `{command.text}` lacks {line!r}"
-    for first, check in AFTER.items():
-        if block.commands[0].text.startswith(first):
-            check(tmp_path)
+
+
+HELD_PORT_BLOCKS = {
+    "docs/emulator.md, Quick start": "quota local serve                       # seed-demo",
+    "docs/emulator.md, the AWS CLI": "QUEUE=$(aws ssm get-parameter --name /quota/seed-demo/",
+}
+"""Blocks (by their first command) run with 8771 held: one starts its own ``quota local serve``
+and shows its endpoint, one runs on a test emulator and names ``--endpoint-url`` with 8771."""
+
+
+def test_every_documented_default_port_is_replaced_in_the_scripts() -> None:
+    serving = [b for b in RUN if any(c.text.startswith(SERVE) for c in b.commands)]
+    mentioned = [b for b in RUN if str(PORT) in script(b)]
+    assert len(serving) >= 4 and len(mentioned) >= 3, "a serve, an endpoint in a command"
+    for block in serving + mentioned:
+        ran_on = script(block, 5000)
+        assert str(PORT) not in ran_on, block.id
+        if any(c.text.startswith(SERVE) for c in block.commands):
+            assert "--port 5000" in ran_on, block.id
+
+
+@pytest.mark.slow  # two blocks, each with an emulator
+@pytest.mark.parametrize("first", HELD_PORT_BLOCKS.values(), ids=list(HELD_PORT_BLOCKS))
+def test_a_process_holding_the_default_port_does_not_break_the_blocks(
+    first: str, tmp_path: Path
+) -> None:
+    [block] = [b for b in RUN if b.commands[0].text.startswith(first)]
+    with contextlib.ExitStack() as stack:
+        holder = stack.enter_context(socket.socket())
+        with contextlib.suppress(OSError):  # already held by another process: as good
+            holder.bind(("127.0.0.1", PORT))
+            holder.listen()
+        ran = run_block(block, tmp_path)
+    assert ran.port != PORT
+    assert_ran_as_documented(block, ran)
 
 
 def test_every_fence_in_the_docs_names_its_language() -> None:

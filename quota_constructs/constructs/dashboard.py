@@ -95,7 +95,8 @@ class OrganisationDashboard(Construct):
     ``Events`` (log group, three months), with one metric filter per derived metric.
 
     :param organisation: the validated model organisation (shares for the text widget).
-    :param job_queue_arn: / :param job_queue_name: the deployed queue.
+    :param job_queue_arn: the deployed queue's ARN.
+    :param job_queue_name: the deployed queue's name.
     :param notifications: when given, its topic's delivery metrics and dead-letter queue depth.
     """
 

@@ -50,15 +50,16 @@ def stack_name_for(organisation: Organisation) -> str:
 class OrganisationStack(cdk.Stack):
     """The quota-managed training queue of one organisation, with outputs and SSM parameters.
 
-    :param organisation: a validated model ``Organisation`` (from ``config.load_organisation``).
-    :param monitoring: default ``True``: the preemption notifications (``Notifications``) and
-        the dashboard (``Dashboard``); ``False`` leaves both out (the synth benchmark compares
-        the queue alone with raw L1s).
     Other keyword arguments are ``cdk.Stack`` props (``env``, ``synthesizer``, ...). The stack
     name defaults to ``Quota-<organisation>``; the organisation's tags go on every resource.
     A concrete region lacking a resource type the stack creates is refused
     (:class:`~quota_constructs.model.QuotaConfigError`, naming the region, the type and the
     regions that have it); an environment-agnostic stack is not.
+
+    :param organisation: a validated model ``Organisation`` (from ``config.load_organisation``).
+    :param monitoring: default ``True``: the preemption notifications (``Notifications``) and
+        the dashboard (``Dashboard``); ``False`` leaves both out (the synth benchmark compares
+        the queue alone with raw L1s).
     """
 
     def __init__(

@@ -72,10 +72,11 @@ class OrganisationsStage(cdk.Stage):
 class PipelineStack(cdk.Stack):
     """The CodePipeline that tests, synthesizes and deploys every environment in order.
 
-    :param pipeline: a validated pipeline file. :param organisations: organisation name ->
-    model, every name the file's environments list. Other keyword arguments are
-    ``cdk.Stack`` props; the stack is named ``Quota-Pipeline`` and lives in the connection's
-    account and region.
+    Other keyword arguments are ``cdk.Stack`` props; the stack is named ``Quota-Pipeline`` and
+    lives in the connection's account and region.
+
+    :param pipeline: a validated pipeline file.
+    :param organisations: organisation name -> model, every name the file's environments list.
     """
 
     def __init__(

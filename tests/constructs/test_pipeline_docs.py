@@ -44,7 +44,7 @@ def test_the_marked_blocks_hold_the_commands_below() -> None:
 def test_serve_with_an_events_file(tmp_path: Path) -> None:
     command = commands()[1]  # the synth command is run by tests/test_doc_snippets.py
     process = subprocess.Popen(
-        shlex.split(command),
+        [*shlex.split(command), "--port", "0"],  # a free port: the default, 8771, may be held
         cwd=tmp_path,
         env=environment(),
         stdout=subprocess.PIPE,

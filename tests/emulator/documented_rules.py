@@ -1,5 +1,6 @@
 """Every rule sentence found in botocore's documentation of the served operations, with the test
-showing the emulator keeps it. docs/emulator.md lists the same table (``markdown_table``).
+showing the emulator keeps it. ``tools/gen_doc_tables.py`` writes the table into docs/emulator.md
+(``markdown_table``; ``tests/unit/test_doc_tables.py`` fails while the page differs).
 
 ``source`` is ``Operation`` (the operation's documentation), ``Operation.member.path`` (an input
 member; ``[]`` steps into list items) or ``Shape:Name.member`` (a shape's member), of the

@@ -1,0 +1,33 @@
+"""The docs' tables kept as test data (the documented rules in docs/emulator.md, the security
+review in docs/security.md) are as tools/gen_doc_tables.py writes them: generated, never
+hand-kept."""
+
+from __future__ import annotations
+
+from types import ModuleType
+
+import pytest
+
+from tests.helpers import tool
+
+
+def generator() -> ModuleType:
+    return tool("gen_doc_tables")
+
+
+@pytest.mark.parametrize("name", ["documented-rules", "security-review"])
+def test_the_page_holds_the_table_as_generated(name: str) -> None:
+    [table] = [t for t in generator().TABLES if t.name == name]
+    text = table.page.read_text(encoding="utf-8")
+    assert text == generator().rendered(table.page), "run: python tools/gen_doc_tables.py"
+    assert text.count(table.begin) == 1 and text.count(table.end) == 1
+
+
+def test_a_hand_edited_row_is_put_back_and_missing_markers_are_refused() -> None:
+    gen = generator()
+    [table] = [t for t in gen.TABLES if t.name == "security-review"]
+    text = table.page.read_text(encoding="utf-8")
+    edited = text.replace("| **Any CDK app**", "| **Some CDK app**")
+    assert edited != text and gen.updated(table.page, edited) == text
+    with pytest.raises(ValueError, match="no markers of security-review"):
+        gen.updated(table.page, text.replace(table.end, ""))
