@@ -223,14 +223,23 @@ def _snake(member: str) -> str:
 
 def share_schedule_input(spec: QuotaShareSpec, quota_share_arn: str) -> dict[str, Any]:
     """EventBridge Scheduler's universal-target ``Input`` for ``batch:updateQuotaShare``: the
-    share's sharing and preemption settings (never its capacity or state), member names in
-    PascalCase as universal targets take them (UNCONFIRMED for Batch: docs/constructs.md)."""
-    sharing = share_to_api(spec)[SHARING]
-    return {
-        "QuotaShareArn": quota_share_arn,
-        "ResourceSharingConfiguration": {_pascal(k): v for k, v in sharing.items()},
-        "PreemptionConfiguration": {"InSharePreemption": _switch(spec.in_share_preemption)},
+    top-level members of :func:`share_to_api` that carry a setting a calendar may change
+    (``ShareField.calendar``: the sharing and preemption settings, never capacity or state),
+    member names in PascalCase as universal targets take them (UNCONFIRMED for Batch:
+    docs/constructs.md)."""
+    changing = set(_flat_members(spec, "calendar"))
+    carried = {
+        member: value
+        for member, value in share_to_api(spec).items()
+        if member in changing or (isinstance(value, dict) and changing & set(value))
     }
+    return {"QuotaShareArn": quota_share_arn, **_pascal_keys(carried)}
+
+
+def _pascal_keys(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {_pascal(k): _pascal_keys(v) for k, v in value.items()}
+    return value
 
 
 def _pascal(name: str) -> str:

@@ -45,8 +45,13 @@ def _minute_of(text: Any) -> int | None:
     return int(hours) * 60 + int(minutes)
 
 
-def _settings_key(spec: QuotaShareSpec) -> tuple[str, int | None, bool]:
-    return (spec.strategy.value, spec.effective_borrow_limit, spec.in_share_preemption)
+def _settings_key(spec: QuotaShareSpec) -> tuple[Any, ...]:
+    """The settings a window may change, as they take effect (an unset borrow limit is the
+    strategy's own)."""
+    return tuple(
+        spec.effective_borrow_limit if key == "borrow_limit" else getattr(spec, key)
+        for key in SETTING_KEYS
+    )
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ from quota_constructs.api_shapes import (
     SHARE_WIRE_MEMBERS,
     share_drift_fields,
     share_from_api,
+    share_schedule_input,
     share_to_api,
     share_to_cfn_props,
 )
@@ -169,6 +170,10 @@ def test_a_window_may_change_exactly_the_calendar_fields() -> None:
     when = {"days", "start", "end"}
     assert {f.name for f in dataclasses.fields(ShareWindow)} - when == set(SETTING_KEYS)
     assert set(WindowConfig.model_fields) - when == set(SETTING_KEYS)
+    flip = share_schedule_input(EVERY_FIELD, "arn")  # what a calendar's schedule sends
+    assert {SHARE_WIRE_MEMBERS[n].lower() for n in SETTING_KEYS} <= {
+        m.lower() for m in _members(flip)
+    }
 
 
 def test_a_candidate_of_the_optimizer_carries_every_field_the_scheduler_reads() -> None:
