@@ -45,7 +45,11 @@ def _minute_of(text: Any) -> int | None:
     return int(hours) * 60 + int(minutes)
 
 
-def _settings_key(spec: QuotaShareSpec) -> tuple[Any, ...]:
+SettingsKey = tuple[Any, ...]
+"""The values of :data:`SETTING_KEYS` as they take effect: equal keys, the same settings."""
+
+
+def _settings_key(spec: QuotaShareSpec) -> SettingsKey:
     """The settings a window may change, as they take effect (an unset borrow limit is the
     strategy's own)."""
     return tuple(
@@ -339,14 +343,14 @@ class ShareCalendar:
         key_at = [_settings_key(settings[i]) for i in index_at]
         points = {m for m in range(MINUTES_PER_WEEK) if key_at[m] != key_at[m - 1]}
         points |= {m for m in range(0, MINUTES_PER_WEEK, 60) if len(set(key_at[m : m + 60])) == 1}
-        hours: dict[tuple[tuple[str, int | None, bool], int, str], set[int]] = {}
-        spec_of: dict[tuple[str, int | None, bool], QuotaShareSpec] = {}
+        hours: dict[tuple[SettingsKey, int, str], set[int]] = {}
+        spec_of: dict[SettingsKey, QuotaShareSpec] = {}
         for m in sorted(points):
             key = key_at[m]
             spec_of.setdefault(key, settings[index_at[m]])
             day, minute = DAYS[m // MINUTES_PER_DAY], m % MINUTES_PER_DAY
             hours.setdefault((key, minute % 60, day), set()).add(minute // 60)
-        grouped: dict[tuple[tuple[str, int | None, bool], int, tuple[int, ...]], list[str]] = {}
+        grouped: dict[tuple[SettingsKey, int, tuple[int, ...]], list[str]] = {}
         for (key, minute, day), hour_set in hours.items():
             grouped.setdefault((key, minute, tuple(sorted(hour_set))), []).append(day)
         return tuple(
