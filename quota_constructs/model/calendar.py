@@ -82,6 +82,15 @@ class ShareWindow:
         start, end = _minute_of(self.start), _minute_of(self.end)
         return None if start is None or end is None else (start, end)
 
+    def week_spans(self) -> list[tuple[int, int]]:
+        """``(from, to)`` in minutes since Monday 00:00 (local), one per day it names; none
+        when either time is not ``HH:MM`` (an unknown day is skipped)."""
+        span = self.span
+        if span is None:
+            return []
+        offsets = [DAYS.index(day) * MINUTES_PER_DAY for day in self.days if day in DAYS]
+        return [(offset + span[0], offset + span[1]) for offset in offsets]
+
     def covers(self, weekday: int, minute: int) -> bool:
         """Whether local ``weekday`` (0 = Monday) at ``minute`` after midnight is inside."""
         span = self.span
@@ -323,13 +332,8 @@ class ShareCalendar:
         """Minutes since Monday 00:00 (local) where a window starts or ends."""
         edges = set()
         for window in self.windows:
-            span = window.span
-            if span is None:
-                continue
-            for day in window.days:
-                if day in DAYS:
-                    offset = DAYS.index(day) * MINUTES_PER_DAY
-                    edges |= {offset + span[0], (offset + span[1]) % MINUTES_PER_WEEK}
+            for start, end in window.week_spans():
+                edges |= {start, end % MINUTES_PER_WEEK}
         return edges
 
     # --- for infrastructure ------------------------------------------------------------------
@@ -363,13 +367,8 @@ class ShareCalendar:
         1 + the window's index inside a window (the first window wins, as in ``window_at``)."""
         index = [0] * MINUTES_PER_WEEK
         for number, window in reversed(list(enumerate(self.windows, start=1))):
-            span = window.span
-            if span is None:
-                continue
-            for day in window.days:
-                if day in DAYS:
-                    offset = DAYS.index(day) * MINUTES_PER_DAY
-                    index[offset + span[0] : offset + span[1]] = [number] * (span[1] - span[0])
+            for start, end in window.week_spans():
+                index[start:end] = [number] * (end - start)
         return index
 
 
