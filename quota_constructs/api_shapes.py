@@ -16,6 +16,7 @@ from typing import Any
 
 from quota_constructs.model import (
     MISCONFIGURATION_REASONS,
+    SHARE_FIELDS,
     QuotaShareSpec,
     ShareState,
     SharingStrategy,
@@ -168,7 +169,20 @@ SHARE_WIRE_MEMBERS: Mapping[str, str] = {
     "state": STATE,
 }
 """``QuotaShareSpec`` field -> the API member that carries it: one per field declared
-``ShareField.wire`` (``tests/unit/test_share_schema.py`` keeps the two equal)."""
+``ShareField.wire`` (``tests/unit/test_share_schema.py`` keeps the two equal).
+
+The fields below are shaped by hand in :func:`share_to_api` and :func:`share_from_request`;
+any other is a top-level member holding the field's value as it is (a plain JSON value, left
+out while ``None``), so a new one needs only its line here. The stack's props, the drift
+fields and the sharing settings are derived from these (docs/architecture.md, "Where to change
+what")."""
+_SHAPED_BY_HAND = frozenset(
+    ("name", "capacity", "strategy", "borrow_limit", "in_share_preemption", "state")
+)
+_PLAIN_MEMBERS = {
+    name: member for name, member in SHARE_WIRE_MEMBERS.items() if name not in _SHAPED_BY_HAND
+}
+"""The wire fields that are top-level members holding their value as it is."""
 
 
 def share_to_api(spec: QuotaShareSpec) -> dict[str, Any]:
@@ -179,37 +193,53 @@ def share_to_api(spec: QuotaShareSpec) -> dict[str, Any]:
     sharing: dict[str, Any] = {STRATEGY: spec.strategy.value}
     if spec.effective_borrow_limit is not None:
         sharing[BORROW_LIMIT] = spec.effective_borrow_limit
+    plain = {member: getattr(spec, name) for name, member in _PLAIN_MEMBERS.items()}
     return {
         SHARE_NAME: spec.name,
         CAPACITY_LIMITS: capacity_limits_to_api(spec.capacity),
         SHARING: sharing,
         PREEMPTION: {IN_SHARE_PREEMPTION: _switch(spec.in_share_preemption)},
         STATE: spec.state.value,
+        **{member: value for member, value in plain.items() if value is not None},
     }
 
 
 def share_to_cfn_props(spec: QuotaShareSpec) -> dict[str, Any]:
-    """``CfnQuotaShare``'s keyword arguments but ``job_queue`` (nested props as plain dicts)."""
-    api = share_to_api(spec)
-    return {
-        "quota_share_name": api[SHARE_NAME],
-        "capacity_limits": api[CAPACITY_LIMITS],
-        "resource_sharing_configuration": api[SHARING],
-        "preemption_configuration": api[PREEMPTION],
-        "state": api[STATE],
-    }
+    """``CfnQuotaShare``'s keyword arguments but ``job_queue``: each top-level member of
+    :func:`share_to_api` by its snake_case name (nested props as plain dicts); CloudFormation
+    names the property as the member in PascalCase (:func:`cfn_property_name`)."""
+    return {_snake(member): value for member, value in share_to_api(spec).items()}
+
+
+def cfn_property_name(keyword: str) -> str:
+    """A ``CfnQuotaShare`` keyword's CloudFormation property: ``capacity_limits`` ->
+    ``CapacityLimits``."""
+    return "".join(part[:1].upper() + part[1:] for part in keyword.split("_"))
+
+
+def _snake(member: str) -> str:
+    return re.sub(r"(?<!^)([A-Z])", r"_\1", member).lower()
 
 
 def share_schedule_input(spec: QuotaShareSpec, quota_share_arn: str) -> dict[str, Any]:
     """EventBridge Scheduler's universal-target ``Input`` for ``batch:updateQuotaShare``: the
-    share's sharing and preemption settings (never its capacity or state), member names in
-    PascalCase as universal targets take them (UNCONFIRMED for Batch: docs/constructs.md)."""
-    sharing = share_to_api(spec)[SHARING]
-    return {
-        "QuotaShareArn": quota_share_arn,
-        "ResourceSharingConfiguration": {_pascal(k): v for k, v in sharing.items()},
-        "PreemptionConfiguration": {"InSharePreemption": _switch(spec.in_share_preemption)},
+    top-level members of :func:`share_to_api` that carry a setting a calendar may change
+    (``ShareField.calendar``: the sharing and preemption settings, never capacity or state),
+    member names in PascalCase as universal targets take them (UNCONFIRMED for Batch:
+    docs/constructs.md)."""
+    changing = set(_flat_members(spec, "calendar"))
+    carried = {
+        member: value
+        for member, value in share_to_api(spec).items()
+        if member in changing or (isinstance(value, dict) and changing & set(value))
     }
+    return {"QuotaShareArn": quota_share_arn, **_pascal_keys(carried)}
+
+
+def _pascal_keys(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {_pascal(k): _pascal_keys(v) for k, v in value.items()}
+    return value
 
 
 def _pascal(name: str) -> str:
@@ -239,6 +269,7 @@ def share_from_request(
         changes["in_share_preemption"] = preemption.get(IN_SHARE_PREEMPTION) == ENABLED
     if fields.get(STATE):
         changes["state"] = ShareState(fields[STATE])
+    changes.update({name: fields[m] for name, m in _PLAIN_MEMBERS.items() if m in fields})
     return replace(spec, **changes)
 
 
@@ -265,28 +296,37 @@ def ignored_borrow_limit(detail: Mapping[str, Any]) -> tuple[int, str] | None:
 
 
 def share_sharing_settings(spec: QuotaShareSpec) -> dict[str, Any]:
-    """``strategy``, ``borrowLimit`` and ``inSharePreemption``, flat, in the API's values.
+    """The settings a calendar may change (``ShareField.calendar``: ``strategy``,
+    ``borrowLimit`` and ``inSharePreemption``), flat, in the API's values.
 
     ``borrowLimit`` as AWS stores it: ``-1`` unlimited, ``None`` when the strategy does not
     borrow; ``inSharePreemption`` ``"ENABLED"`` / ``"DISABLED"``. For ``--json`` output.
     """
-    return {
-        STRATEGY: spec.strategy.value,
-        BORROW_LIMIT: spec.effective_borrow_limit,
-        IN_SHARE_PREEMPTION: _switch(spec.in_share_preemption),
-    }
+    return _flat_members(spec, "calendar")
 
 
 def share_drift_fields(spec: QuotaShareSpec) -> dict[str, Any]:
-    """The share's settings AWS keeps, by AWS field name: what ``quota org diff`` compares.
-
-    ``capacityLimits`` as ``{instance type: instances}``, then :func:`share_sharing_settings`
-    and ``state``.
-    """
+    """The share's settings AWS keeps, by AWS field name: what ``quota org diff`` compares
+    (``ShareField.drift``), flat, in the API's values but ``capacityLimits``, which is
+    ``{instance type: instances}``; a member the share leaves out is ``None``."""
     return {
-        CAPACITY_LIMITS: dict(spec.capacity),
-        **share_sharing_settings(spec),
-        STATE: spec.state.value,
+        member: dict(spec.capacity) if member == CAPACITY_LIMITS else value
+        for member, value in _flat_members(spec, "drift").items()
+    }
+
+
+def _flat_members(spec: QuotaShareSpec, flag: str) -> dict[str, Any]:
+    """The API member of each wire field declared ``flag``, whether top-level or nested one
+    level down (``resourceSharingConfiguration.strategy``), by member name."""
+    api = share_to_api(spec)
+    flat = {
+        **{k: v for nested in api.values() if isinstance(nested, dict) for k, v in nested.items()},
+        **api,
+    }
+    return {
+        member: flat.get(member)
+        for name, member in SHARE_WIRE_MEMBERS.items()
+        if getattr(SHARE_FIELDS[name], flag)
     }
 
 

@@ -7,7 +7,7 @@ stdout, messages on stderr; exit 1 when ``diff`` finds drift (docs/cli.md, "Exit
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
@@ -45,8 +45,10 @@ from quota_constructs.config import (
 )
 from quota_constructs.model import (
     SCHEDULING_PRIORITY_RANGE,
+    SHARE_FIELDS,
     Organisation,
     Problem,
+    QuotaShareSpec,
     team_tag_value,
     training_job_prefix,
 )
@@ -67,34 +69,58 @@ org_app = typer.Typer(
 EXIT_INVALID = ExitCode.USAGE
 
 
+MAX_USABLE = "max usable (with borrowing)"
+SHARE_COLUMN_ORDER = (
+    "share",
+    "strategy",
+    "borrow limit",
+    "in-share preemption",
+    "capacity",
+    MAX_USABLE,
+    "state",
+)
+"""The table's columns in order: each declared ``ShareField.column`` and the max usable; a
+declared column not named here comes last (hidden first when narrow)."""
+_SHARE_CELLS: dict[str, Callable[[QuotaShareSpec], str]] = {
+    "borrow_limit": lambda share: _borrow_limit_text(share.effective_borrow_limit),
+    "in_share_preemption": lambda share: "on" if share.in_share_preemption else "off",
+    "capacity": lambda share: _capacity_text(share.capacity),
+}
+"""How a field reads in its cell where :func:`_cell` of its value would not do."""
+
+
 def organisation_table(org: Organisation, *, wide: bool = False) -> Table:
-    """Shares, strategy, capacity and the most each share can use with borrowing."""
+    """Shares, strategy, capacity and the most each share can use with borrowing: a column per
+    field declared with a ``ShareField.column`` (``model.SHARE_FIELDS``)."""
     queue = org.queue
     se = queue.service_environment_capacity()
+    columns = {f.column: name for name, f in SHARE_FIELDS.items() if f.column is not None}
+    headers = [h for h in SHARE_COLUMN_ORDER if h in columns or h == MAX_USABLE]
+    others = [h for h in columns if h not in SHARE_COLUMN_ORDER]
     table = data_table(
-        "share",
-        "strategy",
-        "borrow limit",
-        "in-share preemption",
-        "capacity",
-        "max usable (with borrowing)",
-        "state",
+        *headers,
+        *others,
         title=f"{org.name}: service environment {_capacity_text(se)}",
-        drop=("state", "in-share preemption", "borrow limit"),
+        drop=(*others[::-1], "state", "in-share preemption", "borrow limit"),
         wide=wide,
     )
     for share in queue.shares:
-        limit = share.effective_borrow_limit
+        max_usable = {t: queue.max_usable(share.name, t) for t in share.capacity}
+        cells = {header: _share_cell(share, name) for header, name in columns.items()}
         table.add_row(
-            share.name,
-            share.strategy.value,
-            "-" if limit is None else ("unlimited" if limit == -1 else f"{limit}%"),
-            "on" if share.in_share_preemption else "off",
-            _capacity_text(share.capacity),
-            _capacity_text({t: queue.max_usable(share.name, t) for t in share.capacity}),
-            share.state.value,
+            *(_capacity_text(max_usable) if h == MAX_USABLE else cells[h] for h in headers),
+            *(cells[h] for h in others),
         )
     return table
+
+
+def _share_cell(share: QuotaShareSpec, name: str) -> str:
+    shown = _SHARE_CELLS.get(name)
+    return _cell(getattr(share, name)) if shown is None else shown(share)
+
+
+def _borrow_limit_text(limit: int | None) -> str:
+    return "-" if limit is None else ("unlimited" if limit == -1 else f"{limit}%")
 
 
 def access_table(org: Organisation, *, wide: bool = False) -> Table | None:

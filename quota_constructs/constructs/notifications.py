@@ -157,33 +157,11 @@ class QueueNotifications(Construct):
     def _allow_publishing(self) -> None:
         account = {"StringEquals": {"aws:SourceAccount": cdk.Stack.of(self).account}}
         from_rule = {"ArnEquals": {"aws:SourceArn": self.rule.attr_arn}, **account}
-        self.topic.add_to_resource_policy(
-            iam.PolicyStatement(
-                sid="OnlyTheRulePublishes",
-                principals=[iam.ServicePrincipal("events.amazonaws.com")],
-                actions=["sns:Publish"],
-                resources=[self.topic.topic_arn],
-                conditions=from_rule,
-            )
-        )
-        self.dead_letter_queue.add_to_resource_policy(
-            iam.PolicyStatement(
-                sid="UndeliveredEvents",
-                principals=[iam.ServicePrincipal("events.amazonaws.com")],
-                actions=["sqs:SendMessage"],
-                resources=[self.dead_letter_queue.queue_arn],
-                conditions=from_rule,
-            )
-        )
-        self.dead_letter_queue.add_to_resource_policy(
-            iam.PolicyStatement(
-                sid="UndeliveredNotifications",
-                principals=[iam.ServicePrincipal("sns.amazonaws.com")],
-                actions=["sqs:SendMessage"],
-                resources=[self.dead_letter_queue.queue_arn],
-                conditions={"ArnEquals": {"aws:SourceArn": self.topic.topic_arn}, **account},
-            )
-        )
+        from_topic = {"ArnEquals": {"aws:SourceArn": self.topic.topic_arn}, **account}
+        dlq = self.dead_letter_queue
+        _allow(self.topic, "OnlyTheRulePublishes", "events", "sns:Publish", from_rule)
+        _allow(dlq, "UndeliveredEvents", "events", "sqs:SendMessage", from_rule)
+        _allow(dlq, "UndeliveredNotifications", "sns", "sqs:SendMessage", from_topic)
 
     def _subscribe(self, scope: Construct, who: Subscribers, share: str | None) -> None:
         for protocol, endpoint in who.endpoints:
@@ -205,6 +183,23 @@ class QueueNotifications(Construct):
                 **filters,
             )
             self.subscriptions[f"{share or ''}/{protocol}:{endpoint}"] = subscription
+
+
+def _allow(
+    target: sns.Topic | sqs.Queue, sid: str, service: str, action: str, conditions: dict[str, Any]
+) -> None:
+    """``target``'s resource policy lets ``<service>.amazonaws.com`` do ``action`` on it, only
+    under ``conditions``."""
+    arn = target.topic_arn if isinstance(target, sns.Topic) else target.queue_arn
+    target.add_to_resource_policy(
+        iam.PolicyStatement(
+            sid=sid,
+            principals=[iam.ServicePrincipal(f"{service}.amazonaws.com")],
+            actions=[action],
+            resources=[arn],
+            conditions=conditions,
+        )
+    )
 
 
 def _from_this_accounts_rules(scope: Construct) -> dict[str, Any]:

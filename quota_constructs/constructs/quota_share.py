@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Mapping
 from typing import Protocol, runtime_checkable
 
@@ -14,6 +15,7 @@ from constructs import Construct
 
 from quota_constructs.api_shapes import (
     QUOTA_SHARE_ARN_SEPARATOR,
+    cfn_property_name,
     job_queue_arn_of_share,
     share_to_cfn_props,
 )
@@ -32,6 +34,10 @@ PROP_OF_FIELD = {
     if declared.construct_prop not in (None, name)
 }
 """A model field's name -> ``QuotaShare``'s prop, where they differ (errors name the prop)."""
+CFN_KEYWORDS = frozenset(inspect.signature(batch.CfnQuotaShare.__init__).parameters)
+"""``CfnQuotaShare``'s keywords in the installed aws-cdk-lib: a wire member it does not know
+yet (newer than this aws-cdk-lib) is set as a property override, which gives the same
+template."""
 
 
 class IQuotaShare(IQuotaShareRef, Protocol):
@@ -233,9 +239,16 @@ class QuotaShare(_QuotaShareBase):
         if isinstance(job_queue, IQuotaShareRegistry):
             job_queue.register_quota_share(self)
         self._job_queue_arn = job_queue.job_queue_ref.job_queue_arn
+        props = share_to_cfn_props(self.spec)
         self.resource = batch.CfnQuotaShare(
-            self, "Resource", job_queue=self._job_queue_arn, **share_to_cfn_props(self.spec)
+            self,
+            "Resource",
+            job_queue=self._job_queue_arn,
+            **{k: v for k, v in props.items() if k in CFN_KEYWORDS},
         )
+        for keyword, value in props.items():
+            if keyword not in CFN_KEYWORDS:
+                self.resource.add_property_override(cfn_property_name(keyword), value)
         self._arn = self.resource.attr_quota_share_arn
 
     @classmethod

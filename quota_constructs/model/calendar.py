@@ -45,8 +45,17 @@ def _minute_of(text: Any) -> int | None:
     return int(hours) * 60 + int(minutes)
 
 
-def _settings_key(spec: QuotaShareSpec) -> tuple[str, int | None, bool]:
-    return (spec.strategy.value, spec.effective_borrow_limit, spec.in_share_preemption)
+SettingsKey = tuple[Any, ...]
+"""The values of :data:`SETTING_KEYS` as they take effect: equal keys, the same settings."""
+
+
+def _settings_key(spec: QuotaShareSpec) -> SettingsKey:
+    """The settings a window may change, as they take effect (an unset borrow limit is the
+    strategy's own)."""
+    return tuple(
+        spec.effective_borrow_limit if key == "borrow_limit" else getattr(spec, key)
+        for key in SETTING_KEYS
+    )
 
 
 @dataclass(frozen=True)
@@ -72,6 +81,15 @@ class ShareWindow:
         """``(from, to)`` in minutes since midnight; ``None`` when either is not ``HH:MM``."""
         start, end = _minute_of(self.start), _minute_of(self.end)
         return None if start is None or end is None else (start, end)
+
+    def week_spans(self) -> list[tuple[int, int]]:
+        """``(from, to)`` in minutes since Monday 00:00 (local), one per day it names; none
+        when either time is not ``HH:MM`` (an unknown day is skipped)."""
+        span = self.span
+        if span is None:
+            return []
+        offsets = [DAYS.index(day) * MINUTES_PER_DAY for day in self.days if day in DAYS]
+        return [(offset + span[0], offset + span[1]) for offset in offsets]
 
     def covers(self, weekday: int, minute: int) -> bool:
         """Whether local ``weekday`` (0 = Monday) at ``minute`` after midnight is inside."""
@@ -314,13 +332,8 @@ class ShareCalendar:
         """Minutes since Monday 00:00 (local) where a window starts or ends."""
         edges = set()
         for window in self.windows:
-            span = window.span
-            if span is None:
-                continue
-            for day in window.days:
-                if day in DAYS:
-                    offset = DAYS.index(day) * MINUTES_PER_DAY
-                    edges |= {offset + span[0], (offset + span[1]) % MINUTES_PER_WEEK}
+            for start, end in window.week_spans():
+                edges |= {start, end % MINUTES_PER_WEEK}
         return edges
 
     # --- for infrastructure ------------------------------------------------------------------
@@ -334,14 +347,14 @@ class ShareCalendar:
         key_at = [_settings_key(settings[i]) for i in index_at]
         points = {m for m in range(MINUTES_PER_WEEK) if key_at[m] != key_at[m - 1]}
         points |= {m for m in range(0, MINUTES_PER_WEEK, 60) if len(set(key_at[m : m + 60])) == 1}
-        hours: dict[tuple[tuple[str, int | None, bool], int, str], set[int]] = {}
-        spec_of: dict[tuple[str, int | None, bool], QuotaShareSpec] = {}
+        hours: dict[tuple[SettingsKey, int, str], set[int]] = {}
+        spec_of: dict[SettingsKey, QuotaShareSpec] = {}
         for m in sorted(points):
             key = key_at[m]
             spec_of.setdefault(key, settings[index_at[m]])
             day, minute = DAYS[m // MINUTES_PER_DAY], m % MINUTES_PER_DAY
             hours.setdefault((key, minute % 60, day), set()).add(minute // 60)
-        grouped: dict[tuple[tuple[str, int | None, bool], int, tuple[int, ...]], list[str]] = {}
+        grouped: dict[tuple[SettingsKey, int, tuple[int, ...]], list[str]] = {}
         for (key, minute, day), hour_set in hours.items():
             grouped.setdefault((key, minute, tuple(sorted(hour_set))), []).append(day)
         return tuple(
@@ -354,13 +367,8 @@ class ShareCalendar:
         1 + the window's index inside a window (the first window wins, as in ``window_at``)."""
         index = [0] * MINUTES_PER_WEEK
         for number, window in reversed(list(enumerate(self.windows, start=1))):
-            span = window.span
-            if span is None:
-                continue
-            for day in window.days:
-                if day in DAYS:
-                    offset = DAYS.index(day) * MINUTES_PER_DAY
-                    index[offset + span[0] : offset + span[1]] = [number] * (span[1] - span[0])
+            for start, end in window.week_spans():
+                index[start:end] = [number] * (end - start)
         return index
 
 

@@ -4,7 +4,7 @@ default and goes through each mirror: the organisation file, the construct, the 
 the stack's props, the emulator, import and the JSON output), drift, calendars, the optimizer's
 candidates and the table. A new field whose declaration a mirror ignores fails here; a new field
 left at its default in ``EVERY_FIELD`` fails the first test (docs/architecture.md, "Where to
-change what")."""
+change what"). ``test_share_new_field.py`` follows that recipe with a throw-away field."""
 
 from __future__ import annotations
 
@@ -22,12 +22,14 @@ from quota_constructs.api_shapes import (
     SHARE_WIRE_MEMBERS,
     share_drift_fields,
     share_from_api,
+    share_schedule_input,
     share_to_api,
     share_to_cfn_props,
 )
 from quota_constructs.commands.org import organisation_json, organisation_table
 from quota_constructs.config import OrganisationFile, ShareConfig, WindowConfig, load_organisation
 from quota_constructs.constructs import QuotaManagedTrainingQueue, QuotaShare
+from quota_constructs.constructs.quota_share import CFN_KEYWORDS
 from quota_constructs.local.testing import EmulatorServer
 from quota_constructs.model import (
     SHARE_FIELDS,
@@ -124,6 +126,7 @@ def test_the_wire_carries_every_wire_field_out_and_back() -> None:
     assert same(share_from_api(api), wire) == same(EVERY_FIELD, wire)
     cfn = share_to_cfn_props(EVERY_FIELD)  # the stack's props are the wire's, by name
     assert len(cfn) == len(api)
+    assert set(cfn) <= CFN_KEYWORDS  # no property override for today's fields
 
 
 def test_drift_compares_exactly_the_drift_fields_and_finds_each_change() -> None:
@@ -167,6 +170,10 @@ def test_a_window_may_change_exactly_the_calendar_fields() -> None:
     when = {"days", "start", "end"}
     assert {f.name for f in dataclasses.fields(ShareWindow)} - when == set(SETTING_KEYS)
     assert set(WindowConfig.model_fields) - when == set(SETTING_KEYS)
+    flip = share_schedule_input(EVERY_FIELD, "arn")  # what a calendar's schedule sends
+    assert {SHARE_WIRE_MEMBERS[n].lower() for n in SETTING_KEYS} <= {
+        m.lower() for m in _members(flip)
+    }
 
 
 def test_a_candidate_of_the_optimizer_carries_every_field_the_scheduler_reads() -> None:
@@ -192,3 +199,10 @@ def test_the_table_has_a_column_per_declared_column_and_the_json_every_wire_memb
 @pytest.mark.parametrize("name", declared("drift"))
 def test_every_drift_field_is_a_wire_field(name: str) -> None:
     assert SHARE_FIELDS[name].wire
+
+
+@pytest.mark.parametrize("name", declared("wire"))
+def test_every_wire_field_is_a_construct_prop(name: str) -> None:
+    """The stack's props are built from the construct's spec: a wire field no prop carries
+    would never reach the stack."""
+    assert SHARE_FIELDS[name].construct_prop is not None

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Sequence
-from typing import TypeVar
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
 
 from quota_constructs.local.state.errors import InvalidParameter, InvalidRequest
 
@@ -45,3 +45,12 @@ def paginate(
     end = start + size
     token = base64.urlsafe_b64encode(f"o:{end}".encode()).decode() if end < len(items) else None
     return list(items[start:end]), token
+
+
+def batch_page(
+    key: str, items: Sequence[T], params: Mapping[str, Any], render: Callable[[T], Any]
+) -> dict[str, Any]:
+    """A Batch list or describe answer: one page of ``items`` (``maxResults`` and ``nextToken``
+    of ``params``, :func:`paginate`), each rendered, under ``key``, and ``nextToken``."""
+    page, token = paginate(items, params.get("maxResults"), params.get("nextToken"))
+    return {key: [render(item) for item in page], "nextToken": token}

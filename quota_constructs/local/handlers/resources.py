@@ -17,7 +17,7 @@ from quota_constructs.api_shapes import (
     share_to_api,
 )
 from quota_constructs.local.handlers import Handler
-from quota_constructs.local.handlers.pagination import paginate
+from quota_constructs.local.handlers.pagination import batch_page
 from quota_constructs.local.state.errors import InvalidParameter, refuse
 from quota_constructs.local.state.registry import (
     ENABLED,
@@ -199,10 +199,8 @@ class ResourceHandlers:
         return {"schedulingPolicies": [policy_to_api(p, self.tags.of(p.arn)) for p in found]}
 
     def list_scheduling_policies(self, params: Mapping[str, Any]) -> dict[str, Any]:
-        page, token = paginate(
-            self.registry.scheduling_policies(), params.get("maxResults"), params.get("nextToken")
-        )
-        return {"schedulingPolicies": [{"arn": p.arn} for p in page], "nextToken": token}
+        policies = self.registry.scheduling_policies()
+        return batch_page("schedulingPolicies", policies, params, lambda p: {"arn": p.arn})
 
     def update_scheduling_policy(self, params: Mapping[str, Any]) -> dict[str, Any]:
         self.registry.update_scheduling_policy(
@@ -230,11 +228,12 @@ class ResourceHandlers:
 
     def describe_service_environments(self, params: Mapping[str, Any]) -> dict[str, Any]:
         envs = self.registry.service_environments(params.get("serviceEnvironments"))
-        page, token = paginate(envs, params.get("maxResults"), params.get("nextToken"))
-        return {
-            "serviceEnvironments": [environment_to_api(e, self.tags.of(e.arn)) for e in page],
-            "nextToken": token,
-        }
+        return batch_page(
+            "serviceEnvironments",
+            envs,
+            params,
+            lambda e: environment_to_api(e, self.tags.of(e.arn)),
+        )
 
     def update_service_environment(self, params: Mapping[str, Any]) -> dict[str, Any]:
         capacity = None
@@ -275,11 +274,9 @@ class ResourceHandlers:
     def describe_job_queues(self, params: Mapping[str, Any]) -> dict[str, Any]:
         check_described(params.get("jobQueues"), "jobQueues")
         queues = self.registry.job_queues(params.get("jobQueues"))
-        page, token = paginate(queues, params.get("maxResults"), params.get("nextToken"))
-        return {
-            "jobQueues": [queue_to_api(q, self.tags.of(q.arn)) for q in page],
-            "nextToken": token,
-        }
+        return batch_page(
+            "jobQueues", queues, params, lambda q: queue_to_api(q, self.tags.of(q.arn))
+        )
 
     def update_job_queue(self, params: Mapping[str, Any]) -> dict[str, Any]:
         queue = self.registry.update_job_queue(
@@ -312,10 +309,8 @@ class ResourceHandlers:
 
     def list_quota_shares(self, params: Mapping[str, Any]) -> dict[str, Any]:
         queue = self.registry.queue(params["jobQueue"])
-        page, token = paginate(
-            list(queue.shares.values()), params.get("maxResults"), params.get("nextToken")
-        )
-        return {"quotaShares": [share_to_detail(s, None) for s in page], "nextToken": token}
+        shares = list(queue.shares.values())
+        return batch_page("quotaShares", shares, params, lambda s: share_to_detail(s, None))
 
     def update_quota_share(self, params: Mapping[str, Any]) -> dict[str, Any]:
         arn = params["quotaShareArn"]

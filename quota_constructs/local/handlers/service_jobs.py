@@ -26,7 +26,7 @@ from quota_constructs.local.handlers.job_view import (
     epoch_ms,
     preemption_summary,
 )
-from quota_constructs.local.handlers.pagination import paginate
+from quota_constructs.local.handlers.pagination import batch_page
 from quota_constructs.local.handlers.submit_request import PayloadValidation, read_submit
 from quota_constructs.local.state.arns import Account
 from quota_constructs.local.state.clock import EmulatorClock
@@ -195,8 +195,7 @@ class ServiceJobHandlers:
         )
         wanted = JobFilter.from_request(params.get("filters") or [], params.get("jobStatus"))
         jobs = wanted.select(self.jobs.jobs_of(queues), created_ms=partial(epoch_ms, self.clock))
-        page, token = paginate(jobs, params.get("maxResults"), params.get("nextToken"))
-        return {"jobSummaryList": [self._summary(j) for j in page], "nextToken": token}
+        return batch_page("jobSummaryList", jobs, params, self._summary)
 
     def get_job_queue_snapshot(self, params: Mapping[str, Any]) -> dict[str, Any]:
         queue = self.registry.queue(params["jobQueue"])
