@@ -7,15 +7,15 @@ order with the jobs' events (:meth:`Scheduler.advance`), through the scheduler's
 operations. The emulator and the simulator both register theirs here, so they flip shares and
 plan capacity at the same instants, grace included.
 
-**Calendars** change only a share's calendar fields (``SHARE_FIELDS[...].calendar``: strategy,
-borrow limit, in-share preemption); capacity and state stay as the share has them. Borrowers
-running on a share's capacity when a window stops it lending: AWS is silent (UNCONFIRMED,
-docs/emulator-semantics.md "Share calendars"). ``grace_s`` 0 (default) applies the flip at
-the edge, preempting them (``LIMIT_LOWERED``, as an UpdateQuotaShare to RESERVE does); above
-0 the flip waits, checked after every event, until no other share borrows the share's
+**Calendars** change only a share's calendar fields (``SETTING_KEYS``, the schema's ``calendar``
+flag: strategy, borrow limit, in-share preemption); capacity and state stay as the share has
+them. Borrowers running on a share's capacity when a window stops it lending: AWS is silent
+(UNCONFIRMED, docs/emulator-semantics.md "Share calendars"). ``grace_s`` 0 (default) applies the
+flip at the edge, preempting them (``LIMIT_LOWERED``, as an UpdateQuotaShare to RESERVE does);
+above 0 the flip waits, checked after every event, until no other share borrows the share's
 capacity, at most ``grace_s`` seconds (the share still lends meanwhile). A new edge replaces a
-flip still waiting. At one instant, plan edges apply first, then calendar flips in the order
-the calendars were followed.
+flip still waiting. At one instant, plan edges apply first, then calendar flips in the order the
+calendars were followed.
 
 **Plan windows**: a type that named plans reserve has, at each moment, the instances of its
 plans then usable, up to the capacity the service environment was given
@@ -35,7 +35,6 @@ from typing import Protocol
 
 from quota_constructs.model import (
     PLAN_STOP_BEFORE_END_S,
-    SHARE_FIELDS,
     QuotaShareSpec,
     ShareCalendar,
     TrainingPlanSpec,
@@ -45,11 +44,9 @@ from quota_constructs.model import (
     plan_capacity_edges,
     plan_stop_reason,
 )
+from quota_constructs.model.calendar import SETTING_KEYS
 from quota_constructs.scheduling.event_queue import EventQueue
 from quota_constructs.scheduling.job import Job
-
-CALENDAR_FIELDS = tuple(name for name, declared in SHARE_FIELDS.items() if declared.calendar)
-"""The share fields a calendar window changes (the schema's ``calendar`` flag)."""
 
 
 def check_calendar_grace(grace_s: float) -> None:
@@ -297,7 +294,7 @@ class Timetable:
         self, target: Target, entry: _Calendar, in_force: QuotaShareSpec, t: float
     ) -> None:
         current = target.share_spec(entry.base.name)
-        spec = replace(current, **{name: getattr(in_force, name) for name in CALENDAR_FIELDS})
+        spec = replace(current, **{name: getattr(in_force, name) for name in SETTING_KEYS})
         if spec == current:
             return
         target.upsert_share(spec, now=t)
