@@ -75,7 +75,6 @@ from quota_constructs.scheduling.records import (
     ShareOrder,
     SubmitRejected,
     attempt_id,
-    training_request,
 )
 from quota_constructs.scheduling.scheduler import QUEUE_WIDE_SHARE, Scheduler
 from quota_constructs.scheduling.victims import DefaultVictimPolicy, VictimCandidate, VictimPolicy
@@ -119,5 +118,4 @@ __all__ = [
     "VictimPolicy",
     "attempt_id",
     "collector_paused",
-    "training_request",
 ]
