@@ -61,7 +61,14 @@ def write_trace(folder: Path, family: str, jobs: int, seed: int = 7) -> tuple[Pa
     org = Organisation(name=family, queue=JobQueueSpec(shares=tuple(specs)))
     scale = TIME_SCALE[family]
     workload = [
-        WorkloadJob(a.at * scale, a.share, a.itype, a.instances, a.duration * scale, a.priority)
+        WorkloadJob(
+            submit_time_s=a.at * scale,
+            share=a.share,
+            instance_type=a.itype,
+            instance_count=a.instances,
+            duration_s=a.duration * scale,
+            priority=a.priority,
+        )
         for a in arrivals
     ]
     org_file, csv_file = folder / f"{family}.yaml", folder / f"{family}-{jobs}.csv"

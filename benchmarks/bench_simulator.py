@@ -101,7 +101,15 @@ def overload(jobs: int, seed: int = 7) -> tuple[Organisation, list[WorkloadJob]]
     arrivals = bench_overload.trace(rng, specs, bench_overload.LOADS["overloaded"], jobs)
     org = Organisation(name="overload", queue=JobQueueSpec(shares=tuple(specs)))
     workload = [
-        WorkloadJob(a.at, a.share, a.itype, a.instances, a.duration, a.priority) for a in arrivals
+        WorkloadJob(
+            submit_time_s=a.at,
+            share=a.share,
+            instance_type=a.itype,
+            instance_count=a.instances,
+            duration_s=a.duration,
+            priority=a.priority,
+        )
+        for a in arrivals
     ]
     return org, workload
 

@@ -49,7 +49,6 @@ from quota_constructs.scheduling import (
     SchedulerOptions,
     SubmitRejected,
     collector_paused,
-    training_request,
 )
 from quota_constructs.scheduling.records import UsageLog
 
@@ -430,14 +429,14 @@ _U = TypeVar("_U", bound=_Usage)
 
 
 def _request(index: int, job: WorkloadJob) -> JobRequest:
-    return training_request(
-        f"{job.share}-{index}",
-        job.share,
-        {job.instance_type: job.instance_count},
-        job.duration_s,
-        job.priority,
-        job.checkpoint_interval_s,
-        f"job-{index:07d}",
+    return JobRequest(
+        job_name=f"{job.share}-{index}",
+        share_name=job.share,
+        demand={job.instance_type: job.instance_count},
+        duration_s=job.duration_s,
+        priority=job.priority,
+        checkpoint_interval_s=job.checkpoint_interval_s,
+        job_id=f"job-{index:07d}",
     )
 
 

@@ -60,7 +60,7 @@ class WorkloadError(QuotaConfigError):
     """A workload file or generated workload is unusable; problems name lines and columns."""
 
 
-@dataclass(frozen=True, init=False)
+@dataclass(frozen=True)
 class WorkloadJob:
     """One job to submit: when, to which share, what it needs, how long it runs."""
 
@@ -73,32 +73,6 @@ class WorkloadJob:
     checkpoint_interval_s: float | None = None
     line: int | None = None
     """Line of the CSV file the job came from (``None`` for generated jobs)."""
-
-    def __init__(
-        self,
-        submit_time_s: float,
-        share: str,
-        instance_type: str,
-        instance_count: int,
-        duration_s: float,
-        priority: int,
-        checkpoint_interval_s: float | None = None,
-        line: int | None = None,
-    ) -> None:
-        """The fields in one step (a frozen dataclass's generated ``__init__`` sets each through
-        ``object.__setattr__``: a cost paid per job read or generated, a million for a year)."""
-        self.__dict__.update(
-            {
-                "submit_time_s": submit_time_s,
-                "share": share,
-                "instance_type": instance_type,
-                "instance_count": instance_count,
-                "duration_s": duration_s,
-                "priority": priority,
-                "checkpoint_interval_s": checkpoint_interval_s,
-                "line": line,
-            }
-        )
 
     @property
     def instance_seconds(self) -> float:
@@ -149,7 +123,14 @@ def _valid_plain_job(
         valid.add(names)
     interval = float(checkpoint) if checkpoint else None
     job = WorkloadJob(
-        float(submit), share, itype, int(instances), float(duration), names[2], interval, line
+        submit_time_s=float(submit),
+        share=share,
+        instance_type=itype,
+        instance_count=int(instances),
+        duration_s=float(duration),
+        priority=names[2],
+        checkpoint_interval_s=interval,
+        line=line,
     )
     if not job.duration_s > 0 or (interval is not None and not interval > 0):
         return None
@@ -470,14 +451,14 @@ def startup_phase_s(teams: TeamsFile, default_s: float = DEFAULT_STARTUP_S) -> f
 def _job(
     team: TeamProfile, at: float, itype: str, priority: int, rng: random.Random, o: _Context
 ) -> WorkloadJob:
-    return WorkloadJob(
-        at,
-        team.name,
-        itype,
-        rng.randint(*team.instance_range(itype)),
-        _duration(team, rng, o.options, o.extra_s),
-        priority,
-        _checkpoint(team, o.options),
+    return WorkloadJob(  # keywords are evaluated in order: the same draws from rng
+        submit_time_s=at,
+        share=team.name,
+        instance_type=itype,
+        instance_count=rng.randint(*team.instance_range(itype)),
+        duration_s=_duration(team, rng, o.options, o.extra_s),
+        priority=priority,
+        checkpoint_interval_s=_checkpoint(team, o.options),
     )
 
 

@@ -79,7 +79,6 @@ from quota_constructs.scheduling.records import (
     ShareOrder,
     SubmitRejected,
     attempt_id,
-    training_request,
 )
 from quota_constructs.scheduling.scheduler import QUEUE_WIDE_SHARE, Scheduler
 from quota_constructs.scheduling.timetable import CalendarFlip, Timetable
@@ -126,5 +125,4 @@ __all__ = [
     "VictimPolicy",
     "attempt_id",
     "collector_paused",
-    "training_request",
 ]

@@ -22,7 +22,7 @@ MAX_PASSES = 100_000
 """Passes at one instant before the dispatcher gives up (only a bug can get there)."""
 
 
-@dataclass(slots=True, init=False)
+@dataclass(slots=True)
 class BlockedShare:
     """A share a pass looked at and left with a blocked head (a record: never changed).
 
@@ -36,15 +36,6 @@ class BlockedShare:
     """The share's first job, which does not fit its own free capacity."""
     order_key: Any
     """Its place in the pass's share order (``CapacityLedger.ordered_subset``)."""
-
-    def __init__(
-        self, account: ShareAccount, queue: RunnableQueue, head: Job, order_key: Any
-    ) -> None:
-        """Its own ``__init__``: compiled, a native one (``records.FIELDS_IN_DICT``)."""
-        self.account = account
-        self.queue = queue
-        self.head = head
-        self.order_key = order_key
 
 
 class Dispatcher:
@@ -230,7 +221,9 @@ class Dispatcher:
             blocked_head = self._dispatch_own(account, queue)
             touched.discard(account.name)
             if blocked_head is not None:
-                looked.append(BlockedShare(account, queue, blocked_head, key))
+                looked.append(
+                    BlockedShare(account=account, queue=queue, head=blocked_head, order_key=key)
+                )
         return looked
 
     def _reclaim_once(self, blocked: list[BlockedShare]) -> bool:
@@ -490,7 +483,12 @@ class Dispatcher:
         by_share = self._queues.by_share
         waiting = self._waiting_to_borrow
         return [
-            BlockedShare(account, by_share[account.name], waiting[account.name], key)
+            BlockedShare(
+                account=account,
+                queue=by_share[account.name],
+                head=waiting[account.name],
+                order_key=key,
+            )
             for account, key in ledger.ordered_subset(woken)
         ]
 

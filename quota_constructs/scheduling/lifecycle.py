@@ -21,13 +21,11 @@ from quota_constructs.scheduling.records import (
     REASON_FAILED,
     REASON_SUCCEEDED,
     REASON_TIMEOUT,
+    Attempt,
     EventKind,
     Outcome,
     PreemptionRecord,
     UsageLog,
-    completed_preemption,
-    new_attempt,
-    record_of,
 )
 
 Listener = Callable[[SchedulerEvent], None]
@@ -129,17 +127,14 @@ class JobLifecycle:
         logged and counted, never raised."""
         if not self._listeners:
             return
-        event = record_of(
-            SchedulerEvent,
-            {
-                "time": self._events.now,
-                "kind": kind,
-                "job": job,
-                "status": job.status,
-                "previous_status": previous,
-                "status_reason": job.status_reason,
-                "preemption": preemption,
-            },
+        event = SchedulerEvent(
+            time=self._events.now,
+            kind=kind,
+            job=job,
+            status=job.status,
+            previous_status=previous,
+            status_reason=job.status_reason,
+            preemption=preemption,
         )
         for listener in self._listeners:
             try:
@@ -302,14 +297,14 @@ class JobLifecycle:
         now = self._events.now
         number = len(job.attempts) + 1
         job.attempts.append(
-            new_attempt(
-                number,
-                job.job_id,
-                job.scheduled_at if job.scheduled_at is not None else now,
-                job.started_at,
-                now,
-                reason,
-                preempted,
+            Attempt(
+                number=number,
+                job_id=job.job_id,
+                scheduled_at=job.scheduled_at if job.scheduled_at is not None else now,
+                started_at=job.started_at,
+                stopped_at=now,
+                status_reason=reason,
+                preempted=preempted,
             )
         )
         log = self.usage_log
@@ -344,7 +339,19 @@ class JobLifecycle:
         out_of_attempts = consumes and self._attempts_used[job.seq] >= job.request.retry_attempts
         if not consumes:
             self._attempts_used[job.seq] -= 1
-        record = completed_preemption(record, now, exhausted or out_of_attempts)
+        record = PreemptionRecord(  # the record, completed
+            time=record.time,
+            rule=record.rule,
+            preemptor_job_id=record.preemptor_job_id,
+            preemptor_share=record.preemptor_share,
+            borrowed_before=record.borrowed_before,
+            borrowed_after=record.borrowed_after,
+            reason=record.reason,
+            attempt=record.attempt,
+            attempt_started_at=record.attempt_started_at,
+            completed_at=now,
+            terminated=exhausted or out_of_attempts,
+        )
         job.preemptions.append(record)
         if exhausted or out_of_attempts:
             job.stopped_at = now

@@ -20,16 +20,15 @@ from quota_constructs.scheduling.options import SchedulerOptions
 from quota_constructs.scheduling.preemptions_in_progress import PreemptionsInProgress
 from quota_constructs.scheduling.queues import RunnableQueues
 from quota_constructs.scheduling.records import (
-    FIELDS_IN_DICT,
     PREEMPTION_IN_PROGRESS,
     REASON_CROSS_SHARE,
     REASON_IN_SHARE,
     REASON_LIMIT_LOWERED,
     EventKind,
+    PreemptionRecord,
     PreemptionRule,
-    new_preemption,
 )
-from quota_constructs.scheduling.victims import VictimCandidate, victim_candidate
+from quota_constructs.scheduling.victims import VictimCandidate
 
 _REASONS = {
     PreemptionRule.CROSS_SHARE: REASON_CROSS_SHARE,
@@ -38,22 +37,13 @@ _REASONS = {
 }
 
 
-@dataclass(frozen=True, init=False)
+@dataclass(frozen=True)
 class PreemptionTarget:
     """A job to preempt, by which rule, and the job it makes room for (``None``: a limit)."""
 
     job: Job
     rule: PreemptionRule
     preemptor: Job | None
-
-    def __init__(self, job: Job, rule: PreemptionRule, preemptor: Job | None) -> None:
-        """The fields in one step (``records.FIELDS_IN_DICT``)."""
-        if FIELDS_IN_DICT:
-            self.__dict__.update(job=job, rule=rule, preemptor=preemptor)
-            return
-        self.job = job  # type: ignore[misc]
-        self.rule = rule  # type: ignore[misc]
-        self.preemptor = preemptor  # type: ignore[misc]
 
 
 class Preemptor:
@@ -101,7 +91,10 @@ class Preemptor:
         )
         if not victims or not self._fits_se_after(head, victims):
             return []
-        return [PreemptionTarget(v.job, PreemptionRule.CROSS_SHARE, head) for v in victims]
+        return [
+            PreemptionTarget(job=v.job, rule=PreemptionRule.CROSS_SHARE, preemptor=head)
+            for v in victims
+        ]
 
     def plan_in_share(self, account: ShareAccount, head: Job) -> list[PreemptionTarget]:
         """In-share: lower-priority jobs of the share make room for a higher-priority head.
@@ -141,8 +134,11 @@ class Preemptor:
             lenders = chosen
         if not self._fits_se_after(head, [*own, *lenders]):
             return []
-        return [PreemptionTarget(v.job, PreemptionRule.IN_SHARE, head) for v in own] + [
-            PreemptionTarget(v.job, PreemptionRule.CROSS_SHARE, head) for v in lenders
+        return [
+            PreemptionTarget(job=v.job, rule=PreemptionRule.IN_SHARE, preemptor=head) for v in own
+        ] + [
+            PreemptionTarget(job=v.job, rule=PreemptionRule.CROSS_SHARE, preemptor=head)
+            for v in lenders
         ]
 
     def plan_give_back(
@@ -174,7 +170,10 @@ class Preemptor:
         if not need:
             return []
         victims = self.options.victim_policy.choose(candidates, need) or candidates
-        return [PreemptionTarget(v.job, PreemptionRule.LIMIT_LOWERED, None) for v in victims]
+        return [
+            PreemptionTarget(job=v.job, rule=PreemptionRule.LIMIT_LOWERED, preemptor=None)
+            for v in victims
+        ]
 
     def _candidates(
         self, jobs: Iterable[Job], frees: Callable[[Job], Capacity], preemptor: Job
@@ -194,12 +193,12 @@ class Preemptor:
             since = job.scheduled_at if job.scheduled_at is not None else now
             alloc = job.alloc
             out.append(
-                victim_candidate(
-                    job,
-                    amount,
+                VictimCandidate(
+                    job=job,
+                    frees=amount,
                     # holds some other share's capacity
-                    len(alloc) > 1 or (bool(alloc) and job.share_name not in alloc),
-                    now - since,
+                    borrowing=len(alloc) > 1 or (bool(alloc) and job.share_name not in alloc),
+                    running_for=now - since,
                 )
             )
         return out
@@ -274,16 +273,16 @@ class Preemptor:
         reason = _REASONS[rule]
         after = dict(before)
         add_capacity(after, job.borrowed, -1)
-        record = new_preemption(
-            now,
-            rule,
-            preemptor.job_id if preemptor else None,
-            preemptor.share_name if preemptor else None,
-            before,
-            positive(after),
-            reason,
-            len(job.attempts) + 1,
-            job.started_at,
+        record = PreemptionRecord(
+            time=now,
+            rule=rule,
+            preemptor_job_id=preemptor.job_id if preemptor else None,
+            preemptor_share=preemptor.share_name if preemptor else None,
+            borrowed_before=before,
+            borrowed_after=positive(after),
+            reason=reason,
+            attempt=len(job.attempts) + 1,
+            attempt_started_at=job.started_at,
         )
         self._preemptions.start(job, record)
         self._touch_planners(job, account)

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from types import MappingProxyType
-from typing import Any, TypeVar
+from typing import Any
 
 from quota_constructs.model import ExitRule, PendingKind, QuotaConfigError
 from quota_constructs.scheduling.capacity import Capacity
@@ -91,7 +91,7 @@ class SubmitRejected(QuotaConfigError):
 _NO_TAGS: Mapping[str, str] = MappingProxyType({})
 
 
-@dataclass(frozen=True, init=False)
+@dataclass(frozen=True)
 class JobRequest:
     """What a caller asks to run. ``demand`` maps instance type to instance count.
 
@@ -105,6 +105,8 @@ class JobRequest:
     ``checkpoint_interval_s``: a preempted job keeps the progress of its last checkpoint.
     ``capacity_errors``: its first that many attempts find no SageMaker capacity; each is
     retried without using an attempt (``REASON_CAPACITY``).
+    ``demand`` and ``tags`` are kept as read-only copies; an outcome given as its string
+    becomes the :class:`Outcome`.
     """
 
     job_name: str
@@ -124,91 +126,14 @@ class JobRequest:
     job_id: str | None = None
     capacity_errors: int = 0
 
-    def __init__(
-        self,
-        job_name: str,
-        share_name: str,
-        demand: Mapping[str, int],
-        duration_s: float | None,
-        outcome: Outcome = Outcome.SUCCEEDED,
-        priority: int | None = None,
-        preemption_retries: int | None = None,
-        retry_attempts: int = 1,
-        exit_rules: tuple[ExitRule, ...] = (),
-        failure_reason: str | None = None,
-        attempt_duration_s: float | None = None,
-        checkpoint_interval_s: float | None = None,
-        payload: Mapping[str, Any] | None = None,
-        tags: Mapping[str, str] = _NO_TAGS,
-        job_id: str | None = None,
-        capacity_errors: int = 0,
-    ) -> None:
-        """The fields in one step (see :data:`FIELDS_IN_DICT`); ``demand`` and ``tags`` are
-        kept as read-only copies, an outcome given as its string becomes the :class:`Outcome`."""
+    def __post_init__(self) -> None:
+        outcome = self.outcome
         if type(outcome) is not Outcome and isinstance(outcome, str) and outcome in _OUTCOMES:
-            outcome = Outcome(outcome)
-        demand = MappingProxyType(dict(demand))
-        if tags is not _NO_TAGS:
-            tags = MappingProxyType(dict(tags))
-        if FIELDS_IN_DICT:
-            self.__dict__.update(
-                job_name=job_name,
-                share_name=share_name,
-                demand=demand,
-                duration_s=duration_s,
-                outcome=outcome,
-                priority=priority,
-                preemption_retries=preemption_retries,
-                retry_attempts=retry_attempts,
-                exit_rules=exit_rules,
-                failure_reason=failure_reason,
-                attempt_duration_s=attempt_duration_s,
-                checkpoint_interval_s=checkpoint_interval_s,
-                payload=payload,
-                tags=tags,
-                job_id=job_id,
-                capacity_errors=capacity_errors,
-            )
-            return
-        self.job_name = job_name  # type: ignore[misc]
-        self.share_name = share_name  # type: ignore[misc]
-        self.demand = demand  # type: ignore[misc]
-        self.duration_s = duration_s  # type: ignore[misc]
-        self.outcome = outcome  # type: ignore[misc]
-        self.priority = priority  # type: ignore[misc]
-        self.preemption_retries = preemption_retries  # type: ignore[misc]
-        self.retry_attempts = retry_attempts  # type: ignore[misc]
-        self.exit_rules = exit_rules  # type: ignore[misc]
-        self.failure_reason = failure_reason  # type: ignore[misc]
-        self.attempt_duration_s = attempt_duration_s  # type: ignore[misc]
-        self.checkpoint_interval_s = checkpoint_interval_s  # type: ignore[misc]
-        self.payload = payload  # type: ignore[misc]
-        self.tags = tags  # type: ignore[misc]
-        self.job_id = job_id  # type: ignore[misc]
-        self.capacity_errors = capacity_errors  # type: ignore[misc]
-
-
-def training_request(
-    job_name: str,
-    share_name: str,
-    demand: Mapping[str, int],
-    duration_s: float | None,
-    priority: int | None,
-    checkpoint_interval_s: float | None,
-    job_id: str | None,
-) -> JobRequest:
-    """``JobRequest(job_name, share_name, demand, duration_s, priority=..., ...)``, every
-    other field its default: the request the simulator makes for each job of a workload,
-    called positionally (compiled, a call with keywords from Python parses them every time)."""
-    return JobRequest(
-        job_name,
-        share_name,
-        demand,
-        duration_s,
-        priority=priority,
-        checkpoint_interval_s=checkpoint_interval_s,
-        job_id=job_id,
-    )
+            object.__setattr__(self, "outcome", Outcome(outcome))
+        object.__setattr__(self, "demand", MappingProxyType(dict(self.demand)))
+        object.__setattr__(
+            self, "tags", MappingProxyType(dict(self.tags)) if self.tags else _NO_TAGS
+        )
 
 
 @dataclass(frozen=True)
@@ -220,7 +145,7 @@ class PendingReason:
     position: int | None = None
 
 
-@dataclass(frozen=True, init=False)
+@dataclass(frozen=True)
 class PreemptionRecord:
     """One preemption of a job: rule, who caused it, and the victim share's borrowing."""
 
@@ -237,50 +162,8 @@ class PreemptionRecord:
     terminated: bool = False
     """True when this preemption used up ``preemption_retries`` and the job became FAILED."""
 
-    def __init__(
-        self,
-        time: float,
-        rule: PreemptionRule,
-        preemptor_job_id: str | None,
-        preemptor_share: str | None,
-        borrowed_before: Capacity,
-        borrowed_after: Capacity,
-        reason: str,
-        attempt: int,
-        attempt_started_at: float | None,
-        completed_at: float | None = None,
-        terminated: bool = False,
-    ) -> None:
-        """The fields in one step (see :data:`FIELDS_IN_DICT`)."""
-        if FIELDS_IN_DICT:
-            self.__dict__.update(
-                time=time,
-                rule=rule,
-                preemptor_job_id=preemptor_job_id,
-                preemptor_share=preemptor_share,
-                borrowed_before=borrowed_before,
-                borrowed_after=borrowed_after,
-                reason=reason,
-                attempt=attempt,
-                attempt_started_at=attempt_started_at,
-                completed_at=completed_at,
-                terminated=terminated,
-            )
-            return
-        self.time = time  # type: ignore[misc]
-        self.rule = rule  # type: ignore[misc]
-        self.preemptor_job_id = preemptor_job_id  # type: ignore[misc]
-        self.preemptor_share = preemptor_share  # type: ignore[misc]
-        self.borrowed_before = borrowed_before  # type: ignore[misc]
-        self.borrowed_after = borrowed_after  # type: ignore[misc]
-        self.reason = reason  # type: ignore[misc]
-        self.attempt = attempt  # type: ignore[misc]
-        self.attempt_started_at = attempt_started_at  # type: ignore[misc]
-        self.completed_at = completed_at  # type: ignore[misc]
-        self.terminated = terminated  # type: ignore[misc]
 
-
-@dataclass(frozen=True, init=False)
+@dataclass(frozen=True)
 class Attempt:
     """One placement of a job on capacity (one SageMaker training job)."""
 
@@ -292,36 +175,6 @@ class Attempt:
     stopped_at: float
     status_reason: str
     preempted: bool
-
-    def __init__(
-        self,
-        number: int,
-        job_id: str,
-        scheduled_at: float,
-        started_at: float | None,
-        stopped_at: float,
-        status_reason: str,
-        preempted: bool,
-    ) -> None:
-        """The fields in one step (see :data:`FIELDS_IN_DICT`)."""
-        if FIELDS_IN_DICT:
-            self.__dict__.update(
-                number=number,
-                job_id=job_id,
-                scheduled_at=scheduled_at,
-                started_at=started_at,
-                stopped_at=stopped_at,
-                status_reason=status_reason,
-                preempted=preempted,
-            )
-            return
-        self.number = number  # type: ignore[misc]
-        self.job_id = job_id  # type: ignore[misc]
-        self.scheduled_at = scheduled_at  # type: ignore[misc]
-        self.started_at = started_at  # type: ignore[misc]
-        self.stopped_at = stopped_at  # type: ignore[misc]
-        self.status_reason = status_reason  # type: ignore[misc]
-        self.preempted = preempted  # type: ignore[misc]
 
     @property
     def attempt_id(self) -> str:
@@ -394,92 +247,3 @@ class ShareLedger:
     lent: Capacity
     idle: Capacity
     """Own capacity neither used by the share nor lent out."""
-
-
-# --- building records on hot paths ------------------------------------------------------------
-
-R = TypeVar("R")
-
-FIELDS_IN_DICT = hasattr(PendingReason(PendingKind.SHARE_DISABLED, ""), "__dict__")
-"""Whether records keep their fields in ``__dict__``: True in pure Python; False when mypyc
-compiled this module (its classes are native, fields in slots).
-
-The records the scheduler builds per job or per dispatch (:class:`JobRequest`,
-:class:`Attempt`, :class:`PreemptionRecord`, the preemptor's candidates) define their own
-``__init__`` for both: in pure Python it fills ``__dict__`` in one step (a frozen dataclass's
-generated ``__init__`` sets each field through ``object.__setattr__``); compiled, it assigns
-each field, a native store (mypyc keeps a dataclass's generated ``__init__`` as interpreted
-Python, about twenty times slower; the frozen guard still refuses Python callers' assignments).
-The factories (:func:`new_attempt`, :func:`new_preemption`, ``victims.victim_candidate``)
-call those constructors positionally in both. :func:`record_of` remains for the records with
-no constructor of their own (events: a call through ``cls(**fields)`` is a generic Python call
-when compiled)."""
-
-
-def record_of(cls: type[R], fields: dict[str, object]) -> R:
-    """``cls(**fields)`` for a frozen dataclass without ``__post_init__``, ``fields`` naming
-    every field in declaration order: the same record, built in one step (the generated
-    ``__init__`` sets each field through ``object.__setattr__``, and the scheduler builds an
-    event per state change and an attempt per dispatch). ``fields`` becomes the record's own."""
-    if not FIELDS_IN_DICT:
-        return cls(**fields)
-    record = object.__new__(cls)
-    object.__setattr__(record, "__dict__", fields)
-    return record
-
-
-def new_attempt(
-    number: int,
-    job_id: str,
-    scheduled_at: float,
-    started_at: float | None,
-    stopped_at: float,
-    status_reason: str,
-    preempted: bool,
-) -> Attempt:
-    """An :class:`Attempt`, its constructor called positionally (the cheapest call compiled)."""
-    return Attempt(number, job_id, scheduled_at, started_at, stopped_at, status_reason, preempted)
-
-
-def new_preemption(
-    time: float,
-    rule: PreemptionRule,
-    preemptor_job_id: str | None,
-    preemptor_share: str | None,
-    borrowed_before: Capacity,
-    borrowed_after: Capacity,
-    reason: str,
-    attempt: int,
-    attempt_started_at: float | None,
-) -> PreemptionRecord:
-    """A started (not yet completed) :class:`PreemptionRecord`, built as :func:`new_attempt`."""
-    return PreemptionRecord(
-        time,
-        rule,
-        preemptor_job_id,
-        preemptor_share,
-        borrowed_before,
-        borrowed_after,
-        reason,
-        attempt,
-        attempt_started_at,
-    )
-
-
-def completed_preemption(
-    record: PreemptionRecord, completed_at: float, terminated: bool
-) -> PreemptionRecord:
-    """``record`` completed at ``completed_at``, built as :func:`new_attempt`."""
-    return PreemptionRecord(
-        record.time,
-        record.rule,
-        record.preemptor_job_id,
-        record.preemptor_share,
-        record.borrowed_before,
-        record.borrowed_after,
-        record.reason,
-        record.attempt,
-        record.attempt_started_at,
-        completed_at,
-        terminated,
-    )

@@ -8,12 +8,11 @@ from typing import Protocol
 
 from quota_constructs.scheduling.capacity import Capacity, add_capacity, covers
 from quota_constructs.scheduling.job import Job
-from quota_constructs.scheduling.records import FIELDS_IN_DICT
 
 # --- victim selection -------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, init=False)
+@dataclass(frozen=True)
 class VictimCandidate:
     """A job that could be preempted and what preempting it frees towards the need."""
 
@@ -21,23 +20,6 @@ class VictimCandidate:
     frees: Capacity
     borrowing: bool
     running_for: float
-
-    def __init__(self, job: Job, frees: Capacity, borrowing: bool, running_for: float) -> None:
-        """The fields in one step (``records.FIELDS_IN_DICT``)."""
-        if FIELDS_IN_DICT:
-            self.__dict__.update(job=job, frees=frees, borrowing=borrowing, running_for=running_for)
-            return
-        self.job = job  # type: ignore[misc]
-        self.frees = frees  # type: ignore[misc]
-        self.borrowing = borrowing  # type: ignore[misc]
-        self.running_for = running_for  # type: ignore[misc]
-
-
-def victim_candidate(
-    job: Job, frees: Capacity, borrowing: bool, running_for: float
-) -> VictimCandidate:
-    """A :class:`VictimCandidate`, its constructor called positionally."""
-    return VictimCandidate(job, frees, borrowing, running_for)
 
 
 class VictimPolicy(Protocol):
