@@ -259,7 +259,7 @@ class Scheduler:
                 self._lifecycle.terminate(job, REASON_SHARE_REMOVED)
         self._preemptor.issue(
             [
-                PreemptionTarget(job, PreemptionRule.LIMIT_LOWERED, None)
+                PreemptionTarget(job=job, rule=PreemptionRule.LIMIT_LOWERED, preemptor=None)
                 for job in list(account.borrowers.values())
             ]
         )
