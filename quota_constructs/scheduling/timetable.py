@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Protocol
 
@@ -133,13 +133,11 @@ class _Plans:
     on_demand: dict[str, int]
     edges: list[tuple[float, str]]
     """Edges still to apply: (scheduler seconds, instance type), in order."""
+    types: tuple[str, ...]
+    """The plans' instance types, sorted."""
     limits: dict[str, int] | None = None
     """The service environment's capacity once it was set explicitly: plans' instances are
     usable up to it."""
-    types: tuple[str, ...] = field(init=False)
-
-    def __post_init__(self) -> None:
-        self.types = tuple(sorted({p.instance_type for p in self.plans}))
 
     def capacity_at(self, itype: str, t: float) -> int:
         epoch = self.epoch_s + t
@@ -208,7 +206,8 @@ class Timetable:
         edges |= {(p.end_s, p.instance_type) for p in named if p.instance_type in on_demand}
         now = target.now
         later = sorted((e - epoch_s, t) for e, t in edges if e - epoch_s > now)
-        entry = _Plans(named, epoch_s, stop_before_end_s, on_demand, later)
+        types = tuple(sorted({p.instance_type for p in named}))
+        entry = _Plans(named, epoch_s, stop_before_end_s, on_demand, later, types)
         self._plans.append(entry)
         for itype in entry.types:
             self._apply_plan(target, entry, itype, now)
