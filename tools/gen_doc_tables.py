@@ -1,11 +1,13 @@
 """Regenerate the docs' tables kept as test data: the documented rules and the documented
-behaviours (docs/emulator.md) and the security review (docs/security.md).
+behaviours (docs/emulator.md), the security review (docs/security.md) and the exit codes
+(docs/cli.md).
 
 Each table is written from the data its tests check, between two markers in its page, so it is
 kept in one place: ``tests/emulator/documented_rules.py`` (``RULES``: each sentence is checked
 against botocore, each test's existence), ``tests/emulator/documented_behaviours.py``
 (``BEHAVIOURS``: each row's source, and each named test exists) and
-``tests/iam/security_review.py`` (``ROLES``: each named test exists).
+``tests/iam/security_review.py`` (``ROLES``: each named test exists) and
+``tests/unit/exit_codes.py`` (``EXIT_CODES``: exactly ``ExitCode``'s codes).
 ``tests/unit/test_doc_tables.py`` fails until the pages match. Run it after changing any of these
 files: ``python tools/gen_doc_tables.py``.
 """
@@ -23,6 +25,7 @@ sys.path.insert(0, str(ROOT))  # `tests` as a package when run as a script
 
 from tests.emulator import documented_behaviours, documented_rules  # noqa: E402
 from tests.iam import security_review  # noqa: E402
+from tests.unit import exit_codes  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -64,6 +67,12 @@ TABLES = (
         ROOT / "docs" / "security.md",
         "tests/iam/security_review.py",
         security_review.markdown_table,
+    ),
+    Table(
+        "exit-codes",
+        ROOT / "docs" / "cli.md",
+        "tests/unit/exit_codes.py",
+        exit_codes.markdown_table,
     ),
 )
 
