@@ -1,11 +1,15 @@
-"""Regenerate the docs' tables kept as test data: the documented rules (docs/emulator.md) and the
-security review (docs/security.md).
+"""Regenerate the docs' tables kept as test data: the documented rules and the documented
+behaviours (docs/emulator.md), the security review (docs/security.md) and the exit codes
+(docs/cli.md).
 
 Each table is written from the data its tests check, between two markers in its page, so it is
 kept in one place: ``tests/emulator/documented_rules.py`` (``RULES``: each sentence is checked
-against botocore, each test's existence) and ``tests/iam/security_review.py`` (``ROLES``: each
-named test exists). ``tests/unit/test_doc_tables.py`` fails until the pages match. Run it after
-changing either file: ``python tools/gen_doc_tables.py``.
+against botocore, each test's existence), ``tests/emulator/documented_behaviours.py``
+(``BEHAVIOURS``: each row's source, and each named test exists) and
+``tests/iam/security_review.py`` (``ROLES``: each named test exists) and
+``tests/unit/exit_codes.py`` (``EXIT_CODES``: exactly ``ExitCode``'s codes).
+``tests/unit/test_doc_tables.py`` fails until the pages match. Run it after changing any of these
+files: ``python tools/gen_doc_tables.py``.
 """
 
 from __future__ import annotations
@@ -19,8 +23,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # `tests` as a package when run as a script
 
-from tests.emulator import documented_rules  # noqa: E402
+from tests.emulator import documented_behaviours, documented_rules  # noqa: E402
 from tests.iam import security_review  # noqa: E402
+from tests.unit import exit_codes  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -52,10 +57,22 @@ TABLES = (
         documented_rules.markdown_table,
     ),
     Table(
+        "documented-behaviours",
+        ROOT / "docs" / "emulator.md",
+        "tests/emulator/documented_behaviours.py",
+        documented_behaviours.markdown_table,
+    ),
+    Table(
         "security-review",
         ROOT / "docs" / "security.md",
         "tests/iam/security_review.py",
         security_review.markdown_table,
+    ),
+    Table(
+        "exit-codes",
+        ROOT / "docs" / "cli.md",
+        "tests/unit/exit_codes.py",
+        exit_codes.markdown_table,
     ),
 )
 

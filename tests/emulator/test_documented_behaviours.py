@@ -1,6 +1,7 @@
-"""docs/emulator.md's "Every documented behaviour" table cannot rot: each row names its source and
-tests that exist (``tests/file.py::name``, a parametrized test with or without ``[id]``), or says
-UNCONFIRMED and why."""
+"""docs/emulator.md's "Every documented behaviour" table cannot rot: each row of its data
+(``tests/emulator/documented_behaviours.py``, which ``tools/gen_doc_tables.py`` writes into the
+page) names its source and tests that exist (``tests/file.py::name``, a parametrized test with or
+without ``[id]``), or says UNCONFIRMED and why."""
 
 from __future__ import annotations
 
@@ -8,41 +9,42 @@ import re
 
 import pytest
 
+from tests.emulator.documented_behaviours import BEHAVIOURS, Behaviour
 from tests.emulator.documented_rules import case_ids
-from tests.helpers import EMULATOR_DOC
 
-SECTION = "## Every documented behaviour"
 TEST_REFERENCE = re.compile(r"`tests/([^`\s]+\.py::[^`\s]+)`")
 CELL_BORDER = re.compile(r"(?<!\\)\|")
 
+IDS = [f"{n}:{row.behaviour[:40]}" for n, row in enumerate(BEHAVIOURS, start=1)]
+REFERENCES = sorted(
+    {test.removeprefix("tests/") for row in BEHAVIOURS for test in row.tests}
+    | {ref for row in BEHAVIOURS for ref in TEST_REFERENCE.findall(row.note)}
+)
 
-def table_rows() -> list[list[str]]:
-    """The table's rows (header and separator left out), each as its stripped cells."""
-    section = EMULATOR_DOC.read_text().split(SECTION, 1)[1].split("\n## ", 1)[0]
-    lines = [line for line in section.splitlines() if line.startswith("| ")]
-    return [[cell.strip() for cell in CELL_BORDER.split(line)[1:-1]] for line in lines[1:]]
 
-
-ROWS = table_rows()
-IDS = [f"{n}:{row[0][:40]}" for n, row in enumerate(ROWS, start=1)]
-REFERENCES = sorted({ref for row in ROWS for ref in TEST_REFERENCE.findall(row[2])})
+def cells(row: Behaviour) -> list[str]:
+    """The row's cells as the table shows them."""
+    source = ", ".join(source.markdown() for source in row.sources)
+    return [row.behaviour, source, row.checked()]
 
 
 def test_the_table_lists_the_documented_behaviours() -> None:
-    assert len(ROWS) >= 60
-    assert all(len(row) == 3 for row in ROWS)
+    assert len(BEHAVIOURS) >= 60
+    assert all(cell and not CELL_BORDER.search(cell) for row in BEHAVIOURS for cell in cells(row))
 
 
-@pytest.mark.parametrize("row", ROWS, ids=IDS)
-def test_a_row_names_its_source(row: list[str]) -> None:
-    source = row[1]
+@pytest.mark.parametrize("row", BEHAVIOURS, ids=IDS)
+def test_a_row_names_its_source(row: Behaviour) -> None:
+    source = cells(row)[1]
+    assert row.sources, row.behaviour
+    assert all(s.url.startswith("https://") or s.title.startswith("botocore ") for s in row.sources)
     assert "](https://" in source or source.startswith("botocore "), source
 
 
-@pytest.mark.parametrize("row", ROWS, ids=IDS)
-def test_a_row_names_a_test_or_says_why_not(row: list[str]) -> None:
-    checked = row[2]
-    assert TEST_REFERENCE.search(checked) or checked.startswith("UNCONFIRMED: "), checked
+@pytest.mark.parametrize("row", BEHAVIOURS, ids=IDS)
+def test_a_row_names_a_test_or_says_why_not(row: Behaviour) -> None:
+    assert row.tests or row.note.startswith("UNCONFIRMED: "), row.checked()
+    assert all(TEST_REFERENCE.fullmatch(f"`{test}`") for test in row.tests), row.tests
 
 
 @pytest.mark.parametrize("reference", REFERENCES)
