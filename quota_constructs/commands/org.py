@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
@@ -503,7 +504,7 @@ def plan_command(
     would fail. Exit 0 when nothing is destructive, 1 when something is, 2 on bad input,
     3 when the organisation or queue is not deployed.
     """
-    from quota_constructs.deploy_plan import BATCH_TYPES, plan_json, with_file_parts
+    from quota_constructs.deploy_plan import plan_json
     from quota_constructs.stacks.plan import plan_organisation_change
 
     _check_plan_sources(org_file, against, organisation, queue)
@@ -514,11 +515,7 @@ def plan_command(
         compared = str(against)
     else:
         client = _plan_client(new, organisation, queue, endpoint_url, region)
-        live = read_organisation(client, new.name).organisation
-        jobs = _live_jobs(client)
-        plan = plan_organisation_change(
-            with_file_parts(live, new), new, jobs=jobs, resource_types=BATCH_TYPES
-        )
+        plan = live_plan(new, client).plan
         compared = client.queue
     if as_json:
         print_json(plan_json(plan))
@@ -594,6 +591,44 @@ def _plan_client(
                 )
             ]
         ) from error
+
+
+@dataclass(frozen=True)
+class LivePlan:
+    """A plan against a live queue, with what applying it needs: both templates'
+    ``Resources`` and the deployed resources' ARNs by logical ID."""
+
+    plan: DeployPlan
+    old_resources: dict[str, Any]
+    new_resources: dict[str, Any]
+    deployed: dict[str, str]
+
+
+def live_plan(new: Organisation, client: QueueClient) -> LivePlan:
+    """What deploying ``new`` over the client's live queue does (its Batch resources): the
+    queue read back (with the file's descriptions and access), both synthesized, its jobs."""
+    from quota_constructs.deploy_plan import BATCH_TYPES, CDK_PATH, plan_deploy, with_file_parts
+    from quota_constructs.stacks.plan import organisation_resources
+
+    imported = read_organisation(client, new.name)
+    old = with_file_parts(imported.organisation, new)
+    old_resources = organisation_resources(old)
+    new_resources = organisation_resources(new)
+    plan = plan_deploy(
+        old_resources,
+        new_resources,
+        old=old,
+        new=new,
+        jobs=_live_jobs(client),
+        resource_types=BATCH_TYPES,
+    )
+    by_path = {r.construct_path: r.identifier for r in imported.resources}
+    deployed = {
+        logical_id: by_path[path]
+        for logical_id, resource in old_resources.items()
+        if (path := (resource.get("Metadata") or {}).get(CDK_PATH)) in by_path
+    }
+    return LivePlan(plan, old_resources, new_resources, deployed)
 
 
 def _live_jobs(client: QueueClient) -> list[LiveJob]:
