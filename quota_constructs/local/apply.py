@@ -28,6 +28,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from quota_constructs.api_shapes import CAPACITY_LIMITS, DISABLED, ENABLED, STATE
 from quota_constructs.deploy_plan import (
     BATCH_TYPES,
     JOB_QUEUE,
@@ -38,6 +39,7 @@ from quota_constructs.deploy_plan import (
     DeployPlan,
 )
 from quota_constructs.local.provision import BatchCall
+from quota_constructs.model.resource_schemas import create_only_properties
 
 _RANK = {SCHEDULING_POLICY: 0, SERVICE_ENVIRONMENT: 1, JOB_QUEUE: 2, QUOTA_SHARE: 3}
 """CloudFormation's dependency order of the queue's resources (each names the one before)."""
@@ -49,6 +51,10 @@ _ARN_FIELD = {
 }
 _KEPT_AS_IS = frozenset({"Tags"})
 """Properties whose keys are the user's (tag keys), never recased."""
+_SHARE_FIXED = frozenset(
+    {p[:1].lower() + p[1:] for p in create_only_properties()[QUOTA_SHARE]} | {"tags"}
+)
+"""A share's properties UpdateQuotaShare does not take: the create-only ones, and tags."""
 
 
 class ApplyFailed(Exception):
@@ -187,15 +193,15 @@ def _update(
     def send(props: Mapping[str, Any]) -> None:
         params = _params(props, run.arns)
         if resource_type == QUOTA_SHARE:
-            keep = ("capacityLimits", "resourceSharingConfiguration", "preemptionConfiguration")
-            request = {"quotaShareArn": arn, **{k: params[k] for k in keep if k in params}}
-            request["state"] = params.get("state", "ENABLED")
-            run.do("UpdateQuotaShare", request, f"{params.get('quotaShareName')} ({logical_id})")
+            # every property but the create-only ones and tags: a new share field needs nothing
+            request = {k: v for k, v in params.items() if k not in _SHARE_FIXED}
+            request.setdefault(STATE, ENABLED)
+            run.do("UpdateQuotaShare", {"quotaShareArn": arn, **request}, logical_id)
         elif resource_type == JOB_QUEUE:
             request = {
                 "jobQueue": arn,
                 "priority": params.get("priority", 1),
-                "state": params.get("state", "ENABLED"),
+                STATE: params.get(STATE, ENABLED),
                 "jobStateTimeLimitActions": params.get("jobStateTimeLimitActions", []),
                 "schedulingPolicyArn": params.get("schedulingPolicyArn"),
             }
@@ -205,8 +211,8 @@ def _update(
         elif resource_type == SERVICE_ENVIRONMENT:
             request = {
                 "serviceEnvironment": arn,
-                "capacityLimits": params.get("capacityLimits", []),
-                "state": params.get("state", "ENABLED"),
+                CAPACITY_LIMITS: params.get(CAPACITY_LIMITS, []),
+                STATE: params.get(STATE, ENABLED),
             }
             run.do("UpdateServiceEnvironment", request, logical_id)
         # a scheduling policy's only setting here (FIFO) never changes; tags are not applied
@@ -219,10 +225,10 @@ def _delete(run: _Run, resource_type: str, arn: str, logical_id: str) -> None:
     """Delete as CloudFormation's handler does: a share or queue, and an environment, are
     DISABLED first (the API refuses to delete an ENABLED one)."""
     if resource_type == QUOTA_SHARE:
-        run.do("UpdateQuotaShare", {"quotaShareArn": arn, "state": "DISABLED"}, logical_id)
+        run.do("UpdateQuotaShare", {"quotaShareArn": arn, STATE: DISABLED}, logical_id)
         run.do("DeleteQuotaShare", {"quotaShareArn": arn}, logical_id)
     elif resource_type == JOB_QUEUE:
-        run.do("UpdateJobQueue", {"jobQueue": arn, "state": "DISABLED"}, logical_id)
+        run.do("UpdateJobQueue", {"jobQueue": arn, STATE: DISABLED}, logical_id)
         run.do("DeleteJobQueue", {"jobQueue": arn}, logical_id)
     elif resource_type == SERVICE_ENVIRONMENT:
         run.do(
