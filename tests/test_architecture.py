@@ -53,6 +53,18 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
         "quota_constructs.config",
     ),
     "quota_constructs.advisor": ("aws_cdk", "boto3", "quota_constructs.local"),
+    # the deploy planner is pure: templates and organisations in, a plan out
+    "quota_constructs.deploy_plan": (
+        "aws_cdk",
+        "boto3",
+        "botocore",
+        "quota_constructs.local",
+        "quota_constructs.runtime",
+        "quota_constructs.constructs",
+        "quota_constructs.scheduling",
+        "quota_constructs.stacks",
+        "quota_constructs.config",
+    ),
     "quota_constructs.runtime": (
         "aws_cdk",
         "quota_constructs.local",
@@ -261,8 +273,11 @@ def test_no_module_imports_another_modules_private_names() -> None:
 
 EMULATOR = "quota_constructs.local"
 EMULATOR_LAYERS = ("wire", "handlers", "state")
-EMULATOR_TOP = frozenset({"emulator", "provision", "faults", "events", "testing", "pytest_plugin"})
-"""Modules around the layers: the account that builds them, provisioning, faults, events, tests."""
+EMULATOR_TOP = frozenset(
+    {"emulator", "provision", "apply", "faults", "events", "testing", "pytest_plugin"}
+)
+"""Modules around the layers: the account that builds them, provisioning, a deploy rehearsed
+(``apply``), faults, events, tests."""
 EMULATOR_LAYER_FORBIDDEN: dict[str, tuple[str, ...]] = {
     # a layer imports only the layers below it (wire -> handlers -> state), never HTTP from below
     "state": ("wire", "handlers", *sorted(EMULATOR_TOP)),

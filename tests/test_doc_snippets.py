@@ -91,6 +91,8 @@ EXIT_CODES: dict[str, int] = {
     "quota jobs -o research submit fine-tune-4": 2,
     "quota jobs -o research --as-team vision ls": 2,
     "quota jobs -o seed-demo describe no-such-job": 3,
+    # docs/constructs.md, "Changing a live organisation": a rename is destructive
+    "quota org plan docs/examples/seed-demo-renamed.yaml": 1,
 }
 """Commands (by prefix) documented to fail, with their exit code (README, "Exit codes")."""
 
@@ -123,6 +125,10 @@ EMULATOR_BLOCKS: dict[str, Emulated] = {
     # docs/emulator.md, "Driving it from the command line": `quota local serve --virtual --seed 1`.
     "quota jobs -o seed-demo submit qs3-first": Emulated(
         orgs=("seed-demo",), clock="virtual", seed=1
+    ),
+    # docs/constructs.md, "Rehearsing it": seed-demo served, a rename planned and applied.
+    "quota org plan docs/examples/seed-demo-renamed.yaml -o seed-demo": Emulated(
+        orgs=("seed-demo",)
     ),
 }
 """Blocks (by their first command) that run against an emulator (on a free port), and how."""

@@ -1,7 +1,9 @@
 """``quota local``: run the emulator of AWS Batch quota management on this machine, and drive it.
 
 ``serve`` runs it; ``advance`` (virtual time) and ``why`` (why a job waits, why it was preempted)
-call its control endpoints (``/_quota/...``, docs/emulator.md) so that nothing needs curl.
+call its control endpoints (``/_quota/...``, docs/emulator.md) so that nothing needs curl;
+``apply`` rehearses a deploy of a changed organisation file on it, through the Batch API
+(:mod:`quota_constructs.local.apply`).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Annotated, Any
 
 import boto3
 import typer
+from botocore.exceptions import ClientError
 from rich.console import Console
 from rich.text import Text
 
@@ -540,3 +543,75 @@ def _time(epoch_ms: int | None) -> str:
     if epoch_ms is None:
         return "-"
     return datetime.fromtimestamp(epoch_ms / 1000, tz=UTC).strftime("%Y-%m-%d %H:%M:%S")
+
+
+@local_app.command()
+@handle_errors
+def apply(
+    org_file: Annotated[Path, typer.Argument(help="The changed organisation file.")],
+    endpoint_url: EmulatorEndpointOpt = DEFAULT_ENDPOINT,
+    as_json: Annotated[
+        bool, json_option("Print the plan and the calls made (or the failure) as JSON.")
+    ] = False,
+) -> None:
+    """Apply a changed organisation file to a running emulator as CloudFormation would.
+
+    The organisation must be provisioned there (quota local serve FILE). The plan is `quota org
+    plan FILE`'s against the emulator's queue; its Batch changes are made in CloudFormation's
+    order: new resources and replacements' new copies, updates in place, then the cleanup
+    (deletes; a deleted share's jobs are terminated). A refused call rolls the change back;
+    exit 1 then. Tags, SSM parameters and calendars are not changed.
+    """
+    from quota_constructs.commands.org import live_plan
+    from quota_constructs.config import load_organisation
+    from quota_constructs.deploy_plan import plan_json
+    from quota_constructs.local.apply import ApplyFailed, apply_plan
+    from quota_constructs.runtime.adopt import organisation_client
+
+    new = load_organisation(org_file)
+    session = emulator_session()
+    client = organisation_client(new.name, endpoint_url=endpoint_url, session=session)
+    planned = live_plan(new, client)
+    batch = session.client("batch", endpoint_url=endpoint_url)
+
+    def call(operation: str, params: Any) -> dict[str, Any]:
+        method = getattr(batch, _snake(operation))
+        answer: dict[str, Any] = method(**params)
+        return answer
+
+    failure: ApplyFailed | None = None
+    try:
+        steps = apply_plan(
+            planned.plan,
+            planned.old_resources,
+            planned.new_resources,
+            planned.deployed,
+            call,
+            refusals=(ClientError,),
+        )
+    except ApplyFailed as error:
+        failure, steps = error, error.steps
+    if as_json:
+        print_json(
+            {
+                "plan": plan_json(planned.plan),
+                "calls": steps,
+                "failed": None if failure is None else failure.message,
+            }
+        )
+    else:
+        out = stdout_console()
+        for step in steps:
+            out.print(step, markup=False, soft_wrap=True)
+        if not steps:
+            stderr_console().print(f"no changes: {org_file} matches the emulator's queue")
+    if failure is not None:
+        fail(
+            f"the update failed and was rolled back as CloudFormation would: {failure.message}",
+            ExitCode.FAILED,
+        )
+
+
+def _snake(operation: str) -> str:
+    """``CreateQuotaShare`` -> ``create_quota_share`` (boto3's method name)."""
+    return "".join(f"_{c.lower()}" if c.isupper() else c for c in operation).lstrip("_")

@@ -1,13 +1,16 @@
-"""``quota org``: validate organisation files, export their JSON Schema; import and diff a queue.
+"""``quota org``: validate organisation files, export their JSON Schema; import, diff, plan.
 
-``import`` and ``diff`` read a live queue through :mod:`quota_constructs.runtime.adopt`: data on
-stdout, messages on stderr; exit 1 when ``diff`` finds drift (docs/cli.md, "Exit codes").
+``import``, ``diff`` and ``plan`` read a live queue through :mod:`quota_constructs.runtime.adopt`:
+data on stdout, messages on stderr; exit 1 when ``diff`` finds drift or ``plan`` a destructive
+change (docs/cli.md, "Exit codes"). ``plan`` synthesizes both versions of the stack
+(:mod:`quota_constructs.stacks.plan`; aws_cdk is imported only then).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
@@ -22,6 +25,7 @@ from quota_constructs.commands._calendar import (
     organisation_in_force,
 )
 from quota_constructs.commands._common import (
+    CliError,
     EndpointOpt,
     ExitCode,
     JsonOpt,
@@ -43,6 +47,8 @@ from quota_constructs.config import (
     json_schema,
     load_organisation,
 )
+from quota_constructs.contracts import job_queue_arn_parameter
+from quota_constructs.deploy_plan import DeployPlan, LiveJob, ResourceChange
 from quota_constructs.model import (
     SCHEDULING_PRIORITY_RANGE,
     SHARE_FIELDS,
@@ -55,6 +61,7 @@ from quota_constructs.model import (
 from quota_constructs.runtime.adopt import (
     ImportedQueue,
     OrganisationDrift,
+    QueueNotFound,
     organisation_client,
     organisation_drift,
     read_organisation,
@@ -62,7 +69,7 @@ from quota_constructs.runtime.adopt import (
 from quota_constructs.runtime.queue import QueueClient
 
 org_app = typer.Typer(
-    help="Organisation files: validate, schema; import and diff a live queue.",
+    help="Organisation files: validate, schema; import, diff and plan against a live queue.",
     no_args_is_help=True,
 )
 
@@ -451,3 +458,237 @@ def drift_json(org: Organisation, client: QueueClient, drift: OrganisationDrift)
 
 
 org_app.command("preflight")(preflight_command)  # its own module: it asks Service Quotas
+
+
+# --- quota org plan ------------------------------------------------------------------------------
+
+
+@org_app.command("plan")
+@handle_errors
+def plan_command(
+    org_file: Annotated[Path, typer.Argument(help="The organisation file to deploy.")],
+    against: Annotated[
+        Path | None,
+        typer.Option(
+            "--against",
+            help="Compare with this file (the one deployed now) instead of the live queue; "
+            "no jobs are read.",
+            show_default=False,
+        ),
+    ] = None,
+    organisation: Annotated[
+        str | None,
+        typer.Option(
+            "--organisation",
+            "-o",
+            help="Compare with this deployed organisation's queue (SSM; default: the file's).",
+            show_default=False,
+        ),
+    ] = None,
+    queue: Annotated[
+        str | None,
+        typer.Option(
+            "--queue", help="Compare with this job queue (name or ARN).", show_default=False
+        ),
+    ] = None,
+    endpoint_url: EndpointOpt = None,
+    region: RegionOpt = None,
+    as_json: JsonOpt = False,
+    wide: WideOpt = False,
+) -> None:
+    """Show what deploying FILE would do, per resource, as CloudFormation would do it.
+
+    Created, updated in place, REPLACED (which create-only property changed) or DELETED; for
+    each quota share deleted, replaced, DISABLED or reduced below its use, the running and
+    waiting jobs it would terminate or preempt (from the live queue); and every change that
+    would fail. Exit 0 when nothing is destructive, 1 when something is, 2 on bad input,
+    3 when the organisation or queue is not deployed.
+    """
+    from quota_constructs.deploy_plan import plan_json
+    from quota_constructs.stacks.plan import plan_organisation_change
+
+    _check_plan_sources(org_file, against, organisation, queue)
+    new = load_organisation(org_file)
+    if against is not None:
+        old = load_organisation(against)
+        plan = plan_organisation_change(old, new)
+        compared = str(against)
+    else:
+        client = _plan_client(new, organisation, queue, endpoint_url, region)
+        plan = live_plan(new, client).plan
+        compared = client.queue
+    if as_json:
+        print_json(plan_json(plan))
+    elif plan.changes:
+        stdout_console().print(plan_table(plan, f"{org_file} over {compared}", wide=wide))
+    else:
+        stderr_console().print(f"no changes: {org_file} deploys nothing new over {compared}")
+    err = stderr_console()
+    if not as_json:
+        for note in plan.notes:
+            err.print(f"note: {note}", markup=False)
+        if plan.fails:
+            err.print(
+                "the deploy would fail and CloudFormation roll back (nothing deleted; updates "
+                "reverted, a preemption they caused is not undone)",
+                markup=False,
+            )
+    if plan.destructive:
+        raise typer.Exit(int(ExitCode.FAILED))
+
+
+def _check_plan_sources(
+    org_file: Path, against: Path | None, organisation: str | None, queue: str | None
+) -> None:
+    """One source of what is deployed, and files that exist; else a usage error naming the
+    option and the fix."""
+    given = [
+        name
+        for name, value in (
+            ("--against", against),
+            ("-o/--organisation", organisation),
+            ("--queue", queue),
+        )
+        if value is not None
+    ]
+    if len(given) > 1:
+        raise CliError(
+            f"{' and '.join(given)} are exclusive: --against compares with the file deployed "
+            "now, -o/--organisation and --queue with the live queue; fix: pass one of them"
+        )
+    for option, path in (("FILE", org_file), ("--against", against)):
+        if path is not None and not path.is_file():
+            raise CliError(
+                f"{option} {path}: no such file; fix: give the path of an organisation file"
+                + (" (the version deployed now, e.g. from `git show`)" if option != "FILE" else "")
+            )
+
+
+def _plan_client(
+    org: Organisation,
+    organisation: str | None,
+    queue: str | None,
+    endpoint_url: str | None,
+    region: str | None,
+) -> QueueClient:
+    options: dict[str, Any] = {"endpoint_url": endpoint_url, "region": region}
+    if queue:
+        return QueueClient(queue, **options)
+    name = organisation or org.name
+    try:
+        return organisation_client(name, **options)
+    except QueueNotFound as error:
+        option = "-o/--organisation" if organisation else "the file's organisation"
+        raise QueueNotFound(
+            [
+                Problem(
+                    option,
+                    name,
+                    f"no organisation {name!r} is deployed (no SSM parameter "
+                    f"{job_queue_arn_parameter(name)})",
+                    "pass the deployed organisation with -o NAME, its queue with --queue "
+                    "NAME_OR_ARN, or compare two files with --against OLD_FILE",
+                )
+            ]
+        ) from error
+
+
+@dataclass(frozen=True)
+class LivePlan:
+    """A plan against a live queue, with what applying it needs: both templates'
+    ``Resources`` and the deployed resources' ARNs by logical ID."""
+
+    plan: DeployPlan
+    old_resources: dict[str, Any]
+    new_resources: dict[str, Any]
+    deployed: dict[str, str]
+
+
+def live_plan(new: Organisation, client: QueueClient) -> LivePlan:
+    """What deploying ``new`` over the client's live queue does (its Batch resources): the
+    queue read back (with the file's descriptions and access), both synthesized, its jobs."""
+    from quota_constructs.deploy_plan import BATCH_TYPES, CDK_PATH, plan_deploy, with_file_parts
+    from quota_constructs.stacks.plan import organisation_resources
+
+    imported = read_organisation(client, new.name)
+    old = with_file_parts(imported.organisation, new)
+    old_resources = organisation_resources(old)
+    new_resources = organisation_resources(new)
+    plan = plan_deploy(
+        old_resources,
+        new_resources,
+        old=old,
+        new=new,
+        jobs=_live_jobs(client),
+        resource_types=BATCH_TYPES,
+    )
+    by_path = {r.construct_path: r.identifier for r in imported.resources}
+    deployed = {
+        logical_id: by_path[path]
+        for logical_id, resource in old_resources.items()
+        if (path := (resource.get("Metadata") or {}).get(CDK_PATH)) in by_path
+    }
+    return LivePlan(plan, old_resources, new_resources, deployed)
+
+
+def _live_jobs(client: QueueClient) -> list[LiveJob]:
+    """The queue's unfinished jobs; a running one's priority from DescribeServiceJob (the
+    likeliest victims of a capacity reduction are the lowest-priority ones)."""
+    jobs = []
+    for job in client.list():
+        priority = 0
+        if job.status.is_dispatched:
+            priority = client.describe(job.job_id).priority or 0
+        started = job.started_at or job.scheduled_at
+        jobs.append(
+            LiveJob(
+                job_id=job.job_id,
+                job_name=job.job_name,
+                share=job.share or "",
+                status=job.status,
+                capacity=dict(job.capacity_usage),
+                priority=priority,
+                started_at=started.timestamp() if started else None,
+            )
+        )
+    return jobs
+
+
+def _jobs_cell(change: ResourceChange, jobs: tuple[LiveJob, ...] | None) -> str:
+    if not change.holds_jobs:
+        return ""
+    if jobs is None:
+        return "?"
+    if not jobs:
+        return "-"
+    return f"{len(jobs)}: " + ", ".join(j.job_name or j.job_id for j in jobs)
+
+
+def plan_table(plan: DeployPlan, title: str, *, wide: bool = False) -> Table:
+    """One row per change, in CloudFormation's order: action, resource, logical ID, the jobs
+    terminated and preempted, why, and what fails."""
+    table = data_table(
+        "action",
+        "resource",
+        "logical ID",
+        "terminates",
+        "preempts",
+        "reason",
+        "fails",
+        title=title,
+        drop=("logical ID",),
+        wide=wide,
+    )
+    for change in plan.changes:
+        action = str(change.action).upper() if change.destructive else str(change.action)
+        name = change.quota_share_name
+        table.add_row(
+            action,
+            f"{change.resource_type} {name}" if name else f"{change.resource_type} {change.path}",
+            change.logical_id,
+            _jobs_cell(change, change.jobs_terminated),
+            _jobs_cell(change, change.jobs_preempted),
+            change.reason,
+            "; ".join(change.fails) or "-",
+        )
+    return table
