@@ -280,9 +280,9 @@ class Organisation:
         problems += training_prefix_problems(self.prefixed_teams(where))
         problems += self._calendar_problems(where)
         problems += self.notifications.problems()
-        problems += training_plan_problems(
-            self.training_plans, self.queue.service_environment_capacity()
-        )
+        complete = where.count in (None, len(self.queue.shares))
+        capacity = self.queue.service_environment_capacity() if complete else None
+        problems += training_plan_problems(self.training_plans, capacity)
         problems += subscription_count_problems(
             len(self.notifications.endpoints),
             sum(len(s.notifications.endpoints) for s in self.queue.shares),

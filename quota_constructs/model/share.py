@@ -292,8 +292,7 @@ def _borrow_problems(borrow_limit: int, strategy: SharingStrategy, path: str) ->
             Problem(
                 bl_path,
                 borrow_limit,
-                f"borrow_limit is only allowed with strategy LEND_AND_BORROW, "
-                f"not {strategy.value}",
+                f"borrow_limit is only allowed with strategy LEND_AND_BORROW, not {strategy.value}",
                 "remove borrow_limit or set strategy: LEND_AND_BORROW",
             )
         ]
