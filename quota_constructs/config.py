@@ -9,18 +9,26 @@ field path, value and fix.
 
 from __future__ import annotations
 
-import copy
 import difflib
+import functools
 import json
-import re
 import typing
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import asdict, replace
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictInt,
+    StrictStr,
+    TypeAdapter,
+    ValidationError,
+)
 
 from quota_constructs.model import (
     BUCKET_BODY,
@@ -63,19 +71,21 @@ from quota_constructs.model import (
     QuotaConfigError,
     QuotaShareSpec,
     ShareCalendar,
+    SharePaths,
     ShareState,
     ShareWindow,
     SharingStrategy,
     Subscribers,
     TeamAccess,
     TrainingPlanSpec,
+    share_problems,
     shared_access_problems,
     training_instance_types,
     training_prefix_problems,
 )
 from quota_constructs.safe_load import ORGANISATION_FILE_MAX_BYTES, dump_yaml, load_file
 
-_SHARE_INDEX = re.compile(r"shares\[[0-9]+\]")
+M = TypeVar("M", bound=BaseModel)
 BUNDLED_ORGS_DIR = Path(__file__).resolve().parent / "data" / "orgs"
 """The organisation files shipped in the package (``seed-demo.yaml``: the emulator's and the
 demo's default, the example ``quota init`` writes)."""
@@ -670,71 +680,70 @@ def _inner_model(annotation: Any) -> type[BaseModel] | None:
     return None
 
 
-def _optional_fields(model: type[BaseModel]) -> set[str]:
-    """Keys of ``model`` (aliases as written in files) that have a default.
-
-    Only its own: a nested model's optional key may be required here (a window's ``strategy``
-    is optional, a share's is not)."""
-    return {
-        field.alias or name for name, field in model.model_fields.items() if not field.is_required()
-    }
+_FAILED = object()
+"""A value that did not pass its field's shape."""
 
 
-_PLACEHOLDERS: dict[str, Any] = {"strategy": SharingStrategy.RESERVE.value, "capacity": {}}
-"""Stand-ins for a share's required fields that failed, so its other rules are still checked."""
-_VALUE_STAND_INS: dict[str, Any] = {
-    "int_type": 1,
-    "int_from_float": 1,
-    "int_parsing": 1,
-    "string_type": "",
-}
-"""Stand-ins for failing values in a mapping (capacity counts, tags), keeping its key."""
+def valid_fields(model: type[BaseModel], raw: Any, *, skip: Collection[str] = ()) -> dict[str, Any]:
+    """Field name -> validated value of each field of ``raw`` (a mapping, keys as written in
+    files) that passes ``model``'s shape on its own; a nested model's value is built from its
+    own valid fields. Unknown keys, failing fields and ``skip`` are left out; ``raw`` is never
+    changed."""
+    if not isinstance(raw, dict):
+        return {}
+    found = {}
+    for name, field in model.model_fields.items():
+        key = field.alias or name
+        if key in raw and key not in skip:
+            value = _field_value(model, name, raw[key])
+            if value is not _FAILED:
+                found[name] = value
+    return found
 
 
-def _without_shape_errors(data: Any, error: ValidationError) -> Any:
-    """A copy of ``data`` with every failing part set aside, so that the domain rules can still
-    be checked on the rest of the file: unknown keys, failing optional fields and failing
-    entries of mappings and lists are removed; a share's failing required field gets a
-    stand-in (its problem is already reported, and problems at reported paths are dropped)."""
-    cleaned = copy.deepcopy(data)
-    for item in sorted(error.errors(), key=lambda e: [str(p).zfill(9) for p in e["loc"]])[::-1]:
-        loc = item["loc"]
-        parent = _container_at(cleaned, loc[:-1])
-        model = _model_at(OrganisationFile, loc[:-1])
-        if parent is None or not loc:
-            continue
-        leaf = loc[-1]
-        removable = (
-            item["type"] == "extra_forbidden" or model is None or leaf in _optional_fields(model)
-        )
-        if isinstance(parent, list) and isinstance(leaf, int) and leaf < len(parent):
-            del parent[leaf]
-        elif isinstance(parent, dict) and model is None and item["type"] in _VALUE_STAND_INS:
-            parent[leaf] = _VALUE_STAND_INS[item["type"]]  # e.g. a count of '2': still 1 type
-        elif isinstance(parent, dict) and removable:
-            parent.pop(leaf, None)
-        elif isinstance(parent, dict) and model is ShareConfig:
-            name = f"unnamed-{loc[-2]}" if leaf == "name" else None
-            parent[leaf] = name or copy.deepcopy(_PLACEHOLDERS.get(str(leaf)))
-    return cleaned
+def parsable(model: type[M], raw: Any, *, skip: Collection[str] = ()) -> M | None:
+    """``raw`` as ``model`` from its valid fields (:func:`valid_fields`), defaults for the
+    optional ones that failed; ``None`` when a required field (not in ``skip``) failed."""
+    found = valid_fields(model, raw, skip=skip)
+    required = {n for n, f in model.model_fields.items() if f.is_required()} - set(skip)
+    if not isinstance(raw, dict) or not required <= found.keys():
+        return None
+    return model.model_construct(**found)
 
 
-def _container_at(data: Any, loc: tuple[Any, ...]) -> Any:
-    """The dict or list at ``loc`` in ``data`` (None: not there)."""
-    for part in loc:
-        try:
-            data = data[part]
-        except (KeyError, IndexError, TypeError):
-            return None
-    return data if isinstance(data, dict | list) else None
+def _field_value(model: type[BaseModel], name: str, value: Any) -> Any:
+    """``value`` validated as field ``name`` of ``model``, or ``_FAILED``."""
+    inner = _inner_model(model.model_fields[name].annotation)
+    if inner is not None and isinstance(value, dict):
+        value = parsable(inner, value)
+    elif inner is not None and isinstance(value, list):
+        value = [parsable(inner, v) if isinstance(v, dict) else v for v in value]
+    try:
+        return _field_adapter(model, name).validate_python(value)
+    except ValidationError:
+        return _FAILED
+
+
+@functools.cache
+def _field_adapter(model: type[BaseModel], name: str) -> TypeAdapter[Any]:
+    field = model.model_fields[name]
+    annotation: Any = field.annotation
+    if field.metadata:  # constraints given to Field(), e.g. max_length
+        annotation = Annotated[(annotation, *field.metadata)]
+    return TypeAdapter(annotation)
+
+
+def under(path: str, reported: Collection[str]) -> bool:
+    """Whether ``path`` is one of ``reported`` or below one."""
+    return any(path == r or path.startswith((r + ".", r + "[")) for r in reported)
 
 
 def parse_organisation(data: Any, *, source: str = "<data>") -> Organisation:
     """Validate already-parsed data as an organisation; raise :class:`OrgFileError` listing all.
 
     All in one run: shape errors (unknown keys with "did you mean", wrong types, missing
-    fields) and the domain rules of everything that parsed once the unknown keys and failing
-    optional fields are set aside (duplicate names, instance types, counts ...).
+    fields), then the domain rules of each item (share, calendar, plan, ...) checked on the
+    fields of it that passed their shape. ``data`` is never changed.
     """
     root = root_problem(data, FileKind.ORGANISATION, source)
     if root is not None:
@@ -743,70 +752,60 @@ def parse_organisation(data: Any, *, source: str = "<data>") -> Organisation:
         org = OrganisationFile.model_validate(data).to_organisation()
     except ValidationError as exc:
         problems = pydantic_problems(exc, model=OrganisationFile)
-        cleaned = _without_shape_errors(data, exc)
-    else:
-        rule_problems = org.problems()
-        if rule_problems:
-            raise OrgFileError(rule_problems, context=source)
-        return org
-    # Shape errors found: still report the domain rules of the parts that did parse.
-    problems += _rule_problems_of_parsable_parts(cleaned, {p.path for p in problems})
-    raise OrgFileError(problems, context=source)
+        reported = {p.path for p in problems}
+        rules = [p for p in _item_rule_problems(data) if not under(p.path, reported)]
+        raise OrgFileError(problems + rules, context=source) from None
+    rule_problems = org.problems()
+    if rule_problems:
+        raise OrgFileError(rule_problems, context=source)
+    return org
 
 
-def _rule_problems_of_parsable_parts(data: dict[str, Any], reported: set[str]) -> list[Problem]:
-    """Domain-rule problems of a file with shape errors, from the parts that did parse."""
+def _item_rule_problems(data: dict[str, Any]) -> list[Problem]:
+    """The domain rules of a file with shape errors, each item checked on its valid fields: the
+    organisation of the shares that parsed (at their own paths), then each share's own rules
+    where a required field of it failed (the queue's rules do not see that share)."""
     raw_shares = data.get("shares")
-    parsed: list[tuple[int, QuotaShareSpec]] = []
-    parsed_configs: list[ShareConfig] = []
-    for index, raw in enumerate(raw_shares if isinstance(raw_shares, list) else []):
-        try:
-            config = ShareConfig.model_validate(raw)
-        except ValidationError:
-            continue
-        parsed.append((index, config.to_spec()))
-        parsed_configs.append(config)
-    try:
-        queue_config = JobQueueConfig.model_validate(data.get("job_queue") or {})
-    except ValidationError:
-        queue_config = JobQueueConfig()
-    tags = data.get("tags")
-    try:
-        plans = [TrainingPlanConfig.model_validate(p) for p in data.get("training_plans") or []]
-    except (ValidationError, TypeError):
-        plans = []  # shape errors already reported; their rules are checked once they parse
-    org = Organisation(
-        training_plans=tuple(p.to_spec() for p in plans),
-        name=data.get("organisation", ""),
-        tags=tags
-        if isinstance(tags, dict) and all(isinstance(v, str) for v in tags.values())
-        else {},
-        queue=JobQueueSpec(
-            shares=tuple(spec for _, spec in parsed),
-            priority=queue_config.priority,
-            runnable_timeout_minutes=queue_config.runnable_timeout_minutes,
-        ),
-        calendars=_calendars(c for c in parsed_configs if not _duplicate(c, parsed_configs)),
-    )
-    original = {f"shares[{k}]": f"shares[{index}]" for k, (index, _) in enumerate(parsed)}
-    problems = []
-    for problem in org.problems():
-        path = problem.path
-        head, sep, rest = path.partition("]")
-        if path.startswith("shares[") and sep:
-            path = original[head + "]"] + rest
-        elif path == "shares" and len(parsed) != len(raw_shares or []):
-            continue  # the count is wrong only if shares that failed to parse are ignored
-        if any(path == r or path.startswith((r + ".", r + "[")) for r in reported):
-            continue
-        message = _SHARE_INDEX.sub(lambda m: original.get(m[0], m[0]), problem.message)
-        problems.append(Problem(path, problem.value, message, problem.fix))
+    items = list(enumerate(raw_shares)) if isinstance(raw_shares, list) else []
+    shares = [(f"shares[{i}]", _share(raw)) for i, raw in items]
+    parsed = [(path, share) for path, share in shares if share is not None]
+    top = valid_fields(OrganisationFile, data, skip={"shares"})
+    file = OrganisationFile.model_construct(
+        **{"organisation": "", **top, "shares": [share for _, share in parsed]}
+    )  # a name that failed its shape is reported; its rule is not checked twice
+    where = SharePaths(items=[path for path, _ in parsed], count=len(items))
+    problems = file.to_organisation().problems(where=where)
+    for (path, share), (_, raw) in zip(shares, items, strict=True):
+        if share is None:
+            problems += _partial_share_problems(raw, path)
     return problems
 
 
-def _duplicate(share: ShareConfig, shares: list[ShareConfig]) -> bool:
-    """Whether another parsed share has ``share``'s name (its calendar is then not checked)."""
-    return sum(s.name == share.name for s in shares) > 1
+_CALENDAR_KEYS = ("schedule", "timezone")
+"""A share's calendar: one item, checked only when its schedule passed its shape."""
+
+
+def _share(raw: Any) -> ShareConfig | None:
+    """A share from its valid fields (:func:`parsable`); without its calendar when its
+    schedule is there but failed."""
+    schedule = raw.get("schedule") if isinstance(raw, dict) else None
+    share = parsable(ShareConfig, raw)
+    if share is None or schedule is None or share.schedule is not None:
+        return share
+    return parsable(ShareConfig, raw, skip=_CALENDAR_KEYS)
+
+
+def _partial_share_problems(raw: Any, path: str) -> list[Problem]:
+    """The rules of the valid fields of a share of which a required field failed."""
+    found = valid_fields(ShareConfig, raw)
+    return share_problems(
+        {
+            name: _SPEC_VALUE.get(name, _same)(found[declared.file_key])
+            for name, declared in SHARE_FIELDS.items()
+            if declared.file_key in found
+        },
+        path,
+    )
 
 
 def load_organisation(path: str | Path) -> Organisation:

@@ -17,7 +17,7 @@ import math
 import os
 import re
 import stat
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
@@ -70,21 +70,60 @@ ErrorType = type[QuotaConfigError]
 Parsed = TypeVar("Parsed")
 
 
+Segments = tuple[Any, ...]
+"""A field's path as the keys and list indices from the root: ``("shares", 0, "name")``."""
+
+
 @dataclass(frozen=True)
 class Document:
-    """A parsed file: its data and the line of each field path (``shares[0].name``)."""
+    """A parsed file: its data and the line of each field, by its path's segments."""
 
     data: Any
-    lines: Mapping[str, int] = field(default_factory=dict)
+    lines: Mapping[Segments, int] = field(default_factory=dict)
 
-    def line_of(self, path: str) -> int | None:
-        """The line of ``path`` or of its nearest enclosing field; ``None`` when unknown."""
-        while path:
-            if path in self.lines:
-                return self.lines[path]
-            cut = max(path.rfind("."), path.rfind("["))
-            path = path[: max(cut, 0)]
+    def line_of(self, path: str | Sequence[Any]) -> int | None:
+        """The line of ``path`` or of its nearest enclosing field; ``None`` when unknown.
+
+        ``path``: segments, or a problem's text path (``shares[0].capacity.ml.g5.xlarge``),
+        split on the keys of the data, so a key may hold dots."""
+        segments = path_segments(path, self.data) if isinstance(path, str) else tuple(path)
+        while segments:
+            if segments in self.lines:
+                return self.lines[segments]
+            segments = segments[:-1]
         return None
+
+
+def path_segments(path: str, data: Any) -> Segments:
+    """The segments of a text path in ``data``: at each mapping the longest key the path goes
+    on with (``ml.p4d.24xlarge`` is one key), ``[i]`` a list index; past the data, dots split."""
+    segments: list[Any] = []
+    rest, node = path, data
+    while rest:
+        if rest.startswith("["):
+            end = rest.find("]")
+            if end < 0 or not rest[1:end].isdigit():
+                break
+            index, rest = int(rest[1:end]), rest[end + 1 :]
+            node = node[index] if isinstance(node, list) and index < len(node) else None
+            segments.append(index)
+            continue
+        rest = rest.removeprefix(".")
+        key = _key_in(node, rest)
+        segments.append(key)
+        rest = rest[len(str(key)) :]
+        node = node.get(key) if isinstance(node, dict) else None
+    return tuple(segments)
+
+
+def _key_in(node: Any, rest: str) -> Any:
+    """The longest key of ``node`` that ``rest`` starts with, up to a ``.`` or ``[``; else the
+    text up to the first of them."""
+    keys = node if isinstance(node, dict) else {}
+    found = [k for k in keys if rest.startswith(str(k)) and rest[len(str(k)) :][:1] in ".["]
+    if found:
+        return max(found, key=lambda k: len(str(k)))
+    return re.split(r"[.\[]", rest, maxsplit=1)[0]
 
 
 def _fail(error: ErrorType, source: str, problem: Problem) -> NoReturn:
@@ -323,6 +362,7 @@ class _Collection:
 
     value: dict[Any, Any] | list[Any]
     path: str
+    segments: Segments
     key: Any = None
     has_key: bool = False
     key_lines: dict[Any, int] = field(default_factory=dict)
@@ -331,6 +371,9 @@ class _Collection:
         if isinstance(self.value, list):
             return f"{self.path}[{len(self.value)}]"
         return f"{self.path}.{self.key}" if self.path else str(self.key)
+
+    def child_segments(self) -> Segments:
+        return (*self.segments, len(self.value) if isinstance(self.value, list) else self.key)
 
 
 def _line(event: yaml.Event) -> int:
@@ -343,7 +386,7 @@ class _Builder:
     def __init__(self, max_depth: int) -> None:
         self.max_depth = max_depth
         self.stack: list[_Collection] = []
-        self.lines: dict[str, int] = {}
+        self.lines: dict[Segments, int] = {}
         self.root: Any = None
         self.values = 0
 
@@ -404,9 +447,10 @@ class _Builder:
                 f"nested deeper than {self.max_depth} levels",
                 "flatten the structure; no file this project reads needs that depth",
             )
+        segments = self.stack[-1].child_segments() if self.stack else ()
         if self.stack:
-            self.lines.setdefault(path, _line(event))
-        self.stack.append(_Collection({} if mapping else [], path))
+            self.lines.setdefault(segments, _line(event))
+        self.stack.append(_Collection({} if mapping else [], path, segments))
 
     def _expects_key(self) -> bool:
         top = self.stack[-1]
@@ -419,7 +463,7 @@ class _Builder:
         top = self.stack[-1]
         line = _line(event)
         if isinstance(top.value, list):
-            self.lines.setdefault(top.child_path(), line)
+            self.lines.setdefault(top.child_segments(), line)
             top.value.append(value)
         elif top.has_key:
             top.value[top.key] = value
@@ -439,7 +483,7 @@ class _Builder:
                 "keep one of the two",
             )
         top.key_lines[key] = line
-        self.lines[top.child_path()] = line
+        self.lines[top.child_segments()] = line
 
 
 def parse_yaml(

@@ -30,8 +30,10 @@ from quota_constructs.config import (
     FileKind,
     ShareConfig,
     StrictModel,
+    parsable,
     pydantic_problems,
     root_problem,
+    under,
 )
 from quota_constructs.model import (
     MAX_SHARES_PER_QUEUE,
@@ -40,6 +42,7 @@ from quota_constructs.model import (
     Problem,
     QuotaConfigError,
     QuotaShareSpec,
+    SharePaths,
     SharingStrategy,
 )
 from quota_constructs.safe_load import TEAM_PROFILE_FILE_MAX_BYTES, load_file
@@ -481,73 +484,38 @@ class TeamsFile(StrictModel):
 
 def _rule_problems(teams: TeamsFile) -> list[Problem]:
     """Quota rules from the model, on an organisation of RESERVE shares mirroring the teams."""
-    return _team_rule_problems(teams.organisation, list(enumerate(teams.teams)), complete=True)
+    listed = [(f"teams[{index}]", team) for index, team in enumerate(teams.teams)]
+    return _team_rule_problems(teams.organisation, listed, count=len(listed))
 
 
 def _team_rule_problems(
-    organisation: str, teams: list[tuple[int, TeamProfile]], *, complete: bool
+    organisation: str, teams: list[tuple[str, TeamProfile]], *, count: int
 ) -> list[Problem]:
-    """The model's rules and each profile's own, for ``teams`` (file index, profile).
-
-    ``complete``: every team of the file parsed (else the team count is not checked)."""
+    """The model's rules and each profile's own, for ``teams`` (path in the file, profile) of
+    the ``count`` teams of the file."""
     shares = tuple(
         QuotaShareSpec(name=t.name, capacity=t.capacity, strategy=SharingStrategy.RESERVE)
         for _, t in teams
     )
     org = Organisation(name=organisation, queue=JobQueueSpec(shares=shares))
-    index_of = {f"shares[{k}]": f"teams[{index}]" for k, (index, _) in enumerate(teams)}
-    problems = []
-    for p in org.problems():
-        head, sep, rest = p.path.partition("]")
-        if p.path.startswith("shares[") and sep:
-            path = index_of[head + "]"] + rest
-        elif p.path == "shares":
-            if not complete:
-                continue
-            path = "teams"
-        else:
-            path = p.path
-        message = _SHARE_INDEX.sub(lambda m: index_of.get(m[0], m[0]), p.message)
-        problems.append(Problem(path, p.value, message, p.fix))
-    for index, team in teams:
-        problems += team.problems(f"teams[{index}]")
+    problems = org.problems(where=SharePaths("teams", [path for path, _ in teams], count))
+    for path, team in teams:
+        problems += team.problems(path)
     return problems
 
 
-def _set_aside(team: Any, index: int, reported: set[str]) -> Any:
-    """``team`` without the keys whose problems are already reported (unknown keys, failing
-    optional fields), so its other rules are still checked; a failing required key still fails."""
-    if not isinstance(team, dict):
-        return team
-    where = f"teams[{index}]."
-    failing = {
-        r.removeprefix(where).split(".")[0].split("[")[0] for r in reported if r.startswith(where)
-    }
-    return {k: v for k, v in team.items() if k not in failing or k in _REQUIRED_KEYS}
-
-
-_SHARE_INDEX = re.compile(r"shares\[\d+\]")
-_REQUIRED_KEYS = frozenset({"name", "capacity", "workload"})
-
-
 def _problems_of_parsable_teams(data: dict[str, Any], reported: set[str]) -> list[Problem]:
-    """Rule problems of the teams that did parse in a file with shape errors (not reported
-    twice: a path already reported, or under one, is skipped)."""
+    """Rule problems of a file with shape errors, each team checked on its fields that passed
+    (:func:`~quota_constructs.config.parsable`); a path already reported, or under one, is
+    skipped."""
     raw = data.get("teams")
-    parsed: list[tuple[int, TeamProfile]] = []
-    for index, team in enumerate(raw if isinstance(raw, list) else []):
-        try:
-            parsed.append((index, TeamProfile.model_validate(_set_aside(team, index, reported))))
-        except ValidationError:
-            continue
+    items = list(enumerate(raw)) if isinstance(raw, list) else []
+    teams = [(f"teams[{i}]", parsable(TeamProfile, team)) for i, team in items]
+    parsed = [(path, team) for path, team in teams if team is not None]
     name = data.get("organisation")
-    complete = isinstance(raw, list) and len(parsed) == len(raw)
-    problems = _team_rule_problems(name if isinstance(name, str) else "", parsed, complete=complete)
-    return [
-        p
-        for p in problems
-        if not any(p.path == r or p.path.startswith((r + ".", r + "[")) for r in reported)
-    ]
+    name = name if isinstance(name, str) else ""  # a name that failed is reported already
+    problems = _team_rule_problems(name, parsed, count=len(items))
+    return [p for p in problems if not under(p.path, reported)]
 
 
 def parse_teams(data: Any, *, source: str = "<data>") -> TeamsFile:

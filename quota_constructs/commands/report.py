@@ -57,7 +57,7 @@ from quota_constructs.model.cost import (
     CostReport,
     Price,
     cost_report,
-    parse_prices,
+    parse_prices_file,
 )
 from quota_constructs.safe_load import load_file
 
@@ -80,7 +80,9 @@ PRICES_FILE_MAX_BYTES = 1024 * 1024
 
 def load_prices(path: Path) -> dict[str, Price]:
     """A prices file (YAML or JSON): ``TYPE: USD`` or ``TYPE: {on_demand, training_plan}``."""
-    return load_file(path, parse_prices, max_bytes=PRICES_FILE_MAX_BYTES, error=QuotaConfigError)
+    return load_file(
+        path, parse_prices_file, max_bytes=PRICES_FILE_MAX_BYTES, error=QuotaConfigError
+    )
 
 
 def _r(value: float) -> float:

@@ -127,6 +127,7 @@ from quota_constructs.model.notifications import (
 from quota_constructs.model.organisation import (
     JobQueueSpec,
     Organisation,
+    SharePaths,
 )
 from quota_constructs.model.problems import (
     MAX_LISTED_PROBLEMS,
@@ -146,6 +147,7 @@ from quota_constructs.model.share import (
     ShareField,
     ShareState,
     SharingStrategy,
+    share_problems,
 )
 from quota_constructs.model.training_logs import (
     BATCH_ATTEMPT_ID_LENGTH,
@@ -266,6 +268,7 @@ __all__ = [
     "ScheduledChange",
     "ShareCalendar",
     "ShareField",
+    "SharePaths",
     "ShareState",
     "ShareWindow",
     "SharingStrategy",
@@ -306,6 +309,7 @@ __all__ = [
     "raise_if",
     "scheduled_changes",
     "share_count_allowed",
+    "share_problems",
     "shared_access_problems",
     "status_reason_matches",
     "subscription_count_problems",

@@ -29,7 +29,7 @@ from enum import Enum
 from itertools import pairwise
 
 from quota_constructs.model.organisation import Organisation
-from quota_constructs.model.problems import Problem, QuotaConfigError
+from quota_constructs.model.problems import Problem, QuotaConfigError, raise_if
 from quota_constructs.model.training_plan import HOUR_S, TrainingPlanSpec
 
 
@@ -84,12 +84,19 @@ def price_of(prices: Mapping[str, Price], instance_type: str, source: str = "--p
     )
 
 
-def price_problems(data: object, source: str) -> list[Problem]:
-    """A prices document's problems: ``TYPE: USD`` or ``TYPE: {on_demand, training_plan}``."""
+def price_problems(data: object, source: str = "") -> list[Problem]:
+    """A prices document's problems: ``TYPE: USD`` or ``TYPE: {on_demand, training_plan}``.
+
+    With ``source``, each path starts with it (``p.yaml: ml.g5.xlarge``); without, paths are
+    the file's own (``ml.g5.xlarge``), for a loader that gives each problem its line."""
+
+    def at(path: str) -> str:
+        return f"{source}: {path}" if source else path
+
     if not isinstance(data, Mapping) or not data:
         return [
             Problem(
-                source,
+                source or "<root>",
                 type(data).__name__,
                 "a prices file maps instance types to USD per instance-hour",
                 "write e.g. 'ml.g5.xlarge: 1.41'",
@@ -102,7 +109,7 @@ def price_problems(data: object, source: str) -> list[Problem]:
             if key not in ("on_demand", "training_plan"):
                 problems.append(
                     Problem(
-                        f"{source}: {itype}.{key}",
+                        at(f"{itype}.{key}"),
                         key,
                         "unknown key",
                         "use on_demand or training_plan",
@@ -111,9 +118,9 @@ def price_problems(data: object, source: str) -> list[Problem]:
             elif isinstance(amount, bool) or not isinstance(amount, int | float) or amount < 0:
                 problems.append(
                     Problem(
-                        f"{source}: {itype}.{key}"
+                        at(f"{itype}.{key}")
                         if key != "on_demand" or isinstance(value, Mapping)
-                        else f"{source}: {itype}",
+                        else at(str(itype)),
                         amount,
                         "a price must be a number of USD per instance-hour, 0 or more",
                         "e.g. 1.41",
@@ -122,7 +129,7 @@ def price_problems(data: object, source: str) -> list[Problem]:
         if isinstance(value, Mapping) and "on_demand" not in value:
             problems.append(
                 Problem(
-                    f"{source}: {itype}",
+                    at(str(itype)),
                     dict(value),
                     "on_demand is missing",
                     "add on_demand: USD per instance-hour",
@@ -132,10 +139,20 @@ def price_problems(data: object, source: str) -> list[Problem]:
 
 
 def parse_prices(data: object, source: str) -> dict[str, Price]:
-    """A prices document as :class:`Price` per type; :class:`QuotaConfigError` listing all."""
-    problems = price_problems(data, source)
-    if problems:
-        raise QuotaConfigError(problems)
+    """A prices document as :class:`Price` per type; :class:`QuotaConfigError` listing all,
+    each path starting with ``source``."""
+    raise_if(price_problems(data, source))
+    return _prices(data)
+
+
+def parse_prices_file(data: object, source: str) -> dict[str, Price]:
+    """:func:`parse_prices` for a file loader: the paths are the file's own and ``source`` is
+    the error's context, so that each problem can get its line."""
+    raise_if(price_problems(data), context=source)
+    return _prices(data)
+
+
+def _prices(data: object) -> dict[str, Price]:
     assert isinstance(data, Mapping)
     prices = {}
     for itype, value in data.items():

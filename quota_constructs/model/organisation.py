@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from types import MappingProxyType
@@ -38,6 +38,26 @@ from quota_constructs.model.training_logs import training_prefix_problems
 from quota_constructs.model.training_plan import TrainingPlanSpec, training_plan_problems
 
 # --- queue ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SharePaths:
+    """Where a queue's shares are in their file, for the paths of problems.
+
+    ``list_path``: the list's key; ``items``: each share's path (default ``shares[i]``), for
+    a queue of the shares that parsed; ``count``: the list's length, when some did not.
+    """
+
+    list_path: str = "shares"
+    items: Sequence[str] | None = None
+    count: int | None = None
+
+    def item(self, index: int) -> str:
+        """The path of the queue's share ``index``."""
+        return self.items[index] if self.items is not None else f"{self.list_path}[{index}]"
+
+
+_IN_ORDER = SharePaths()
 
 
 @dataclass(frozen=True)
@@ -121,7 +141,7 @@ class JobQueueSpec:
                 return REASON_BORROWABLE
         return None
 
-    def problems(self, path: str = "") -> list[Problem]:
+    def problems(self, path: str = "", *, where: SharePaths = _IN_ORDER) -> list[Problem]:
         """Every rule the queue and its shares break, with field paths below ``path``."""
         problems: list[Problem] = []
         low, high = QUEUE_PRIORITY_RANGE
@@ -141,36 +161,42 @@ class JobQueueSpec:
                 high,
                 what="runnable timeout (minutes)",
             )
-        shares_path = join_path(path, "shares")
-        if not share_count_allowed(len(self.shares)):
+        shares_path = join_path(path, where.list_path)
+        count = len(self.shares) if where.count is None else where.count
+        if not share_count_allowed(count):
             problems.append(
                 Problem(
                     shares_path,
-                    len(self.shares),
+                    count,
                     f"a quota-managed job queue needs 1 to {MAX_SHARES_PER_QUEUE} quota shares",
                     "split the teams over several organisations"
-                    if self.shares
+                    if count
                     else "declare at least one share",
                 )
             )
         problems += self._pool_problems(shares_path)
+        return problems + self._share_problems(path, where)
+
+    def _share_problems(self, path: str, where: SharePaths) -> list[Problem]:
+        """Each share's own rules, unique names, and no two teams with the same resources."""
+        problems: list[Problem] = []
         seen: dict[str, int] = {}
         for index, share in enumerate(self.shares):
-            share_path = f"{shares_path}[{index}]"
+            share_path = join_path(path, where.item(index))
             problems += share.problems(share_path)
             if share.name in seen:
                 problems.append(
                     Problem(
                         f"{share_path}.name",
                         share.name,
-                        f"quota share names must be unique in a queue; shares[{seen[share.name]}] "
-                        "has the same name",
+                        f"quota share names must be unique in a queue; "
+                        f"{where.item(seen[share.name])} has the same name",
                         "give each share its own name",
                     )
                 )
             seen.setdefault(share.name, index)
         problems += shared_access_problems(
-            (f"{shares_path}[{index}].access", share.access)
+            (f"{join_path(path, where.item(index))}.access", share.access)
             for index, share in enumerate(self.shares)
             if share.access is not None
         )
@@ -237,7 +263,8 @@ class Organisation:
             for s in self.queue.shares
         )
 
-    def problems(self) -> list[Problem]:
+    def problems(self, *, where: SharePaths = _IN_ORDER) -> list[Problem]:
+        """Every rule the organisation breaks; ``where``: the paths of its shares in the file."""
         problems = check_organisation_name(self.name, "organisation")
         if self.description:
             problems += check_description(
@@ -249,29 +276,29 @@ class Organisation:
             )
         problems += check_tags(self.tags)
         problems += self._team_tag_problems()
-        problems += self.queue.problems()
-        problems += training_prefix_problems(self.prefixed_teams())
-        problems += self._calendar_problems()
+        problems += self.queue.problems(where=where)
+        problems += training_prefix_problems(self.prefixed_teams(where))
+        problems += self._calendar_problems(where)
         problems += self.notifications.problems()
-        problems += training_plan_problems(
-            self.training_plans, self.queue.service_environment_capacity()
-        )
+        complete = where.count in (None, len(self.queue.shares))
+        capacity = self.queue.service_environment_capacity() if complete else None
+        problems += training_plan_problems(self.training_plans, capacity)
         problems += subscription_count_problems(
             len(self.notifications.endpoints),
             sum(len(s.notifications.endpoints) for s in self.queue.shares),
         )
         return problems
 
-    def prefixed_teams(self) -> list[tuple[str, str]]:
+    def prefixed_teams(self, where: SharePaths = _IN_ORDER) -> list[tuple[str, str]]:
         """``(field path, team tag value)`` of each share whose team's training-job names are
         prefixed (``access.training_logs: team-prefixed``)."""
         return [
-            (f"shares[{index}].name", team_tag_value(self.name, share.name))
+            (f"{where.item(index)}.name", team_tag_value(self.name, share.name))
             for index, share in enumerate(self.queue.shares)
             if share.access is not None and share.access.team_prefixed_logs
         ]
 
-    def _calendar_problems(self) -> list[Problem]:
+    def _calendar_problems(self, where: SharePaths) -> list[Problem]:
         """Each calendar's rules for its share; a calendar must name a share of the queue."""
         index = {share.name: i for i, share in enumerate(self.queue.shares)}
         problems = []
@@ -286,7 +313,8 @@ class Organisation:
                     )
                 )
                 continue
-            problems += calendar.problems(self.queue.shares[index[name]], f"shares[{index[name]}]")
+            share = self.queue.shares[index[name]]
+            problems += calendar.problems(share, where.item(index[name]))
         return problems
 
     def _team_tag_problems(self) -> list[Problem]:

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from types import MappingProxyType
+from typing import Any
 
 from quota_constructs.model.access import TeamAccess
 from quota_constructs.model.limits import (
@@ -205,54 +206,7 @@ class QuotaShareSpec:
 
     def problems(self, path: str = "") -> list[Problem]:
         """Every rule this share breaks on its own (queue-level rules are on QueueSpec)."""
-        problems = check_name(self.name, join_path(path, "name"), what="quota share name")
-        cap_path = join_path(path, "capacity")
-        count = len(self.capacity)
-        if not MIN_CAPACITY_LIMITS_PER_SHARE <= count <= MAX_CAPACITY_LIMITS_PER_SHARE:
-            problems.append(
-                Problem(
-                    cap_path,
-                    dict(self.capacity),
-                    f"a quota share needs 1 to 5 capacity limits (instance types), got {count}",
-                    "list between one and five instance types with their instance counts",
-                )
-            )
-        for itype, count_ in self.capacity.items():
-            item = f"{cap_path}.{itype}"
-            problems += check_capacity_limit(
-                itype, count_, type_path=item, count_path=item, what="max capacity (instances)"
-            )
-        if self.borrow_limit is not None:
-            bl_path = join_path(path, "borrow_limit")
-            if not self.strategy.borrows:
-                problems.append(
-                    Problem(
-                        bl_path,
-                        self.borrow_limit,
-                        f"borrow_limit is only allowed with strategy LEND_AND_BORROW, "
-                        f"not {self.strategy.value}",
-                        "remove borrow_limit or set strategy: LEND_AND_BORROW",
-                    )
-                )
-            else:
-                problems += check_int_range(
-                    self.borrow_limit,
-                    bl_path,
-                    UNLIMITED_BORROW,
-                    MAX_BORROW_LIMIT,
-                    what="borrow limit (percent; -1 = unlimited)",
-                )
-        if self.description:
-            problems += check_description(
-                self.description,
-                join_path(path, "description"),
-                max_chars=MAX_SHARE_DESCRIPTION_CHARS,
-                what="a share's description",
-            )
-        if self.access is not None:
-            problems += self.access.problems(join_path(path, "access"))
-        problems += self.notifications.problems(join_path(path, "notifications"))
-        return problems
+        return share_problems({f.name: getattr(self, f.name) for f in fields(self)}, path)
 
     def environment_problems(
         self, environment: Mapping[str, int], *, environment_name: str, path: str = ""
@@ -282,6 +236,73 @@ class QuotaShareSpec:
             for itype, count in self.capacity.items()
             if itype in environment and count > environment[itype]
         }
+
+
+def share_problems(values: Mapping[str, Any], path: str = "") -> list[Problem]:
+    """The rules of a share's fields in ``values`` (field name -> the model's value).
+
+    A rule is checked when its fields are all there; a loader passes only the fields that
+    parsed, so a share with a field that did not still has its other rules checked.
+    """
+    problems = []
+    if "name" in values:
+        problems += check_name(values["name"], join_path(path, "name"), what="quota share name")
+    if "capacity" in values:
+        problems += _capacity_problems(values["capacity"], join_path(path, "capacity"))
+    if values.get("borrow_limit") is not None and "strategy" in values:
+        problems += _borrow_problems(values["borrow_limit"], values["strategy"], path)
+    if values.get("description"):
+        problems += check_description(
+            values["description"],
+            join_path(path, "description"),
+            max_chars=MAX_SHARE_DESCRIPTION_CHARS,
+            what="a share's description",
+        )
+    if values.get("access") is not None:
+        problems += values["access"].problems(join_path(path, "access"))
+    if "notifications" in values:
+        problems += values["notifications"].problems(join_path(path, "notifications"))
+    return problems
+
+
+def _capacity_problems(capacity: Mapping[str, int], cap_path: str) -> list[Problem]:
+    count = len(capacity)
+    problems = []
+    if not MIN_CAPACITY_LIMITS_PER_SHARE <= count <= MAX_CAPACITY_LIMITS_PER_SHARE:
+        problems.append(
+            Problem(
+                cap_path,
+                dict(capacity),
+                f"a quota share needs 1 to 5 capacity limits (instance types), got {count}",
+                "list between one and five instance types with their instance counts",
+            )
+        )
+    for itype, count_ in capacity.items():
+        item = f"{cap_path}.{itype}"
+        problems += check_capacity_limit(
+            itype, count_, type_path=item, count_path=item, what="max capacity (instances)"
+        )
+    return problems
+
+
+def _borrow_problems(borrow_limit: int, strategy: SharingStrategy, path: str) -> list[Problem]:
+    bl_path = join_path(path, "borrow_limit")
+    if not strategy.borrows:
+        return [
+            Problem(
+                bl_path,
+                borrow_limit,
+                f"borrow_limit is only allowed with strategy LEND_AND_BORROW, not {strategy.value}",
+                "remove borrow_limit or set strategy: LEND_AND_BORROW",
+            )
+        ]
+    return check_int_range(
+        borrow_limit,
+        bl_path,
+        UNLIMITED_BORROW,
+        MAX_BORROW_LIMIT,
+        what="borrow limit (percent; -1 = unlimited)",
+    )
 
 
 SHARE_FIELDS: Mapping[str, ShareField] = MappingProxyType(

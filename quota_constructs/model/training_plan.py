@@ -158,13 +158,14 @@ class TrainingPlanSpec:
 
 
 def training_plan_problems(
-    plans: Iterable[TrainingPlanSpec], capacity: Mapping[str, int]
+    plans: Iterable[TrainingPlanSpec], capacity: Mapping[str, int] | None
 ) -> list[Problem]:
     """Every plan's own rules, unique names and ARNs, and each type's capacity against plans.
 
-    ``capacity``: the service environment (the shares' capacity summed per instance type). A
-    named plan's type must be one the shares hold, and the shares' capacity of a type may not
-    exceed the instances of the largest set of that type's plans active at once.
+    ``capacity``: the service environment (the shares' capacity summed per instance type;
+    ``None``: not known, as some shares did not parse). A named plan's type must be one the
+    shares hold, and the shares' capacity of a type may not exceed the instances of the
+    largest set of that type's plans active at once.
     """
     plans = list(plans)
     problems: list[Problem] = []
@@ -184,7 +185,7 @@ def training_plan_problems(
                 )
             )
         seen.setdefault(key, index)
-    if problems:
+    if problems or capacity is None:
         return problems
     return problems + _capacity_problems(plans, capacity)
 
