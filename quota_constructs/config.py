@@ -82,6 +82,7 @@ from quota_constructs.model import (
     shared_access_problems,
     training_instance_types,
     training_prefix_problems,
+    unparsed_name_problems,
 )
 from quota_constructs.safe_load import ORGANISATION_FILE_MAX_BYTES, dump_yaml, load_file
 
@@ -773,12 +774,21 @@ def _item_rule_problems(data: dict[str, Any]) -> list[Problem]:
     file = OrganisationFile.model_construct(
         **{"organisation": "", **top, "shares": [share for _, share in parsed]}
     )  # a name that failed its shape is reported; its rule is not checked twice
-    where = SharePaths(items=[path for path, _ in parsed], count=len(items))
+    unparsed = [
+        (path, raw) for (path, share), (_, raw) in zip(shares, items, strict=True) if share is None
+    ]
+    names = [(path, n) for path, raw in unparsed if (n := _valid_name(raw)) is not None]
+    where = SharePaths(items=[path for path, _ in parsed], count=len(items), unparsed_names=names)
     problems = file.to_organisation().problems(where=where)
-    for (path, share), (_, raw) in zip(shares, items, strict=True):
-        if share is None:
-            problems += _partial_share_problems(raw, path)
-    return problems
+    for path, raw in unparsed:
+        problems += _partial_share_problems(raw, path)
+    return problems + unparsed_name_problems(where, [share.name for _, share in parsed])
+
+
+def _valid_name(raw: Any) -> str | None:
+    """The name of a share that did not parse, when its name did."""
+    name = valid_fields(ShareConfig, raw).get("name")
+    return name if isinstance(name, str) else None
 
 
 _CALENDAR_KEYS = ("schedule", "timezone")

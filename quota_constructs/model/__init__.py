@@ -128,6 +128,7 @@ from quota_constructs.model.organisation import (
     JobQueueSpec,
     Organisation,
     SharePaths,
+    unparsed_name_problems,
 )
 from quota_constructs.model.problems import (
     MAX_LISTED_PROBLEMS,
@@ -320,5 +321,6 @@ __all__ = [
     "training_log_stream_pattern",
     "training_plan_problems",
     "training_prefix_problems",
+    "unparsed_name_problems",
     "utc_text",
 ]

@@ -45,12 +45,15 @@ class SharePaths:
     """Where a queue's shares are in their file, for the paths of problems.
 
     ``list_path``: the list's key; ``items``: each share's path (default ``shares[i]``), for
-    a queue of the shares that parsed; ``count``: the list's length, when some did not.
+    a queue of the shares that parsed; ``count``: the list's length, when some did not;
+    ``unparsed_names``: the path and name of each share that did not parse but whose name did
+    (names must be unique across all of them).
     """
 
     list_path: str = "shares"
     items: Sequence[str] | None = None
     count: int | None = None
+    unparsed_names: Sequence[tuple[str, str]] = ()
 
     def item(self, index: int) -> str:
         """The path of the queue's share ``index``."""
@@ -58,6 +61,42 @@ class SharePaths:
 
 
 _IN_ORDER = SharePaths()
+
+
+def _index_of(item: str) -> int:
+    """The list index in a share's path (``shares[3]`` -> 3)."""
+    return int(item.rpartition("[")[2].rstrip("]"))
+
+
+def _first_of_each_name(named: Sequence[tuple[str, str]]) -> dict[str, str]:
+    """Name -> the path of the first share in the file with it."""
+    first: dict[str, str] = {}
+    for item, name in sorted(named, key=lambda pair: _index_of(pair[0])):
+        first.setdefault(name, item)
+    return first
+
+
+def duplicate_name_problem(share_path: str, name: str, first: str) -> Problem:
+    """Share ``share_path`` has the name of the earlier share ``first``."""
+    return Problem(
+        f"{share_path}.name",
+        name,
+        f"quota share names must be unique in a queue; {first} has the same name",
+        "give each share its own name",
+    )
+
+
+def unparsed_name_problems(where: SharePaths, parsed_names: Sequence[str]) -> list[Problem]:
+    """The duplicate names of the shares that did not parse (``where.unparsed_names``), the
+    shares that did (in ``where.items``' order) counted too."""
+    first = _first_of_each_name(
+        [*zip(where.items or (), parsed_names, strict=True), *where.unparsed_names]
+    )
+    return [
+        duplicate_name_problem(join_path("", item), name, first[name])
+        for item, name in where.unparsed_names
+        if first[name] != item
+    ]
 
 
 @dataclass(frozen=True)
@@ -180,21 +219,14 @@ class JobQueueSpec:
     def _share_problems(self, path: str, where: SharePaths) -> list[Problem]:
         """Each share's own rules, unique names, and no two teams with the same resources."""
         problems: list[Problem] = []
-        seen: dict[str, int] = {}
+        first = _first_of_each_name(
+            [*((where.item(i), s.name) for i, s in enumerate(self.shares)), *where.unparsed_names]
+        )
         for index, share in enumerate(self.shares):
             share_path = join_path(path, where.item(index))
             problems += share.problems(share_path)
-            if share.name in seen:
-                problems.append(
-                    Problem(
-                        f"{share_path}.name",
-                        share.name,
-                        f"quota share names must be unique in a queue; "
-                        f"{where.item(seen[share.name])} has the same name",
-                        "give each share its own name",
-                    )
-                )
-            seen.setdefault(share.name, index)
+            if first[share.name] != where.item(index):
+                problems.append(duplicate_name_problem(share_path, share.name, first[share.name]))
         problems += shared_access_problems(
             (f"{join_path(path, where.item(index))}.access", share.access)
             for index, share in enumerate(self.shares)

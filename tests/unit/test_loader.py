@@ -97,3 +97,28 @@ def test_lines_are_found_by_segments_and_by_text_paths_split_on_the_datas_keys()
     assert document.line_of("ml.p4d.24xlarge.training_plan") == 4
     assert document.line_of("l[1].k") == 6
     assert document.line_of("nothing") is None
+
+
+def test_a_share_that_did_not_parse_still_has_its_name_checked_for_duplicates() -> None:
+    def share(name: str, count: object, strategy: str) -> dict[str, object]:
+        return {"name": name, "capacity": {"ml.g5.xlarge": count}, "strategy": strategy}
+
+    data = {
+        "organisation": "o",
+        "shares": [
+            share("a", 1, "RESREVE"),
+            share("a", 1, "RESERVE"),
+            share("b", "x", "RESERVE"),
+            share("b", 1, "LEND"),
+            share("a", 1, "BAD"),
+        ],
+    }
+    with pytest.raises(OrgFileError) as caught:
+        parse_organisation(data)
+    clashes = {p.path: p.message for p in caught.value.problems if p.path.endswith(".name")}
+    same = "quota share names must be unique in a queue; shares[{}] has the same name"
+    assert clashes == {
+        "shares[1].name": same.format(0),
+        "shares[3].name": same.format(2),
+        "shares[4].name": same.format(0),
+    }
