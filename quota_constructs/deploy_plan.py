@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
@@ -28,6 +29,7 @@ from quota_constructs.model import (
     JobStatus,
     Organisation,
     QuotaShareSpec,
+    ShareCalendar,
     ShareState,
 )
 from quota_constructs.model.resource_schemas import create_only_properties
@@ -385,6 +387,17 @@ def _reasons(diff: _Diff, resource_type: str, share: str | None) -> list[str]:
 _Effects = dict[str, tuple[list[LiveJob], list[LiveJob], list[str]]]
 
 
+def _as_deployed(
+    live: QuotaShareSpec,
+    file: QuotaShareSpec,
+    calendar: ShareCalendar | None,
+    when: datetime,
+) -> QuotaShareSpec:
+    if calendar is not None:
+        live = calendar.as_deployed(live, file, when)
+    return replace(live, description=file.description, access=file.access)
+
+
 def _share_specs(org: Organisation) -> dict[str, QuotaShareSpec]:
     return {s.name: s for s in org.queue.shares}
 
@@ -698,17 +711,15 @@ def plan_json(plan: DeployPlan) -> dict[str, Any]:
     }
 
 
-def with_file_parts(live: Organisation, file: Organisation) -> Organisation:
-    """The live organisation with the shares' descriptions and team access (which AWS does not
-    store; access tags the share) taken from the file for the shares both have, so that a plan
-    against a live queue shows only what the queue itself would change."""
+def with_file_parts(live: Organisation, file: Organisation, when: datetime) -> Organisation:
+    """The live organisation read at ``when`` with the shares' descriptions and team access
+    (which AWS does not store; access tags the share) taken from the file for the shares both
+    have, and the file's own sharing settings where a share has those the file's calendar puts
+    in force at ``when`` (its schedule set them, not a deploy), so that a plan against a live
+    queue shows only what the queue itself would change."""
     file_shares = _share_specs(file)
     shares = tuple(
-        replace(
-            s,
-            description=file_shares[s.name].description,
-            access=file_shares[s.name].access,
-        )
+        _as_deployed(s, file_shares[s.name], file.calendars.get(s.name), when)
         if s.name in file_shares
         else s
         for s in live.queue.shares

@@ -611,7 +611,7 @@ def live_plan(new: Organisation, client: QueueClient) -> LivePlan:
     from quota_constructs.stacks.plan import organisation_resources
 
     imported = read_organisation(client, new.name)
-    old = with_file_parts(imported.organisation, new)
+    old = with_file_parts(imported.organisation, new, datetime.now(UTC))
     old_resources = organisation_resources(old)
     new_resources = organisation_resources(new)
     plan = plan_deploy(

@@ -295,6 +295,16 @@ class ShareCalendar:
         index = self.window_at(when)
         return base if index is None else self.windows[index].apply(base)
 
+    def as_deployed(
+        self, live: QuotaShareSpec, base: QuotaShareSpec, when: datetime
+    ) -> QuotaShareSpec:
+        """``live`` (a share read back at ``when``) with ``base``'s own settings when it has
+        those this calendar puts in force at ``when``: the calendar's schedule changed them,
+        not a deploy, so the stack still holds ``base``'s. Otherwise ``live`` unchanged."""
+        if _settings_key(live) != _settings_key(self.in_force(base, when)):
+            return live
+        return replace(live, **{key: getattr(base, key) for key in SETTING_KEYS})
+
     def next_change(self, base: QuotaShareSpec, when: datetime) -> ScheduledChange | None:
         """The first moment after ``when`` at which the settings in force change, and the
         settings from then on; ``None`` when they never change (one window all week)."""

@@ -4,15 +4,20 @@ table (quota_constructs/data/create_only_properties.txt, tools/gen_create_only_t
 from __future__ import annotations
 
 from dataclasses import replace
+from datetime import UTC, datetime
 from typing import Any
+
+import pytest
 
 from quota_constructs.config import load_organisation
 from quota_constructs.deploy_plan import (
+    BATCH_TYPES,
     QUOTA_SHARE,
     ChangeAction,
     LiveJob,
     plan_deploy,
     template_changes,
+    with_file_parts,
 )
 from quota_constructs.model import JobStatus, ShareState
 from quota_constructs.model.resource_schemas import CREATE_ONLY_FILE, create_only_properties
@@ -20,6 +25,8 @@ from quota_constructs.stacks.plan import organisation_resources, plan_organisati
 from tests.helpers import ORGS_DIR, ROOT, tool
 
 SEED = load_organisation(ORGS_DIR / "seed-demo.yaml")
+RESEARCH = load_organisation(ORGS_DIR / "research.yaml")
+SATURDAY, MONDAY = datetime(2026, 12, 5, 12, tzinfo=UTC), datetime(2026, 12, 7, 12, tzinfo=UTC)
 
 
 def test_the_data_file_is_what_the_tool_makes_from_the_installed_cfn_lint() -> None:
@@ -87,6 +94,52 @@ def test_changes_come_in_cloudformation_s_order() -> None:
 def test_an_unchanged_organisation_plans_nothing() -> None:
     resources = organisation_resources(SEED)
     assert plan_deploy(resources, resources, old=SEED, new=SEED, jobs=[]).changes == ()
+
+
+def _live(org: Any, when: datetime) -> Any:
+    """``org`` as read back from AWS at ``when``: its calendars' settings in force, no
+    calendars, descriptions or access (AWS stores none)."""
+    shares = tuple(replace(s, description="", access=None) for s in org.shares_in_force(when))
+    return replace(org, calendars={}, queue=replace(org.queue, shares=shares))
+
+
+@pytest.mark.parametrize("when", [SATURDAY, MONDAY], ids=["in-window", "outside"])
+def test_a_setting_the_calendar_put_in_force_is_not_a_change(when: datetime) -> None:
+    old = with_file_parts(_live(RESEARCH, when), RESEARCH, when)
+    new = organisation_resources(RESEARCH)
+    assert (
+        plan_deploy(
+            organisation_resources(old),
+            new,
+            old=old,
+            new=RESEARCH,
+            jobs=[],
+            resource_types=BATCH_TYPES,
+        ).changes
+        == ()
+    )
+
+
+def test_a_live_setting_the_calendar_does_not_explain_is_a_change() -> None:
+    live = _live(RESEARCH, SATURDAY)  # data-analysis RESERVE, as scheduled, but preempting
+    shares = tuple(
+        replace(s, in_share_preemption=True) if s.name == "data-analysis" else s
+        for s in live.queue.shares
+    )
+    old = with_file_parts(
+        replace(live, queue=replace(live.queue, shares=shares)), RESEARCH, SATURDAY
+    )
+    plan = plan_deploy(
+        organisation_resources(old),
+        organisation_resources(RESEARCH),
+        old=old,
+        new=RESEARCH,
+        jobs=[],
+        resource_types=BATCH_TYPES,
+    )
+    assert [(c.action, c.resource_type) for c in plan.changes] == [
+        (ChangeAction.UPDATE, QUOTA_SHARE)
+    ]
 
 
 def test_borrowers_lose_their_loan_when_the_lender_is_reduced() -> None:
