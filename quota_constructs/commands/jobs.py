@@ -41,7 +41,7 @@ from quota_constructs.commands._common import (
     stdout_console,
     styled,
 )
-from quota_constructs.commands.local import virtual_clock_note
+from quota_constructs.commands._control import virtual_clock_note
 from quota_constructs.model import QuotaConfigError
 from quota_constructs.runtime.jobs import ACTIVE_STATUSES, JobStatus, JobSummary
 from quota_constructs.runtime.json_view import (

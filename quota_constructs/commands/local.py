@@ -8,12 +8,9 @@ call its control endpoints (``/_quota/...``, docs/emulator.md) so that nothing n
 
 from __future__ import annotations
 
-import json
 import math
 import signal
 import threading
-import urllib.error
-import urllib.request
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
@@ -22,7 +19,6 @@ import boto3
 import typer
 from botocore.exceptions import ClientError
 from rich.console import Console
-from rich.text import Text
 
 from quota_constructs.advisor.history import DURATION_FORMAT, parse_duration
 from quota_constructs.advisor.limits import plan_stop_problems
@@ -41,6 +37,7 @@ from quota_constructs.commands._common import (
     stdout_console,
     styled,
 )
+from quota_constructs.commands._control import ControlError, control
 from quota_constructs.local.emulator import Emulator
 from quota_constructs.local.events import EventSink
 from quota_constructs.local.faults import FaultPlan
@@ -55,13 +52,8 @@ from quota_constructs.local.state.job_service import (
     JobRetention,
 )
 from quota_constructs.local.testing import DUMMY_CREDENTIALS, SEED_DEMO
-from quota_constructs.local.wire.server import (
-    ADVANCE_PATH,
-    EXPLAIN_PREFIX,
-    HEALTH_PATH,
-    MAX_THREADS,
-    start_server,
-)
+from quota_constructs.local.wire.control_paths import ADVANCE_PATH, EXPLAIN_PREFIX
+from quota_constructs.local.wire.server import MAX_THREADS, start_server
 from quota_constructs.model import PLAN_STOP_BEFORE_END_S, QuotaConfigError
 from quota_constructs.runtime.queue import resolve_job_in_any_queue
 
@@ -368,70 +360,10 @@ def _print_banner(
 
 DEFAULT_ENDPOINT = "http://127.0.0.1:8771"
 """Where ``quota local serve`` listens by default."""
-CONTROL_TIMEOUT_S = 30.0
-HEALTH_TIMEOUT_S = 2.0
-"""How long ``quota jobs wait`` asks the endpoint whether its clock is virtual."""
 EmulatorEndpointOpt = Annotated[
     str, endpoint_option("The emulator's endpoint (quota local serve prints it).")
 ]
 AnswerJsonOpt = Annotated[bool, json_option("Print the endpoint's JSON answer.")]
-
-
-class ControlError(Exception):
-    """The emulator refused a control request (``status``: its HTTP status)."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-
-
-def control(
-    endpoint: str,
-    path: str,
-    body: dict[str, Any] | None = None,
-    *,
-    timeout: float = CONTROL_TIMEOUT_S,
-) -> dict[str, Any]:
-    """GET ``path`` (or POST ``body`` as JSON) on the emulator; its JSON answer.
-
-    Raises :class:`ControlError` with the emulator's message when it refuses the request, and
-    ``OSError`` when nothing answers.
-    """
-    data = None if body is None else json.dumps(body).encode()
-    request = urllib.request.Request(
-        endpoint.rstrip("/") + path,
-        data=data,
-        method="GET" if body is None else "POST",
-        headers={"Content-Type": "application/json"},
-    )
-    try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:
-            answer: dict[str, Any] = json.loads(response.read())
-            return answer
-    except urllib.error.HTTPError as error:
-        try:
-            message = str(json.loads(error.read()).get("message", error.reason))
-        except ValueError:
-            message = str(error.reason)
-        raise ControlError(error.code, message) from None
-
-
-def virtual_clock_note(endpoint: str | None) -> Text | None:
-    """The note for a wait on an emulator whose clock is virtual (``GET /_quota/health``);
-    ``None`` for a real clock, no endpoint, or an endpoint that is not the emulator."""
-    if endpoint is None:
-        return None
-    try:
-        health = control(endpoint, HEALTH_PATH, timeout=HEALTH_TIMEOUT_S)
-    except (ControlError, OSError, ValueError):
-        return None
-    if health.get("virtualClock") is not True:
-        return None
-    return message(
-        styled("note:", "yellow"),
-        f" the emulator at {endpoint} runs a virtual clock: time moves only with "
-        f"quota local advance SECONDS --endpoint-url {endpoint} (run it in another terminal)",
-    )
 
 
 def _call(endpoint: str, path: str, body: dict[str, Any] | None = None) -> dict[str, Any]:

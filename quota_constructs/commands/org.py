@@ -40,6 +40,7 @@ from quota_constructs.commands._common import (
     stderr_console,
     stdout_console,
 )
+from quota_constructs.commands._control import queue_now
 from quota_constructs.commands.preflight import preflight_command
 from quota_constructs.config import (
     OrganisationFile,
@@ -403,7 +404,7 @@ def diff_command(
     scheduled change is not drift.
     """
     org = load_organisation(org_file)
-    when = datetime.now(UTC) if at is None else (at if at.tzinfo else at.replace(tzinfo=UTC))
+    when = queue_now(endpoint_url) if at is None else (at if at.tzinfo else at.replace(tzinfo=UTC))
     options: dict[str, Any] = {"endpoint_url": endpoint_url, "region": region}
     client = QueueClient(queue, **options) if queue else organisation_client(org.name, **options)
     live = read_organisation(client, org.name).organisation
@@ -611,7 +612,7 @@ def live_plan(new: Organisation, client: QueueClient) -> LivePlan:
     from quota_constructs.stacks.plan import organisation_resources
 
     imported = read_organisation(client, new.name)
-    old = with_file_parts(imported.organisation, new, datetime.now(UTC))
+    old = with_file_parts(imported.organisation, new, queue_now(client.endpoint_url))
     old_resources = organisation_resources(old)
     new_resources = organisation_resources(new)
     plan = plan_deploy(

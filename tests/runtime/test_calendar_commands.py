@@ -110,3 +110,24 @@ def test_status_refuses_org_file_with_watch(served: tuple[EmulatorServer, Path])
     result = quota(f"quota status --organisation cal-demo --org-file {path} --watch", emu)
     assert result.exit_code == 2
     assert "--org-file shows calendars once: drop --watch" in result.output
+
+
+SATURDAY_NOON = datetime(2026, 12, 5, 12, tzinfo=UTC)
+MONDAY_NOON = datetime(2026, 12, 7, 12, tzinfo=UTC)
+
+
+@pytest.mark.parametrize("start", [SATURDAY_NOON, MONDAY_NOON], ids=["saturday", "monday"])
+def test_diff_and_plan_read_the_calendars_at_the_emulator_s_clock(
+    tmp_path: Path, start: datetime
+) -> None:
+    """Whatever day the machine's clock says: one of the two cases is on another day."""
+    path = tmp_path / "cal-demo.yaml"
+    path.write_text(ORG, encoding="utf-8")
+    with EmulatorServer(org_files=[path], start_epoch=start.timestamp()) as emu:
+        diff = quota(f"quota org diff {path} --json", emu)
+        plan = quota(f"quota org plan {path} --json", emu)
+    assert diff.exit_code == 0, diff.output
+    (calendar,) = json.loads(diff.stdout)["calendars"]
+    assert calendar["inForce"]["strategy"] == ("RESERVE" if _weekend(start) else "LEND")
+    assert plan.exit_code == 0, plan.output
+    assert json.loads(plan.stdout)["changes"] == []

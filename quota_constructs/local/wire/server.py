@@ -45,6 +45,7 @@ from quota_constructs.local.wire.api_errors import (
     client_error,
     server_error,
 )
+from quota_constructs.local.wire.control_paths import ADVANCE_PATH, EXPLAIN_PREFIX, HEALTH_PATH
 from quota_constructs.local.wire.protocol import (
     error_body,
     json_body,
@@ -61,9 +62,6 @@ from quota_constructs.model import bounded_repr
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIEnvironment
 
-HEALTH_PATH = "/_quota/health"
-ADVANCE_PATH = "/_quota/advance"
-EXPLAIN_PREFIX = "/_quota/jobs/"
 ADVANCE_EXAMPLE = '{"seconds": 60}'
 MAX_ADVANCE_SECONDS = 366 * 24 * 3600
 """Longest step of ``POST /_quota/advance``: a year; longer spans take several steps."""
@@ -150,6 +148,7 @@ class EmulatorApp:
                 "status": "ok",
                 "organisations": sorted(self.emulator.organisations),
                 "now": self.emulator.clock.now(),
+                "epoch": self.emulator.clock.epoch(self.emulator.clock.now()),
                 "virtualClock": isinstance(self.emulator.clock, VirtualClock),
                 **self.emulator.failure_counts(),
             }
