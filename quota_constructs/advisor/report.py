@@ -23,6 +23,12 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 
+def legend_label(text: str) -> str:
+    """``text`` as a legend shows it: matplotlib hides labels starting with ``_``, so such a
+    label (a share named ``_x``) is led by a zero-width space."""
+    return "\u200b" + text if text.startswith("_") else text
+
+
 def duration_text(seconds: float) -> str:
     """Short human duration: 45s, 12m, 3.5h, 2.1d."""
     if seconds < 60:
@@ -95,7 +101,12 @@ def _money_axes(ax: Any, costs: Mapping[str, CostReport]) -> None:
         money = team_money(report)
         xs = [i + index * width for i in range(len(teams))]
         charges = [money.get(t, (0.0, 0.0))[1] for t in teams]
-        ax.bar(xs, charges, width, label=f"{label}: {report.total_cost_usd:,.2f} USD in all")
+        ax.bar(
+            xs,
+            charges,
+            width,
+            label=legend_label(f"{label}: {report.total_cost_usd:,.2f} USD in all"),
+        )
         ran = [money.get(t, (0.0, 0.0))[0] for t in teams]
         ax.scatter(xs, ran, marker="_", color="black", s=200, zorder=3)
     ax.set_xticks([i + width * (len(costs) - 1) / 2 for i in range(len(teams))])
@@ -168,7 +179,7 @@ def _usage_axes(ax: Any, result: SimulationResult, label: str, itype: str) -> No
             alpha=0.8,
             facecolor=colours[share],
             linewidth=0,
-            label=f"{share} own",
+            label=legend_label(f"{share} own"),
         )
         top = [b + v for b, v in zip(own, borrowed_by[share], strict=True)]
         if any(borrowed_by[share]):
@@ -180,7 +191,7 @@ def _usage_axes(ax: Any, result: SimulationResult, label: str, itype: str) -> No
                 facecolor="none",
                 edgecolor=colours[share],
                 hatch="///",
-                label=f"{share} borrowed",
+                label=legend_label(f"{share} borrowed"),
             )
         base = top
     capacity = tl.capacity.get(itype, 0)
@@ -192,7 +203,7 @@ def _usage_axes(ax: Any, result: SimulationResult, label: str, itype: str) -> No
                 color=colours[share],
                 linestyle="--",
                 linewidth=1,
-                label=f"{share} max with borrowing {usable}",
+                label=legend_label(f"{share} max with borrowing {usable}"),
             )
     _preemption_marks(ax, result, itype, capacity * 1.06, colours)
     _day_axis(ax, max(result.window_s, result.end_s))
@@ -223,7 +234,7 @@ def _preemption_marks(
                     marker=marker,
                     color=colour,
                     s=16,
-                    label=f"{share} preempted ({rule.lower().replace('_', '-')})",
+                    label=legend_label(f"{share} preempted ({rule.lower().replace('_', '-')})"),
                 )
 
 
@@ -267,7 +278,7 @@ def _wait_axes(ax: Any, results: Sequence[SimulationResult], labels: Sequence[st
                 waits,
                 color=colours[share],
                 linestyle=styles[index % 4],
-                label=f"{label}: {share}",
+                label=legend_label(f"{label}: {share}"),
             )
     _wait_scale(ax)
     ax.set_xlabel("wait before first start (minutes; linear below 1, log above)")
@@ -310,7 +321,7 @@ def _compare_waits(
     checks: dict[str, TargetCheck],
 ) -> None:
     for fig_, label in zip(figures, labels, strict=True):
-        _cdf(ax, fig_.waits_s, color=colours[label], label=label)
+        _cdf(ax, fig_.waits_s, color=colours[label], label=legend_label(label))
     for name, check in checks.items():
         if name.endswith("_wait_minutes"):
             q = int(name[1:3])
@@ -343,7 +354,11 @@ def _compare_percentiles(
     for k, (fig_, label) in enumerate(zip(figures, labels, strict=True)):
         values = [min(fig_.wait(q) / 60, 1e9) for q in percentiles]
         bars = ax.bar(
-            [i + k * width for i in range(3)], values, width, color=colours[label], label=label
+            [i + k * width for i in range(3)],
+            values,
+            width,
+            color=colours[label],
+            label=legend_label(label),
         )
         ax.bar_label(bars, fmt=_minutes_label, fontsize="x-small")
     for i, q in enumerate(percentiles):
@@ -381,7 +396,9 @@ def _compare_preempted(
     checks: dict[str, TargetCheck],
 ) -> None:
     for k, (fig_, label) in enumerate(zip(figures, labels, strict=True)):
-        bars = ax.bar([k], [100 * fig_.preempted_share], 0.6, color=colours[label], label=label)
+        bars = ax.bar(
+            [k], [100 * fig_.preempted_share], 0.6, color=colours[label], label=legend_label(label)
+        )
         ax.bar_label(bars, fmt="%.0f%%", fontsize="x-small")
     check = checks.get("max_preempted_share")
     if check is not None:
@@ -426,7 +443,7 @@ def _type_axes(
         ax.stackplot(
             hours,
             *stacks,
-            labels=names,
+            labels=[legend_label(name) for name in names],
             step="post",
             colors=[colours[n] for n in names],
             alpha=0.85,

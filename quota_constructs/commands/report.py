@@ -146,14 +146,28 @@ def report_data(report: CostReport, startup_s: float | None = None) -> dict[str,
     }
 
 
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+"""What makes a spreadsheet read a cell as a formula (OWASP's CSV-injection list)."""
+
+
+def spreadsheet_safe(value: Any) -> Any:
+    """A text cell a spreadsheet would take for a formula, quoted with a leading ``'`` (shown
+    as text, as OWASP advises); numbers, negative ones included, as they are."""
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
+        return "'" + value
+    return value
+
+
 def report_csv(report: CostReport) -> str:
-    """The share rows as CSV for finance (one header line, the contract's column names)."""
+    """The share rows as CSV for finance (one header line, the contract's column names); a
+    text cell that a spreadsheet would run as a formula starts with ``'``
+    (:func:`spreadsheet_safe`)."""
     out = io.StringIO()
     writer = csv.DictWriter(
         out, fieldnames=SHARE_COLUMNS, extrasaction="ignore", lineterminator="\n"
     )
     writer.writeheader()
-    writer.writerows(share_rows(report))
+    writer.writerows({k: spreadsheet_safe(v) for k, v in row.items()} for row in share_rows(report))
     return out.getvalue()
 
 

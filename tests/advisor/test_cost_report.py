@@ -280,3 +280,27 @@ def test_recommend_simulate_with_a_price_shows_the_money_table() -> None:
     data = json.loads(CliRunner().invoke(app, [*args, "--json"]).stdout)
     shares = data["simulation"]["recommended"]["cost"]["shares"]
     assert {r["share"] for r in shares} == {"recommendation", "generative", "data-analysis"}
+
+
+def test_csv_cells_a_spreadsheet_would_run_are_quoted(files: dict[str, Path]) -> None:
+    """A share whose name starts with ``-`` is text in a spreadsheet, not a formula; the
+    numbers stay numbers."""
+    name = "-calc"
+    for key in ("org", "w"):
+        files[key].write_text(files[key].read_text().replace("vision", name), encoding="utf-8")
+    result = runner.invoke(
+        app,
+        [
+            "report",
+            str(files["org"]),
+            "--workload",
+            str(files["w"]),
+            "--prices",
+            str(files["p"]),
+            "--csv",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    rows = result.stdout.splitlines()[1:]
+    assert f"'{name},ml.g5.xlarge,3.0,0.0,0.0,0.0,0.0,4.23,4.23" in rows
+    assert not any(row.startswith(name) for row in rows)

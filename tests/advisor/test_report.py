@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from quota_constructs.advisor.report import comparison_figure, usage_figure
@@ -118,3 +119,28 @@ def test_comparison_puts_two_configurations_side_by_side_per_team() -> None:
     assert [t.get_text() for t in preempted.get_xticklabels()] == ["rule-based", "optimised"]
     fig.canvas.draw()
     assert all(outside(fig, ax) for ax in fig.axes)
+
+
+def test_a_share_whose_name_starts_with_an_underscore_is_in_the_legends() -> None:
+    """matplotlib leaves labels starting with ``_`` out of legends; a share's name is shown."""
+
+    def renamed(org: Organisation) -> Organisation:
+        shares = tuple(
+            QuotaShareSpec(
+                name=f"_{s.name}",
+                capacity=s.capacity,
+                strategy=s.strategy,
+                borrow_limit=s.borrow_limit,
+            )
+            for s in org.queue.shares
+        )
+        return Organisation(name=org.name, queue=JobQueueSpec(shares=shares))
+
+    jobs = [replace(j, share=f"_{j.share}") for j in JOBS]
+    results = compare([renamed(TWO_TYPES)], jobs, options=SimulationOptions(window_s=48 * H))
+    fig = usage_figure(results, ["_shared"])
+    legends = [
+        t.get_text() for ax in fig.axes if ax.get_legend() for t in ax.get_legend().get_texts()
+    ]
+    assert any(text.endswith("_A own") for text in legends)
+    assert any(text.endswith("_shared: _B") for text in legends)
