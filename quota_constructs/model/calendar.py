@@ -14,9 +14,10 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
-from functools import cached_property
+from functools import cache, cached_property
+from importlib.resources import files
 from typing import Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from zoneinfo import ZoneInfo
 
 from quota_constructs.model.problems import Problem, join_path
 from quota_constructs.model.share import SHARE_FIELDS, QuotaShareSpec, SharingStrategy
@@ -26,7 +27,6 @@ DAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 DEFAULT_TIMEZONE = "UTC"
 MAX_WINDOWS_PER_SHARE = 14
 """Most windows one share's calendar may have (stated bound: two per day)."""
-MAX_TIMEZONE_LENGTH = 64
 MINUTES_PER_DAY = 24 * 60
 MINUTES_PER_WEEK = 7 * MINUTES_PER_DAY
 TIME_BODY = r"(?:[01][0-9]|2[0-3]):[0-5][0-9]|24:00"
@@ -243,7 +243,9 @@ class ShareCalendar:
                     join_path(path, "timezone"),
                     self.timezone,
                     "not an IANA time zone name",
-                    "use a name like 'Europe/Paris', 'America/New_York' or 'UTC'",
+                    "use a name like 'Europe/Paris', 'America/New_York' or 'UTC' (names only "
+                    "a host's files have, such as localtime, posixrules or right/UTC, mean "
+                    "different times on different machines)",
                 )
             )
         schedule = join_path(path, "schedule")
@@ -382,13 +384,27 @@ class ShareCalendar:
         return index
 
 
+@cache
+def iana_zone_names() -> frozenset[str]:
+    """The IANA time zone names of the tzdata package the project pins (not the host's files,
+    which add ``localtime``, ``posixrules`` and ``right/...``, whose meaning depends on the
+    machine), without ``Factory`` (a placeholder that names no place's time)."""
+    names = files("tzdata").joinpath("zones").read_text(encoding="utf-8").split()
+    return frozenset(names) - {"Factory"}
+
+
 def _zone(name: Any) -> ZoneInfo | None:
-    if not isinstance(name, str) or not 0 < len(name) <= MAX_TIMEZONE_LENGTH:
+    """The zone ``name`` names, read from the pinned tzdata (the same rules on every machine);
+    ``None`` when it is not an IANA name."""
+    if not isinstance(name, str) or name not in iana_zone_names():
         return None
-    try:
-        return ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError):
-        return None
+    return _tzdata_zone(name)
+
+
+@cache
+def _tzdata_zone(name: str) -> ZoneInfo:
+    with files("tzdata.zoneinfo").joinpath(*name.split("/")).open("rb") as data:
+        return ZoneInfo.from_file(data, key=name)
 
 
 def _overlap(one: ShareWindow, other: ShareWindow) -> str | None:

@@ -147,7 +147,9 @@ def test_every_problem_names_field_value_and_fix_with_its_line(tmp_path: Path) -
 """
     assert errors_of(tmp_path, body) == [
         "line 6: shares[0].timezone: not an IANA time zone name (got 'Europe/Pariss'); "
-        "fix: use a name like 'Europe/Paris', 'America/New_York' or 'UTC'",
+        "fix: use a name like 'Europe/Paris', 'America/New_York' or 'UTC' (names only a "
+        "host's files have, such as localtime, posixrules or right/UTC, mean different times "
+        "on different machines)",
         "line 10: shares[0].schedule[1].days[1]: days are mon, tue, wed, thu, fri, sat, sun "
         "(got 'sunday'); fix: write the day's first three letters in lower case, e.g. sat",
         "line 10: shares[0].schedule[1].days[2]: a day is listed twice (got 'sun'); "
@@ -194,3 +196,29 @@ def test_an_empty_schedule_and_too_many_windows(tmp_path: Path) -> None:
         "line 6: shares[0].schedule: a schedule has 1 to 14 windows (got 15); fix: merge "
         "windows that share settings",
     ]
+
+
+@pytest.mark.parametrize("name", ["localtime", "posixrules", "right/UTC", "Factory", "posix/UTC"])
+def test_rejects_time_zones_only_the_host_knows(tmp_path: Path, name: str) -> None:
+    body = f"""    timezone: {name}
+    schedule:
+      - days: [sat, sun]
+        strategy: RESERVE
+"""
+    (error,) = errors_of(tmp_path, body)
+    assert error.startswith(
+        f"line 6: shares[0].timezone: not an IANA time zone name (got '{name}')"
+    )
+
+
+@pytest.mark.parametrize(
+    "name", ["Europe/Paris", "America/Argentina/Buenos_Aires", "UTC", "Etc/GMT+5"]
+)
+def test_accepts_iana_time_zones_from_the_pinned_tzdata(name: str) -> None:
+    from quota_constructs.model.calendar import iana_zone_names
+
+    assert name in iana_zone_names()
+    calendar = ShareCalendar(
+        timezone=name, windows=(ShareWindow(days=("sat",), strategy=SharingStrategy.RESERVE),)
+    )
+    assert calendar.zone.key == name
