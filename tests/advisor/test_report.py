@@ -140,7 +140,10 @@ def test_a_share_whose_name_starts_with_an_underscore_is_in_the_legends() -> Non
     results = compare([renamed(TWO_TYPES)], jobs, options=SimulationOptions(window_s=48 * H))
     fig = usage_figure(results, ["_shared"])
     legends = [
-        t.get_text() for ax in fig.axes if ax.get_legend() for t in ax.get_legend().get_texts()
+        t.get_text()
+        for ax in fig.axes
+        if (legend := ax.get_legend()) is not None
+        for t in legend.get_texts()
     ]
     assert any(text.endswith("_A own") for text in legends)
     assert any(text.endswith("_shared: _B") for text in legends)
