@@ -842,9 +842,9 @@ def plan_summary(plan: DeployPlan) -> str:
     for change in plan.changes:
         counts[str(change.action)] = counts.get(str(change.action), 0) + 1
     text = f"{len(plan.changes)} change(s): " + ", ".join(f"{n} {a}" for a, n in counts.items())
-    verdict = (
-        "BLOCKED" if plan.blocked else "allowed" if plan.destructive else "nothing destructive"
-    )
+    verdict = "nothing destructive"
+    if plan.destructive:
+        verdict = "BLOCKED" if plan.blocked else "every destructive change allowed"
     parts = [f"{text}; {verdict}"]
     for change in plan.changes:
         if not change.destructive:
