@@ -23,6 +23,7 @@ import json
 import shlex
 from typing import Any
 
+from quota_constructs.api_shapes import quota_share_arn
 from quota_constructs.contracts import job_queue_arn_parameter
 
 BOOTSTRAP_QUALIFIER = "hnb659fds"
@@ -89,7 +90,7 @@ def plan_session_policy(organisation: str, account: str, region: str) -> dict[st
                 "Sid": "Shares",
                 "Effect": "Allow",
                 "Action": "batch:DescribeQuotaShare",
-                "Resource": f"{batch}:job-queue/*/quota-share/*",
+                "Resource": quota_share_arn(f"{batch}:job-queue/*", "*"),
             },
             {
                 "Sid": "NoResourceType",
