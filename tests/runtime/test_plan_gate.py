@@ -225,3 +225,15 @@ def test_a_first_deploy_passes_the_gate_with_every_resource_created(live: Live) 
     assert plan["notes"][0] == (
         "organisation fresh is not deployed: its first deploy creates every resource"
     )
+
+
+def test_the_table_marks_an_allowed_change_and_exits_0(live: Live) -> None:
+    renamed = write_org(live.checkout, RENAMED, ALLOWANCE)
+    result = CliRunner().invoke(
+        app, ["org", "plan", str(renamed)], env={**live.emu.env, "COLUMNS": "250"}
+    )
+    assert result.exit_code == 0, result.output
+    assert "DELETE (allowed)" in result.stdout
+    assert "allowed: DELETE quota share B (terminates 1 job(s): b1) (allow_destructive: B is " in (
+        " ".join(result.stderr.split())
+    )
