@@ -37,7 +37,10 @@ from quota_constructs.model import (
     DEFAULT_TIMEZONE,
     EMAIL_BODY,
     HTTPS_BODY,
+    LOGICAL_ID_BODY,
     MAX_ACCESS_PRINCIPALS,
+    MAX_ALLOWANCE_REASON_CHARS,
+    MAX_ALLOWANCES,
     MAX_BORROW_LIMIT,
     MAX_CAPACITY_LIMITS_PER_SHARE,
     MAX_INSTANCES_PER_TYPE,
@@ -65,6 +68,8 @@ from quota_constructs.model import (
     TRAINING_LOGS_SHARED,
     TRAINING_LOGS_TEAM_PREFIXED,
     UNLIMITED_BORROW,
+    AllowedAction,
+    DestructiveAllowance,
     JobQueueSpec,
     Organisation,
     Problem,
@@ -403,6 +408,56 @@ class TrainingPlanConfig(StrictModel):
         return cls(**asdict(plan))
 
 
+class AllowanceConfig(StrictModel):
+    """One entry of ``allow_destructive``: a destructive change this deploy means to make.
+
+    Shape only here (``action`` and ``reason`` are checked by the model, so that a missing or
+    never-stopped action, e.g. ``disable``, gets its own explanation); the rules are
+    ``model.allowance``'s.
+    """
+
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, json_schema_extra={"required": ["action", "reason"]}
+    )
+
+    share: StrictStr | None = Field(
+        default=None,
+        description=f"The quota share's name ({NAME_BODY}); or give logical_id.",
+        json_schema_extra={"pattern": f"^{NAME_BODY}$"},
+    )
+    logical_id: StrictStr | None = Field(
+        default=None,
+        description="A resource's CloudFormation logical ID, as `quota org plan` shows it; or "
+        "give share.",
+        json_schema_extra={"pattern": f"^{LOGICAL_ID_BODY}$"},
+    )
+    action: StrictStr | None = Field(
+        default=None,
+        description="replace (a create-only property changed), delete (gone from the file, "
+        "or renamed) or reduce (an update in place that preempts running jobs).",
+        json_schema_extra={"enum": [a.value for a in AllowedAction]},
+    )
+    reason: StrictStr | None = Field(
+        default=None,
+        description="Why this change is intended; shown in the plan and to the approver.",
+        json_schema_extra={"minLength": 1, "maxLength": MAX_ALLOWANCE_REASON_CHARS},
+    )
+
+    def to_spec(self) -> DestructiveAllowance:
+        return DestructiveAllowance(
+            action=self.action, reason=self.reason, share=self.share, logical_id=self.logical_id
+        )
+
+    @classmethod
+    def from_spec(cls, allowance: DestructiveAllowance) -> AllowanceConfig:
+        return cls(
+            share=allowance.share,
+            logical_id=allowance.logical_id,
+            action=allowance.action,
+            reason=allowance.reason,
+        )
+
+
 class JobQueueConfig(StrictModel):
     """Job-queue settings of an organisation file."""
 
@@ -463,6 +518,13 @@ class OrganisationFile(StrictModel):
         "of their instance types: {name, instance_type, instance_count, start, duration_hours} "
         "or {arn}.",
     )
+    allow_destructive: list[AllowanceConfig] = Field(
+        default_factory=list,
+        description="The destructive changes this deploy is meant to make (a share deleted, "
+        "replaced, or reduced below its use): the pipeline's gate lets only these through. "
+        "Remove them once deployed (docs/pipeline.md).",
+        json_schema_extra={"maxItems": MAX_ALLOWANCES},
+    )
 
     def to_organisation(self) -> Organisation:
         return Organisation(
@@ -477,6 +539,7 @@ class OrganisationFile(StrictModel):
             notifications=_subscribers(self.notifications),
             training_plans=tuple(p.to_spec() for p in self.training_plans),
             calendars=_calendars(self.shares),
+            allow_destructive=tuple(a.to_spec() for a in self.allow_destructive),
         )
 
     @classmethod
@@ -493,6 +556,7 @@ class OrganisationFile(StrictModel):
             shares=[ShareConfig.from_spec(s, org.calendars.get(s.name)) for s in org.queue.shares],
             notifications=NotificationsConfig.from_spec(org.notifications),
             training_plans=[TrainingPlanConfig.from_spec(p) for p in org.training_plans],
+            allow_destructive=[AllowanceConfig.from_spec(a) for a in org.allow_destructive],
         )
 
     def to_yaml(self) -> str:

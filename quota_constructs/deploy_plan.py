@@ -7,7 +7,15 @@ queue's unfinished jobs, it returns a :class:`DeployPlan`: per resource ``create
 ``model.resource_schemas``) or ``delete``, in CloudFormation's order; for each quota share
 deleted, replaced, DISABLED or reduced below its use, the jobs it would terminate or preempt;
 and what would make the deploy fail. ``quota org plan`` prints it; ``quota local apply``
-carries it out on the emulator; the pipeline's gate reads :attr:`DeployPlan.destructive`.
+carries it out on the emulator; the pipeline's gate reads :attr:`DeployPlan.blocked`.
+
+The gate: a destructive change (:attr:`ResourceChange.destructive`) is *allowed* when the new
+organisation's ``allow_destructive`` names it (``model.allowance``: the share or logical ID,
+and ``replace``, ``delete``, or ``reduce`` for an update that preempts jobs); the plan is
+*blocked* while a destructive change is not allowed, or a change would fail (no allowance lets
+a failing change through). An allowance that names no destructive change is reported
+(:attr:`DeployPlan.unused_allowances`), not blocking: the same file deploys to several
+environments, and one that already has the change has nothing left to allow.
 
 CloudFormation's order: new resources (created, and the new copy of each replaced one) and
 updates in place in dependency order, then, in the cleanup phase once every one succeeded, the
@@ -25,13 +33,17 @@ from enum import StrEnum
 from typing import Any
 
 from quota_constructs.model import (
+    ALLOW_DESTRUCTIVE_KEY,
     MAX_SHARES_PER_QUEUE,
+    AllowedAction,
+    DestructiveAllowance,
     JobStatus,
     Organisation,
     QuotaShareSpec,
     ShareCalendar,
     ShareState,
 )
+from quota_constructs.model.problems import one_line
 from quota_constructs.model.resource_schemas import create_only_properties
 from quota_constructs.model.training_plan import training_plan_problems
 
@@ -118,6 +130,9 @@ class ResourceChange:
     fails: tuple[str, ...] = ()
     retained: bool = False
     """The template keeps the resource (``DeletionPolicy``/``UpdateReplacePolicy`` Retain)."""
+    allowed_because: str | None = None
+    """The reason of the allowance that lets this destructive change through the gate
+    (``None``: not destructive, not named by an allowance, or failing)."""
 
     @property
     def holds_jobs(self) -> bool:
@@ -132,6 +147,38 @@ class ResourceChange:
         stateful = removes and self.resource_type in STATEFUL_TYPES and not self.retained
         return bool(stateful or self.jobs_terminated or self.jobs_preempted or self.fails)
 
+    @property
+    def allowed(self) -> bool:
+        """Destructive, and let through by an allowance of the file."""
+        return self.allowed_because is not None
+
+    @property
+    def blocked(self) -> bool:
+        """Stops the gate: destructive and not allowed, or failing."""
+        return bool(self.fails) or (self.destructive and not self.allowed)
+
+    @property
+    def allowance_action(self) -> AllowedAction | None:
+        """The allowance action that names this change (``None``: not destructive)."""
+        if not self.destructive:
+            return None
+        if self.action is ChangeAction.REPLACE:
+            return AllowedAction.REPLACE
+        if self.action is ChangeAction.DELETE:
+            return AllowedAction.DELETE
+        if self.action is ChangeAction.UPDATE and self.jobs_preempted:
+            return AllowedAction.REDUCE
+        return None
+
+    def named_by(self, allowance: DestructiveAllowance) -> bool:
+        """Whether ``allowance`` names this change (its resource and its action)."""
+        action = self.allowance_action
+        if action is None or allowance.action != action.value:
+            return False
+        if allowance.share is not None:
+            return allowance.share == self.quota_share_name
+        return allowance.logical_id == self.logical_id
+
 
 @dataclass(frozen=True)
 class DeployPlan:
@@ -141,10 +188,19 @@ class DeployPlan:
     jobs_read: bool
     """Whether the live queue's jobs were read (``jobs_*`` of the changes are known)."""
     notes: tuple[str, ...] = ()
+    unused_allowances: tuple[tuple[int, DestructiveAllowance], ...] = ()
+    """``(index in allow_destructive, allowance)`` of each allowance no destructive change
+    matched: a warning (remove it), not a block."""
 
     @property
     def destructive(self) -> bool:
         return any(c.destructive for c in self.changes)
+
+    @property
+    def blocked(self) -> bool:
+        """What the pipeline's gate stops on: a destructive change no allowance names, or a
+        change that would fail."""
+        return any(c.blocked for c in self.changes)
 
     @property
     def fails(self) -> bool:
@@ -347,6 +403,7 @@ def plan_deploy(
         )
     order = {logical_id: index for index, logical_id in enumerate([*new_template, *old_template])}
     changes.sort(key=lambda c: (_PHASE[c.action], order.get(c.logical_id, 0)))
+    changes, unused = _allow(changes, new.allow_destructive)
     notes = []
     if jobs is None:
         notes.append("no live queue read: the jobs a change would end are not known")
@@ -356,7 +413,26 @@ def plan_deploy(
             + ", ".join(sorted(set(resource_types)))
             + "); `--against OLD_FILE` compares every resource of the stack"
         )
-    return DeployPlan(tuple(changes), jobs_read=jobs is not None, notes=tuple(notes))
+    return DeployPlan(
+        tuple(changes), jobs_read=jobs is not None, notes=tuple(notes), unused_allowances=unused
+    )
+
+
+def _allow(
+    changes: Sequence[ResourceChange], allowances: Sequence[DestructiveAllowance]
+) -> tuple[list[ResourceChange], tuple[tuple[int, DestructiveAllowance], ...]]:
+    """Each destructive change with the reason of the first allowance naming it (a failing
+    change keeps none: nothing lets it through); the allowances that named no change."""
+    used: set[int] = set()
+    out = []
+    for change in changes:
+        named = [i for i, a in enumerate(allowances) if change.named_by(a)]
+        used.update(named)
+        if named and not change.fails:
+            change = replace(change, allowed_because=str(allowances[named[0]].reason))
+        out.append(change)
+    unused = tuple((i, a) for i, a in enumerate(allowances) if i not in used)
+    return out, unused
 
 
 def _retained(diff: _Diff) -> bool:
@@ -701,14 +777,84 @@ def plan_json(plan: DeployPlan) -> dict[str, Any]:
                 "path": c.path,
                 "quotaShareName": c.quota_share_name,
                 "destructive": c.destructive,
+                "allowed": c.allowed,
+                "allowedBecause": c.allowed_because,
             }
             for c in plan.changes
         ],
         "destructive": plan.destructive,
+        "blocked": plan.blocked,
+        "unusedAllowances": [allowance_json(i, a) for i, a in plan.unused_allowances],
+        "summary": plan_summary(plan),
         "fails": plan.fails,
         "jobsRead": plan.jobs_read,
         "notes": list(plan.notes),
     }
+
+
+def allowance_json(index: int, allowance: DestructiveAllowance) -> dict[str, Any]:
+    """An allowance as the plan's JSON shows it: where it is in the file, what it names."""
+    named = (
+        {"quotaShareName": allowance.share}
+        if allowance.share is not None
+        else {"logicalId": allowance.logical_id}
+    )
+    return {
+        "path": f"{ALLOW_DESTRUCTIVE_KEY}[{index}]",
+        **named,
+        "action": str(allowance.action),
+        "reason": str(allowance.reason),
+    }
+
+
+MAX_SUMMARY_CHARS = 300
+"""Longest :func:`plan_summary`: it goes into the pipeline's approval comment."""
+
+
+def change_title(change: ResourceChange) -> str:
+    """``DELETE quota share QS3`` or ``REPLACE AWS::Batch::JobQueue JobQueue1234``."""
+    what = (
+        f"quota share {change.quota_share_name}"
+        if change.quota_share_name
+        else f"{change.resource_type} {change.logical_id}"
+    )
+    action = str(change.action).upper() if change.destructive else str(change.action)
+    return f"{action} {what}"
+
+
+def _stakes(change: ResourceChange) -> str:
+    parts = []
+    if change.jobs_terminated:
+        parts.append(f"terminates {len(change.jobs_terminated)} job(s)")
+    if change.jobs_preempted:
+        parts.append(f"preempts {len(change.jobs_preempted)} job(s)")
+    if change.fails:
+        parts.append("would fail")
+    return f" ({', '.join(parts)})" if parts else ""
+
+
+def plan_summary(plan: DeployPlan) -> str:
+    """One line for the approver: the changes by action, then each destructive one, allowed
+    (with its reason) or blocked, and the unused allowances; at most ``MAX_SUMMARY_CHARS``."""
+    if not plan.changes:
+        return "no changes"
+    counts: dict[str, int] = {}
+    for change in plan.changes:
+        counts[str(change.action)] = counts.get(str(change.action), 0) + 1
+    text = f"{len(plan.changes)} change(s): " + ", ".join(f"{n} {a}" for a, n in counts.items())
+    verdict = "nothing destructive"
+    if plan.destructive:
+        verdict = "BLOCKED" if plan.blocked else "every destructive change allowed"
+    parts = [f"{text}; {verdict}"]
+    for change in plan.changes:
+        if not change.destructive:
+            continue
+        because = f": {change.allowed_because}" if change.allowed else " NOT ALLOWED"
+        parts.append(f"{change_title(change)}{_stakes(change)}{because}")
+    if plan.unused_allowances:
+        parts.append(f"{len(plan.unused_allowances)} unused allowance(s)")
+    line = one_line("; ".join(parts))
+    return line if len(line) <= MAX_SUMMARY_CHARS else line[: MAX_SUMMARY_CHARS - 1] + "…"
 
 
 def with_file_parts(live: Organisation, file: Organisation, when: datetime) -> Organisation:

@@ -2,15 +2,16 @@
 
 ``import``, ``diff`` and ``plan`` read a live queue through :mod:`quota_constructs.runtime.adopt`:
 data on stdout, messages on stderr; exit 1 when ``diff`` finds drift or ``plan`` a destructive
-change (docs/cli.md, "Exit codes"). ``plan`` synthesizes both versions of the stack
-(:mod:`quota_constructs.stacks.plan`; aws_cdk is imported only then).
+change that the file's ``allow_destructive`` does not name (docs/cli.md, "Exit codes").
+``plan`` synthesizes both versions of the stack (:mod:`quota_constructs.stacks.plan`; aws_cdk
+is imported only then).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
@@ -51,6 +52,7 @@ from quota_constructs.config import (
 from quota_constructs.contracts import job_queue_arn_parameter
 from quota_constructs.deploy_plan import DeployPlan, LiveJob, ResourceChange
 from quota_constructs.model import (
+    ALLOW_DESTRUCTIVE_KEY,
     SCHEDULING_PRIORITY_RANGE,
     SHARE_FIELDS,
     Organisation,
@@ -492,6 +494,14 @@ def plan_command(
             "--queue", help="Compare with this job queue (name or ARN).", show_default=False
         ),
     ] = None,
+    absent_ok: Annotated[
+        bool,
+        typer.Option(
+            "--absent-ok",
+            help="When the file's organisation is not deployed, plan its first deploy (every "
+            "resource created, exit 0) instead of exit 3; for pipelines.",
+        ),
+    ] = False,
     endpoint_url: EndpointOpt = None,
     region: RegionOpt = None,
     as_json: JsonOpt = False,
@@ -502,8 +512,9 @@ def plan_command(
     Created, updated in place, REPLACED (which create-only property changed) or DELETED; for
     each quota share deleted, replaced, DISABLED or reduced below its use, the running and
     waiting jobs it would terminate or preempt (from the live queue); and every change that
-    would fail. Exit 0 when nothing is destructive, 1 when something is, 2 on bad input,
-    3 when the organisation or queue is not deployed.
+    would fail. A destructive change that FILE's allow_destructive names is allowed. Exit 0
+    when nothing destructive is left unallowed, 1 when something is (or a change would fail),
+    2 on bad input, 3 when the organisation or queue is not deployed.
     """
     from quota_constructs.deploy_plan import plan_json
     from quota_constructs.stacks.plan import plan_organisation_change
@@ -515,9 +526,15 @@ def plan_command(
         plan = plan_organisation_change(old, new)
         compared = str(against)
     else:
-        client = _plan_client(new, organisation, queue, endpoint_url, region)
-        plan = live_plan(new, client).plan
-        compared = client.queue
+        try:
+            client = _plan_client(new, organisation, queue, endpoint_url, region)
+        except QueueNotFound:
+            if not absent_ok or organisation is not None or queue is not None:
+                raise
+            plan, compared = first_deploy_plan(new), "nothing deployed"
+        else:
+            plan = live_plan(new, client).plan
+            compared = client.queue
     if as_json:
         print_json(plan_json(plan))
     elif plan.changes:
@@ -534,8 +551,65 @@ def plan_command(
                 "reverted, a preemption they caused is not undone)",
                 markup=False,
             )
-    if plan.destructive:
+    _print_gate(plan, org_file)
+    if plan.blocked:
         raise typer.Exit(int(ExitCode.FAILED))
+
+
+def _print_gate(plan: DeployPlan, org_file: Path) -> None:
+    """On stderr, in both modes: each destructive change allowed (and why) or blocked (and
+    the fix), each unused allowance, then the summary line."""
+    from quota_constructs.deploy_plan import change_title, plan_summary
+
+    err = stderr_console()
+    for change in plan.changes:
+        title = change_title(change)
+        if change.fails:
+            err.print(
+                f"blocked: {title} would fail: {'; '.join(change.fails)}; no allowance lets a "
+                "failing change through; fix: change the file so that it does not fail",
+                markup=False,
+            )
+        elif change.allowed:
+            err.print(
+                f"allowed: {title}{_stakes_text(change)} ({ALLOW_DESTRUCTIVE_KEY}: "
+                f"{change.allowed_because})",
+                markup=False,
+            )
+        elif change.blocked:
+            err.print(
+                f"blocked: {title}{_stakes_text(change)} is destructive and not named in "
+                f"{ALLOW_DESTRUCTIVE_KEY}; fix: if it is intended, add "
+                f"`{_allowance_example(change)}` to {ALLOW_DESTRUCTIVE_KEY} in {org_file} for "
+                "this deploy (docs/pipeline.md), else change the file",
+                markup=False,
+            )
+    for index, allowance in plan.unused_allowances:
+        err.print(
+            f"warning: {ALLOW_DESTRUCTIVE_KEY}[{index}] ({allowance.describe()}) names no "
+            f"destructive change of this deploy; fix: remove it (an allowance left in {org_file} "
+            "lets the same change through again later)",
+            markup=False,
+        )
+    err.print(f"plan: {plan_summary(plan)}", markup=False)
+
+
+def _stakes_text(change: ResourceChange) -> str:
+    parts = []
+    for verb, jobs in (("terminates", change.jobs_terminated), ("preempts", change.jobs_preempted)):
+        if jobs:
+            parts.append(f"{verb} {len(jobs)} job(s): " + ", ".join(j.job_name for j in jobs))
+    return f" ({'; '.join(parts)})" if parts else ""
+
+
+def _allowance_example(change: ResourceChange) -> str:
+    action = change.allowance_action
+    named = (
+        f"share: {change.quota_share_name}"
+        if change.quota_share_name
+        else f"logical_id: {change.logical_id}"
+    )
+    return f"- {{{named}, action: {action}, reason: <why>}}"
 
 
 def _check_plan_sources(
@@ -592,6 +666,20 @@ def _plan_client(
                 )
             ]
         ) from error
+
+
+def first_deploy_plan(new: Organisation) -> DeployPlan:
+    """The plan of ``new``'s first deploy: its Batch resources created, no job at stake."""
+    from quota_constructs.deploy_plan import BATCH_TYPES, plan_deploy
+    from quota_constructs.model import JobQueueSpec
+    from quota_constructs.stacks.plan import organisation_resources
+
+    nothing = Organisation(name=new.name, queue=JobQueueSpec(shares=()))
+    plan = plan_deploy(
+        {}, organisation_resources(new), old=nothing, new=new, jobs=[], resource_types=BATCH_TYPES
+    )
+    note = f"organisation {new.name} is not deployed: its first deploy creates every resource"
+    return replace(plan, notes=(note, *plan.notes))
 
 
 @dataclass(frozen=True)
@@ -682,6 +770,8 @@ def plan_table(plan: DeployPlan, title: str, *, wide: bool = False) -> Table:
     )
     for change in plan.changes:
         action = str(change.action).upper() if change.destructive else str(change.action)
+        if change.allowed:
+            action += " (allowed)"
         name = change.quota_share_name
         table.add_row(
             action,

@@ -33,6 +33,15 @@ from quota_constructs.model.access import (
     parse_iam_principal,
     shared_access_problems,
 )
+from quota_constructs.model.allowance import (
+    ALLOW_DESTRUCTIVE_KEY,
+    LOGICAL_ID_BODY,
+    MAX_ALLOWANCE_REASON_CHARS,
+    MAX_ALLOWANCES,
+    AllowedAction,
+    DestructiveAllowance,
+    allowance_problems,
+)
 from quota_constructs.model.calendar import (
     DAYS,
     DEFAULT_TIMEZONE,
@@ -182,6 +191,7 @@ from quota_constructs.model.training_plan import (
 __all__ = [
     "ACCOUNT_ID_BODY",
     "ACTIVE_STATUSES",
+    "ALLOW_DESTRUCTIVE_KEY",
     "BATCH_ATTEMPT_ID_LENGTH",
     "BATCH_NAME_ROOM",
     "BATCH_TRAINING_JOB_PREFIX",
@@ -196,7 +206,10 @@ __all__ = [
     "HTTPS_BODY",
     "IAM_NAME_BODY",
     "INSTANCE_TYPES_FILE",
+    "LOGICAL_ID_BODY",
     "MAX_ACCESS_PRINCIPALS",
+    "MAX_ALLOWANCES",
+    "MAX_ALLOWANCE_REASON_CHARS",
     "MAX_BORROW_LIMIT",
     "MAX_BUCKET_PREFIX_LENGTH",
     "MAX_CAPACITY_LIMITS_PER_SHARE",
@@ -255,7 +268,9 @@ __all__ = [
     "TRAINING_LOGS_SHARED",
     "TRAINING_LOGS_TEAM_PREFIXED",
     "UNLIMITED_BORROW",
+    "AllowedAction",
     "BucketLocation",
+    "DestructiveAllowance",
     "ExitRule",
     "IamPrincipal",
     "JobQueueSpec",
@@ -278,6 +293,7 @@ __all__ = [
     "TrainingPlanSpec",
     "TypeFigures",
     "WeeklyFlip",
+    "allowance_problems",
     "bounded_repr",
     "capacity_demand",
     "check_capacity_limit",

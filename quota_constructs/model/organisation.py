@@ -8,6 +8,7 @@ from datetime import datetime
 from types import MappingProxyType
 
 from quota_constructs.model.access import shared_access_problems
+from quota_constructs.model.allowance import DestructiveAllowance, allowance_problems
 from quota_constructs.model.calendar import ShareCalendar
 from quota_constructs.model.jobs import (
     REASON_BORROWABLE,
@@ -276,10 +277,14 @@ class Organisation:
     """Reserved capacity backing the shares' capacity of the plans' instance types."""
     calendars: Mapping[str, ShareCalendar] = field(default_factory=dict)
     """Share name -> its calendar (model/calendar.py); shares without one keep their settings."""
+    allow_destructive: tuple[DestructiveAllowance, ...] = ()
+    """The destructive changes a deploy of this file means to make (model/allowance.py): the
+    pipeline's gate lets those through; nothing else reads them."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "tags", MappingProxyType(dict(self.tags)))
         object.__setattr__(self, "training_plans", tuple(self.training_plans))
+        object.__setattr__(self, "allow_destructive", tuple(self.allow_destructive))
         object.__setattr__(self, "calendars", MappingProxyType(dict(self.calendars)))
 
     def plans_of(self, instance_type: str) -> tuple[TrainingPlanSpec, ...]:
@@ -319,6 +324,8 @@ class Organisation:
             len(self.notifications.endpoints),
             sum(len(s.notifications.endpoints) for s in self.queue.shares),
         )
+        names = [s.name for s in self.queue.shares] if complete else None
+        problems += allowance_problems(self.allow_destructive, names)
         return problems
 
     def prefixed_teams(self, where: SharePaths = _IN_ORDER) -> list[tuple[str, str]]:

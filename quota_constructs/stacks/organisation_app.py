@@ -85,7 +85,14 @@ def build_app(
         pipeline = load_pipeline(str(pipeline_file), by_name)
         if checks:
             add_checks(app)
-        stack = PipelineStack(app, PIPELINE_STACK_ID, pipeline=pipeline, organisations=by_name)
+        org_files = {org.name: path for org, path in zip(organisations, paths, strict=True)}
+        stack = PipelineStack(
+            app,
+            PIPELINE_STACK_ID,
+            pipeline=pipeline,
+            organisations=by_name,
+            organisation_files=org_files,
+        )
         return [org_stack for stage in stack.stages for org_stack in stage.stacks]
     if checks:
         add_checks(app)

@@ -6,14 +6,18 @@ Built only when ``cdk synth -c pipeline_file=PATH`` names a pipeline file
 command (``make test``), then synthesizes the app with the same pipeline file; the pipeline updates
 itself from that output (self-mutation). One stage per environment, in file order, deploys that
 environment's organisation stacks through the target account's CDK bootstrap roles
-(``cdk bootstrap --trust <pipeline account>``); an environment with ``approval: true`` waits for
-a manual approval first. Organisation files are read at synth time, so changing one changes the
-stage templates, never this stack's code.
+(``cdk bootstrap --trust <pipeline account>``). Each stage first runs one "Plan" step per
+organisation (:mod:`.plan_gate`): ``quota org plan`` against the live queue, failing on a
+destructive change the organisation file's ``allow_destructive`` does not name; an environment
+with ``approval: true`` then waits for a manual approval whose comment carries each plan's
+summary and links the plan's build. Organisation files are read at synth time, so changing one
+changes the stage templates, never this stack's code.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import aws_cdk as cdk
@@ -22,9 +26,15 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import pipelines
 from constructs import Construct, IConstruct
 
-from quota_constructs.model import Organisation
+from quota_constructs.model import Organisation, Problem, QuotaConfigError
 from quota_constructs.pipeline_config import Environment, Pipeline
 from quota_constructs.stacks.organisation_stack import OrganisationStack, stack_name_for
+from quota_constructs.stacks.plan_gate import (
+    SUMMARY_VARIABLE,
+    URL_VARIABLE,
+    lookup_role_arn,
+    plan_commands,
+)
 from quota_constructs.stacks.region_check import refuse_unsupported_region
 
 PIPELINE_STACK_NAME = "Quota-Pipeline"
@@ -77,6 +87,8 @@ class PipelineStack(cdk.Stack):
 
     :param pipeline: a validated pipeline file.
     :param organisations: organisation name -> model, every name the file's environments list.
+    :param organisation_files: organisation name -> its file, relative to the repository root
+        (or under the working directory): the Plan steps read it in their checkout.
     """
 
     def __init__(
@@ -86,6 +98,7 @@ class PipelineStack(cdk.Stack):
         *,
         pipeline: Pipeline,
         organisations: Mapping[str, Organisation],
+        organisation_files: Mapping[str, str | Path],
         **stack_props: Any,
     ) -> None:
         stack_props.setdefault("stack_name", PIPELINE_STACK_NAME)
@@ -114,25 +127,110 @@ class PipelineStack(cdk.Stack):
             enable_key_rotation=True,
             self_mutation=True,
         )
+        files = _repository_paths(organisation_files, pipeline)
         self.stages = []
+        self.plan_steps: dict[str, list[pipelines.CodeBuildStep]] = {}
         for environment in pipeline.environments:
             stage = OrganisationsStage(self, environment, organisations)
-            pre = [_approval(environment)] if environment.approval else []
+            plans = [
+                _plan_step(environment, name, files[name], source)
+                for name in environment.organisations
+            ]
+            pre: list[pipelines.Step] = list(plans)
+            if environment.approval:
+                pre.append(_approval(environment, plans))
             self.pipeline.add_stage(stage, pre=pre)
             self.stages.append(stage)
+            self.plan_steps[environment.name] = plans
         self.pipeline.build_pipeline()
         _source_conditions_on_service_trust(self)
-        _acknowledge(self, self.pipeline)
+        plan_projects = [step.project for steps in self.plan_steps.values() for step in steps]
+        _acknowledge(self, self.pipeline, plan_projects)
         _lint_clean(self, self.pipeline.pipeline)
         refuse_unsupported_region(self)
 
 
-def _approval(environment: Environment) -> pipelines.ManualApprovalStep:
-    return pipelines.ManualApprovalStep(
+def _repository_paths(files: Mapping[str, str | Path], pipeline: Pipeline) -> dict[str, str]:
+    """Each organisation file of the pipeline's environments as a path in the repository's
+    checkout: relative as given, or an absolute one under the working directory (where
+    ``cdk synth`` runs, the repository root); a ``QuotaConfigError`` otherwise."""
+    root = Path.cwd().resolve()
+    found: dict[str, str] = {}
+    problems = []
+    for environment in pipeline.environments:
+        for name in environment.organisations:
+            path = Path(files[name])
+            if path.is_absolute():
+                try:
+                    path = path.resolve().relative_to(root)
+                except ValueError:
+                    problems.append(
+                        Problem(
+                            f"organisation {name}",
+                            str(path),
+                            "the pipeline's Plan step reads the organisation file in its "
+                            "checkout of the repository, and this one is outside it",
+                            "keep organisation files in the repository and run cdk synth from "
+                            "its root",
+                        )
+                    )
+                    continue
+            found[name] = path.as_posix()
+    if problems:
+        raise QuotaConfigError(problems, context=pipeline.path)
+    return found
+
+
+def _plan_step(
+    environment: Environment,
+    organisation: str,
+    org_file: str,
+    source: pipelines.IFileSetProducer,
+) -> pipelines.CodeBuildStep:
+    """``Plan-<organisation>``: the gate (:mod:`.plan_gate`) on the organisation's live queue,
+    its role allowed only to assume the target's lookup role."""
+    return pipelines.CodeBuildStep(
+        f"Plan-{organisation}",
+        input=source,
+        install_commands=[INSTALL_COMMAND],
+        commands=plan_commands(organisation, org_file, environment.account, environment.region),
+        role_policy_statements=[
+            iam.PolicyStatement(
+                actions=["sts:AssumeRole"],
+                resources=[lookup_role_arn(environment.account, environment.region)],
+            )
+        ],
+    )
+
+
+def _approval(
+    environment: Environment, plans: Sequence[pipelines.CodeBuildStep]
+) -> pipelines.ManualApprovalStep:
+    """After every Plan step of the stage: the comment names what deploys where and carries
+    each plan's summary; the review link is the (first) plan's build."""
+    summaries = "; ".join(
+        f"{name}: {plan.exported_variable(SUMMARY_VARIABLE)}"
+        for name, plan in zip(environment.organisations, plans, strict=True)
+    )
+    approval = PlanApprovalStep(
         "Approve",
         comment=f"Deploy {', '.join(environment.organisations)} to {environment.name} "
-        f"({environment.account}, {environment.region})?",
+        f"({environment.account}, {environment.region})? Plan: {summaries}",
+        review_url=plans[0].exported_variable(URL_VARIABLE),
     )
+    for plan in plans:
+        approval.add_step_dependency(plan)
+    return approval
+
+
+class PlanApprovalStep(pipelines.ManualApprovalStep):
+    """A manual approval whose comment and review link may hold other steps' exported
+    variables (``CodeBuildStep.exported_variable``): CDK Pipelines resolves a step's outputs
+    only where a step declares it references them, which its ``ManualApprovalStep`` does not."""
+
+    def __init__(self, id: str, *, comment: str, review_url: str) -> None:
+        super().__init__(id, comment=comment, review_url=review_url)
+        self._discover_referenced_outputs({"comment": comment, "reviewUrl": review_url})
 
 
 def _source_conditions_on_service_trust(stack: cdk.Stack) -> None:
@@ -208,7 +306,11 @@ _BUILD_LOGS = (
 )
 
 
-def _acknowledge(stack: cdk.Stack, pipeline: pipelines.CodePipeline) -> None:
+def _acknowledge(
+    stack: cdk.Stack,
+    pipeline: pipelines.CodePipeline,
+    plan_projects: Sequence[Any] = (),
+) -> None:
     """Acknowledge each cdk-nag finding on CDK Pipelines' generated resources, with why."""
     account, region = stack.account, stack.region
     bucket = _logical_id(stack, pipeline.pipeline.artifact_bucket)
@@ -223,7 +325,7 @@ def _acknowledge(stack: cdk.Stack, pipeline: pipelines.CodePipeline) -> None:
     ]
     for policy in _generated_policies(pipeline):
         _ack_iam5(policy, artifacts)
-    for project in (pipeline.synth_project, pipeline.self_mutation_project):
+    for project in (pipeline.synth_project, pipeline.self_mutation_project, *plan_projects):
         name = _logical_id(stack, project)
         logs = f"arn:aws:logs:{region}:{account}:log-group:/aws/codebuild/<{name}>:*"
         reports = f"arn:aws:codebuild:{region}:{account}:report-group/<{name}>-*"

@@ -15,6 +15,7 @@ from aws_cdk.assertions import Template
 from cfnlint.api import lint
 
 from quota_constructs.config import discover_org_files, load_organisation
+from quota_constructs.model import QuotaConfigError
 from quota_constructs.stacks.organisation_app import PIPELINE_FILE_CONTEXT, build_app
 from quota_constructs.stacks.organisation_stack import OrganisationStack, stack_name_for
 from quota_constructs.stacks.pipeline_stack import (
@@ -23,6 +24,7 @@ from quota_constructs.stacks.pipeline_stack import (
     PipelineStack,
     synth_commands,
 )
+from quota_constructs.stacks.plan_gate import SUMMARY_VARIABLE, URL_VARIABLE, plan_commands
 from tests.constructs.helpers import ROOT, cdk_json_context, make_app
 from tests.helpers import ORGS_DIR
 
@@ -101,12 +103,12 @@ def test_synth_step_installs_from_the_project_runs_the_readme_tests_then_synthes
 ) -> None:
     projects = of_type(example, "AWS::CodeBuild::Project")
     specs = [json.loads(p["Properties"]["Source"]["BuildSpec"]) for p in projects]
-    [synth] = [s for s in specs if s["phases"]["install"]["commands"] == [INSTALL_COMMAND]]
-    assert synth["phases"]["build"]["commands"] == synth_commands(EXAMPLE)
+    [synth] = [s for s in specs if s["phases"]["build"]["commands"] == synth_commands(EXAMPLE)]
+    assert synth["phases"]["install"]["commands"] == [INSTALL_COMMAND]
     assert synth["phases"]["build"]["commands"][-1].endswith(f"-c pipeline_file={EXAMPLE}")
     readme = (ROOT / "README.md").read_text()
     assert f"\n{TEST_COMMAND}   #" in readme  # the README's test command
-    [mutation] = [s for s in specs if s is not synth]
+    [mutation] = [s for s in specs if "cdk -a" in json.dumps(s)]
     pinned = json.loads((ROOT / "package.json").read_text())["devDependencies"]["aws-cdk"]
     assert f"npm install -g aws-cdk@{pinned}" in json.dumps(mutation)  # the project's CLI pin
     assert "cdk -a" in json.dumps(mutation)  # self-mutation
@@ -118,8 +120,8 @@ def test_production_waits_for_a_manual_approval_and_staging_does_not(
     staging, production = pipeline_stages(example)[3:]
     categories = [a["ActionTypeId"]["Category"] for a in staging["Actions"]]
     assert "Approval" not in categories
-    approve, *deploys = production["Actions"]
-    assert approve["ActionTypeId"]["Category"] == "Approval"
+    plan, approve, *deploys = production["Actions"]
+    assert (plan["Name"], approve["ActionTypeId"]["Category"]) == ("Plan-research", "Approval")
     assert all(a["RunOrder"] > approve["RunOrder"] for a in deploys)
 
 
@@ -186,7 +188,7 @@ def test_adding_an_organisation_to_an_environment_changes_only_the_pipeline_file
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    files = [ORGS_DIR / "seed-demo.yaml", ORGS_DIR / "research.yaml"]
+    files = [Path(shutil.copy(ORGS_DIR / n, tmp_path)) for n in ("seed-demo.yaml", "research.yaml")]
     deployed = []
     for organisations in ("[seed-demo]", "[seed-demo, research]"):
         (tmp_path / "pipeline.yaml").write_text(ONE_STAGE.replace("[seed-demo]", organisations))
@@ -195,11 +197,124 @@ def test_adding_an_organisation_to_an_environment_changes_only_the_pipeline_file
         template = dict(Template.from_stack(app.node.find_child("Quota-Pipeline")).to_json())  # type: ignore[arg-type]
         [staging] = pipeline_stages(template)[3:]
         names = {a["Configuration"].get("StackName") for a in staging["Actions"]}
+        plans = {a["Name"] for a in staging["Actions"] if a["Name"].startswith("Plan-")}
+        assert plans == {f"Plan-{name}" for name in deployed_names(stacks)}
         deployed.append(([s.stack_name for s in stacks], names - {None}))
     assert deployed == [
         (["Quota-seed-demo"], {"Quota-seed-demo"}),
         (["Quota-seed-demo", "Quota-research"], {"Quota-seed-demo", "Quota-research"}),
     ]
+
+
+def deployed_names(stacks: list[OrganisationStack]) -> list[str]:
+    return [s.organisation.name for s in stacks]
+
+
+# --- the gate: a Plan step per organisation before the approval and the deploys ------------------
+
+
+def plan_actions(stage: dict[str, Any]) -> list[dict[str, Any]]:
+    return [a for a in stage["Actions"] if a["Name"].startswith("Plan-")]
+
+
+def project_of(template: dict[str, Any], action: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    logical_id = action["Configuration"]["ProjectName"]["Ref"]
+    return logical_id, template["Resources"][logical_id]
+
+
+def test_each_environment_plans_each_organisation_before_the_approval_and_the_deploys(
+    example: dict[str, Any],
+) -> None:
+    for stage, organisation in zip(
+        pipeline_stages(example)[3:], ("seed-demo", "research"), strict=True
+    ):
+        [plan] = plan_actions(stage)
+        assert plan["Name"] == f"Plan-{organisation}"
+        assert plan["ActionTypeId"]["Category"] == "Build"
+        later = [a for a in stage["Actions"] if a is not plan]
+        assert later and all(a["RunOrder"] > plan["RunOrder"] for a in later)
+
+
+def test_the_plan_step_runs_quota_org_plan_on_the_organisation_file_and_fails_unless_it_passes(
+    example: dict[str, Any],
+) -> None:
+    production = pipeline_stages(example)[4]
+    [plan] = plan_actions(production)
+    _, project = project_of(example, plan)
+    spec = json.loads(project["Properties"]["Source"]["BuildSpec"])
+    assert spec["phases"]["install"]["commands"] == [INSTALL_COMMAND]
+    commands = spec["phases"]["build"]["commands"]
+    assert commands == plan_commands(
+        "research", "stacks/orgs/research.yaml", "444455556666", "eu-west-1"
+    )
+    [run] = [c for c in commands if c.startswith("quota org plan")]
+    assert run.startswith(
+        "quota org plan stacks/orgs/research.yaml --region eu-west-1 --absent-ok --json >"
+    )
+    assert run.endswith("test $status -eq 0")  # CodeBuild fails the build on that command
+    assert spec["env"]["exported-variables"] == [SUMMARY_VARIABLE, URL_VARIABLE]
+
+
+def test_the_plan_step_may_only_assume_the_target_account_s_lookup_role(
+    example: dict[str, Any],
+) -> None:
+    production = pipeline_stages(example)[4]
+    [plan] = plan_actions(production)
+    _, project = project_of(example, plan)
+    role = project["Properties"]["ServiceRole"]["Fn::GetAtt"][0]
+    [policy] = [
+        r for r in of_type(example, "AWS::IAM::Policy") if {"Ref": role} in r["Properties"]["Roles"]
+    ]
+    statements = policy["Properties"]["PolicyDocument"]["Statement"]
+    beyond_codebuild = [
+        s
+        for s in statements
+        if not all(a.split(":")[0] in ("logs", "codebuild", "s3", "kms") for a in _actions(s))
+    ]
+    assert beyond_codebuild == [
+        {
+            "Action": "sts:AssumeRole",
+            "Effect": "Allow",
+            "Resource": "arn:aws:iam::444455556666:role/cdk-hnb659fds-lookup-role-"
+            "444455556666-eu-west-1",
+        }
+    ]
+    writes = [a for s in statements for a in _actions(s) if a.startswith("s3:Put")]
+    assert writes == []  # reads the source artifact only
+
+
+def _actions(statement: dict[str, Any]) -> list[str]:
+    actions = statement["Action"]
+    return [actions] if isinstance(actions, str) else list(actions)
+
+
+def test_the_approval_shows_the_plan_s_summary_and_links_its_build(
+    example: dict[str, Any],
+) -> None:
+    production = pipeline_stages(example)[4]
+    [approve] = [a for a in production["Actions"] if a["ActionTypeId"]["Category"] == "Approval"]
+    [plan] = plan_actions(production)
+    namespace = plan["Namespace"]
+    assert approve["Configuration"] == {
+        "CustomData": "Deploy research to production (444455556666, eu-west-1)? Plan: "
+        f"research: #{{{namespace}.{SUMMARY_VARIABLE}}}",
+        "ExternalEntityLink": f"#{{{namespace}.{URL_VARIABLE}}}",
+    }
+
+
+def test_rejects_an_organisation_file_outside_the_repository_naming_it_and_the_fix(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "repo").mkdir()
+    monkeypatch.chdir(tmp_path / "repo")
+    (tmp_path / "repo" / "pipeline.yaml").write_text(ONE_STAGE)
+    outside = Path(shutil.copy(SEED, tmp_path))
+    with pytest.raises(QuotaConfigError) as error:
+        build_app(pipeline_app("pipeline.yaml"), [outside], checks=False)
+    message = str(error.value)
+    assert message.startswith("pipeline.yaml: organisation seed-demo: the pipeline's Plan step")
+    assert [p.value for p in error.value.problems] == [str(outside)]  # the message clips it
+    assert "fix: keep organisation files in the repository" in message
 
 
 def walk(assembly: cx_api.CloudAssembly) -> Iterator[cx_api.CloudFormationStackArtifact]:

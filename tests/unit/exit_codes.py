@@ -36,7 +36,8 @@ EXIT_CODES: tuple[Code, ...] = (
             "recommend --simulate` missed a team's target (or found a FAILED expectation); "
             "`quota recommend --optimize` missed a team's target; `quota demo` saw a tutorial "
             "outcome fail; `quota org plan` found a destructive change (a share or queue "
-            "deleted or replaced, a job terminated or preempted, a change that would fail); "
+            "deleted or replaced, a job terminated or preempted) that the file's "
+            "`allow_destructive` does not name, or a change that would fail; "
             "`quota local apply` was refused and rolled back; "
             "Batch refused a call (`error: ClientException: ...`) or its "
             "endpoint did not answer; `terminate` could not terminate a job"
@@ -61,7 +62,8 @@ EXIT_CODES: tuple[Code, ...] = (
         ExitCode.NOT_FOUND,
         "not found",
         (
-            "`quota org plan` of an organisation that is not deployed (`-o`, or the file's); "
+            "`quota org plan` of an organisation that is not deployed (`-o`, or the file's "
+            "without `--absent-ok`); "
             "a job (id, ARN or name) or quota share that the queue does not have (`describe`, "
             "`wait`, `update`, `terminate`, `ls --share`, `submit --share`); `quota local why` "
             "for a job the emulator does not know"
