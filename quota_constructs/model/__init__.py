@@ -69,6 +69,7 @@ from quota_constructs.model.jobs import (
     status_reason_matches,
 )
 from quota_constructs.model.limits import (
+    API_INTEGER_MAX,
     INSTANCE_TYPES_FILE,
     MAX_BORROW_LIMIT,
     MAX_CAPACITY_LIMITS_PER_SHARE,
@@ -204,6 +205,7 @@ __all__ = [
     "MAX_EXIT_RULES",
     "MAX_IAM_PATH_LENGTH",
     "MAX_INSTANCES_PER_TYPE",
+    "API_INTEGER_MAX",
     "MAX_JOB_QUEUES",
     "MAX_LISTED_PROBLEMS",
     "MAX_ORGANISATION_DESCRIPTION_BYTES",
