@@ -183,6 +183,7 @@ from quota_constructs.model.training_plan import (
 __all__ = [
     "ACCOUNT_ID_BODY",
     "ACTIVE_STATUSES",
+    "API_INTEGER_MAX",
     "BATCH_ATTEMPT_ID_LENGTH",
     "BATCH_NAME_ROOM",
     "BATCH_TRAINING_JOB_PREFIX",
@@ -205,7 +206,6 @@ __all__ = [
     "MAX_EXIT_RULES",
     "MAX_IAM_PATH_LENGTH",
     "MAX_INSTANCES_PER_TYPE",
-    "API_INTEGER_MAX",
     "MAX_JOB_QUEUES",
     "MAX_LISTED_PROBLEMS",
     "MAX_ORGANISATION_DESCRIPTION_BYTES",
