@@ -208,8 +208,7 @@ def test_explain_pending_gives_a_runnable_job_the_emulators_reason() -> None:
         reason = batch.describe_service_job(jobId=second)["statusReason"]
 
     assert reason == (
-        "WAITING_FOR_OWN_CAPACITY - quota share QS3 uses 1 of its 1 x ml.g5.xlarge; "
-        "the job needs 1"
+        "WAITING_FOR_OWN_CAPACITY - quota share QS3 uses 1 of its 1 x ml.g5.xlarge; the job needs 1"
     )
 
 
