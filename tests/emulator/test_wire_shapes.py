@@ -11,8 +11,7 @@ from typing import Any
 from quota_constructs.local.events import STATE_CHANGE, BatchEvents, EventSink
 from quota_constructs.local.testing import EmulatorServer
 from quota_constructs.model import API_INTEGER_MAX
-from tests.emulator.helpers import refusal, submit
-from tests.emulator.test_aws_clients import fifo_stack
+from tests.emulator.helpers import fifo_stack, refusal, submit
 
 # --- FIFO queues: no "(queue)" share -------------------------------------------------------------
 
