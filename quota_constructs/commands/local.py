@@ -189,6 +189,15 @@ def serve(
             "naming the field (strict)."
         ),
     ] = PayloadValidation.PASSTHROUGH,
+    explain_pending: Annotated[
+        bool,
+        typer.Option(
+            "--explain-pending",
+            help="Give a RUNNABLE job that AWS leaves without a statusReason the emulator's "
+            "own reason (e.g. 'WAITING_FOR_OWN_CAPACITY - ...'); default: empty, as AWS. "
+            "quota local why explains a job either way.",
+        ),
+    ] = False,
     names: Annotated[
         ResourceNaming,
         typer.Option(
@@ -261,6 +270,7 @@ def serve(
         events=events,
         dispatch=dispatch,
         payload_validation=payload_validation,
+        explain_pending=explain_pending,
         naming=names,
         retention=kept,
         calendar_grace_s=calendar_grace,

@@ -73,8 +73,8 @@ class Emulator:
     ``options`` are the scheduler core's timings and UNCONFIRMED choices (one scheduler per
     queue; RUNNABLE time limits come from each queue's ``jobStateTimeLimitActions``). Job ids
     are random UUIDs; a ``seed`` makes them reproducible (same seed and requests, same ids).
-    ``explain_pending``: a RUNNABLE
-    job with no AWS ``statusReason`` reports the core's typed pending reason instead of none.
+    ``explain_pending=True``: a RUNNABLE job with no AWS ``statusReason`` reports the core's
+    typed pending reason; by default it has none, as on AWS (``explain`` answers either way).
     ``client_token_mode``: a repeated ``clientToken`` is rejected as AWS documents (default) or
     answered with the first job (:class:`~.state.job_service.ClientTokenMode`).
     ``dispatch``: a submitted job waits SUBMITTED for the next scheduler tick (default, AWS's
@@ -106,7 +106,7 @@ class Emulator:
         account: Account | None = None,
         options: SchedulerOptions | None = None,
         seed: int | None = None,
-        explain_pending: bool = True,
+        explain_pending: bool = False,
         client_token_mode: ClientTokenMode = ClientTokenMode.REJECT,
         events: EventSink | None = None,
         dispatch: DispatchMode = DispatchMode.TICK,

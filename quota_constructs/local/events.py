@@ -32,6 +32,7 @@ from quota_constructs.local.handlers.job_view import (
     attempts,
     epoch_ms,
     preemption_summary,
+    share_name,
 )
 from quota_constructs.local.state.arns import Account
 from quota_constructs.local.state.clock import EmulatorClock
@@ -172,7 +173,7 @@ class BatchEvents:
             "jobId": job.job_id,
             "jobName": job.request.job_name,
             "jobQueue": self.account.job_queue(queue_name),
-            "quotaShareName": job.share_name,
+            "quotaShareName": share_name(job),
             "schedulingPriority": job.priority,
             "serviceJobType": "SAGEMAKER_TRAINING",
             "status": status.value,

@@ -44,9 +44,10 @@ class EmulatorServer:
     moves only with :meth:`advance`) or ``"wall"`` (real time times ``speed``). ``faults``
     injects throttling / 5xx answers and lost responses (see :class:`FaultPlan`). ``options``
     tune the scheduler core (delays, choices); job ids are random UUIDs, ``seed`` makes them
-    reproducible; ``explain_pending=False`` leaves ``statusReason`` of waiting jobs empty as AWS
-    does (MISCONFIGURATION reasons are always reported); ``limits`` bound what clients may hold
-    (timeouts, connections, body size: :class:`~.wire.server.ServerLimits`).
+    reproducible; ``statusReason`` of waiting jobs is empty as AWS leaves it (MISCONFIGURATION
+    reasons are always reported) unless ``explain_pending=True`` gives the core's reason;
+    ``limits`` bound what clients may hold (timeouts, connections, body size:
+    :class:`~.wire.server.ServerLimits`).
     ``client_token_mode="replay"`` answers a repeated ``clientToken`` with the first job instead
     of rejecting it as AWS documents. ``dispatch="immediate"`` dispatches a job before the next
     request instead of on the next scheduler tick (:class:`~.state.job_service.DispatchMode`).
@@ -71,7 +72,7 @@ class EmulatorServer:
         port: int = 0,
         options: SchedulerOptions | None = None,
         seed: int | None = None,
-        explain_pending: bool = True,
+        explain_pending: bool = False,
         account: Account | None = None,
         limits: ServerLimits | None = None,
         client_token_mode: ClientTokenMode | str = ClientTokenMode.REJECT,

@@ -78,6 +78,7 @@ from quota_constructs.model.jobs import (
     status_reason_matches,
 )
 from quota_constructs.model.limits import (
+    API_INTEGER_MAX,
     INSTANCE_TYPES_FILE,
     MAX_BORROW_LIMIT,
     MAX_CAPACITY_LIMITS_PER_SHARE,
@@ -192,6 +193,7 @@ __all__ = [
     "ACCOUNT_ID_BODY",
     "ACTIVE_STATUSES",
     "ALLOW_DESTRUCTIVE_KEY",
+    "API_INTEGER_MAX",
     "BATCH_ATTEMPT_ID_LENGTH",
     "BATCH_NAME_ROOM",
     "BATCH_TRAINING_JOB_PREFIX",

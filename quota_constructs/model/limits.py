@@ -50,12 +50,15 @@ RETRY_ATTEMPTS_RANGE = (1, 10)
 MAX_STATUS_REASON_PATTERN = 512
 MAX_EXIT_RULES = 5
 """``retryStrategy.evaluateOnExit`` entries of a service job ("up to 5", service-job-retries)."""
-MAX_INSTANCES_PER_TYPE = 10_000
-"""Stated limit (AWS documents no maximum for ``maxCapacity``): instances of one type in a
-share, and in the service environment (the sum of the shares' limits per type)."""
-MAX_BORROW_LIMIT = 100 * MAX_INSTANCES_PER_TYPE
-"""Stated limit (AWS documents none): a share of one instance borrowing a whole pool of
-``MAX_INSTANCES_PER_TYPE``; a larger percent borrows nothing more (write -1 for unlimited)."""
+API_INTEGER_MAX = 2**31 - 1
+"""The largest value of the Batch API's ``Integer`` members (a signed 32-bit integer)."""
+MAX_INSTANCES_PER_TYPE = API_INTEGER_MAX
+"""AWS documents no maximum for ``maxCapacity`` (botocore, CloudFormation: minimum 1 only), so
+the only bound is the API's ``Integer``: instances of one type in a share, in the service
+environment (the sum of the shares' limits per type) and in a job's ``InstanceCount``."""
+MAX_BORROW_LIMIT = API_INTEGER_MAX
+"""AWS documents no maximum for ``borrowLimit`` (a percent; -1 unlimited): the API's
+``Integer``."""
 MAX_STACK_DESCRIPTION_CHARS = 512
 """CDK refuses a stack description longer than 512 JavaScript characters (UTF-16 units)."""
 MAX_STACK_DESCRIPTION_BYTES = 1024

@@ -63,9 +63,9 @@ def test_rejects_a_checkpoint_interval_beyond_28_days() -> None:
     assert "line 2.checkpoint_interval_s: must be at most 2419200 seconds" in message
 
 
-def test_rejects_an_instance_count_beyond_10000() -> None:
-    message = csv_problems("0,QS1,ml.g5.xlarge,10001,60,1,")
-    assert "line 2.instance_count: must be at most 10000 instances (got 10001)" in message
+def test_rejects_an_instance_count_beyond_the_apis_integer() -> None:
+    message = csv_problems("0,QS1,ml.g5.xlarge,2147483648,60,1,")
+    assert "line 2.instance_count: must be at most 2147483647 instances (got 2147483648)" in message
 
 
 def test_accepts_every_csv_value_at_its_bound() -> None:

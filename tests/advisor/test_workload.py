@@ -199,7 +199,7 @@ PLAIN_AND_NOT = (
         "7,a,ml.g5.xlarge,1,0,1,",  # duration 0
         "7,a,ml.g5.xlarge,1,0.0,1,0",  # checkpoint 0
         "7,a,ml.g5.xlarge,1,2419201,1,",  # longer than 28 days
-        "7,a,ml.g5.xlarge,100001,60,1,",  # too many instances
+        "7,a,ml.g5.xlarge,2147483648,60,1,",  # too many instances
         "7,a,ml.g5.xlarge,1,60,10000,",  # priority above 9999
         "7,a,ml.g5.xlrge,1,60,1,",  # unknown instance type
     ],
@@ -260,7 +260,7 @@ def test_files_of_plain_rows_read_in_one_pass_as_the_full_reader_reads_them(
         "7,a,ml.g5.xlarge,1,60,1,10 ",  # a trailing space
         "7,a,ml.g5.xlarge,1,6e1,1,",  # an exponent
         "7,a,ml.g5.xlarge,1,2419201,1,",  # longer than 28 days
-        "7,a,ml.g5.xlarge,10001,60,1,",  # too many instances
+        "7,a,ml.g5.xlarge,2147483648,60,1,",  # too many instances
         "31622401,a,ml.g5.xlarge,1,60,1,",  # submitted after a year
     ],
 )

@@ -55,7 +55,7 @@ def test_rejects_num_instances_and_zero_counts_listing_every_problem(stack: cdk.
     assert message.startswith("Test/Env: 2 problems:")
     assert "capacity_limits.NUM_INSTANCES: capacity unit must be a SageMaker training" in message
     assert (
-        "capacity_limits.ml.g5.xlarge: max capacity must be an integer between 1 and 10000"
+        "capacity_limits.ml.g5.xlarge: max capacity must be an integer between 1 and 2147483647"
         in message
     )
 

@@ -79,11 +79,155 @@ SCHEDULING_RULES = "tests/scheduling/test_rules.py::"
 SDK_QUEUE = "tests/sdk/test_training_queue.py::"
 SERVER_JOBS = "tests/emulator/test_server_jobs.py::"
 SERVER_RESOURCES = "tests/emulator/test_server_resources.py::"
+STABLE_PAGES = "tests/emulator/test_stable_pagination.py::"
 TRAINING_JOBS = "tests/emulator/test_server_training_jobs.py::"
 TUTORIAL = "tests/emulator/test_server_tutorial.py::"
 USER_GUIDE_RULES = "tests/emulator/test_user_guide_rules.py::"
+WIRE_SHAPES = "tests/emulator/test_wire_shapes.py::"
+CFN_SHARE_LIMIT = Source(
+    "CloudFormation QuotaShareCapacityLimit",
+    "https://docs.aws.amazon.com/AWSCloudFormation/latest/TemplateReference/aws-properties-batch-quotashare-quotasharecapacitylimit.html",
+)
 
 BEHAVIOURS: tuple[Behaviour, ...] = (
+    Behaviour(
+        (
+            '`nextToken`: "Pagination continues from the end of the previous results that '
+            'returned the nextToken value." (ListServiceJobs; the same token member on '
+            "ListQuotaShares, DescribeJobQueues, DescribeServiceEnvironments, "
+            "ListSchedulingPolicies)"
+        ),
+        (Source("botocore `batch` `ListServiceJobs.nextToken`"),),
+        (
+            STABLE_PAGES + "test_a_job_submitted_between_two_pages_repeats_no_job",
+            STABLE_PAGES + "test_a_job_leaving_the_status_between_two_pages_makes_no_job_skipped",
+            STABLE_PAGES
+            + "test_a_job_name_listing_keeps_its_groups_in_place_when_a_job_is_submitted",
+            STABLE_PAGES + "test_a_share_deleted_between_two_pages_makes_no_share_skipped",
+            STABLE_PAGES + "test_a_queue_deleted_between_two_pages_makes_no_queue_skipped",
+            STABLE_PAGES
+            + "test_an_environment_deleted_between_two_pages_makes_no_environment_skipped",
+            STABLE_PAGES + "test_a_policy_deleted_between_two_pages_makes_no_policy_skipped",
+        ),
+        (
+            "(a token names the last listed item's place in a stable order, not an offset; "
+            "UNCONFIRMED: whether AWS lists an item added before that place, the emulator "
+            "does not)"
+        ),
+    ),
+    Behaviour(
+        (
+            "SSM `GetParametersByPath`, SageMaker `ListTrainingPlans`, Service Quotas "
+            '`ListServiceQuotas`: the `NextToken` "to continue pagination" where the previous '
+            "page ended"
+        ),
+        (
+            Source("botocore `ssm` `GetParametersByPath.NextToken`"),
+            Source("botocore `service-quotas` `ListServiceQuotas.NextToken`"),
+        ),
+        (
+            STABLE_PAGES + "test_parameters_provisioned_between_two_pages_repeat_no_parameter",
+            STABLE_PAGES + "test_a_training_plan_bought_between_two_pages_repeats_no_plan",
+            STABLE_PAGES + "test_a_quota_set_between_two_pages_repeats_no_quota",
+        ),
+    ),
+    Behaviour(
+        (
+            'A token the service did not issue: SSM `InvalidNextToken` ("The specified token '
+            "isn't valid.\"), Service Quotas `InvalidPaginationTokenException`, the errors their "
+            "models declare; Batch declares only `ClientException`"
+        ),
+        (
+            Source("botocore `ssm` `InvalidNextToken`"),
+            Source("botocore `service-quotas` `InvalidPaginationTokenException`"),
+        ),
+        (
+            STABLE_PAGES + "test_rejects_a_token_the_emulator_did_not_issue_with_the_services_code",
+            STABLE_PAGES + "test_rejects_a_token_of_another_listing",
+        ),
+        "(SageMaker declares none: `ValidationException`, as for its other refusals)",
+    ),
+    Behaviour(
+        (
+            'GetJobQueueSnapshot: "For job queues with an attached quota-share policy, the first '
+            'RUNNABLE job in each quota share is also listed."; `quotaShareName`: "The name of '
+            'the quota share that the service job is associated with."'
+        ),
+        (Source("botocore `batch` `GetJobQueueSnapshot`, `DescribeServiceJob.quotaShareName`"),),
+        (
+            WIRE_SHAPES + "test_a_fifo_queues_events_name_no_quota_share",
+            WIRE_SHAPES + "test_a_fifo_queues_snapshot_lists_no_quota_share",
+            WIRE_SHAPES + "test_a_quota_share_filter_finds_no_fifo_job",
+        ),
+        (
+            "(a FIFO queue has no quota shares: its jobs, events, snapshot and QUOTA_SHARE_NAME "
+            "filter name none, though the core runs them in one internal share)"
+        ),
+    ),
+    Behaviour(
+        (
+            'TerminateServiceJobs `successful`: "A list of the service job IDs whose termination '
+            'request was accepted."'
+        ),
+        (Source("botocore `batch` `TerminateServiceJobsResponse.successful`"),),
+        (WIRE_SHAPES + "test_terminate_service_jobs_lists_the_ids_of_jobs_named_by_arn",),
+        "(a job named by its ARN is listed by its id)",
+    ),
+    Behaviour(
+        (
+            "`tags` of queues, environments, policies, shares and service jobs, and "
+            "ListTagsForResource's, is a `TagrisTagsMap` with a minimum of 1 entry"
+        ),
+        (Source("botocore `batch` `TagrisTagsMap`"),),
+        (WIRE_SHAPES + "test_untagged_resources_and_jobs_answer_no_tags_member",),
+        (
+            "(left out for an untagged resource, never an empty map; UNCONFIRMED whether AWS "
+            "answers `{}` there)"
+        ),
+    ),
+    Behaviour(
+        (
+            "A RUNNABLE job's `statusReason` carries AWS's reasons (`MISCONFIGURATION:...`, "
+            "`CAPACITY:...`); otherwise AWS leaves it empty"
+        ),
+        (guide("sm_job_stuck_in_runnable"),),
+        (
+            SERVER_JOBS + "test_a_runnable_job_has_no_status_reason_by_default_as_aws_leaves_it",
+            SERVER_JOBS + "test_explain_pending_gives_a_runnable_job_the_emulators_reason",
+        ),
+        (
+            "(the emulator's own reasons are opt-in: `EmulatorServer(explain_pending=True)`, "
+            "`quota local serve --explain-pending`; `quota local why` explains a job either way)"
+        ),
+    ),
+    Behaviour(
+        (
+            '`startedAt`: "The Unix timestamp (in milliseconds) for when the service job was '
+            'started." (a required member of the DescribeServiceJob output shape)'
+        ),
+        (Source("botocore `batch` `DescribeServiceJobResponse.startedAt`"),),
+        (WIRE_SHAPES + "test_started_at_is_left_out_until_the_job_starts",),
+        (
+            "(left out before the job starts, as AWS leaves out container jobs' `startedAt`, "
+            "required in `JobDetail` too, until they start; UNCONFIRMED for service jobs)"
+        ),
+    ),
+    Behaviour(
+        (
+            "`maxCapacity` of a quota share or service environment and `borrowLimit`: a minimum "
+            "(1; -1 for unlimited borrowing) and no documented maximum"
+        ),
+        (
+            Source("botocore `batch` `QuotaShareCapacityLimit`, `CapacityLimit`"),
+            CFN_SHARE_LIMIT,
+        ),
+        (
+            WIRE_SHAPES
+            + "test_capacity_and_borrow_limits_above_the_old_stated_bounds_are_accepted",
+            WIRE_SHAPES + "test_rejects_a_capacity_above_the_apis_integer",
+        ),
+        "(bounded only by the API's `Integer`, 2,147,483,647, in files, constructs and emulator)",
+    ),
     Behaviour(
         '"The job enters the `SUBMITTED` state and is placed in the specified job queue"',
         (guide("service-job-submit"),),

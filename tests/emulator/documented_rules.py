@@ -442,7 +442,8 @@ RULES: tuple[Rule, ...] = (
         "ListServiceJobs.filters",
         "When the JOB_NAME filter is used, the results are grouped by the job name and version.",
         J + "test_job_name_filter_groups_by_name",
-        "Service jobs have no version; groups come in the order of their newest job (UNCONFIRMED).",
+        "Service jobs have no version; groups come in name order, newest first inside "
+        "(UNCONFIRMED), an order a job submitted between two pages does not change.",
     ),
     Rule(
         "ListServiceJobs.filters",

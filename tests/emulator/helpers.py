@@ -26,6 +26,25 @@ def submit(batch: Any, queue: str, share: str | None, name: str, **extra: Any) -
     return str(batch.submit_service_job(**params)["jobId"])
 
 
+def fifo_stack(batch: Any, name: str, instances: int = 1) -> str:
+    """AWS's sample helper's ``create_resources``: a plain FIFO SAGEMAKER_TRAINING queue on a
+    ``NUM_INSTANCES`` environment, no scheduling policy; returns the queue's ARN."""
+    batch.create_service_environment(
+        serviceEnvironmentName=f"{name}-se",
+        serviceEnvironmentType="SAGEMAKER_TRAINING",
+        state="ENABLED",
+        capacityLimits=[{"maxCapacity": instances, "capacityUnit": "NUM_INSTANCES"}],
+    )
+    queue = batch.create_job_queue(
+        jobQueueName=f"{name}-jq",
+        jobQueueType="SAGEMAKER_TRAINING",
+        state="ENABLED",
+        priority=1,
+        serviceEnvironmentOrder=[{"order": 1, "serviceEnvironment": f"{name}-se"}],
+    )
+    return str(queue["jobQueueArn"])
+
+
 def refusal(call: Any, **params: Any) -> str:
     """The message of the ClientException ``call(**params)`` gets."""
     with pytest.raises(ClientError) as caught:

@@ -247,7 +247,7 @@ def test_a_name_or_time_filter_ignores_the_status(
     every = [{"name": "JOB_NAME", "values": ["*"]}]
 
     assert names(batch, queue, jobStatus="RUNNABLE") == ["waits"]
-    assert names(batch, queue, jobStatus="RUNNABLE", filters=every) == ["waits", "runs"]
+    assert names(batch, queue, jobStatus="RUNNABLE", filters=every) == ["runs", "waits"]
 
 
 def test_job_name_filter_is_case_insensitive(batch: Any, queue: str) -> None:
@@ -277,7 +277,7 @@ def test_job_name_filter_groups_by_name(emulator: EmulatorServer, batch: Any, qu
 
     listed = names(batch, queue, filters=[{"name": "JOB_NAME", "values": ["*"]}])
 
-    assert listed == ["c", "b", "b", "a"]  # groups by their newest job, newest first inside
+    assert listed == ["a", "b", "b", "c"]  # groups in name order, newest first inside
 
 
 def test_time_filters_take_epoch_milliseconds(

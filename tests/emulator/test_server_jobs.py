@@ -197,16 +197,19 @@ def test_terminate_many_reports_a_malformed_id_as_validation_exception(
     assert "no service job 'not-an-id': not a service job id or ARN" in error["message"]
 
 
-def test_runnable_job_explains_why_it_waits(
-    emulator: EmulatorServer, batch: Any, queue: str
-) -> None:
-    submit(batch, queue, "QS3", "first")
-    second = submit(batch, queue, "QS3", "second")
-    emulator.advance(10)
+def test_explain_pending_gives_a_runnable_job_the_emulators_reason() -> None:
+    with EmulatorServer(org_files=[SEED_DEMO], explain_pending=True) as emu:
+        batch = emu.client("batch")
+        queue = emu.queue_arn("seed-demo")
+        submit(batch, queue, "QS3", "first")
+        second = submit(batch, queue, "QS3", "second")
+        emu.advance(10)
 
-    reason = batch.describe_service_job(jobId=second)["statusReason"]
+        reason = batch.describe_service_job(jobId=second)["statusReason"]
 
-    assert reason.startswith("WAITING_FOR_OWN_CAPACITY")
+    assert reason == (
+        "WAITING_FOR_OWN_CAPACITY - quota share QS3 uses 1 of its 1 x ml.g5.xlarge; the job needs 1"
+    )
 
 
 # --- misconfiguration statusReason strings (docs/aws-semantics.md §2.6) ---------------------------
@@ -352,16 +355,19 @@ def test_deleting_a_share_terminates_its_jobs(
     assert (described["status"], described["isTerminated"]) == ("FAILED", True)
 
 
-def test_explain_pending_off_leaves_the_reason_empty_as_aws_does() -> None:
-    with EmulatorServer(org_files=[SEED_DEMO], explain_pending=False) as emu:
-        batch = emu.client("batch")
-        queue = emu.queue_arn("seed-demo")
-        submit(batch, queue, "QS3", "first")
-        second = submit(batch, queue, "QS3", "second")
-        emu.advance(10)
-        described = batch.describe_service_job(jobId=second)
+def test_a_runnable_job_has_no_status_reason_by_default_as_aws_leaves_it(
+    emulator: EmulatorServer, batch: Any, queue: str
+) -> None:
+    submit(batch, queue, "QS3", "first")
+    second = submit(batch, queue, "QS3", "second")
+    emulator.advance(10)
+
+    described = batch.describe_service_job(jobId=second)
+    listed = batch.list_service_jobs(jobQueue=queue, jobStatus="RUNNABLE")["jobSummaryList"]
 
     assert described["status"] == "RUNNABLE" and "statusReason" not in described
+    assert [j["jobId"] for j in listed] == [second] and "statusReason" not in listed[0]
+    assert emulator.explain(second)["pending"]["kind"] == "WAITING_FOR_OWN_CAPACITY"  # why, still
 
 
 def test_tags_a_service_job_by_its_arn(batch: Any, queue: str) -> None:

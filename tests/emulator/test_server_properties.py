@@ -175,9 +175,8 @@ def expected(jobs: list[Listed], query: Query, time_ms: int) -> list[str]:
         return True
 
     newest_first = [j for j in reversed(jobs) if keeps(j)]
-    if name == "JOB_NAME":  # "grouped by the job name", groups in the order of their newest job
-        order = list(dict.fromkeys(j.name for j in newest_first))
-        newest_first.sort(key=lambda j: order.index(j.name))
+    if name == "JOB_NAME":  # "grouped by the job name", groups in name order (stable pages)
+        newest_first.sort(key=lambda j: j.name)
     return [j.name for j in newest_first]
 
 

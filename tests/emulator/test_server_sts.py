@@ -263,7 +263,7 @@ def test_existing_roles_and_buckets_are_published_as_given(tmp_path: Path) -> No
     with EmulatorServer(org_files=[org]) as emu:
         found = emu.client("ssm").get_parameters_by_path(Path="/quota/labs", Recursive=True)
         open_arn = emu.organisation("labs").quota_share_arns["open"]
-        open_tags = emu.client("batch").describe_quota_share(quotaShareArn=open_arn)["tags"]
+        open_tags = emu.client("batch").describe_quota_share(quotaShareArn=open_arn).get("tags", {})
         team = emu.organisation("labs").teams["Vision_Team"]
 
     values = {p["Name"]: p["Value"] for p in found["Parameters"]}

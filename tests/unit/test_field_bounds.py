@@ -137,7 +137,8 @@ def test_accepts_the_maximum_count() -> None:
 
 def test_rejects_shares_whose_sum_exceeds_the_service_environment_maximum() -> None:
     half = MAX_INSTANCES_PER_TYPE // 2
-    shares = (share(name="a", capacity={G5: half}), share(name="b", capacity={G5: half + 1}))
+    rest = MAX_INSTANCES_PER_TYPE - half + 1  # the two add up to one more than the maximum
+    shares = (share(name="a", capacity={G5: half}), share(name="b", capacity={G5: rest}))
     [problem] = JobQueueSpec(shares=shares).problems()
     assert problem.path == "shares"
     assert f"add up to {MAX_INSTANCES_PER_TYPE + 1} instances" in problem.message

@@ -17,7 +17,12 @@ The rules are the sentences of botocore's documentation of ``ListServiceJobsRequ
 
 Choices where AWS is UNCONFIRMED: a filter needs at least one value; several values of
 ``JOB_NAME`` or ``QUOTA_SHARE_NAME`` match any of them; a time filter takes exactly one value;
-JOB_NAME groups appear in the order of their newest job.
+JOB_NAME groups appear in the order of their names (so that the order, and with it every page's
+position, does not change when a job is submitted between two pages).
+
+The order is also the listing's pagination order (:meth:`JobFilter.order_key`): most recent
+first, ties by submit order then job id, so that a ``nextToken`` names a position that jobs
+submitted, finished or expired between two pages do not move.
 """
 
 from __future__ import annotations
@@ -26,6 +31,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from quota_constructs.local.handlers.job_view import is_quota_share
+from quota_constructs.local.handlers.pagination import SortKey
 from quota_constructs.local.state.errors import InvalidParameter
 from quota_constructs.model import JobStatus
 from quota_constructs.scheduling import Job
@@ -93,23 +100,30 @@ class JobFilter:
     def select(
         self, jobs: Iterable[Job], *, created_ms: Callable[[float], int | None]
     ) -> list[Job]:
-        """The jobs this filter keeps, most recent first (JOB_NAME: grouped by name)."""
+        """The jobs this filter keeps in :meth:`order_key` order: most recent first (JOB_NAME:
+        grouped by name, the groups in name order)."""
         kept = [job for job in jobs if self._keeps(job, created_ms(job.created_at) or 0)]
-        kept.sort(key=lambda j: (j.created_at, j.seq), reverse=True)
+        return sorted(kept, key=self.order_key)
+
+    @property
+    def scope(self) -> str:
+        """The listing's name in its ``nextToken`` (each order its own)."""
+        return "ListServiceJobs:JOB_NAME" if self.name == "JOB_NAME" else "ListServiceJobs"
+
+    def order_key(self, job: Job) -> SortKey:
+        """The job's place in the listing: unique, and unchanged while the job exists."""
+        newest_first = (-job.created_at, -job.seq, job.job_id)
         if self.name == "JOB_NAME":
-            first_seen: dict[str, int] = {}
-            for job in kept:
-                first_seen.setdefault(job.request.job_name, len(first_seen))
-            kept.sort(key=lambda j: first_seen[j.request.job_name])
-        return kept
+            return (job.request.job_name, *newest_first)
+        return newest_first
 
     def _keeps(self, job: Job, created: int) -> bool:
         if self.status is not None and job.status.value != self.status:
             return False
         if self.name == "JOB_NAME":
             return any(name_matches(job.request.job_name, v) for v in self.values)
-        if self.name == "QUOTA_SHARE_NAME":
-            return job.request.share_name in self.values
+        if self.name == "QUOTA_SHARE_NAME":  # a FIFO queue's jobs are in no quota share
+            return is_quota_share(job.share_name) and job.share_name in self.values
         if self.name == "SHARE_IDENTIFIER":
             return False  # quota-share queues have no fair-share identifiers
         if self.name == "BEFORE_CREATED_AT":

@@ -10,10 +10,22 @@ from typing import Any
 
 from quota_constructs.local.state.arns import Account, training_job_name
 from quota_constructs.local.state.clock import EmulatorClock
-from quota_constructs.scheduling import Job, attempt_id
+from quota_constructs.scheduling import QUEUE_WIDE_SHARE, Job, attempt_id
 
 RECENT_PREEMPTED_ATTEMPTS = 5
 """``preemptionSummary.recentPreemptedAttempts`` lists at most this many, the newest."""
+
+
+def is_quota_share(name: str) -> bool:
+    """Whether a share name of the core is a quota share a client may see: not the one
+    internal share (``QUEUE_WIDE_SHARE``) in which the core runs a FIFO queue's jobs."""
+    return name != QUEUE_WIDE_SHARE
+
+
+def share_name(job: Job) -> str | None:
+    """The job's ``quotaShareName`` on the wire; ``None`` (left out) in a FIFO queue, whose
+    jobs the core keeps in its internal ``QUEUE_WIDE_SHARE``."""
+    return job.share_name if is_quota_share(job.share_name) else None
 
 
 def epoch_ms(clock: EmulatorClock, t: float | None) -> int | None:

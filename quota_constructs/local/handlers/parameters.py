@@ -57,7 +57,14 @@ class ParameterHandlers:
             check_filter(parameter_filter)
         found = self.store.under(params["Path"], recursive=bool(params.get("Recursive")))
         found = [p for p in found if all(keeps(f, p) for f in filters)]
-        page, token = paginate(found, size, params.get("NextToken"), fields=CAPITALISED_PAGING)
+        page, token = paginate(
+            found,
+            size,
+            params.get("NextToken"),
+            key=lambda p: (p.name,),
+            scope="GetParametersByPath",
+            fields=CAPITALISED_PAGING,
+        )
         return {"Parameters": [parameter_to_api(p) for p in page], "NextToken": token}
 
 

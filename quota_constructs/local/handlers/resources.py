@@ -17,7 +17,7 @@ from quota_constructs.api_shapes import (
     share_to_api,
 )
 from quota_constructs.local.handlers import Handler
-from quota_constructs.local.handlers.pagination import batch_page
+from quota_constructs.local.handlers.pagination import SortKey, batch_page
 from quota_constructs.local.state.errors import InvalidParameter, refuse
 from quota_constructs.local.state.registry import (
     ENABLED,
@@ -96,13 +96,24 @@ def share_spec_from_request(
 # --- rendering responses ------------------------------------------------------------------------
 
 
+def tags_member(tags: Mapping[str, str]) -> dict[str, str] | None:
+    """A ``tags`` member (botocore ``TagrisTagsMap``, "min": 1): the tags, or left out when a
+    resource has none rather than an empty map the shape does not allow."""
+    return dict(tags) or None
+
+
+def _created(record: SchedulingPolicy | ServiceEnvironment | JobQueue | ShareRecord) -> SortKey:
+    """Listings of resources: creation order, stable across pages (``pagination``)."""
+    return (record.created,)
+
+
 def policy_to_api(policy: SchedulingPolicy, tags: Mapping[str, str]) -> dict[str, Any]:
     return {
         "name": policy.name,
         "arn": policy.arn,
         "quotaSharePolicy": policy.quota_share_policy,
         "fairsharePolicy": policy.fairshare_policy,
-        "tags": dict(tags),
+        "tags": tags_member(tags),
     }
 
 
@@ -114,7 +125,7 @@ def environment_to_api(env: ServiceEnvironment, tags: Mapping[str, str]) -> dict
         "state": env.state,
         "status": VALID,
         CAPACITY_LIMITS: capacity_limits_to_api(env.capacity),
-        "tags": dict(tags),
+        "tags": tags_member(tags),
     }
 
 
@@ -130,7 +141,7 @@ def queue_to_api(queue: JobQueue, tags: Mapping[str, str]) -> dict[str, Any]:
         "computeEnvironmentOrder": [],
         "serviceEnvironmentOrder": [{"order": 1, "serviceEnvironment": queue.environment.arn}],
         "jobQueueType": SAGEMAKER_TRAINING,
-        "tags": dict(tags),
+        "tags": tags_member(tags),
         "jobStateTimeLimitActions": [dict(a) for a in queue.time_limit_actions],
     }
 
@@ -142,7 +153,7 @@ def share_to_detail(share: ShareRecord, tags: Mapping[str, str] | None) -> dict[
         "quotaShareArn": share.arn,
         "jobQueueArn": share.queue_arn,
         "status": VALID,
-        "tags": None if tags is None else dict(tags),
+        "tags": None if tags is None else tags_member(tags),
     }
 
 
@@ -200,7 +211,14 @@ class ResourceHandlers:
 
     def list_scheduling_policies(self, params: Mapping[str, Any]) -> dict[str, Any]:
         policies = self.registry.scheduling_policies()
-        return batch_page("schedulingPolicies", policies, params, lambda p: {"arn": p.arn})
+        return batch_page(
+            "schedulingPolicies",
+            policies,
+            params,
+            lambda p: {"arn": p.arn},
+            order=_created,
+            scope="ListSchedulingPolicies",
+        )
 
     def update_scheduling_policy(self, params: Mapping[str, Any]) -> dict[str, Any]:
         self.registry.update_scheduling_policy(
@@ -233,6 +251,8 @@ class ResourceHandlers:
             envs,
             params,
             lambda e: environment_to_api(e, self.tags.of(e.arn)),
+            order=_created,
+            scope="DescribeServiceEnvironments",
         )
 
     def update_service_environment(self, params: Mapping[str, Any]) -> dict[str, Any]:
@@ -275,7 +295,12 @@ class ResourceHandlers:
         check_described(params.get("jobQueues"), "jobQueues")
         queues = self.registry.job_queues(params.get("jobQueues"))
         return batch_page(
-            "jobQueues", queues, params, lambda q: queue_to_api(q, self.tags.of(q.arn))
+            "jobQueues",
+            queues,
+            params,
+            lambda q: queue_to_api(q, self.tags.of(q.arn)),
+            order=_created,
+            scope="DescribeJobQueues",
         )
 
     def update_job_queue(self, params: Mapping[str, Any]) -> dict[str, Any]:
@@ -310,7 +335,14 @@ class ResourceHandlers:
     def list_quota_shares(self, params: Mapping[str, Any]) -> dict[str, Any]:
         queue = self.registry.queue(params["jobQueue"])
         shares = list(queue.shares.values())
-        return batch_page("quotaShares", shares, params, lambda s: share_to_detail(s, None))
+        return batch_page(
+            "quotaShares",
+            shares,
+            params,
+            lambda s: share_to_detail(s, None),
+            order=_created,
+            scope=f"ListQuotaShares:{queue.arn}",
+        )
 
     def update_quota_share(self, params: Mapping[str, Any]) -> dict[str, Any]:
         arn = params["quotaShareArn"]
@@ -335,4 +367,4 @@ class ResourceHandlers:
         return {}
 
     def list_tags_for_resource(self, params: Mapping[str, Any]) -> dict[str, Any]:
-        return {"tags": self.tags.of_resource(params["resourceArn"])}
+        return {"tags": tags_member(self.tags.of_resource(params["resourceArn"]))}

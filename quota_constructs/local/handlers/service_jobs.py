@@ -6,7 +6,7 @@ Timestamps are epoch milliseconds, as Batch's ``Long`` fields are; capacity usag
 
 Choices where AWS is UNCONFIRMED, documented in ``docs/emulator.md``: ``capacityUsage``
 reports the job's demand whatever its state; a RUNNABLE job without an AWS ``statusReason``
-gets the core's typed pending reason (``explain_pending``); the preemption summary keeps the
+gets the core's typed pending reason only with ``explain_pending``; the preemption summary keeps the
 last 5 preempted attempts.
 """
 
@@ -17,16 +17,19 @@ from collections.abc import Mapping
 from functools import partial
 from typing import Any
 
-from quota_constructs.api_shapes import capacity_usage_to_api
+from quota_constructs.api_shapes import capacity_usage_to_api, parse_service_job_arn
 from quota_constructs.local.handlers import Handler
 from quota_constructs.local.handlers.job_filters import JobFilter
 from quota_constructs.local.handlers.job_view import (
     attempt_resource,
     attempts,
     epoch_ms,
+    is_quota_share,
     preemption_summary,
+    share_name,
 )
 from quota_constructs.local.handlers.pagination import batch_page
+from quota_constructs.local.handlers.resources import tags_member
 from quota_constructs.local.handlers.submit_request import PayloadValidation, read_submit
 from quota_constructs.local.state.arns import Account
 from quota_constructs.local.state.clock import EmulatorClock
@@ -36,7 +39,7 @@ from quota_constructs.local.state.registry import SAGEMAKER_TRAINING, JobQueue, 
 from quota_constructs.local.state.tags import TagStore
 from quota_constructs.local.wire.api_errors import DOMAIN_ERRORS, ApiError, api_error
 from quota_constructs.model import MAX_PAYLOAD_BYTES, MAX_SUBMIT_REQUEST_BYTES
-from quota_constructs.scheduling import QUEUE_WIDE_SHARE, Job
+from quota_constructs.scheduling import Job
 
 MAX_TERMINATE_BATCH = 50
 
@@ -46,9 +49,11 @@ def _fingerprint(params: Mapping[str, Any]) -> str:
     return json.dumps({k: v for k, v in params.items() if k != "clientToken"}, sort_keys=True)
 
 
-def share_name(job: Job) -> str | None:
-    """The job's ``quotaShareName``; ``None`` in a queue without quota management."""
-    return None if job.share_name == QUEUE_WIDE_SHARE else job.share_name
+def _listed_id(ref: str) -> str:
+    """What TerminateServiceJobs' ``successful`` lists for ``ref``: "the service job IDs whose
+    termination request was accepted", so the id of a job named by its ARN."""
+    arn = parse_service_job_arn(ref)
+    return ref if arn is None else arn.job_id
 
 
 def _check_request(queue: JobQueue, params: Mapping[str, Any]) -> None:
@@ -82,8 +87,9 @@ class ServiceJobHandlers:
     """Handlers of the service-job operations over a :class:`JobService` and a :class:`Registry`.
 
     ``explain_pending``: a RUNNABLE job with no AWS ``statusReason`` reports the core's typed
-    pending reason instead of none. ``payload_validation``: an unschedulable payload fails its
-    job (default) or the submit (:class:`~.submit_request.PayloadValidation`).
+    pending reason instead of none (off by default: AWS leaves it empty).
+    ``payload_validation``: an unschedulable payload fails its job (default) or the submit
+    (:class:`~.submit_request.PayloadValidation`).
     """
 
     def __init__(
@@ -94,7 +100,7 @@ class ServiceJobHandlers:
         account: Account,
         clock: EmulatorClock,
         *,
-        explain_pending: bool = True,
+        explain_pending: bool = False,
         payload_validation: PayloadValidation = PayloadValidation.PASSTHROUGH,
     ) -> None:
         self.registry = registry
@@ -161,7 +167,7 @@ class ServiceJobHandlers:
         for index, ref in enumerate(refs):
             error = self._terminate_one(ref, params["reason"], f"jobs[{index}]")
             if error is None:
-                successful.append(ref)
+                successful.append(_listed_id(ref))
             else:
                 errors.append({"job": ref, "code": error.code, "message": error.message})
         return {"successful": successful, "errors": errors}
@@ -195,7 +201,14 @@ class ServiceJobHandlers:
         )
         wanted = JobFilter.from_request(params.get("filters") or [], params.get("jobStatus"))
         jobs = wanted.select(self.jobs.jobs_of(queues), created_ms=partial(epoch_ms, self.clock))
-        return batch_page("jobSummaryList", jobs, params, self._summary)
+        return batch_page(
+            "jobSummaryList",
+            jobs,
+            params,
+            self._summary,
+            order=wanted.order_key,
+            scope=wanted.scope,
+        )
 
     def get_job_queue_snapshot(self, params: Mapping[str, Any]) -> dict[str, Any]:
         queue = self.registry.queue(params["jobQueue"])
@@ -205,7 +218,9 @@ class ServiceJobHandlers:
             "frontOfQueue": {"jobs": self._front(snapshot.front_of_queue), "lastUpdatedAt": at},
             "frontOfQuotaShares": {
                 "quotaShares": {
-                    name: self._front(entries) for name, entries in snapshot.front_of_shares.items()
+                    name: self._front(entries)
+                    for name, entries in snapshot.front_of_shares.items()
+                    if is_quota_share(name)
                 },
                 "lastUpdatedAt": at,
             },
@@ -215,7 +230,7 @@ class ServiceJobHandlers:
                     "topCapacityUtilization": [
                         {"quotaShareName": name, "capacityUsage": capacity_usage_to_api(usage)}
                         for name, usage in snapshot.share_usage.items()
-                        if usage
+                        if usage and is_quota_share(name)
                     ]
                 },
                 "lastUpdatedAt": at,
@@ -309,7 +324,7 @@ class ServiceJobHandlers:
             "serviceRequestPayload": sent.payload,
             "preemptionConfiguration": sent.preemption_configuration,
             "preemptionSummary": preemption_summary(self.account, self.clock, job),
-            "tags": self.tags.of(self.account.service_job(job.job_id)),
+            "tags": tags_member(self.tags.of(self.account.service_job(job.job_id))),
             "timeoutConfig": sent.timeout_config,
         }
 

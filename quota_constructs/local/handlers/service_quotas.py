@@ -28,7 +28,12 @@ class ServiceQuotaHandlers:
         if "QuotaCode" in params:
             quotas = [q for q in quotas if q.code == params["QuotaCode"]]
         page, token = paginate(
-            quotas, params.get("MaxResults"), params.get("NextToken"), fields=CAPITALISED_PAGING
+            quotas,
+            params.get("MaxResults"),
+            params.get("NextToken"),
+            key=lambda q: (q.name, q.code),
+            scope="ListServiceQuotas",
+            fields=CAPITALISED_PAGING,
         )
         return {
             "Quotas": [self._shape(params["ServiceCode"], q) for q in page],

@@ -85,7 +85,12 @@ class TrainingPlanHandlers:
             if not wanted or p.status(now) in wanted
         ]
         page, token = paginate(
-            plans, params.get("MaxResults"), params.get("NextToken"), fields=CAPITALISED_PAGING
+            plans,
+            params.get("MaxResults"),
+            params.get("NextToken"),
+            key=lambda p: (p.offering.start_s, p.name),
+            scope="ListTrainingPlans",
+            fields=CAPITALISED_PAGING,
         )
         return {
             "TrainingPlanSummaries": [self._summary(p) for p in page],

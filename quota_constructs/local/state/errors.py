@@ -46,6 +46,11 @@ class InvalidParameter(InvalidRequest):
     """A parameter's value is outside what the API accepts (SSM: ``ValidationException``)."""
 
 
+class InvalidToken(InvalidRequest):
+    """A pagination token this emulator did not issue for the listing (SSM:
+    ``InvalidNextToken``, Service Quotas: ``InvalidPaginationTokenException``)."""
+
+
 def refuse(problems: Sequence[Problem], *, context: str) -> None:
     """Raise :class:`InvalidRequest` listing every problem after ``context``, when there are any."""
     if problems:

@@ -17,6 +17,7 @@ appear in the service environment; deleting a queue deletes its quota shares wit
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -50,6 +51,12 @@ TERMINATE = "TERMINATE"
 OBJECT_EXISTS = "Object already exists"
 """AWS's whole message for a duplicate policy, environment or queue name: AWS's own sample
 helper compares it with ``==`` to skip what exists (docs/emulator.md, AWS's own code)."""
+_CREATED = itertools.count(1)
+
+
+def _created_field() -> Any:
+    """A record's creation number: its stable place in listings (``handlers/pagination.py``)."""
+    return field(default_factory=lambda: next(_CREATED), compare=False, repr=False)
 
 
 @dataclass
@@ -60,6 +67,7 @@ class SchedulingPolicy:
     arn: str
     quota_share_policy: Mapping[str, Any] | None
     fairshare_policy: Mapping[str, Any] | None
+    created: int = _created_field()
 
 
 @dataclass
@@ -71,6 +79,7 @@ class ServiceEnvironment:
     state: str
     capacity: dict[str, int]
     queue_arn: str | None = None
+    created: int = _created_field()
 
 
 @dataclass
@@ -80,6 +89,7 @@ class ShareRecord:
     spec: QuotaShareSpec
     arn: str
     queue_arn: str
+    created: int = _created_field()
 
 
 @dataclass
@@ -98,6 +108,7 @@ class JobQueue:
     environment: ServiceEnvironment
     time_limit_actions: tuple[Mapping[str, Any], ...]
     shares: dict[str, ShareRecord] = field(default_factory=dict)
+    created: int = _created_field()
 
     @property
     def quota_managed(self) -> bool:

@@ -7,6 +7,8 @@ Batch answers every refusal as ``ClientException`` (HTTP 400), and reports a mal
 inside a bulk answer (``TerminateServiceJobs`` ``errors``, the ``batch-item`` context) as
 ``ValidationException``, as its model documents; SSM and SageMaker answer an unknown name as
 ``ParameterNotFound`` / ``ValidationException`` and a malformed one as ``ValidationException``
+(a pagination token they did not issue: SSM ``InvalidNextToken``, Service Quotas
+``InvalidPaginationTokenException``, each declared by its model)
 (SageMaker's training plans: ``ResourceNotFound``, ``ResourceInUse``);
 STS answers ``AccessDenied`` (HTTP 403) and ``ValidationError``.
 """
@@ -17,6 +19,7 @@ from quota_constructs.local.state.errors import (
     AccessDenied,
     EmulatorError,
     InvalidParameter,
+    InvalidToken,
     NotFound,
     ResourceInUse,
     ResourceNotFound,
@@ -34,6 +37,7 @@ _CODES: dict[str, tuple[tuple[type[Exception], str], ...]] = {
     "ssm": (
         (VersionNotFound, "ParameterVersionNotFound"),
         (NotFound, "ParameterNotFound"),
+        (InvalidToken, "InvalidNextToken"),
         (InvalidParameter, "ValidationException"),
         (Exception, CLIENT_EXCEPTION),
     ),
@@ -45,6 +49,7 @@ _CODES: dict[str, tuple[tuple[type[Exception], str], ...]] = {
     "sts": ((AccessDenied, "AccessDenied"), (Exception, "ValidationError")),
     "service-quotas": (
         (NotFound, "NoSuchResourceException"),
+        (InvalidToken, "InvalidPaginationTokenException"),
         (Exception, "IllegalArgumentException"),
     ),
 }
