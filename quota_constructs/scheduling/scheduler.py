@@ -408,13 +408,24 @@ class Scheduler:
         return job
 
     def terminate(self, job_id: str, reason: str, *, now: float) -> Job:
-        """Terminate a job: FAILED with ``reason``, ``is_terminated``; final jobs are unchanged."""
-        job = self.job(job_id)
+        """Terminate a job: FAILED with ``reason``, ``is_terminated``; final jobs are unchanged.
+
+        Capacity it held is free at once but placed only by the next pass, at the next
+        :meth:`advance` (the same instant included): never inside the call, so a caller's
+        request that terminates jobs dispatches none (AWS stops the training job; the instance
+        goes to another job on the scheduler's next evaluation)."""
+        return self.terminate_all([job_id], reason, now=now)[0]
+
+    def terminate_all(self, job_ids: Sequence[str], reason: str, *, now: float) -> list[Job]:
+        """Terminate every job of ``job_ids`` (as :meth:`terminate`), all of them before any
+        pass: none of them is dispatched by capacity another of them frees (TerminateServiceJobs
+        ends its whole batch first). Unknown ids raise ``KeyError`` before anything changes."""
+        jobs = [self.job(job_id) for job_id in job_ids]
         self._catch_up(now)
-        if not job.status.is_terminal:
-            self._lifecycle.terminate(job, reason)
-            self._dispatcher.run_passes()
-        return job
+        for job in jobs:
+            if not job.status.is_terminal:
+                self._lifecycle.terminate(job, reason)
+        return jobs
 
     # --- queries ------------------------------------------------------------------------------
 

@@ -721,6 +721,40 @@ BEHAVIOURS: tuple[Behaviour, ...] = (
 )
 
 
+TERMINATION = "tests/emulator/test_termination.py::"
+SCHEDULING_CORE: tuple[Behaviour, ...] = (
+    Behaviour(
+        (
+            '"When you terminate a service job, AWS Batch stops the job and notifies the target '
+            "service. For SageMaker Training jobs, this will stop the training job in SageMaker "
+            'AI as well."'
+        ),
+        (
+            guide("terminate-service-jobs"),
+            Source(
+                "SageMaker `StopTrainingJob`",
+                "https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_StopTrainingJob.html",
+            ),
+        ),
+        (
+            TERMINATION + "test_terminate_service_jobs_dispatches_none_of_the_jobs_it_terminates",
+            TERMINATION + "test_a_terminated_running_jobs_instance_is_placed_on_the_next_tick",
+            SCHEDULING_RULES + "test_terminating_a_batch_dispatches_none_of_its_jobs",
+        ),
+        note=(
+            "a request that terminates jobs places none: a bulk request ends its whole batch "
+            "first, and a stopped job's instance goes to another job at the scheduler's next "
+            "tick; UNCONFIRMED how long AWS reports the job before `FAILED` while SageMaker goes "
+            "`Stopping` -> `Stopped` (the emulator: `FAILED` in the request, the instance free "
+            "from the next tick)"
+        ),
+    ),
+)
+"""Issue 42's scheduling-core behaviours: they live in the core, so the simulator follows them."""
+
+BEHAVIOURS = BEHAVIOURS + SCHEDULING_CORE
+
+
 def markdown_table() -> str:
     """The behaviours as docs/emulator.md lists them."""
     lines = [

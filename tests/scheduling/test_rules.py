@@ -291,7 +291,9 @@ def test_terminate_running_and_runnable_jobs() -> None:
     sched.terminate(running.job_id, "no longer needed", now=6)
     assert running.status is JobStatus.FAILED and running.is_terminated
     assert running.status_reason == "no longer needed"
-    assert waiting.status is JobStatus.SCHEDULED  # the freed instance went to the next job
+    assert waiting.status is JobStatus.RUNNABLE  # nothing is placed inside the call
+    sched.advance(6)
+    assert waiting.status is JobStatus.SCHEDULED  # the next pass gives it the freed instance
     sched.terminate(waiting.job_id, "stop", now=8)
     assert sched.usage()["QS3"] == {} and sched.next_event_time() is None
 
@@ -450,3 +452,37 @@ def test_the_capacity_time_limit_counts_from_the_first_attempt_without_capacity(
         "Terminated by JobStateTimeLimit action due to reason: "
         "CAPACITY:INSUFFICIENT_INSTANCE_CAPACITY"
     )
+
+
+def test_terminating_a_batch_dispatches_none_of_its_jobs() -> None:
+    """TerminateServiceJobs of a RUNNING job and the jobs waiting behind it: all end FAILED,
+    terminated, and none of them is SCHEDULED by the instance another of them freed."""
+    sched = seed_demo()
+    jobs = [sched.submit(job("QS3", duration_s=None), now=0) for _ in range(50)]
+    sched.advance(5)
+    assert [j.status for j in jobs[:2]] == [JobStatus.RUNNING, JobStatus.RUNNABLE]
+    scheduled: list[str] = []
+    sched.subscribe(
+        lambda e: scheduled.append(e.job.job_id) if e.status is JobStatus.SCHEDULED else None
+    )
+
+    sched.terminate_all([j.job_id for j in reversed(jobs)], "cancelled", now=6)
+    sched.advance(6)
+
+    assert scheduled == []
+    assert all(j.status is JobStatus.FAILED and j.is_terminated for j in jobs)
+    assert [len(j.attempts) for j in jobs] == [1] + [0] * 49
+    assert sched.usage()["QS3"] == {}
+
+
+def test_a_terminated_jobs_instance_goes_to_the_next_job_at_the_next_pass() -> None:
+    """One by one, as a loop of TerminateServiceJob calls: each call places nothing, the pass
+    at the next advance does."""
+    sched = seed_demo()
+    first, second, third = (sched.submit(job("QS3", duration_s=None), now=0) for _ in range(3))
+    sched.advance(5)
+    sched.terminate(first.job_id, "stop", now=5)
+    sched.terminate(second.job_id, "stop", now=5)
+    assert second.attempts == [] and third.status is JobStatus.RUNNABLE
+    sched.advance(5)
+    assert third.status is JobStatus.SCHEDULED
