@@ -19,6 +19,7 @@ from quota_constructs.scheduling.records import (
     REASON_CAPACITY,
     REASON_CAPACITY_ERROR,
     REASON_FAILED,
+    REASON_MAX_RUNTIME,
     REASON_SUCCEEDED,
     REASON_TIMEOUT,
     Attempt,
@@ -46,6 +47,7 @@ _TO_STARTING = TimedEvent.TO_STARTING
 _TO_RUNNING = TimedEvent.TO_RUNNING
 _FINISH = TimedEvent.FINISH
 _TIMEOUT = TimedEvent.TIMEOUT
+_MAX_RUNTIME = TimedEvent.MAX_RUNTIME
 _SUCCESS = Outcome.SUCCEEDED
 
 
@@ -105,6 +107,7 @@ class JobLifecycle:
             self._time_out,
             self._time_limit,
             self.complete_preemption,
+            self._stop_at_max_runtime,
         )
 
     def dispatch_count(self, job: Job) -> int:
@@ -251,6 +254,9 @@ class JobLifecycle:
     def _time_out(self, job: Job) -> None:
         self._finish(job, Outcome.FAILED, REASON_TIMEOUT)
 
+    def _stop_at_max_runtime(self, job: Job) -> None:
+        self._finish(job, Outcome.FAILED, REASON_MAX_RUNTIME)
+
     def _time_limit(self, job: Job) -> None:
         reason = self._queues.infeasible_reason(job) or job.status_reason or ""
         self.terminate(job, JSTLA_REASON.format(reason=reason.split(" - ")[0]))
@@ -261,15 +267,19 @@ class JobLifecycle:
         job.started_at = now
         self.set_status(job, _RUNNING, None)
         request = job.request
+        # the first of: the work done, the attempt's timeout, the training job's max runtime
+        # (ties: the work is done first, then the timeout)
+        end, kind = math.inf, _FINISH
         if request.duration_s is not None:
-            remaining = max(0.0, request.duration_s - job.progress_s)
-            timeout = request.attempt_duration_s
-            if timeout is not None and timeout < remaining:
-                events.schedule(now + timeout, _TIMEOUT, job)
-            else:
-                events.schedule(now + remaining, _FINISH, job)
-        elif request.attempt_duration_s is not None:
-            events.schedule(now + request.attempt_duration_s, _TIMEOUT, job)
+            end = max(0.0, request.duration_s - job.progress_s)
+        timeout = request.attempt_duration_s
+        if timeout is not None and timeout < end:
+            end, kind = timeout, _TIMEOUT
+        max_runtime = request.max_runtime_s
+        if max_runtime is not None and max_runtime < end:
+            end, kind = max_runtime, _MAX_RUNTIME
+        if end != math.inf:
+            events.schedule(now + end, kind, job)
 
     def _finish(self, job: Job, outcome: Outcome, reason: str | None) -> None:
         now = self._events.now

@@ -722,6 +722,7 @@ BEHAVIOURS: tuple[Behaviour, ...] = (
 
 
 TERMINATION = "tests/emulator/test_termination.py::"
+MAX_RUNTIME = "tests/emulator/test_max_runtime.py::"
 SCHEDULING_CORE: tuple[Behaviour, ...] = (
     Behaviour(
         (
@@ -747,6 +748,37 @@ SCHEDULING_CORE: tuple[Behaviour, ...] = (
             "tick; UNCONFIRMED how long AWS reports the job before `FAILED` while SageMaker goes "
             "`Stopping` -> `Stopped` (the emulator: `FAILED` in the request, the instance free "
             "from the next tick)"
+        ),
+    ),
+    Behaviour(
+        (
+            'SageMaker `MaxRuntimeInSeconds`: "if the job does not complete during this time, '
+            'SageMaker ends the job"; `SecondaryStatus` `MaxRuntimeExceeded`: "The job stopped '
+            'because it exceeded the maximum allowed runtime" (status `Stopped`), which Batch '
+            'maps to `FAILED` ("Stopped / Stopped")'
+        ),
+        (
+            Source(
+                "SageMaker `StoppingCondition`",
+                "https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_StoppingCondition.html",
+            ),
+            Source(
+                "SageMaker `DescribeTrainingJob`",
+                "https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_DescribeTrainingJob.html",
+            ),
+            guide("service-job-status"),
+        ),
+        (
+            MAX_RUNTIME
+            + "test_a_job_reaching_its_max_runtime_ends_failed_and_its_training_job_stopped",
+            MAX_RUNTIME + "test_a_job_whose_work_ends_within_its_max_runtime_succeeds",
+            SCHEDULING_RULES
+            + "test_an_attempt_reaching_its_max_runtime_fails_stopped_by_sagemaker",
+        ),
+        note=(
+            "the `statusReason` text is UNCONFIRMED (the emulator: `Received status from "
+            "SageMaker: Training job stopped: MaxRuntimeExceeded - ...`); without the "
+            "`quota.local/duration-seconds` tag a job trains until its max runtime stops it"
         ),
     ),
 )

@@ -20,6 +20,7 @@ from quota_constructs.scheduling import (
     REASON_CAPACITY,
     REASON_CAPACITY_ERROR,
     REASON_LIMIT_LOWERED,
+    REASON_MAX_RUNTIME,
     REASON_TIMEOUT,
     EventKind,
     JobRequest,
@@ -486,3 +487,26 @@ def test_a_terminated_jobs_instance_goes_to_the_next_job_at_the_next_pass() -> N
     assert second.attempts == [] and third.status is JobStatus.RUNNABLE
     sched.advance(5)
     assert third.status is JobStatus.SCHEDULED
+
+
+def test_an_attempt_reaching_its_max_runtime_fails_stopped_by_sagemaker() -> None:
+    """SageMaker stops a training job at ``MaxRuntimeInSeconds`` (``Stopped`` /
+    ``MaxRuntimeExceeded``), which Batch reports as FAILED: not SUCCEEDED."""
+    sched = seed_demo()
+    endless = sched.submit(job("QS3", duration_s=None, max_runtime_s=600.0), now=0)
+    sched.run_until_idle()
+    assert endless.status is JobStatus.FAILED and not endless.is_terminated
+    assert endless.status_reason == REASON_MAX_RUNTIME
+    assert endless.started_at is not None
+    assert endless.stopped_at == pytest.approx(endless.started_at + 600)
+    assert [a.status_reason for a in endless.attempts] == [REASON_MAX_RUNTIME]
+
+
+def test_work_done_within_the_max_runtime_succeeds_and_retries_apply_to_a_stopped_one() -> None:
+    sched = seed_demo()
+    quick = sched.submit(job("QS2", duration_s=600.0, max_runtime_s=600.0), now=0)
+    slow = sched.submit(job("QS3", duration_s=900.0, max_runtime_s=600.0, retry_attempts=2), now=0)
+    sched.run_until_idle()
+    assert quick.status is JobStatus.SUCCEEDED
+    assert slow.status is JobStatus.FAILED
+    assert [a.status_reason for a in slow.attempts] == [REASON_MAX_RUNTIME] * 2
