@@ -243,6 +243,7 @@ class SchedulerSnapshot:
     front_of_queue: tuple[FrontEntry, ...]
     front_of_shares: Mapping[str, tuple[FrontEntry, ...]]
     share_usage: Mapping[str, Capacity]
+    """Instances held per share, the share holding most first (ties: declared order)."""
     total_usage: Capacity
 
 

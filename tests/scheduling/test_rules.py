@@ -349,6 +349,7 @@ def test_preemption_retries_zero_fails_on_first_preemption() -> None:
     sched.advance(2)
     assert borrower.status is JobStatus.FAILED
     assert borrower.preemptions[0].terminated
+    assert borrower.is_terminated  # AWS: "terminated" after its preemption retries
     assert "preemptionRetriesBeforeTermination (0) used up" in (borrower.status_reason or "")
 
 
@@ -510,3 +511,47 @@ def test_work_done_within_the_max_runtime_succeeds_and_retries_apply_to_a_stoppe
     assert quick.status is JobStatus.SUCCEEDED
     assert slow.status is JobStatus.FAILED
     assert [a.status_reason for a in slow.attempts] == [REASON_MAX_RUNTIME] * 2
+
+
+def test_runnable_time_limits_end_blocked_jobs_head_first_one_at_a_time() -> None:
+    """AWS's action fires "when a job is at the head of the job queue in the specified state
+    for the specified period of time": the first blocked job in the share's order ends after
+    the limit, the next one a limit later, not all at once."""
+    sched = seed_demo()  # runnable_timeout_minutes: 60
+    low, high, mid = (sched.submit(job("QS1", 4, priority=p), now=0) for p in (1, 9, 5))
+    sched.advance(3600)
+    assert [j.status for j in (high, mid, low)] == [
+        JobStatus.FAILED,
+        JobStatus.RUNNABLE,
+        JobStatus.RUNNABLE,
+    ]
+    sched.advance(7199)
+    assert mid.status is JobStatus.RUNNABLE
+    sched.advance(7200)
+    assert (mid.status, low.status) == (JobStatus.FAILED, JobStatus.RUNNABLE)
+    sched.run_until_idle()
+    assert low.stopped_at == 3 * 3600
+    assert all(j.is_terminated for j in (high, mid, low))
+
+
+def test_a_new_first_blocked_job_starts_its_own_clock() -> None:
+    sched = seed_demo()
+    first = sched.submit(job("QS1", 4, priority=1), now=0)
+    sched.advance(1800)
+    ahead = sched.submit(job("QS1", 4, priority=9), now=1800)
+    sched.advance(3600)
+    assert (first.status, ahead.status) == (JobStatus.RUNNABLE, JobStatus.RUNNABLE)
+    sched.advance(5400)
+    assert (ahead.status, first.status) == (JobStatus.FAILED, JobStatus.RUNNABLE)
+    sched.run_until_idle()
+    assert first.stopped_at == 5400 + 3600
+
+
+def test_snapshot_lists_share_usage_most_used_first() -> None:
+    specs = [share("A", 1, LEND), share("B", 3, RESERVE), share("C", 2, RESERVE)]
+    sched = Scheduler(queue_name="q", shares=specs)
+    sched.submit(job("A", 1, M5, duration_s=None), now=0)
+    sched.submit(job("B", 2, M5, duration_s=None), now=0)
+    sched.submit(job("C", 1, M5, duration_s=None), now=0)
+    sched.advance(1)
+    assert list(sched.snapshot().share_usage) == ["B", "A", "C"]
