@@ -43,6 +43,13 @@ def tool(name: str) -> ModuleType:
     return module
 
 
+def runs_for(seconds: float) -> dict[str, str]:
+    """Tags making an emulated job's training work ``seconds``: it SUCCEEDS when that is within
+    its payload's ``MaxRuntimeInSeconds`` (without them it trains until SageMaker stops it there,
+    FAILED)."""
+    return {"quota.local/duration-seconds": str(seconds)}
+
+
 def payload(instance_type: str = "ml.g5.xlarge", count: int = 1, runtime_s: int = 3600) -> str:
     """JSON of a SageMaker CreateTrainingJob request, as ``serviceRequestPayload`` carries it."""
     return json.dumps(

@@ -35,6 +35,7 @@ def request_problems(
     for name, value in (
         ("duration_s", request.duration_s),
         ("timeoutConfig.attemptDurationSeconds", request.attempt_duration_s),
+        ("StoppingCondition.MaxRuntimeInSeconds", request.max_runtime_s),
         ("checkpoint_interval_s", request.checkpoint_interval_s),
     ):
         if value is None or (type(value) is float and value >= 0):

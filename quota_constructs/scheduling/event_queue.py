@@ -23,6 +23,8 @@ class TimedEvent(IntEnum):
     TIME_LIMIT = 5
     """A RUNNABLE time-limit action terminates the job."""
     PREEMPTION_COMPLETE = 6
+    MAX_RUNTIME = 7
+    """The attempt ran the training job's ``max_runtime_s``: SageMaker stops it, it fails."""
 
 
 Handler = Callable[[Job], None]

@@ -19,6 +19,7 @@ from quota_constructs.scheduling.records import (
     REASON_CAPACITY,
     REASON_CAPACITY_ERROR,
     REASON_FAILED,
+    REASON_MAX_RUNTIME,
     REASON_SUCCEEDED,
     REASON_TIMEOUT,
     Attempt,
@@ -46,6 +47,7 @@ _TO_STARTING = TimedEvent.TO_STARTING
 _TO_RUNNING = TimedEvent.TO_RUNNING
 _FINISH = TimedEvent.FINISH
 _TIMEOUT = TimedEvent.TIMEOUT
+_MAX_RUNTIME = TimedEvent.MAX_RUNTIME
 _SUCCESS = Outcome.SUCCEEDED
 
 
@@ -86,6 +88,8 @@ class JobLifecycle:
         """Job seq -> its attempts that found no capacity so far (only jobs that had one)."""
         self._capacity_since: dict[int, float] = {}
         """Job seq -> when its first attempt without capacity was SCHEDULED."""
+        self._timed_head: dict[str, Job] = {}
+        """Share -> its first misconfigured RUNNABLE job, whose RUNNABLE time limit runs."""
 
     def register(self, job: Job) -> None:
         """Start keeping track of a newly submitted job (in submit order)."""
@@ -105,6 +109,7 @@ class JobLifecycle:
             self._time_out,
             self._time_limit,
             self.complete_preemption,
+            self._stop_at_max_runtime,
         )
 
     def dispatch_count(self, job: Job) -> int:
@@ -164,30 +169,60 @@ class JobLifecycle:
         events.pass_due = True
 
     def enqueue(self, job: Job) -> None:
-        """Queue a RUNNABLE job, or hold it aside while its demand can never fit (arming its
-        RUNNABLE time limit when the reason is new)."""
-        self._enqueue(job, self._ledger.infeasibility(job))
+        """Queue a RUNNABLE job, or hold it aside while its demand can never fit (the share's
+        time limit re-armed by :meth:`time_heads` once all are queued again)."""
+        self._enqueue(job, self._ledger.infeasibility(job), timed=False)
 
-    def _enqueue(self, job: Job, reason: str | None) -> None:
+    def _enqueue(self, job: Job, reason: str | None, *, timed: bool = True) -> None:
         queues = self._queues
         if reason is not None:
-            if queues.hold_infeasible(job, reason):
+            new = queues.hold_infeasible(job, reason)
+            if new:
                 job.status_reason = reason
-                self._arm_time_limit(job, reason)
+                if self._timed_head.get(job.share_name) is job:
+                    del self._timed_head[job.share_name]  # a new reason: its clock restarts
                 self.notify(_QUEUE_BLOCKED, job, job.status)
+            if timed:
+                self.time_head(job.share_name)
             return
         if queues.clear_infeasible(job):
             if job.status_reason and job.status_reason.startswith("MISCONFIGURATION"):
                 job.status_reason = None
-            self._events.cancel(job)  # its time-limit action
+            if timed:
+                self.time_head(job.share_name)
         queues.of(job).push(job)
 
-    def _arm_time_limit(self, job: Job, reason: str) -> None:
-        code = reason.split(" - ")[0]
-        seconds = self.options.runnable_time_limits.get(code)
-        self._events.cancel(job)
+    def time_head(self, share: str) -> None:
+        """Run the RUNNABLE time limit of ``share``'s first misconfigured job only, in its
+        order (priority, then submit order), from when it became that first job: AWS takes the
+        action "when a job is at the head of the job queue in the specified state for the
+        specified period of time", so blocked jobs end one at a time, head first."""
+        queue = self._queues.by_share.get(share)
+        blocked = queue.infeasible.values() if queue is not None else ()
+        head = min(blocked, key=_queue_rank, default=None)
+        timed = self._timed_head.get(share)
+        if head is timed:
+            return
+        if (
+            timed is not None
+            and timed.status is _RUNNABLE
+            and timed.seq not in self._capacity_since
+        ):
+            self._events.cancel(timed)  # no longer the head: its clock stops
+        if head is None:
+            self._timed_head.pop(share, None)
+            return
+        self._timed_head[share] = head
+        reason = self._queues.infeasible_reason(head) or ""
+        seconds = self.options.runnable_time_limits.get(reason.split(" - ")[0])
+        self._events.cancel(head)
         if seconds is not None:
-            self._events.schedule(self._events.now + seconds, TimedEvent.TIME_LIMIT, job)
+            self._events.schedule(self._events.now + seconds, TimedEvent.TIME_LIMIT, head)
+
+    def time_heads(self) -> None:
+        """:meth:`time_head` of every share (after its jobs were queued again)."""
+        for share in list(self._queues.by_share):
+            self.time_head(share)
 
     # --- attempts -----------------------------------------------------------------------------
 
@@ -251,6 +286,9 @@ class JobLifecycle:
     def _time_out(self, job: Job) -> None:
         self._finish(job, Outcome.FAILED, REASON_TIMEOUT)
 
+    def _stop_at_max_runtime(self, job: Job) -> None:
+        self._finish(job, Outcome.FAILED, REASON_MAX_RUNTIME)
+
     def _time_limit(self, job: Job) -> None:
         reason = self._queues.infeasible_reason(job) or job.status_reason or ""
         self.terminate(job, JSTLA_REASON.format(reason=reason.split(" - ")[0]))
@@ -261,15 +299,19 @@ class JobLifecycle:
         job.started_at = now
         self.set_status(job, _RUNNING, None)
         request = job.request
+        # the first of: the work done, the attempt's timeout, the training job's max runtime
+        # (ties: the work is done first, then the timeout)
+        end, kind = math.inf, _FINISH
         if request.duration_s is not None:
-            remaining = max(0.0, request.duration_s - job.progress_s)
-            timeout = request.attempt_duration_s
-            if timeout is not None and timeout < remaining:
-                events.schedule(now + timeout, _TIMEOUT, job)
-            else:
-                events.schedule(now + remaining, _FINISH, job)
-        elif request.attempt_duration_s is not None:
-            events.schedule(now + request.attempt_duration_s, _TIMEOUT, job)
+            end = max(0.0, request.duration_s - job.progress_s)
+        timeout = request.attempt_duration_s
+        if timeout is not None and timeout < end:
+            end, kind = timeout, _TIMEOUT
+        max_runtime = request.max_runtime_s
+        if max_runtime is not None and max_runtime < end:
+            end, kind = max_runtime, _MAX_RUNTIME
+        if end != math.inf:
+            events.schedule(now + end, kind, job)
 
     def _finish(self, job: Job, outcome: Outcome, reason: str | None) -> None:
         now = self._events.now
@@ -320,8 +362,11 @@ class JobLifecycle:
             self._end_attempt(job, reason, preempted=False)
         job.is_terminated = True
         job.stopped_at = self._events.now
+        blocked = self._queues.infeasible_reason(job) is not None
         self._queues.discard(job)
         self.set_status(job, JobStatus.FAILED, reason)
+        if blocked:
+            self.time_head(job.share_name)  # the next blocked job's clock starts
         self._events.pass_due = True
 
     def complete_preemption(self, job: Job) -> None:
@@ -355,6 +400,7 @@ class JobLifecycle:
         job.preemptions.append(record)
         if exhausted or out_of_attempts:
             job.stopped_at = now
+            job.is_terminated = exhausted  # "terminated" after its preemption retries (AWS)
             why = (
                 f"preemptionRetriesBeforeTermination ({retries}) used up"
                 if exhausted
@@ -366,6 +412,11 @@ class JobLifecycle:
         else:
             self.make_runnable(job, record.reason)
         self.notify(EventKind.PREEMPTION_COMPLETED, job, job.status, record)
+
+
+def _queue_rank(job: Job) -> tuple[int, int]:
+    """A job's place in its share's order: priority (highest first), then submit order."""
+    return (-job.priority, job.seq)
 
 
 def _checkpointed(ran: float, interval: float) -> float:

@@ -26,6 +26,13 @@ REASON_FAILED = (
     "Received status from SageMaker: AlgorithmError: emulated failure (quota.local/outcome)"
 )
 REASON_TIMEOUT = "Job attempt duration exceeded timeout"
+REASON_MAX_RUNTIME = (
+    "Received status from SageMaker: Training job stopped: MaxRuntimeExceeded - the job "
+    "exceeded its StoppingCondition.MaxRuntimeInSeconds"
+)
+"""``statusReason`` of an attempt whose training job reached ``MaxRuntimeInSeconds``: SageMaker
+stops it (``Stopped`` / ``MaxRuntimeExceeded``), which Batch reports as FAILED (the text
+UNCONFIRMED)."""
 REASON_SHARE_REMOVED = "Quota share deleted: all jobs in the share are terminated"
 JSTLA_REASON = "Terminated by JobStateTimeLimit action due to reason: {reason}"
 CAPACITY_CODE = "CAPACITY:INSUFFICIENT_INSTANCE_CAPACITY"
@@ -105,6 +112,9 @@ class JobRequest:
     ``checkpoint_interval_s``: a preempted job keeps the progress of its last checkpoint.
     ``capacity_errors``: its first that many attempts find no SageMaker capacity; each is
     retried without using an attempt (``REASON_CAPACITY``).
+    ``max_runtime_s``: the training job's ``StoppingCondition.MaxRuntimeInSeconds``; an attempt
+    still running that long after ``startedAt`` is stopped and fails (``REASON_MAX_RUNTIME``);
+    ``None``: no limit.
     ``demand`` and ``tags`` are kept as read-only copies; an outcome given as its string
     becomes the :class:`Outcome`.
     """
@@ -125,6 +135,7 @@ class JobRequest:
     tags: Mapping[str, str] = field(default_factory=dict)
     job_id: str | None = None
     capacity_errors: int = 0
+    max_runtime_s: float | None = None
 
     def __post_init__(self) -> None:
         outcome = self.outcome
@@ -232,6 +243,7 @@ class SchedulerSnapshot:
     front_of_queue: tuple[FrontEntry, ...]
     front_of_shares: Mapping[str, tuple[FrontEntry, ...]]
     share_usage: Mapping[str, Capacity]
+    """Instances held per share, the share holding most first (ties: declared order)."""
     total_usage: Capacity
 
 

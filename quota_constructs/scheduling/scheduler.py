@@ -343,6 +343,7 @@ class Scheduler:
         for queue in self._queues.by_share.values():
             for job in queue.drain():
                 self._lifecycle.enqueue(job)
+        self._lifecycle.time_heads()
 
     # --- submission and updates ---------------------------------------------------------------
 
@@ -403,18 +404,31 @@ class Scheduler:
         if job.status is JobStatus.RUNNABLE and queues.infeasible_reason(job) is None:
             queues.of(job).push(job)
             queues.reset_position(job)
+        elif job.status is JobStatus.RUNNABLE:
+            self._lifecycle.time_head(job.share_name)  # it may now be the first blocked job
         self._events.pass_due = True
         self._lifecycle.notify(EventKind.PRIORITY_CHANGE, job, job.status)
         return job
 
     def terminate(self, job_id: str, reason: str, *, now: float) -> Job:
-        """Terminate a job: FAILED with ``reason``, ``is_terminated``; final jobs are unchanged."""
-        job = self.job(job_id)
+        """Terminate a job: FAILED with ``reason``, ``is_terminated``; final jobs are unchanged.
+
+        Capacity it held is free at once but placed only by the next pass, at the next
+        :meth:`advance` (the same instant included): never inside the call, so a caller's
+        request that terminates jobs dispatches none (AWS stops the training job; the instance
+        goes to another job on the scheduler's next evaluation)."""
+        return self.terminate_all([job_id], reason, now=now)[0]
+
+    def terminate_all(self, job_ids: Sequence[str], reason: str, *, now: float) -> list[Job]:
+        """Terminate every job of ``job_ids`` (as :meth:`terminate`), all of them before any
+        pass: none of them is dispatched by capacity another of them frees (TerminateServiceJobs
+        ends its whole batch first). Unknown ids raise ``KeyError`` before anything changes."""
+        jobs = [self.job(job_id) for job_id in job_ids]
         self._catch_up(now)
-        if not job.status.is_terminal:
-            self._lifecycle.terminate(job, reason)
-            self._dispatcher.run_passes()
-        return job
+        for job in jobs:
+            if not job.status.is_terminal:
+                self._lifecycle.terminate(job, reason)
+        return jobs
 
     # --- queries ------------------------------------------------------------------------------
 
@@ -485,7 +499,8 @@ class Scheduler:
 
     def snapshot(self, *, limit: int = 100) -> SchedulerSnapshot:
         """Front of the queue (first ``limit`` RUNNABLE jobs by priority, then share usage),
-        the first RUNNABLE job of each share, and capacity usage per share and in total."""
+        the first RUNNABLE job of each share, and capacity usage per share (most instances
+        held first: ``topCapacityUtilization``) and in total."""
         accounts = self._ledger.accounts
         usage = {name: account.usage_fraction() for name, account in accounts.items()}
         front_entry = self._pending.front_entry
@@ -501,11 +516,12 @@ class Scheduler:
         front = heapq.nsmallest(
             limit, runnable, key=lambda j: (-j.priority, usage[j.share_name], j.seq)
         )
+        by_use = sorted(self.usage().items(), key=lambda item: -sum(item[1].values()))
         return SchedulerSnapshot(
             time=self.now,
             front_of_queue=tuple(front_entry(j) for j in front),
             front_of_shares=fronts,
-            share_usage=self.usage(),
+            share_usage=dict(by_use),
             total_usage=self.total_usage(),
         )
 

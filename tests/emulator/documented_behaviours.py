@@ -865,6 +865,129 @@ BEHAVIOURS: tuple[Behaviour, ...] = (
 )
 
 
+TERMINATION = "tests/emulator/test_termination.py::"
+MAX_RUNTIME = "tests/emulator/test_max_runtime.py::"
+CORE_VIEWS = "tests/emulator/test_core_views.py::"
+SCHEDULING_CORE: tuple[Behaviour, ...] = (
+    Behaviour(
+        (
+            '"When you terminate a service job, AWS Batch stops the job and notifies the target '
+            "service. For SageMaker Training jobs, this will stop the training job in SageMaker "
+            'AI as well."'
+        ),
+        (
+            guide("terminate-service-jobs"),
+            Source(
+                "SageMaker `StopTrainingJob`",
+                "https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_StopTrainingJob.html",
+            ),
+        ),
+        (
+            TERMINATION + "test_terminate_service_jobs_dispatches_none_of_the_jobs_it_terminates",
+            TERMINATION + "test_a_terminated_running_jobs_instance_is_placed_on_the_next_tick",
+            SCHEDULING_RULES + "test_terminating_a_batch_dispatches_none_of_its_jobs",
+        ),
+        note=(
+            "a request that terminates jobs places none: a bulk request ends its whole batch "
+            "first, and a stopped job's instance goes to another job at the scheduler's next "
+            "tick; UNCONFIRMED how long AWS reports the job before `FAILED` while SageMaker goes "
+            "`Stopping` -> `Stopped` (the emulator: `FAILED` in the request, the instance free "
+            "from the next tick)"
+        ),
+    ),
+    Behaviour(
+        (
+            'SageMaker `MaxRuntimeInSeconds`: "if the job does not complete during this time, '
+            'SageMaker ends the job"; `SecondaryStatus` `MaxRuntimeExceeded`: "The job stopped '
+            'because it exceeded the maximum allowed runtime" (status `Stopped`), which Batch '
+            'maps to `FAILED` ("Stopped / Stopped")'
+        ),
+        (
+            Source(
+                "SageMaker `StoppingCondition`",
+                "https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_StoppingCondition.html",
+            ),
+            Source(
+                "SageMaker `DescribeTrainingJob`",
+                "https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_DescribeTrainingJob.html",
+            ),
+            guide("service-job-status"),
+        ),
+        (
+            MAX_RUNTIME
+            + "test_a_job_reaching_its_max_runtime_ends_failed_and_its_training_job_stopped",
+            MAX_RUNTIME + "test_a_job_whose_work_ends_within_its_max_runtime_succeeds",
+            SCHEDULING_RULES
+            + "test_an_attempt_reaching_its_max_runtime_fails_stopped_by_sagemaker",
+        ),
+        note=(
+            "the `statusReason` text is UNCONFIRMED (the emulator: `Received status from "
+            "SageMaker: Training job stopped: MaxRuntimeExceeded - ...`); without the "
+            "`quota.local/duration-seconds` tag a job trains until its max runtime stops it"
+        ),
+    ),
+    Behaviour(
+        (
+            '`jobStateTimeLimitActions[].action`: "The action to take when a job is at the head '
+            'of the job queue in the specified state for the specified period of time"'
+        ),
+        (Source("botocore `batch` `JobStateTimeLimitAction`"),),
+        (
+            CORE_VIEWS + "test_time_limits_end_blocked_jobs_head_first",
+            CORE_VIEWS + "test_the_simulator_ends_blocked_jobs_head_first_as_the_emulator_does",
+            SCHEDULING_RULES
+            + "test_runnable_time_limits_end_blocked_jobs_head_first_one_at_a_time",
+            SCHEDULING_RULES + "test_a_new_first_blocked_job_starts_its_own_clock",
+        ),
+        note=(
+            "UNCONFIRMED which job is the head in a quota-managed queue (the emulator: the "
+            "share's first misconfigured job in its order, its clock running from when it "
+            "became that job)"
+        ),
+    ),
+    Behaviour(
+        (
+            '`preemptionRetriesBeforeTermination`: "A job will be terminated when preemption '
+            'retries have been exhausted."'
+        ),
+        (Source("botocore `batch` `ServiceJobPreemptionConfiguration`"), guide("preemption")),
+        (
+            CORE_VIEWS + "test_out_of_preemption_retries_it_is_terminated_preemptions_newest_first",
+            SCHEDULING_RULES + "test_preemption_retries_zero_fails_on_first_preemption",
+        ),
+        note="`FAILED` with `isTerminated` true",
+    ),
+    Behaviour(
+        (
+            '`recentPreemptedAttempts`: "A list of the most recent preemption attempts"; '
+            "AWS's sample helper reads element 0 as the most recent"
+        ),
+        (Source("botocore `batch` `ServiceJobPreemptionSummary`"), SAMPLE_HELPER),
+        (CORE_VIEWS + "test_out_of_preemption_retries_it_is_terminated_preemptions_newest_first",),
+        note="newest first; the window size (the emulator: 5) is UNCONFIRMED",
+    ),
+    Behaviour(
+        (
+            '`topCapacityUtilization`: "A list of the top capacity utilizations across quota '
+            'shares" (fair share: "the top 20 shares with the highest capacity utilization, '
+            'ordered by usage amount")'
+        ),
+        (Source("botocore `batch` `QuotaShareUtilizationDetail`"),),
+        (
+            CORE_VIEWS + "test_top_capacity_utilization_lists_the_most_used_share_first",
+            SCHEDULING_RULES + "test_snapshot_lists_share_usage_most_used_first",
+        ),
+        note=(
+            "most instances held first, ties in declared order; UNCONFIRMED how AWS weighs "
+            "several instance types (the emulator: their sum)"
+        ),
+    ),
+)
+"""Issue 42's scheduling-core behaviours: they live in the core, so the simulator follows them."""
+
+BEHAVIOURS = BEHAVIOURS + SCHEDULING_CORE
+
+
 def markdown_table() -> str:
     """The behaviours as docs/emulator.md lists them."""
     lines = [

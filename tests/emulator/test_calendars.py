@@ -19,7 +19,7 @@ from quota_constructs.local.state.clock import VirtualClock
 from quota_constructs.local.testing import DUMMY_CREDENTIALS
 from quota_constructs.local.wire.server import start_server
 from tests.emulator.helpers import status, submit
-from tests.helpers import payload
+from tests.helpers import payload, runs_for
 
 ORG = """organisation: cal-demo
 shares:
@@ -76,6 +76,7 @@ def _borrow(batch: Any, runtime_s: int = 7200) -> tuple[str, str]:
         "weekday",
         "borrower",
         serviceRequestPayload=payload(runtime_s=runtime_s),
+        tags=runs_for(runtime_s),
     )
     return own, borrower
 

@@ -27,7 +27,7 @@ from quota_constructs.local.events import (
     EventSink,
 )
 from quota_constructs.scheduling import PREEMPTION_IN_PROGRESS, REASON_CROSS_SHARE
-from tests.helpers import ORGS_DIR, payload, run_one_job, start_serve
+from tests.helpers import ORGS_DIR, payload, run_one_job, runs_for, start_serve
 
 
 class Tutorial:
@@ -147,7 +147,9 @@ def test_the_notification_rule_matches_the_tutorials_preemption(
 def test_the_notification_rule_ignores_succeeded_and_matches_failed(
     tutorial: Tutorial, sink: EventSink
 ) -> None:
-    done = tutorial.submit("QS3", "short", serviceRequestPayload=payload(runtime_s=60))
+    done = tutorial.submit(
+        "QS3", "short", serviceRequestPayload=payload(runtime_s=60), tags=runs_for(60)
+    )
     failed = tutorial.submit("QS3", "doomed")
     tutorial.emulator.advance(120)
     tutorial.emulator.call(

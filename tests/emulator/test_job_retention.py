@@ -14,7 +14,7 @@ from quota_constructs.local.emulator import Emulator
 from quota_constructs.local.state.errors import NotFound
 from quota_constructs.local.state.job_service import JobRetention
 from quota_constructs.local.testing import EmulatorServer
-from tests.helpers import ORGS_DIR, payload
+from tests.helpers import ORGS_DIR, payload, runs_for
 
 HOUR = 3600.0
 
@@ -30,7 +30,7 @@ def submit(emulator: Emulator, queue: str, name: str, runtime_s: int = 600) -> s
             "serviceRequestPayload": payload(runtime_s=runtime_s),
             "quotaShareName": "QS1",
             "clientToken": f"token-{name}",
-            "tags": {"team": "qs1"},
+            "tags": {"team": "qs1", **runs_for(runtime_s)},
         },
     )
     return str(answer["jobId"])
@@ -74,7 +74,7 @@ def test_expiry_takes_the_jobs_tags_and_client_token_with_it() -> None:
     emulator, queue = seed_demo(JobRetention(finished_for_s=HOUR, max_finished=None))
     job_id = submit(emulator, queue, "gone")
     arn = emulator.account.service_job(job_id)
-    assert emulator.tags.of(arn) == {"team": "qs1"}
+    assert emulator.tags.of(arn) == {"team": "qs1", **runs_for(600)}
     assert emulator.identities.submitter(job_id) is not None
 
     emulator.advance(3 * HOUR)
@@ -134,6 +134,7 @@ def test_over_http_an_expired_job_is_not_found_for_boto3() -> None:
             jobQueue=queue,
             serviceJobType="SAGEMAKER_TRAINING",
             serviceRequestPayload=payload(runtime_s=60),
+            tags=runs_for(60),
             quotaShareName="QS1",
         )["jobId"]
         server.advance(3 * HOUR)

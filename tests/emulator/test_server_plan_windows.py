@@ -13,7 +13,7 @@ import pytest
 from quota_constructs.local.testing import EmulatorServer
 from quota_constructs.model import utc_text
 from tests.emulator.helpers import status, submit
-from tests.helpers import payload
+from tests.helpers import payload, runs_for
 
 H = 3600
 P5 = "ml.p5.48xlarge"
@@ -44,7 +44,14 @@ def emu(tmp_path: Path) -> Iterator[EmulatorServer]:
 def _submit_p5(emu: EmulatorServer, name: str, runtime_s: int = 10 * H) -> str:
     queue = emu.organisations["plans"].job_queue_name
     body = payload(P5, count=8, runtime_s=runtime_s)
-    return submit(emu.client("batch"), queue, "llm", name, serviceRequestPayload=body)
+    return submit(
+        emu.client("batch"),
+        queue,
+        "llm",
+        name,
+        serviceRequestPayload=body,
+        tags=runs_for(runtime_s),
+    )
 
 
 def test_plan_jobs_wait_for_the_window_and_stop_30_minutes_before_its_end(

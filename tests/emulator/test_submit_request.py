@@ -27,7 +27,7 @@ def test_request_from_submit_reads_payload_and_tags() -> None:
         }
     )
     assert request.demand == {G5: 2}
-    assert request.duration_s == 900
+    assert (request.duration_s, request.max_runtime_s) == (None, 900)  # trains until stopped
     assert request.outcome is Outcome.FAILED
     assert (request.priority, request.preemption_retries) == (7, 2)
     assert (request.retry_attempts, request.attempt_duration_s) == (3, 600)
@@ -44,6 +44,18 @@ def test_duration_tag_overrides_payload_runtime() -> None:
         }
     )
     assert request.duration_s == 42.5 and request.demand == {G5: 1}
+    assert request.max_runtime_s == 900
+
+
+def test_without_stopping_condition_the_max_runtime_is_sagemakers_default_of_a_day() -> None:
+    request = request_from_submit(
+        {
+            "jobName": "t",
+            "quotaShareName": "QS1",
+            "serviceRequestPayload": '{"ResourceConfig": {"InstanceType": "ml.g5.xlarge"}}',
+        }
+    )
+    assert (request.duration_s, request.max_runtime_s) == (None, 86_400)
 
 
 def test_rejects_payload_without_resource_config() -> None:

@@ -22,7 +22,7 @@ from quota_constructs.local.testing import DUMMY_CREDENTIALS
 from quota_constructs.local.wire.server import start_server
 from quota_constructs.scheduling import CalendarFlip
 from tests.emulator.helpers import submit
-from tests.helpers import payload
+from tests.helpers import payload, runs_for
 
 ORG = """organisation: cal-agree
 shares:
@@ -71,6 +71,7 @@ def _emulator_run(
                 "weekday",
                 name,
                 serviceRequestPayload=payload(runtime_s=s),
+                tags=runs_for(s),
             )
             for name, s in JOBS
         }

@@ -151,7 +151,12 @@ def test_a_job_without_capacity_stays_runnable_indefinitely(
 ) -> None:
     forty_days = str(40 * 24 * 3600)
     holder = submit(
-        batch, queue, "QS3", "holder", tags={"quota.local/duration-seconds": forty_days}
+        batch,
+        queue,
+        "QS3",
+        "holder",
+        serviceRequestPayload=payload(runtime_s=40 * 24 * 3600),
+        tags={"quota.local/duration-seconds": forty_days},
     )
     waiting = submit(batch, queue, "QS3", "waiting")
     emulator.advance(30 * 24 * 3600)

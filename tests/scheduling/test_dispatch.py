@@ -283,6 +283,7 @@ def test_lowering_the_service_environment_preempts_nothing_but_gates_dispatch() 
     assert pending is not None
     assert pending.kind is PendingKind.WAITING_FOR_SERVICE_ENVIRONMENT
     sched.terminate(running[0].job_id, "done", now=5)
+    sched.advance(5)
     assert waiting.status is JobStatus.SCHEDULED
 
 

@@ -20,6 +20,7 @@ from quota_constructs.scheduling import (
     REASON_CAPACITY,
     REASON_CAPACITY_ERROR,
     REASON_LIMIT_LOWERED,
+    REASON_MAX_RUNTIME,
     REASON_TIMEOUT,
     EventKind,
     JobRequest,
@@ -291,7 +292,9 @@ def test_terminate_running_and_runnable_jobs() -> None:
     sched.terminate(running.job_id, "no longer needed", now=6)
     assert running.status is JobStatus.FAILED and running.is_terminated
     assert running.status_reason == "no longer needed"
-    assert waiting.status is JobStatus.SCHEDULED  # the freed instance went to the next job
+    assert waiting.status is JobStatus.RUNNABLE  # nothing is placed inside the call
+    sched.advance(6)
+    assert waiting.status is JobStatus.SCHEDULED  # the next pass gives it the freed instance
     sched.terminate(waiting.job_id, "stop", now=8)
     assert sched.usage()["QS3"] == {} and sched.next_event_time() is None
 
@@ -346,6 +349,7 @@ def test_preemption_retries_zero_fails_on_first_preemption() -> None:
     sched.advance(2)
     assert borrower.status is JobStatus.FAILED
     assert borrower.preemptions[0].terminated
+    assert borrower.is_terminated  # AWS: "terminated" after its preemption retries
     assert "preemptionRetriesBeforeTermination (0) used up" in (borrower.status_reason or "")
 
 
@@ -450,3 +454,104 @@ def test_the_capacity_time_limit_counts_from_the_first_attempt_without_capacity(
         "Terminated by JobStateTimeLimit action due to reason: "
         "CAPACITY:INSUFFICIENT_INSTANCE_CAPACITY"
     )
+
+
+def test_terminating_a_batch_dispatches_none_of_its_jobs() -> None:
+    """TerminateServiceJobs of a RUNNING job and the jobs waiting behind it: all end FAILED,
+    terminated, and none of them is SCHEDULED by the instance another of them freed."""
+    sched = seed_demo()
+    jobs = [sched.submit(job("QS3", duration_s=None), now=0) for _ in range(50)]
+    sched.advance(5)
+    assert [j.status for j in jobs[:2]] == [JobStatus.RUNNING, JobStatus.RUNNABLE]
+    scheduled: list[str] = []
+    sched.subscribe(
+        lambda e: scheduled.append(e.job.job_id) if e.status is JobStatus.SCHEDULED else None
+    )
+
+    sched.terminate_all([j.job_id for j in reversed(jobs)], "cancelled", now=6)
+    sched.advance(6)
+
+    assert scheduled == []
+    assert all(j.status is JobStatus.FAILED and j.is_terminated for j in jobs)
+    assert [len(j.attempts) for j in jobs] == [1] + [0] * 49
+    assert sched.usage()["QS3"] == {}
+
+
+def test_a_terminated_jobs_instance_goes_to_the_next_job_at_the_next_pass() -> None:
+    """One by one, as a loop of TerminateServiceJob calls: each call places nothing, the pass
+    at the next advance does."""
+    sched = seed_demo()
+    first, second, third = (sched.submit(job("QS3", duration_s=None), now=0) for _ in range(3))
+    sched.advance(5)
+    sched.terminate(first.job_id, "stop", now=5)
+    sched.terminate(second.job_id, "stop", now=5)
+    assert second.attempts == [] and third.status is JobStatus.RUNNABLE
+    sched.advance(5)
+    assert third.status is JobStatus.SCHEDULED
+
+
+def test_an_attempt_reaching_its_max_runtime_fails_stopped_by_sagemaker() -> None:
+    """SageMaker stops a training job at ``MaxRuntimeInSeconds`` (``Stopped`` /
+    ``MaxRuntimeExceeded``), which Batch reports as FAILED: not SUCCEEDED."""
+    sched = seed_demo()
+    endless = sched.submit(job("QS3", duration_s=None, max_runtime_s=600.0), now=0)
+    sched.run_until_idle()
+    assert endless.status is JobStatus.FAILED and not endless.is_terminated
+    assert endless.status_reason == REASON_MAX_RUNTIME
+    assert endless.started_at is not None
+    assert endless.stopped_at == pytest.approx(endless.started_at + 600)
+    assert [a.status_reason for a in endless.attempts] == [REASON_MAX_RUNTIME]
+
+
+def test_work_done_within_the_max_runtime_succeeds_and_retries_apply_to_a_stopped_one() -> None:
+    sched = seed_demo()
+    quick = sched.submit(job("QS2", duration_s=600.0, max_runtime_s=600.0), now=0)
+    slow = sched.submit(job("QS3", duration_s=900.0, max_runtime_s=600.0, retry_attempts=2), now=0)
+    sched.run_until_idle()
+    assert quick.status is JobStatus.SUCCEEDED
+    assert slow.status is JobStatus.FAILED
+    assert [a.status_reason for a in slow.attempts] == [REASON_MAX_RUNTIME] * 2
+
+
+def test_runnable_time_limits_end_blocked_jobs_head_first_one_at_a_time() -> None:
+    """AWS's action fires "when a job is at the head of the job queue in the specified state
+    for the specified period of time": the first blocked job in the share's order ends after
+    the limit, the next one a limit later, not all at once."""
+    sched = seed_demo()  # runnable_timeout_minutes: 60
+    low, high, mid = (sched.submit(job("QS1", 4, priority=p), now=0) for p in (1, 9, 5))
+    sched.advance(3600)
+    assert [j.status for j in (high, mid, low)] == [
+        JobStatus.FAILED,
+        JobStatus.RUNNABLE,
+        JobStatus.RUNNABLE,
+    ]
+    sched.advance(7199)
+    assert mid.status is JobStatus.RUNNABLE
+    sched.advance(7200)
+    assert (mid.status, low.status) == (JobStatus.FAILED, JobStatus.RUNNABLE)
+    sched.run_until_idle()
+    assert low.stopped_at == 3 * 3600
+    assert all(j.is_terminated for j in (high, mid, low))
+
+
+def test_a_new_first_blocked_job_starts_its_own_clock() -> None:
+    sched = seed_demo()
+    first = sched.submit(job("QS1", 4, priority=1), now=0)
+    sched.advance(1800)
+    ahead = sched.submit(job("QS1", 4, priority=9), now=1800)
+    sched.advance(3600)
+    assert (first.status, ahead.status) == (JobStatus.RUNNABLE, JobStatus.RUNNABLE)
+    sched.advance(5400)
+    assert (ahead.status, first.status) == (JobStatus.FAILED, JobStatus.RUNNABLE)
+    sched.run_until_idle()
+    assert first.stopped_at == 5400 + 3600
+
+
+def test_snapshot_lists_share_usage_most_used_first() -> None:
+    specs = [share("A", 1, LEND), share("B", 3, RESERVE), share("C", 2, RESERVE)]
+    sched = Scheduler(queue_name="q", shares=specs)
+    sched.submit(job("A", 1, M5, duration_s=None), now=0)
+    sched.submit(job("B", 2, M5, duration_s=None), now=0)
+    sched.submit(job("C", 1, M5, duration_s=None), now=0)
+    sched.advance(1)
+    assert list(sched.snapshot().share_usage) == ["B", "A", "C"]

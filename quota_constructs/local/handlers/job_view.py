@@ -76,6 +76,6 @@ def preemption_summary(account: Account, clock: EmulatorClock, job: Job) -> dict
                 "stoppedAt": epoch_ms(clock, p.completed_at),
                 "statusReason": p.reason,
             }
-            for p in job.preemptions[-RECENT_PREEMPTED_ATTEMPTS:]
+            for p in reversed(job.preemptions[-RECENT_PREEMPTED_ATTEMPTS:])  # newest first
         ],
     }

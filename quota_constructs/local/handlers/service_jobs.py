@@ -164,15 +164,16 @@ class ServiceJobHandlers:
             )
         successful: list[str] = []
         errors: list[dict[str, str]] = []
+        now = self.jobs.now()  # one instant: the whole batch ends before any job is placed
         for index, ref in enumerate(refs):
-            error = self._terminate_one(ref, params["reason"], f"jobs[{index}]")
+            error = self._terminate_one(ref, params["reason"], f"jobs[{index}]", now)
             if error is None:
                 successful.append(_listed_id(ref))
             else:
                 errors.append({"job": ref, "code": error.code, "message": error.message})
         return {"successful": successful, "errors": errors}
 
-    def _terminate_one(self, ref: str, reason: str, field: str) -> ApiError | None:
+    def _terminate_one(self, ref: str, reason: str, field: str, now: float) -> ApiError | None:
         """Terminate one job of a bulk request; the API error of a refusal, else ``None``.
 
         AWS: "Service jobs that can't be found are treated as successfully processed"; a
@@ -181,7 +182,7 @@ class ServiceJobHandlers:
         try:
             job_id = self.jobs.job_id(ref, field)
             if self.jobs.knows(job_id):
-                self.jobs.terminate(job_id, reason)
+                self.jobs.terminate(job_id, reason, now=now)
         except NotFound:
             return None
         except InvalidParameter as malformed:

@@ -88,9 +88,12 @@ class _PayloadUnschedulable(SubmitRejected):
 def request_from_submit(params: Mapping[str, Any]) -> JobRequest:
     """Build a :class:`JobRequest` from a ``SubmitServiceJob`` request (botocore field names).
 
-    Demand from ``serviceRequestPayload`` via :func:`model.capacity_demand`; duration from tag
-    ``quota.local/duration-seconds``, else the payload's ``StoppingCondition.MaxRuntimeInSeconds``,
-    else one day; tag ``quota.local/outcome: FAILED`` makes every attempt fail, with
+    Demand from ``serviceRequestPayload`` via :func:`model.capacity_demand`; the work's duration
+    from tag ``quota.local/duration-seconds`` (without it the training runs until stopped); the
+    training job's max runtime from the payload's ``StoppingCondition.MaxRuntimeInSeconds``, else
+    SageMaker's default of one day: an attempt still running then is stopped by SageMaker
+    (``MaxRuntimeExceeded``) and FAILED, as Batch reports a ``Stopped`` training job; tag
+    ``quota.local/outcome: FAILED`` makes every attempt fail, with
     ``statusReason`` ``Received status from SageMaker:<quota.local/failure-reason>`` when that
     tag is given (it implies FAILED). ``retryStrategy.evaluateOnExit`` becomes the request's
     exit rules. Raises :class:`SubmitRejected` naming the field for a bad payload or tag.
@@ -113,7 +116,7 @@ def request_from_submit(params: Mapping[str, Any]) -> JobRequest:
     except QuotaConfigError as exc:
         demand, unschedulable = dict(UNPLACEABLE_DEMAND), exc.problems
     tags = dict(params.get("tags") or {})
-    duration = _duration(payload, tags)
+    duration = _duration(tags)
     outcome, failure_reason = _outcome(tags)
     preemption = params.get("preemptionConfiguration") or {}
     retry = params.get("retryStrategy") or {}
@@ -134,6 +137,7 @@ def request_from_submit(params: Mapping[str, Any]) -> JobRequest:
         payload=payload,
         tags=tags,
         capacity_errors=_capacity_errors(tags),
+        max_runtime_s=_max_runtime(payload),
     )
     if unschedulable is not None:
         raise _PayloadUnschedulable(unschedulable, request)
@@ -231,7 +235,7 @@ def _capacity_errors(tags: Mapping[str, str]) -> int:
     return int(text)
 
 
-def _duration(payload: Mapping[str, Any], tags: Mapping[str, str]) -> float:
+def _duration(tags: Mapping[str, str]) -> float | None:
     if DURATION_TAG in tags:
         try:
             value = float(tags[DURATION_TAG])
@@ -249,6 +253,11 @@ def _duration(payload: Mapping[str, Any], tags: Mapping[str, str]) -> float:
                 ]
             )
         return value
+    return None  # trains until its training job's max runtime stops it
+
+
+def _max_runtime(payload: Mapping[str, Any]) -> float:
+    """The training job's ``StoppingCondition.MaxRuntimeInSeconds``, else SageMaker's default."""
     stopping = payload.get("StoppingCondition") or {}
     runtime = stopping.get("MaxRuntimeInSeconds") if isinstance(stopping, dict) else None
     if isinstance(runtime, int | float) and not isinstance(runtime, bool) and runtime >= 0:

@@ -5,7 +5,8 @@ Each attempt of a service job runs as one SageMaker training job, named as its
 job's ``serviceRequestPayload`` (the CreateTrainingJob request: every member SageMaker's model
 accepts is echoed) and the attempt's state: a dispatched attempt is ``InProgress``, a finished
 one ``Completed``, ``Failed`` (with ``FailureReason``) or ``Stopped`` (terminated, preempted or
-timed out). Unknown names get AWS's answer, ``ValidationException`` "Requested resource not
+timed out; ``MaxRuntimeExceeded`` when it reached its ``StoppingCondition.MaxRuntimeInSeconds``).
+Unknown names get AWS's answer, ``ValidationException`` "Requested resource not
 found." (aws/aws-sdk#165). This is what the SageMaker SDK's ``TrainingQueuedJob`` reads to
 build a ``ModelTrainer`` of the latest attempt; nothing else of SageMaker is served.
 """
@@ -29,6 +30,7 @@ from quota_constructs.local.wire.protocol import service_model
 from quota_constructs.local.wire.validation import problems
 from quota_constructs.scheduling import (
     PREEMPTION_IN_PROGRESS,
+    REASON_MAX_RUNTIME,
     REASON_SUCCEEDED,
     Attempt,
     Job,
@@ -74,6 +76,8 @@ def _ended_state(job: Job, attempt: Attempt) -> AttemptState:
     times = (attempt.scheduled_at, attempt.started_at, attempt.stopped_at)
     if attempt.status_reason == REASON_SUCCEEDED:
         return AttemptState("Completed", "Completed", *times)
+    if attempt.status_reason == REASON_MAX_RUNTIME:
+        return AttemptState("Stopped", "MaxRuntimeExceeded", *times)
     last = attempt.number == len(job.attempts)
     failed_by_sagemaker = attempt.status_reason.startswith(SAGEMAKER_STATUS_PREFIX)
     if attempt.preempted or (job.is_terminated and last) or not failed_by_sagemaker:

@@ -438,12 +438,14 @@ class JobService:
         scheduler = self.schedulers[self._queue_of(job_id)]
         return scheduler.update_priority(job_id, priority, now=self.now())
 
-    def terminate(self, ref: str, reason: str) -> Job:
+    def terminate(self, ref: str, reason: str, *, now: float | None = None) -> Job:
         """Terminate the job ``ref`` (id or ARN) names: FAILED with ``reason``; a finished job
-        is left as it is."""
+        is left as it is. Nothing is dispatched in the call (the core places freed capacity at
+        its next pass); ``now``: the instant of a bulk request, read once for all its jobs, so
+        no pass runs between them (:meth:`now` otherwise)."""
         job_id = self.job_id(ref)
         scheduler = self.schedulers[self._queue_of(job_id)]
-        return scheduler.terminate(job_id, reason, now=self.now())
+        return scheduler.terminate(job_id, reason, now=self.now() if now is None else now)
 
     def jobs_of(self, queues: Iterable[JobQueue]) -> list[Job]:
         """Every job of ``queues``, queue by queue in submit order."""
