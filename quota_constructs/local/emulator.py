@@ -303,8 +303,10 @@ class Emulator:
             for plan in org.training_plans:
                 if not plan.by_arn:  # a plan the file names is one the account has bought
                     self.training_plans.add_bought(plan, now_s=epoch)
+            lists = done.string_lists
             for name, value in done.parameters().items():
-                self.parameters.put(name, value, epoch=epoch)
+                kind = "StringList" if name in lists else "String"
+                self.parameters.put(name, value, epoch=epoch, kind=kind)
             self.identities.add_roles(t.submitter_role_arn for t in done.teams.values())
             self._follow_timetable(org, done, plans)
             self.organisations[org.name] = done
