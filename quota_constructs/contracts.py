@@ -1,9 +1,10 @@
 """Owns the organisation stack's published contract: SSM parameter paths, output ids, team tag.
 
 Each organisation stack writes SSM parameters under ``/quota/<organisation>/`` (Strings, and the
-StringList of its training plans) and the same values as stack outputs. The stack, the emulator's provisioning and the runtime build every
-path through this module, so a renamed parameter cannot break one side silently. The team tag is
-the other half of the contract: the stack's policies require it, the runtime adds it. Pure Python.
+StringList of its training plans) and the same values as stack outputs. The stack, the
+emulator's provisioning and the runtime build every path through this module, so a renamed
+parameter cannot break one side silently. The team tag is the other half of the contract: the
+stack's policies require it, the runtime adds it. Pure Python.
 """
 
 from __future__ import annotations
