@@ -26,36 +26,26 @@ from quota_constructs.contracts import TEAM_TAG_KEY, training_plans_parameter
 from quota_constructs.local.testing import DUMMY_CREDENTIALS, EmulatorServer
 from quota_constructs.model import QuotaConfigError, utc_text
 from quota_constructs.runtime import QueueClient
-from tests.runtime.helpers import BUILDER, FAST_RETRIES, training_job
+from tests.runtime.helpers import (
+    BUILDER,
+    FAST_RETRIES,
+    FOREIGN,
+    OWN,
+    P5,
+    plan_org,
+    training_job,
+)
 
 H = 3600
-P5 = "ml.p5.48xlarge"
-OWN = "arn:aws:sagemaker:us-east-1:123456789012:training-plan/p5-june"
-FOREIGN = "arn:aws:sagemaker:us-east-1:123456789012:training-plan/p5-rival"
-
-
-def _org(tmp_path: Path, name: str, plan: str, start: str) -> Path:
-    path = tmp_path / f"{name}.yaml"
-    path.write_text(
-        f"organisation: {name}\n"
-        "shares:\n"
-        f"  - name: llm\n"
-        f"    capacity: {{{P5}: 2, ml.g5.xlarge: 2}}\n"
-        "    strategy: LEND_AND_BORROW\n"
-        "    access: {principals: [arn:aws:iam::111122223333:role/Team]}\n"
-        "  - {name: open, capacity: {ml.g5.xlarge: 1}, strategy: LEND}\n"
-        "training_plans:\n"
-        f"  - {{name: {plan}, instance_type: {P5}, instance_count: 2, "
-        f'start: "{start}", duration_hours: 4}}\n',
-        encoding="utf-8",
-    )
-    return path
 
 
 @pytest.fixture
 def emu(tmp_path: Path) -> Iterator[EmulatorServer]:
     start = utc_text(time.time() - H)  # both plans Active, for 3 more hours
-    files = [_org(tmp_path, "plans", "p5-june", start), _org(tmp_path, "rival", "p5-rival", start)]
+    files = [
+        plan_org(tmp_path, "plans", "p5-june", start),
+        plan_org(tmp_path, "rival", "p5-rival", start),
+    ]
     with EmulatorServer(org_files=files) as server:
         yield server
 
