@@ -1,12 +1,15 @@
 """Owns the organisation stack's published contract: SSM parameter paths, output ids, team tag.
 
-Each organisation stack writes String SSM parameters under ``/quota/<organisation>/`` and the
-same values as stack outputs. The stack, the emulator's provisioning and the runtime build every
-path through this module, so a renamed parameter cannot break one side silently. The team tag is
-the other half of the contract: the stack's policies require it, the runtime adds it. Pure Python.
+Each organisation stack writes SSM parameters under ``/quota/<organisation>/`` (Strings, and the
+StringList of its training plans) and the same values as stack outputs. The stack, the
+emulator's provisioning and the runtime build every path through this module, so a renamed
+parameter cannot break one side silently. The team tag is the other half of the contract: the
+stack's policies require it, the runtime adds it. Pure Python.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from quota_constructs.model import TEAM_TAG_KEY as TEAM_TAG_KEY  # the model reserves the key
 from quota_constructs.model import team_tag_value as team_tag_value  # and builds its value
@@ -60,6 +63,29 @@ def training_job_prefix_parameter(organisation: str, share: str) -> str:
     return f"{share_prefix(organisation, share)}/training-job-prefix"
 
 
+def training_plans_parameter(organisation: str) -> str:
+    """``/quota/<organisation>/training-plans``: a StringList of the organisation's SageMaker
+    training plan ARNs (:data:`NO_TRAINING_PLANS` when it has none)."""
+    return f"{organisation_prefix(organisation)}/training-plans"
+
+
+NO_TRAINING_PLANS = "none"
+"""The value of :func:`training_plans_parameter` for an organisation without plans: SSM takes
+no empty value (1 to 4096 characters), and ``none`` is no plan ARN, so readers take it as the
+empty list (:func:`training_plans_from_value`)."""
+
+
+def training_plans_value(arns: Sequence[str]) -> str:
+    """The StringList value publishing ``arns``: comma-separated, or :data:`NO_TRAINING_PLANS`."""
+    return ",".join(arns) if arns else NO_TRAINING_PLANS
+
+
+def training_plans_from_value(value: str) -> tuple[str, ...]:
+    """The plan ARNs a :func:`training_plans_parameter` value lists (none for the sentinel)."""
+    items = tuple(item.strip() for item in value.split(",") if item.strip())
+    return tuple(item for item in items if item != NO_TRAINING_PLANS)
+
+
 JOB_QUEUE_NAME_OUTPUT = "JobQueueName"
 JOB_QUEUE_ARN_OUTPUT = "JobQueueArn"
 SHARE_ARNS_SCOPE = "QuotaShareArns"
@@ -70,6 +96,8 @@ EXECUTION_ROLE_ARNS_SCOPE = "ExecutionRoleArns"
 """Construct scope holding one output (id: the share's name) per team's execution role ARN."""
 TEAM_BUCKETS_SCOPE = "TeamBuckets"
 """Construct scope holding one output (id: the share's name) per team bucket, ``name[/prefix]``."""
+TRAINING_PLANS_OUTPUT = "TrainingPlanArns"
+"""Stack output of the :func:`training_plans_parameter` value."""
 TRAINING_JOB_PREFIXES_SCOPE = "TrainingJobPrefixes"
 """Construct scope holding one output (id: the share's name) per team's training-job prefix."""
 

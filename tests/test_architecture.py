@@ -124,6 +124,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "waiting",
         "team",
         "queue",
+        "audit",
         "status",
         "adopt",
     ),

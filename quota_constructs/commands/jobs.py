@@ -545,6 +545,36 @@ def terminate(
 
 @jobs_app.command()
 @handle_errors
+def audit(
+    ctx: typer.Context,
+    every_status: bool = typer.Option(
+        False, "--all", help="Audit finished jobs too (SUCCEEDED, FAILED), not only active ones."
+    ),
+    as_json: JsonOpt = False,
+) -> None:
+    """Flag jobs whose payload names a training plan outside the organisation or another
+    team's quota-team cost tag (callers who bypassed the runtime); exit 1 when any is found."""
+    from quota_constructs.runtime.audit import audit_jobs
+
+    client = _client(ctx)
+    statuses = list(JobStatus) if every_status else list(ACTIVE_STATUSES)
+    audited = audit_jobs(client, statuses=statuses)
+    findings = audited.findings
+    if as_json:
+        print_json([finding.to_json() for finding in findings])
+    for finding in [] if as_json else findings:
+        typer.echo(
+            f"{finding.job_id} {finding.job_name} {finding.share or '-'} {finding.status}: "
+            f"{finding.field}: {finding.reason} (got {finding.value!r})"
+        )
+    jobs = len({finding.job_id for finding in findings})
+    if findings:
+        fail(f"{jobs} of {audited.jobs} jobs name a foreign training plan or cost tag")
+    stderr_console().print(f"no foreign training plan or cost tag in {audited.jobs} jobs")
+
+
+@jobs_app.command()
+@handle_errors
 def snapshot(ctx: typer.Context, as_json: JsonOpt = False) -> None:
     """Who is next in the queue and in each share, and capacity in use per share."""
     snap = _client(ctx).snapshot()

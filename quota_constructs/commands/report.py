@@ -9,6 +9,7 @@ asked (``quota simulate`` uses this module's cost tables without them).
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import time
 from collections.abc import Mapping, Sequence
@@ -47,6 +48,7 @@ from quota_constructs.model import (
     Organisation,
     Problem,
     QuotaConfigError,
+    TrainingPlanSpec,
     parse_utc,
     utc_text,
 )
@@ -348,6 +350,9 @@ def _live(
     live = read_organisation(client).organisation
     if plans_from is not None:  # the file tells what the queue cannot: calendars, plans
         live = load_organisation(plans_from)
+    elif client.organisation_plans:  # the plans the organisation's stack publishes
+        plans = tuple(TrainingPlanSpec(arn=arn) for arn in client.organisation_plans)
+        live = dataclasses.replace(live, training_plans=plans)
     history = read_job_history(client, time.time() - seconds)
     attempts = attempts_from_history(history.jobs, now_s=history.now_s)
     return live, attempts, history.since_s, history.now_s

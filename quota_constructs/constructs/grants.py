@@ -34,6 +34,8 @@ TERMINATE_ACTIONS = ("batch:TerminateServiceJob",)
 """Terminate a job (also ``TerminateServiceJobs``); authorised only on ``service-job/*``."""
 DESCRIBE_QUEUES_ACTIONS = ("batch:DescribeJobQueues",)
 """Read queue settings (the runtime checks a submit against them); no resource type (``*``)."""
+DESCRIBE_TRAINING_PLAN_ACTIONS = ("sagemaker:DescribeTrainingPlan",)
+"""Read a training plan's status and room (the runtime picks a plan at submit)."""
 PARAMETER_READ_ACTIONS = ("ssm:GetParameter", "ssm:GetParameters")
 """Read an organisation's contract parameters (``/quota/<organisation>/...``)."""
 SCHEDULED_UPDATE_ACTIONS = ("batch:UpdateQuotaShare",)
@@ -199,6 +201,16 @@ def grant_team_jobs(
 def grant_describe_job_queues(grantee: iam.IGrantable) -> iam.Grant:
     """``batch:DescribeJobQueues`` on ``*`` (the action supports no resource type)."""
     return _grant(grantee, DESCRIBE_QUEUES_ACTIONS, ["*"])
+
+
+def grant_describe_training_plans(
+    grantee: iam.IGrantable, *, plan_arns: Sequence[str]
+) -> iam.Grant | None:
+    """``sagemaker:DescribeTrainingPlan`` on exactly ``plan_arns`` (the runtime describes an
+    organisation's plans at each submit to pick one); ``None`` and no statement without plans."""
+    if not plan_arns:
+        return None
+    return _grant(grantee, DESCRIBE_TRAINING_PLAN_ACTIONS, list(plan_arns))
 
 
 def grant_read_parameters(grantee: iam.IGrantable, *, parameter_arn: str) -> iam.Grant:

@@ -18,13 +18,20 @@ from quota_constructs import contracts
 
 
 def parameter_and_output(
-    scope: Construct, construct_id: str, parameter_name: str, value: str, what: str
+    scope: Construct,
+    construct_id: str,
+    parameter_name: str,
+    value: str,
+    what: str,
+    *,
+    kind: str = "String",
 ) -> None:
-    """A String parameter ``<construct_id>Parameter`` and an output ``<construct_id>``."""
+    """A parameter ``<construct_id>Parameter`` (SSM type ``kind``: ``String`` or
+    ``StringList``) and an output ``<construct_id>``."""
     ssm.CfnParameter(  # the L1: the L2 StringParameter adds nothing here but synth time
         scope,
         f"{construct_id}Parameter",
-        type="String",
+        type=kind,
         name=parameter_name,
         value=value,
         description=f"{what} (written by the quota-constructs organisation stack)",

@@ -44,7 +44,8 @@ class QuotaShareTeamAccess(Construct):
       ``access.max_priority`` (``IQuotaShare.grant_team_submit``); update and terminate the
       jobs tagged with ``team`` (``grant_team_jobs``); watch the share (``grant_read``) and the
       queues' settings (``batch:DescribeJobQueues``); read the parameters under
-      ``parameter_path``; pass the execution role, to SageMaker only.
+      ``parameter_path``; describe the organisation's training plans
+      (``training_plan_arns``); pass the execution role, to SageMaker only.
     - ``ExecutionRole`` (``access.execution_role == "create"``): trusted by
       ``sagemaker.amazonaws.com`` from this account (``aws:SourceAccount``); reads and writes
       the team's bucket or prefix only, pulls images from ``image_repository_arns``, writes
@@ -71,6 +72,9 @@ class QuotaShareTeamAccess(Construct):
         with warning ``quota-constructs:teamBucketWithoutAccessLogs``).
     :param image_repository_arns: default every ECR repository of the stack's account and
         region (``repository/*``); the repositories the execution role may pull from.
+    :param training_plan_arns: default none; the organisation's training plans, which the
+        submitter may ``sagemaker:DescribeTrainingPlan`` (exactly these ARNs; the runtime
+        describes them at each submit to put a job on one).
     :raises QuotaConfigError: every problem of ``access`` and ``team`` at once.
     """
 
@@ -85,6 +89,7 @@ class QuotaShareTeamAccess(Construct):
         parameter_path: str | None = None,
         server_access_logs_bucket: s3.IBucket | None = None,
         image_repository_arns: Sequence[str] | None = None,
+        training_plan_arns: Sequence[str] = (),
     ) -> None:
         super().__init__(scope, construct_id)
         raise_construct_error(self, access.problems("access") + _team_problems(team))
@@ -106,6 +111,7 @@ class QuotaShareTeamAccess(Construct):
         self.execution_role = self._execution_role(stack)
         self.key: kms.Key | None = None
         self.bucket, self.bucket_prefix = self._bucket(server_access_logs_bucket)
+        self.training_plan_arns = tuple(training_plan_arns)
         self._grant_submitter(quota_share, stack, parameter_path)
         if access.creates_execution_role:
             self._grant_execution(stack, image_repository_arns)
@@ -239,6 +245,7 @@ class QuotaShareTeamAccess(Construct):
         share.grant_team_jobs(grantee, team=self.team, max_priority=cap)
         share.grant_read(grantee)
         grants.grant_describe_job_queues(grantee)
+        grants.grant_describe_training_plans(grantee, plan_arns=self.training_plan_arns)
         reasons = {
             "*": "DescribeServiceJob, ListServiceJobs and DescribeJobQueues support no resource "
             "type",

@@ -28,7 +28,7 @@ from quota_constructs.local.handlers.resources import ResourceHandlers
 from quota_constructs.local.handlers.service_jobs import ServiceJobHandlers
 from quota_constructs.local.handlers.service_quotas import ServiceQuotaHandlers
 from quota_constructs.local.handlers.sts import StsHandlers
-from quota_constructs.local.handlers.submit_request import PayloadValidation
+from quota_constructs.local.handlers.submit_request import PayloadValidation, PlanOwnership
 from quota_constructs.local.handlers.training_jobs import TrainingJobHandlers
 from quota_constructs.local.handlers.training_plans import TrainingPlanHandlers
 from quota_constructs.local.provision import (
@@ -82,6 +82,9 @@ class Emulator:
     ``payload_validation``: a payload naming no schedulable instance type or count fails its job
     (``passthrough``, default, as AWS passes payloads through) or the submit (``strict``;
     :class:`~.handlers.submit_request.PayloadValidation`).
+    ``plan_ownership``: a payload naming a training plan outside the organisation of the queue
+    is refused (``refuse``, default) or accepted as AWS accepts it (``passthrough``;
+    :class:`~.handlers.submit_request.PlanOwnership`).
     ``naming``: an organisation's queue, environment and policy get fixed names
     (``<org>-queue``..., default) or names generated as CloudFormation would
     (:class:`~.provision.ResourceNaming`; reproducible with ``seed``).
@@ -111,6 +114,7 @@ class Emulator:
         events: EventSink | None = None,
         dispatch: DispatchMode = DispatchMode.TICK,
         payload_validation: PayloadValidation = PayloadValidation.PASSTHROUGH,
+        plan_ownership: PlanOwnership = PlanOwnership.REFUSE,
         naming: ResourceNaming = ResourceNaming.FIXED,
         retention: JobRetention | None = None,
         calendar_grace_s: float = 0.0,
@@ -156,7 +160,9 @@ class Emulator:
             self.clock,
             explain_pending=explain_pending,
             payload_validation=payload_validation,
+            plan_ownership=plan_ownership,
         )
+        self._service_jobs.plan_owner = self._plan_owner
         self._batch: dict[str, Handler] = {
             **ResourceHandlers(self.registry, self.tags).operations(),
             **self._service_jobs.operations(),
@@ -303,8 +309,10 @@ class Emulator:
             for plan in org.training_plans:
                 if not plan.by_arn:  # a plan the file names is one the account has bought
                     self.training_plans.add_bought(plan, now_s=epoch)
+            lists = done.string_lists
             for name, value in done.parameters().items():
-                self.parameters.put(name, value, epoch=epoch)
+                kind = "StringList" if name in lists else "String"
+                self.parameters.put(name, value, epoch=epoch, kind=kind)
             self.identities.add_roles(t.submitter_role_arn for t in done.teams.values())
             self._follow_timetable(org, done, plans)
             self.organisations[org.name] = done
@@ -354,6 +362,14 @@ class Emulator:
         if problems:
             raise QuotaConfigError(problems, context=f"organisation {org.name!r}")
         return plans
+
+    def _plan_owner(self, queue_arn: str) -> tuple[str, tuple[str, ...]] | None:
+        """The organisation owning queue ``queue_arn`` and its plan ARNs (``None``: a queue
+        no provisioned organisation owns)."""
+        for done in self.organisations.values():
+            if done.job_queue_arn == queue_arn:
+                return done.name, done.training_plan_arns
+        return None
 
     def _scheduler_of(self, done: ProvisionedOrganisation) -> Scheduler:
         return self.jobs.schedulers[self.registry.queue(done.job_queue_name).name]

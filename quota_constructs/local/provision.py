@@ -41,6 +41,8 @@ from quota_constructs.contracts import (
     submitter_role_arn_parameter,
     team_tag_value,
     training_job_prefix_parameter,
+    training_plans_parameter,
+    training_plans_value,
 )
 from quota_constructs.local.state.arns import Account
 from quota_constructs.model import Organisation, QuotaShareSpec, training_job_prefix
@@ -107,12 +109,20 @@ class ProvisionedOrganisation:
     quota_share_arns: Mapping[str, str]
     teams: Mapping[str, TeamResources] = field(default_factory=dict)
     """Per share with ``access``: its team's tag, roles and bucket."""
+    training_plan_arns: tuple[str, ...] = ()
+    """The organisation's training plans (named ones as bought in the emulator's account)."""
+
+    @property
+    def string_lists(self) -> frozenset[str]:
+        """The names among :meth:`parameters` whose SSM type is ``StringList``."""
+        return frozenset({training_plans_parameter(self.name)})
 
     def parameters(self) -> dict[str, str]:
         """The SSM parameters the organisation's stack writes (the stack contract)."""
         params = {
             job_queue_name_parameter(self.name): self.job_queue_name,
             job_queue_arn_parameter(self.name): self.job_queue_arn,
+            training_plans_parameter(self.name): training_plans_value(self.training_plan_arns),
         }
         for share, arn in self.quota_share_arns.items():
             params[share_arn_parameter(self.name, share)] = arn
@@ -245,4 +255,8 @@ def provision(
         scheduling_policy_arn=policy["arn"],
         quota_share_arns=shares,
         teams=teams,
+        training_plan_arns=tuple(
+            plan.arn if plan.by_arn else account.training_plan(plan.name)
+            for plan in org.training_plans
+        ),
     )

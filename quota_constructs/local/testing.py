@@ -25,7 +25,7 @@ from botocore.config import Config
 from quota_constructs.config import SEED_DEMO as SEED_DEMO  # re-exported: the default organisation
 from quota_constructs.local.emulator import Emulator
 from quota_constructs.local.faults import FaultPlan
-from quota_constructs.local.handlers.submit_request import PayloadValidation
+from quota_constructs.local.handlers.submit_request import PayloadValidation, PlanOwnership
 from quota_constructs.local.provision import ProvisionedOrganisation, ResourceNaming
 from quota_constructs.local.state.arns import Account
 from quota_constructs.local.state.clock import EmulatorClock, RealTimeClock, VirtualClock
@@ -53,6 +53,8 @@ class EmulatorServer:
     request instead of on the next scheduler tick (:class:`~.state.job_service.DispatchMode`).
     ``payload_validation="strict"`` refuses a submit whose payload names no schedulable instance
     type or count instead of failing its job (:class:`~.handlers.submit_request.PayloadValidation`).
+    ``plan_ownership="passthrough"`` accepts a payload naming another organisation's training
+    plan, as AWS does, instead of refusing it (:class:`~.handlers.submit_request.PlanOwnership`).
     ``naming="generated"`` names queues, environments and policies as CloudFormation would
     (unguessable; :class:`~.provision.ResourceNaming`) instead of ``<org>-queue``...
     ``retention``: when finished jobs expire (:class:`~.state.job_service.JobRetention`).
@@ -78,6 +80,7 @@ class EmulatorServer:
         client_token_mode: ClientTokenMode | str = ClientTokenMode.REJECT,
         dispatch: DispatchMode | str = DispatchMode.TICK,
         payload_validation: PayloadValidation | str = PayloadValidation.PASSTHROUGH,
+        plan_ownership: PlanOwnership | str = PlanOwnership.REFUSE,
         naming: ResourceNaming | str = ResourceNaming.FIXED,
         retention: JobRetention | None = None,
         plan_stop_before_end_s: float = PLAN_STOP_BEFORE_END_S,
@@ -105,6 +108,7 @@ class EmulatorServer:
             client_token_mode=ClientTokenMode(client_token_mode),
             dispatch=DispatchMode(dispatch),
             payload_validation=PayloadValidation(payload_validation),
+            plan_ownership=PlanOwnership(plan_ownership),
             naming=ResourceNaming(naming),
             retention=retention,
             plan_stop_before_end_s=plan_stop_before_end_s,

@@ -164,6 +164,93 @@ def team_tag_problems(tags: Mapping[str, str], share: str, key: str, value: str)
     ]
 
 
+def payload_team_tag_problems(
+    payload: Mapping[str, Any], share: str, key: str, value: str | None
+) -> list[Problem]:
+    """A problem per entry of the payload's ``Tags`` (the SageMaker training job's tags, its
+    cost allocation) whose key is the team tag's ``key`` in any letter case but which is not
+    exactly ``key=value``, the team tag of quota share ``share``; with ``value`` ``None`` (a
+    share without a team) any such tag is a problem.
+
+    The runtime sets ``key=value`` on the training job itself; a payload naming another team
+    would book its SageMaker spend to that team.
+    """
+    tags = payload.get("Tags")
+    if not isinstance(tags, list | tuple):
+        return []
+    problems: list[Problem] = []
+    for index, tag in enumerate(tags):
+        if not isinstance(tag, Mapping):
+            continue
+        given, given_value = tag.get("Key"), tag.get("Value")
+        if not isinstance(given, str) or given.lower() != key.lower():
+            continue
+        path = f"{_PAYLOAD}.Tags[{index}]"
+        drop = f"drop the {given} tag from the payload's Tags"
+        if value is None:
+            problems.append(
+                Problem(
+                    f"{path}.Value",
+                    given_value,
+                    f"quota share {share} has no team, so its training jobs carry no {key} "
+                    "cost tag (it would book their cost to the team it names)",
+                    f"{drop}, or submit into your team's share",
+                )
+            )
+        elif given != key:
+            problems.append(
+                Problem(
+                    f"{path}.Key",
+                    given,
+                    f"the team tag's key is {key} (IAM and cost allocation compare it without "
+                    "letter case)",
+                    f"{drop}: the runtime sets {key}={value} itself",
+                )
+            )
+        elif given_value != value:
+            problems.append(
+                Problem(
+                    f"{path}.Value",
+                    given_value,
+                    f"the training job's {key} tag is the cost allocation of quota share "
+                    f"{share}, whose team is {value}, not {given_value}",
+                    f"{drop}: the runtime sets {key}={value} itself",
+                )
+            )
+    return problems
+
+
+def training_plan_problems(
+    payload: Mapping[str, Any], plans: Sequence[str], owner: str
+) -> list[Problem]:
+    """The payload's ``ResourceConfig.TrainingPlanArn`` as a problem when it is not one of
+    ``plans`` (ARNs, or names matching an ARN's ``training-plan/<name>``), the training plans
+    of ``owner`` (e.g. ``organisation research``); none when the payload names no plan."""
+    resources = payload.get("ResourceConfig")
+    plan = resources.get("TrainingPlanArn") if isinstance(resources, Mapping) else None
+    if plan is None or any(_is_plan(plan, known) for known in plans):
+        return []
+    listed = ", ".join(plans) or "none"
+    return [
+        Problem(
+            f"{_PAYLOAD}.ResourceConfig.TrainingPlanArn",
+            plan,
+            f"not a training plan of {owner} (its plans: {listed})",
+            "drop TrainingPlanArn (the runtime puts the job on an active plan of the "
+            "organisation), or name one of the organisation's plans",
+        )
+    ]
+
+
+def _is_plan(given: Any, known: str) -> bool:
+    """Whether ``given`` (a payload's plan ARN) is ``known`` (an ARN, or a plan's name)."""
+    if not isinstance(given, str):
+        return False
+    return given == known or (
+        not known.startswith("arn:") and given.endswith(f":training-plan/{known}")
+    )
+
+
 @cache
 def _training_job_shape() -> Shape:
     model = botocore.session.get_session().get_service_model("sagemaker")

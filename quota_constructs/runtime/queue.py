@@ -34,7 +34,12 @@ from botocore.exceptions import (
 from botocore.exceptions import ConnectionError as BotocoreConnectionError
 
 from quota_constructs.api_shapes import quota_share_arn, share_from_api
-from quota_constructs.contracts import TEAM_TAG_KEY, job_queue_arn_parameter
+from quota_constructs.contracts import (
+    TEAM_TAG_KEY,
+    job_queue_arn_parameter,
+    training_plans_from_value,
+    training_plans_parameter,
+)
 from quota_constructs.model import (
     JobQueueSpec,
     Problem,
@@ -63,7 +68,13 @@ from quota_constructs.runtime.pacing import (
     RateLimiter,
     RetryOptions,
 )
-from quota_constructs.runtime.payload import JobSubmission, TrainingJob, team_tag_problems
+from quota_constructs.runtime.payload import (
+    JobSubmission,
+    TrainingJob,
+    payload_team_tag_problems,
+    team_tag_problems,
+    training_plan_problems,
+)
 from quota_constructs.runtime.team import (
     assumed_role_session,
     default_session_name,
@@ -217,13 +228,22 @@ class QueueClient:
         submit_rate: float = SUBMIT_RATE_PER_S,
         clock: PacingClock | None = None,
         backoff: Backoff | None = None,
-        training_plans: Sequence[str] = (),
+        training_plans: Sequence[str] | None = None,
         plan_overflow: PlanOverflow | str = PlanOverflow.ON_DEMAND,
     ) -> None:
         self.queue = queue
-        self.training_plans = tuple(training_plans)
+        self.training_plans = tuple(training_plans or ())
         """Names or ARNs of the organisation's SageMaker training plans (``training_plans:``):
-        a job of a plan's instance type submitted while the plan is ``Active`` runs on it."""
+        a job of a plan's instance type submitted while the plan is ``Active`` runs on it.
+        Default (``None``): for :meth:`for_organisation` and :meth:`for_team`, the plans the
+        organisation's stack publishes (``/quota/<organisation>/training-plans``); else none.
+        ``()``: none (every job runs on demand)."""
+        self._plans_given = training_plans is not None
+        self.organisation: str | None = None
+        """The organisation whose queue this is, when the client was made for one."""
+        self.organisation_plans: tuple[str, ...] | None = None
+        """The organisation's published training plan ARNs (:meth:`for_organisation`,
+        :meth:`for_team`); ``None`` when the client does not know its organisation."""
         self.plan_overflow = _plan_overflow(plan_overflow)
         """A job the active plans have no room for at submit: ``on-demand`` (default) sends
         it without ``TrainingPlanArn``; ``wait`` sends it on the plan (:meth:`active_plan`)."""
@@ -259,14 +279,42 @@ class QueueClient:
 
     @classmethod
     def for_organisation(cls, organisation: str, **kwargs: Any) -> QueueClient:
-        """The client for an organisation's queue, from SSM ``/quota/<org>/job-queue/arn``.
+        """The client for an organisation's queue, from SSM ``/quota/<org>/job-queue/arn``,
+        with the organisation's training plans from ``/quota/<org>/training-plans``.
 
         ``kwargs`` are the constructor's; the SSM client uses the same session, region,
         endpoint and retry settings.
         """
         client = cls(job_queue_arn_parameter(organisation), **kwargs)
         client.queue = client._resolve_organisation(organisation)
+        client._know_plans(organisation, client._read_plans(organisation))
         return client
+
+    def _know_plans(self, organisation: str, plans: tuple[str, ...]) -> None:
+        """This client is ``organisation``'s, whose published plans are ``plans``: submits
+        use them unless ``training_plans`` was given, and refuse any other plan."""
+        self.organisation = organisation
+        self.organisation_plans = plans
+        if not self._plans_given:
+            self.training_plans = plans
+
+    def _read_plans(self, organisation: str) -> tuple[str, ...]:
+        """``/quota/<organisation>/training-plans`` (none when a stack deployed before the
+        parameter existed does not publish it)."""
+        ssm = self._client("ssm", self.retry)
+        name = training_plans_parameter(organisation)
+        try:
+            value = ssm.get_parameter(Name=name)["Parameter"]["Value"]
+        except ClientError as error:
+            if error.response.get("Error", {}).get("Code") == "ParameterNotFound":
+                return ()
+            raise _ssm_problem(
+                organisation,
+                error,
+                f"SSM parameter {name}",
+                f"allow ssm:GetParameter on /quota/{organisation}/* to your identity",
+            ) from error
+        return training_plans_from_value(str(value))
 
     @classmethod
     def for_team(
@@ -279,8 +327,9 @@ class QueueClient:
     ) -> QueueClient:
         """The client of ``share``'s team: every Batch call made as its submitter role.
 
-        Reads ``/quota/<organisation>/job-queue/arn`` and
-        ``/quota/<organisation>/quota-shares/<share>/submitter-role-arn`` from SSM, then calls
+        Reads ``/quota/<organisation>/job-queue/arn``,
+        ``/quota/<organisation>/quota-shares/<share>/submitter-role-arn`` and the
+        organisation's ``training-plans`` from SSM, then calls
         STS ``AssumeRole`` (session ``session_name``, default ``quota-<login name>``) with the
         caller's own credentials (``session``, or boto3's defaults). The client submits only
         into ``share``. ``kwargs`` are the constructor's; SSM and STS use the same endpoint,
@@ -321,6 +370,7 @@ class QueueClient:
             ) from error
         client = cls(found.job_queue_arn, **{**kwargs, "session": session})
         client.team = share
+        client._know_plans(organisation, found.training_plans)
         return client
 
     def _resolve_organisation(self, organisation: str) -> str:
@@ -429,7 +479,10 @@ class QueueClient:
         team's execution role may write), so its derived ``clientToken`` covers both; on an
         ``Active`` training plan of its type (:meth:`active_plan`). Problems: the team's share
         (for a team's client), a conflicting team tag, then :meth:`JobSubmission.problems`
-        against the live queue.
+        against the live queue. Refused besides: a payload's ``TrainingPlanArn`` outside the
+        organisation's plans (:meth:`_plan_problems`), and a payload ``Tags`` entry
+        ``quota-team`` other than the share's team tag (a training job's cost goes to the
+        team it names).
         """
         if submission.shape_problems():  # wrong types: nothing else can be checked or sent
             return submission, submission.problems()
@@ -447,6 +500,10 @@ class QueueClient:
         if submission.training_plan_arn is None and self.training_plans:
             plan = self.active_plan(submission.instance_type, _instances(submission))
             submission = replace(submission, training_plan_arn=plan)
+        problems += self._plan_problems(submission)
+        problems += payload_team_tag_problems(
+            submission.payload_dict, submission.share, TEAM_TAG_KEY, tag
+        )
         if tag is not None:
             problems += team_tag_problems(submission.tags, submission.share, TEAM_TAG_KEY, tag)
             if not problems:
@@ -460,6 +517,22 @@ class QueueClient:
             if submission.priority is None:  # a capped team's policy needs the condition key
                 submission = replace(submission, priority=TEAM_DEFAULT_PRIORITY)
         return submission, problems + submission.problems(spec)
+
+    def _plan_problems(self, submission: JobSubmission) -> list[Problem]:
+        """The payload's ``TrainingPlanArn`` when it is not one of the organisation's plans
+        (:attr:`organisation_plans`; a client that does not know its organisation checks
+        against the ``training_plans`` it was given, and not at all without them)."""
+        if self.organisation_plans is not None:
+            return training_plan_problems(
+                submission.payload_dict,
+                self.organisation_plans,
+                f"organisation {self.organisation}",
+            )
+        if self._plans_given:
+            return training_plan_problems(
+                submission.payload_dict, self.training_plans, "this client's training_plans"
+            )
+        return []
 
     def _team_share_problems(self, submission: JobSubmission) -> list[Problem]:
         if self.team is None or submission.share == self.team:

@@ -25,6 +25,8 @@ from quota_constructs.contracts import (
     share_arn_parameter,
     share_prefix,
     submitter_role_arn_parameter,
+    training_plans_from_value,
+    training_plans_parameter,
 )
 from quota_constructs.model import Problem, QuotaConfigError
 
@@ -45,10 +47,14 @@ class TeamParameters:
     share: str
     job_queue_arn: str
     submitter_role_arn: str
+    training_plans: tuple[str, ...] = ()
+    """The organisation's training plan ARNs (``/quota/<organisation>/training-plans``; none
+    when a stack deployed before that parameter existed)."""
 
 
 def read_team_parameters(ssm: BaseClient, organisation: str, share: str) -> TeamParameters:
-    """The queue ARN and submitter role ARN of ``share``, read in one ``GetParameters`` call.
+    """The queue ARN, submitter role ARN and organisation's training plans of ``share``, read in
+    one ``GetParameters`` call.
 
     Raises :class:`QuotaConfigError` naming what is missing: the organisation (its stack is not
     deployed), the share (not in the organisation; the message lists its shares) or the team
@@ -57,7 +63,8 @@ def read_team_parameters(ssm: BaseClient, organisation: str, share: str) -> Team
     queue = job_queue_arn_parameter(organisation)
     share_arn = share_arn_parameter(organisation, share)
     role = submitter_role_arn_parameter(organisation, share)
-    answer = ssm.get_parameters(Names=[queue, share_arn, role])
+    plans = training_plans_parameter(organisation)
+    answer = ssm.get_parameters(Names=[queue, share_arn, role, plans])
     found = {p["Name"]: str(p["Value"]) for p in answer.get("Parameters", [])}
     if queue not in found:
         raise _problem(
@@ -84,7 +91,8 @@ def read_team_parameters(ssm: BaseClient, organisation: str, share: str) -> Team
             f"parameter {role}), so there is no team role to act as",
             _ACCESS_FIX,
         )
-    return TeamParameters(organisation, share, found[queue], found[role])
+    published = training_plans_from_value(found.get(plans, ""))
+    return TeamParameters(organisation, share, found[queue], found[role], published)
 
 
 def _share_names(ssm: BaseClient, organisation: str) -> list[str]:

@@ -5,7 +5,9 @@ by organisation name): SSM String parameters ``/quota/<organisation>/job-queue/n
 ``.../job-queue/arn`` and ``.../quota-shares/<share name>/arn``, and the same values as stack
 outputs (``JobQueueName``, ``JobQueueArn``, one ``QuotaShareArns<share>`` per share). A share
 with ``access`` gets a ``QuotaShareTeamAccess`` (``TeamAccess/<share>``) and publishes its
-``submitter-role-arn``, ``execution-role-arn`` and ``bucket`` the same way.
+``submitter-role-arn``, ``execution-role-arn`` and ``bucket`` the same way. The organisation's
+training plans are the StringList ``/quota/<organisation>/training-plans`` (output
+``TrainingPlanArns``; ``none`` when it has none, as SSM takes no empty value).
 """
 
 from __future__ import annotations
@@ -80,6 +82,16 @@ class OrganisationStack(cdk.Stack):
         super().__init__(scope, construct_id, **stack_props)
         self.organisation = organisation
         self.queue = QuotaManagedTrainingQueue(self, "TrainingQueue", spec=organisation.queue)
+        self.training_plan_arns = tuple(
+            plan.arn
+            if plan.by_arn
+            else self.format_arn(
+                service="sagemaker", resource="training-plan", resource_name=plan.name
+            )
+            for plan in organisation.training_plans
+        )
+        """The organisation's training plans: ``{arn}`` ones as given, named ones in the
+        stack's account and region."""
         self.team_access = self._team_access()
         self.calendars = self._calendars()
         self.notifications: QueueNotifications | None = None
@@ -120,6 +132,7 @@ class OrganisationStack(cdk.Stack):
                 access=spec.access,
                 parameter_path=contracts.organisation_prefix(org),
                 server_access_logs_bucket=logs,
+                training_plan_arns=self.training_plan_arns,
             )
             for spec in specs
             if spec.access is not None
@@ -166,6 +179,15 @@ class OrganisationStack(cdk.Stack):
             job_queue_name=queue.job_queue_name,
             job_queue_arn=queue.job_queue_arn,
             share_arns={name: share.quota_share_arn for name, share in queue.quota_shares.items()},
+        )
+        arns = self.training_plan_arns
+        parameter_and_output(
+            self,
+            contracts.TRAINING_PLANS_OUTPUT,
+            contracts.training_plans_parameter(self.organisation.name),
+            cdk.Fn.join(",", list(arns)) if arns else contracts.training_plans_value(()),
+            f"Training plan ARNs of the organisation ({contracts.NO_TRAINING_PLANS!r}: none)",
+            kind="StringList",
         )
         if self.team_access:
             self._publish_team_access()

@@ -92,7 +92,7 @@ def test_without_monitoring_the_stack_is_the_queue_and_its_contract_only() -> No
         "AWS::Batch::QuotaShare",
         "AWS::SSM::Parameter",
     }
-    assert len(template["Resources"]) == 11
+    assert len(template["Resources"]) == 12  # 6 resources, 6 parameters (plans too)
     assert "NotificationTopicArn" not in template["Outputs"]
 
 

@@ -40,6 +40,7 @@ def test_ssm_parameters_follow_the_runtime_contract(seed_stack: OrganisationStac
         "/quota/seed-demo/quota-shares/QS1/arn",
         "/quota/seed-demo/quota-shares/QS2/arn",
         "/quota/seed-demo/quota-shares/QS3/arn",
+        "/quota/seed-demo/training-plans",
     ]
     assert params["/quota/seed-demo/job-queue/arn"] == queue_arn
     assert params["/quota/seed-demo/quota-shares/QS1/arn"] == share_arn
@@ -81,7 +82,7 @@ UNTAGGABLE = {
 
 def test_organisation_tags_are_on_every_resource(seed_stack: OrganisationStack) -> None:
     template = Template.from_stack(seed_stack).to_json()
-    assert len(template["Resources"]) == 24
+    assert len(template["Resources"]) == 25
     for logical_id, resource in template["Resources"].items():
         if resource["Type"] in UNTAGGABLE:
             continue
@@ -121,6 +122,7 @@ def test_logical_ids_of_the_seed_demo_stack_are_pinned(seed_stack: OrganisationS
         "QuotaShareArnsQS1Parameter2D9FC643",
         "QuotaShareArnsQS2Parameter5A3B9CDA",
         "QuotaShareArnsQS3Parameter8816BFDE",
+        "TrainingPlanArnsParameter",
         "TrainingQueueJobQueueBC771182",
         "TrainingQueueJobQueueQS13E8B82B6",
         "TrainingQueueJobQueueQS2869F6F65",
@@ -174,3 +176,59 @@ def test_app_py_exits_2_with_one_clear_line_for_a_broken_file(tmp_path: Path) ->
     assert result.returncode == 2
     assert result.stderr.startswith(f"error: {bad}: <yaml line")
     assert "Traceback" not in result.stderr
+
+
+def test_training_plans_are_published_as_a_string_list(tmp_path: Path) -> None:
+    org_file = tmp_path / "plans.yaml"
+    org_file.write_text(
+        "organisation: plans\n"
+        "shares:\n"
+        "  - {name: llm, capacity: {ml.p5.48xlarge: 2}, strategy: LEND_AND_BORROW}\n"
+        "training_plans:\n"
+        "  - {name: p5-june, instance_type: ml.p5.48xlarge, instance_count: 2, "
+        'start: "2027-06-01T00:00:00Z", duration_hours: 24}\n'
+        "  - {arn: 'arn:aws:sagemaker:eu-west-1:123456789012:training-plan/bought'}\n",
+        encoding="utf-8",
+    )
+    org = load_organisation(org_file)
+    stack = OrganisationStack(make_app(), "Quota-plans", organisation=org)
+    template = Template.from_stack(stack)
+    template.has_resource_properties(
+        "AWS::SSM::Parameter",
+        {
+            "Name": "/quota/plans/training-plans",
+            "Type": "StringList",
+            "Value": {
+                "Fn::Join": [
+                    ",",
+                    [
+                        {
+                            "Fn::Join": [
+                                "",
+                                [
+                                    "arn:",
+                                    {"Ref": "AWS::Partition"},
+                                    ":sagemaker:",
+                                    {"Ref": "AWS::Region"},
+                                    ":",
+                                    {"Ref": "AWS::AccountId"},
+                                    ":training-plan/p5-june",
+                                ],
+                            ]
+                        },
+                        "arn:aws:sagemaker:eu-west-1:123456789012:training-plan/bought",
+                    ],
+                ]
+            },
+        },
+    )
+    assert "TrainingPlanArns" in template.to_json()["Outputs"]
+
+
+def test_an_organisation_without_plans_publishes_the_none_sentinel(
+    seed_stack: OrganisationStack,
+) -> None:
+    Template.from_stack(seed_stack).has_resource_properties(
+        "AWS::SSM::Parameter",
+        {"Name": "/quota/seed-demo/training-plans", "Type": "StringList", "Value": "none"},
+    )

@@ -119,6 +119,7 @@ def test_logical_ids_of_the_research_stack_are_pinned(research: dict[str, Any]) 
         "TrainingJobPrefixesdataanalysisParameter6F53309A",
         "TrainingJobPrefixesgenerativeParameter3BBB46D7",
         "TrainingJobPrefixesrecommendationParameterD67036AC",
+        "TrainingPlanArnsParameter",  # the organisation's plans (none here: "none")
     ]
     notifications_and_dashboard = [
         "Dashboard7A06DACF",
@@ -155,7 +156,7 @@ def test_ssm_parameters_publish_each_teams_roles_and_bucket(research: dict[str, 
     }
     assert params[f"{prefix}/bucket"] == {"Ref": "TeamAccessgenerativeBucket3E37CC2F"}
     assert params[f"{prefix}/training-job-prefix"] == training_job_prefix("research/generative")
-    assert len(params) == 2 + 3 * 5
+    assert len(params) == 3 + 3 * 5  # queue name, ARN, training plans; 5 per team
 
 
 def test_outputs_publish_each_teams_roles_and_bucket(research: dict[str, Any]) -> None:

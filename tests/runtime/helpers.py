@@ -97,3 +97,30 @@ def section(text: str, heading: str) -> str:
 def blocks(text: str, language: str) -> list[str]:
     """The bodies of the fenced ``language`` code blocks of ``text``."""
     return [part.split("```", 1)[0] for part in text.split(f"```{language}\n")[1:]]
+
+
+P5 = "ml.p5.48xlarge"
+OWN = "arn:aws:sagemaker:us-east-1:123456789012:training-plan/p5-june"
+FOREIGN = "arn:aws:sagemaker:us-east-1:123456789012:training-plan/p5-rival"
+ORGS = (("plans", "p5-june"), ("rival", "p5-rival"))
+"""Two organisations of one account, each with its own p5 plan."""
+
+
+def plan_org(tmp_path: Path, name: str, plan: str, start: str) -> Path:
+    """Organisation ``name``: a p5 plan ``plan`` from ``start`` for 4 h, a team share ``llm``
+    (2 p5, 2 g5) and a share ``open`` without a team."""
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(
+        f"organisation: {name}\n"
+        "shares:\n"
+        f"  - name: llm\n"
+        f"    capacity: {{{P5}: 2, ml.g5.xlarge: 2}}\n"
+        "    strategy: LEND_AND_BORROW\n"
+        "    access: {principals: [arn:aws:iam::111122223333:role/Team]}\n"
+        "  - {name: open, capacity: {ml.g5.xlarge: 1}, strategy: LEND}\n"
+        "training_plans:\n"
+        f"  - {{name: {plan}, instance_type: {P5}, instance_count: 2, "
+        f'start: "{start}", duration_hours: 4}}\n',
+        encoding="utf-8",
+    )
+    return path

@@ -64,7 +64,7 @@ def test_jobs_of_the_plans_type_run_on_it_only_while_it_is_active(emu: EmulatorS
 
 def test_without_plans_the_payload_is_unchanged(emu: EmulatorServer) -> None:
     emu.advance(H + 1)
-    client = emulator_client(emu, "plans", retry=FAST_RETRIES)
+    client = emulator_client(emu, "plans", retry=FAST_RETRIES, training_plans=())
     job = client.submit("plain", "llm", training_job(P5))
     assert sent_plan(client, job.job_id) is None
 

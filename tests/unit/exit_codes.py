@@ -38,7 +38,8 @@ EXIT_CODES: tuple[Code, ...] = (
             "outcome fail; `quota org plan` found a destructive change (a share or queue "
             "deleted or replaced, a job terminated or preempted) that the file's "
             "`allow_destructive` does not name, or a change that would fail; "
-            "`quota local apply` was refused and rolled back; "
+            "`quota local apply` was refused and rolled back; `quota jobs audit` found a job "
+            "whose payload names a foreign training plan or cost tag; "
             "Batch refused a call (`error: ClientException: ...`) or its "
             "endpoint did not answer; `terminate` could not terminate a job"
         ),

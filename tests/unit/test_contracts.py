@@ -57,3 +57,27 @@ def test_team_tag_value_names_the_organisation_so_equal_share_names_differ() -> 
     assert TEAM_TAG_KEY == "quota-team"
     assert team_tag_value("research", "generative") == "research/generative"
     assert team_tag_value("research", "a") != team_tag_value("other", "a")
+
+
+def test_training_plans_parameter_is_the_organisations_list_of_plan_arns() -> None:
+    from quota_constructs.contracts import training_plans_parameter
+
+    assert training_plans_parameter("research") == "/quota/research/training-plans"
+
+
+def test_training_plans_value_round_trips_and_none_is_the_sentinel() -> None:
+    from quota_constructs.contracts import (
+        NO_TRAINING_PLANS,
+        training_plans_from_value,
+        training_plans_value,
+    )
+
+    arns = (
+        "arn:aws:sagemaker:eu-west-1:123456789012:training-plan/p5-june",
+        "arn:aws:sagemaker:eu-west-1:123456789012:training-plan/p5-july",
+    )
+    assert training_plans_value(arns) == ",".join(arns)
+    assert training_plans_from_value(training_plans_value(arns)) == arns
+    assert training_plans_value(()) == NO_TRAINING_PLANS == "none"  # SSM has no empty value
+    assert training_plans_from_value(NO_TRAINING_PLANS) == ()
+    assert training_plans_from_value(" a , b ") == ("a", "b")

@@ -17,10 +17,10 @@ MAX_BY_PATH_RESULTS = 10
 
 
 def parameter_to_api(parameter: Parameter) -> dict[str, Any]:
-    """A String parameter as SSM describes it."""
+    """A parameter as SSM describes it."""
     return {
         "Name": parameter.name,
-        "Type": "String",
+        "Type": parameter.kind,
         "Value": parameter.value,
         "Version": 1,
         "LastModifiedDate": parameter.modified_epoch,
@@ -90,8 +90,8 @@ def check_filter(parameter_filter: Mapping[str, Any]) -> None:
 
 
 def keeps(parameter_filter: Mapping[str, Any], parameter: Parameter) -> bool:
-    """Whether one (checked) ``ParameterFilters`` entry keeps ``parameter``: a String parameter
-    of version 1, without KMS key or labels."""
+    """Whether one (checked) ``ParameterFilters`` entry keeps ``parameter``: a parameter of
+    version 1, without KMS key or labels."""
     if parameter_filter["Key"] == "Type":
-        return "String" in (parameter_filter.get("Values") or [])
+        return parameter.kind in (parameter_filter.get("Values") or [])
     return False  # no parameter has a KMS key or a label

@@ -13,7 +13,7 @@ last 5 preempted attempts.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Any
 
@@ -30,7 +30,12 @@ from quota_constructs.local.handlers.job_view import (
 )
 from quota_constructs.local.handlers.pagination import batch_page
 from quota_constructs.local.handlers.resources import tags_member
-from quota_constructs.local.handlers.submit_request import PayloadValidation, read_submit
+from quota_constructs.local.handlers.submit_request import (
+    PayloadValidation,
+    PlanOwnership,
+    check_plan_owner,
+    read_submit,
+)
 from quota_constructs.local.state.arns import Account
 from quota_constructs.local.state.clock import EmulatorClock
 from quota_constructs.local.state.errors import InvalidParameter, InvalidRequest, NotFound
@@ -90,6 +95,8 @@ class ServiceJobHandlers:
     pending reason instead of none (off by default: AWS leaves it empty).
     ``payload_validation``: an unschedulable payload fails its job (default) or the submit
     (:class:`~.submit_request.PayloadValidation`).
+    ``plan_ownership``: a payload naming a training plan outside the queue's organisation is
+    refused (default) or passed through as AWS does (:class:`~.submit_request.PlanOwnership`).
     """
 
     def __init__(
@@ -102,8 +109,13 @@ class ServiceJobHandlers:
         *,
         explain_pending: bool = False,
         payload_validation: PayloadValidation = PayloadValidation.PASSTHROUGH,
+        plan_ownership: PlanOwnership = PlanOwnership.REFUSE,
     ) -> None:
         self.registry = registry
+        self.plan_ownership = plan_ownership
+        self.plan_owner: Callable[[str], tuple[str, tuple[str, ...]] | None] = lambda arn: None
+        """Queue ARN -> (organisation, its plan ARNs), for the queues of provisioned
+        organisations (set by the emulator)."""
         self.jobs = jobs
         self.tags = tags
         self.account = account
@@ -133,6 +145,8 @@ class ServiceJobHandlers:
         queue = self.registry.queue(params["jobQueue"])
         self.jobs.check_open(queue)  # before the request's own problems, as AWS reports them
         _check_request(queue, params)
+        if self.plan_ownership is PlanOwnership.REFUSE:
+            check_plan_owner(params["serviceRequestPayload"], self.plan_owner(queue.arn))
         submission = Submission(
             queue_arn=queue.arn,
             payload=params["serviceRequestPayload"],

@@ -12,6 +12,7 @@ from enum import StrEnum
 from typing import Any
 
 from quota_constructs.api_shapes import SAGEMAKER_DEFAULT_MAX_RUNTIME_S
+from quota_constructs.local.state.errors import InvalidRequest
 from quota_constructs.model import (
     ExitRule,
     Problem,
@@ -57,6 +58,42 @@ class PayloadValidation(StrEnum):
 
     PASSTHROUGH = "passthrough"
     STRICT = "strict"
+
+
+class PlanOwnership(StrEnum):
+    """What ``SubmitServiceJob`` does with a payload whose ``ResourceConfig.TrainingPlanArn`` is
+    not a training plan of the organisation whose queue it is (the queue of an organisation
+    the emulator provisioned; other queues are not checked).
+
+    ``refuse`` (default): the submit is refused (``ClientException`` naming the plan and the
+    organisation's plans), as the runtime refuses it, so a team cannot spend another's prepaid
+    plan in tests. ``passthrough``: accepted, as AWS does (Batch passes the payload through and
+    IAM cannot see it; docs/security.md), to rehearse what ``quota jobs audit`` finds.
+    """
+
+    REFUSE = "refuse"
+    PASSTHROUGH = "passthrough"
+
+
+def check_plan_owner(payload: str, owner: tuple[str, tuple[str, ...]] | None) -> None:
+    """:class:`InvalidRequest` when ``payload`` (JSON) names a ``TrainingPlanArn`` that is not
+    one of ``owner``'s plans (``(organisation, plan ARNs)``; ``None``: no organisation known)."""
+    if owner is None:
+        return
+    try:
+        body = parse_json(payload, source="serviceRequestPayload")
+    except InputFileError:
+        return  # not JSON: the payload's own checks answer it
+    resources = body.get("ResourceConfig") if isinstance(body, dict) else None
+    plan = resources.get("TrainingPlanArn") if isinstance(resources, dict) else None
+    organisation, plans = owner
+    if plan is None or plan in plans:
+        return
+    raise InvalidRequest(
+        f"serviceRequestPayload.ResourceConfig.TrainingPlanArn: {plan!r} is not a training plan "
+        f"of organisation {organisation} (its plans: {', '.join(plans) or 'none'}); fix: drop "
+        "TrainingPlanArn, or name one of the organisation's plans"
+    )
 
 
 def read_submit(

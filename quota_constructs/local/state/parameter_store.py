@@ -1,4 +1,4 @@
-"""Owns the emulator's SSM parameters: the String parameters of provisioned organisations.
+"""Owns the emulator's SSM parameters: the parameters of provisioned organisations.
 
 Each organisation stack writes the parameters named in :mod:`quota_constructs.contracts`
 (queue name and ARN, one ARN per share); provisioning puts the same ones here, and the SSM
@@ -37,12 +37,14 @@ def clean_name(name: str, field: str = "Name") -> str:
 
 @dataclass(frozen=True)
 class Parameter:
-    """One String parameter (version 1) and when it was written, in epoch seconds."""
+    """One parameter (version 1) and when it was written, in epoch seconds; ``kind`` is its
+    SSM ``Type``: ``String``, or ``StringList`` (comma-separated values)."""
 
     name: str
     value: str
     arn: str
     modified_epoch: float
+    kind: str = "String"
 
 
 class ParameterStore:
@@ -52,9 +54,10 @@ class ParameterStore:
         self.account = account
         self.parameters: dict[str, Parameter] = {}
 
-    def put(self, name: str, value: str, *, epoch: float) -> None:
-        """Write (or overwrite) parameter ``name``."""
-        self.parameters[name] = Parameter(name, value, self.account.ssm_parameter(name), epoch)
+    def put(self, name: str, value: str, *, epoch: float, kind: str = "String") -> None:
+        """Write (or overwrite) parameter ``name`` of SSM type ``kind``."""
+        arn = self.account.ssm_parameter(name)
+        self.parameters[name] = Parameter(name, value, arn, epoch, kind)
 
     def get(self, ref: str) -> Parameter:
         """The parameter ``ref`` names (name or ARN, ``:1`` or no selector).
