@@ -25,22 +25,29 @@ UPDATE_QUOTA_SHARE_TARGET = "arn:aws:scheduler:::aws-sdk:batch:updateQuotaShare"
 """The universal target: Batch's UpdateQuotaShare called by EventBridge Scheduler."""
 SCHEDULE_GROUP = "default"
 MAX_SCHEDULE_NAME = 64
+DIGEST_MARK = "_"
+"""Leads a digest prefix: allowed in schedule names, never the first character of an
+organisation's name (a letter), so digest and name prefixes never extend one another."""
 RETRY_ATTEMPTS = 10
 RETRY_MAX_AGE_S = 3600
 """A failed flip is retried for up to an hour (the next re-apply comes within the hour)."""
 
 
 def schedule_name_prefix(organisation: str, share: str) -> str:
-    """``Quota-<organisation>.<share>.``; a digest when that leaves no room for a number.
+    """``Quota-<organisation>.<share>.``; ``Quota-_<digest>.`` when that leaves no room for a
+    number.
 
     ``.`` appears in no organisation or share name, so one share's prefix is never the start
-    of another's schedule names (the trust policy's ``aws:SourceArn`` pattern relies on it).
+    of another's schedule names (the trust policy's ``aws:SourceArn`` pattern relies on it);
+    an organisation name starts with a letter, so no organisation's prefix starts with
+    ``Quota-_`` and a digest prefix is never the start of a name of another organisation
+    (with ``Quota-<digest>.``, an organisation named those 24 hex digits matched it).
     """
     prefix = f"{STACK_NAME_PREFIX}{organisation}.{share}."
     if len(prefix) + 3 <= MAX_SCHEDULE_NAME:
         return prefix
     digest = hashlib.sha256(f"{organisation}/{share}".encode()).hexdigest()[:24]
-    return f"{STACK_NAME_PREFIX}{digest}."
+    return f"{STACK_NAME_PREFIX}{DIGEST_MARK}{digest}."
 
 
 def cron_expression(flip: WeeklyFlip) -> str:

@@ -19,6 +19,7 @@ from quota_constructs.constructs.share_calendar import (
     schedule_name_prefix,
 )
 from quota_constructs.model import (
+    ORGANISATION_PATTERN,
     Organisation,
     ShareCalendar,
     ShareWindow,
@@ -152,7 +153,7 @@ def test_cron_expressions_and_schedule_names() -> None:
     assert cron_expression(flip) == "cron(30 0-2,5,17-18 ? * MON,FRI *)"
     assert schedule_name_prefix("o", "s") == "Quota-o.s."
     long = schedule_name_prefix("o" * 64, "s" * 128)
-    assert long.startswith("Quota-") and len(long) + 3 <= 64
+    assert long.startswith("Quota-_") and len(long) + 3 <= 64
     office = ShareCalendar(
         (ShareWindow(("mon",), "08:30", "09:00", strategy=SharingStrategy.RESERVE),)
     )
@@ -161,3 +162,18 @@ def test_cron_expressions_and_schedule_names() -> None:
         for f in office.weekly_flips(base)
         if f.settings.strategy.value == "RESERVE"
     ] == ["cron(30 8 ? * MON *)"]
+
+
+def test_no_organisation_s_schedule_names_extend_a_digest_prefix() -> None:
+    """An organisation named after a long share's digest (24 hex digits starting with a
+    letter) owns no schedule name under its prefix (the trust policy's aws:SourceArn pattern
+    is the prefix and ``*``)."""
+    for suffix in range(100):
+        long = schedule_name_prefix("o" * 64, f"s{suffix}" + "s" * 120)
+        digest = long.removesuffix(".")[-24:]
+        if ORGANISATION_PATTERN.fullmatch(digest):
+            break
+    else:
+        raise AssertionError("no digest starting with a letter in 100 shares")
+    impostor_names = [f"{schedule_name_prefix(digest, share)}1" for share in ("s", "x-1")]
+    assert not any(name.startswith(long) for name in impostor_names)
