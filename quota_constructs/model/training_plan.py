@@ -36,6 +36,12 @@ PLAN_INSTANCE_TYPES = (
 PLAN_INSTANCE_COUNT_RANGE = (1, 256)
 PLAN_DURATION_HOURS_RANGE = (1, 87600)
 HOUR_S = 3600.0
+PLAN_EARLIEST_START = "2024-01-01T00:00:00Z"
+"""No plan starts before 2024 (SageMaker sold the first training plans in December 2024): an
+earlier start is a typo, and its jobs would wait for capacity that never existed."""
+PLAN_LATEST_END = "9999-12-31T00:00:00Z"
+"""No plan ends after 9999-12-31: later dates cannot be written as ISO 8601 years, and
+DescribeTrainingPlan's answer and the reports would fail on them."""
 _UTC_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|\+00:00)$")
 
 
@@ -151,10 +157,40 @@ class TrainingPlanSpec:
                 )
             )
         low, high = PLAN_DURATION_HOURS_RANGE
-        problems += check_int_range(
+        duration = check_int_range(
             self.duration_hours, f"{path}.duration_hours", low, high, what="a plan's duration"
         )
+        problems += duration
+        if parse_utc(self.start) is not None and not duration:
+            problems += self._window_problems(path)
         return problems
+
+    def _window_problems(self, path: str) -> list[Problem]:
+        """The window inside :data:`PLAN_EARLIEST_START` .. :data:`PLAN_LATEST_END`."""
+        if self.start_s < (parse_utc(PLAN_EARLIEST_START) or 0.0):
+            return [
+                Problem(
+                    f"{path}.start",
+                    self.start,
+                    f"a training plan starts on or after {PLAN_EARLIEST_START} (SageMaker "
+                    "sold none earlier)",
+                    "write the plan's real start, e.g. 2027-06-01T00:00:00Z",
+                )
+            ]
+        if self.end_s > (parse_utc(PLAN_LATEST_END) or 0.0):
+            return [
+                Problem(
+                    f"{path}.duration_hours",
+                    self.duration_hours,
+                    f"the plan would end after {PLAN_LATEST_END}",
+                    "check the start's year and the duration (at most 87600 hours)",
+                )
+            ]
+        return []
+
+    def ended_at(self, epoch_s: float) -> bool:
+        """Whether a named plan's window is over at ``epoch_s`` (its jobs run on demand)."""
+        return not self.by_arn and self.end_s <= epoch_s
 
 
 def training_plan_problems(

@@ -12,6 +12,7 @@ training plans are the StringList ``/quota/<organisation>/training-plans`` (outp
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import aws_cdk as cdk
@@ -26,8 +27,10 @@ from quota_constructs.constructs import (
     QuotaShareTeamAccess,
     access_log_bucket,
 )
+from quota_constructs.constructs._base import warn
 from quota_constructs.constructs.parameters import parameter_and_output, publish_queue
 from quota_constructs.model import STACK_NAME_PREFIX, Organisation
+from quota_constructs.model.training_plan import utc_text
 from quota_constructs.stacks.region_check import refuse_unsupported_region
 
 MAX_DESCRIPTION = 1024
@@ -92,6 +95,7 @@ class OrganisationStack(cdk.Stack):
         )
         """The organisation's training plans: ``{arn}`` ones as given, named ones in the
         stack's account and region."""
+        self._warn_ended_plans()
         self.team_access = self._team_access()
         self.calendars = self._calendars()
         self.notifications: QueueNotifications | None = None
@@ -170,6 +174,20 @@ class OrganisationStack(cdk.Stack):
             subscribers=self.organisation.notifications,
             share_subscribers={share.name: share.notifications for share in shares},
         )
+
+    def _warn_ended_plans(self) -> None:
+        """A named plan whose window is over when the app synthesizes: its type's jobs run on
+        demand (billed at on-demand prices), which the file's author likely did not mean."""
+        now = time.time()
+        for plan in self.organisation.training_plans:
+            if plan.ended_at(now):
+                warn(
+                    self,
+                    "trainingPlanEnded",
+                    f"training plan {plan.name} ended at {utc_text(plan.end_s)}: jobs of "
+                    f"{plan.instance_type} run on demand; remove it from training_plans, or "
+                    "name the plan that follows it",
+                )
 
     def _publish(self) -> None:
         queue = self.queue

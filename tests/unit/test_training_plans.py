@@ -151,3 +151,40 @@ def test_when_plan_capacity_drops_the_latest_started_jobs_stop_until_the_rest_fi
     assert jobs_to_stop(running, 8) == []
     assert jobs_to_stop(running, 5) == ["b", "c"]
     assert jobs_to_stop(running, 0) == ["b", "c", "a"]
+
+
+def test_rejects_a_plan_starting_before_plans_were_sold(tmp_path: Path) -> None:
+    plan = PLAN.replace("2027-06-01T00:00:00Z", "2001-06-01T00:00:00Z")
+    assert problems(tmp_path, plan) == [
+        "line 7: training_plans[0].start: a training plan starts on or after "
+        "2024-01-01T00:00:00Z (SageMaker sold none earlier) (got '2001-06-01T00:00:00Z'); "
+        "fix: write the plan's real start, e.g. 2027-06-01T00:00:00Z"
+    ]
+
+
+def test_rejects_a_plan_ending_after_year_9999(tmp_path: Path) -> None:
+    plan = PLAN.replace("2027-06-01T00:00:00Z", "9999-12-01T00:00:00Z").replace(
+        "duration_hours: 336", "duration_hours: 8760"
+    )
+    assert problems(tmp_path, plan) == [
+        "line 7: training_plans[0].duration_hours: the plan would end after "
+        "9999-12-31T00:00:00Z (got 8760); fix: check the start's year and the duration "
+        "(at most 87600 hours)"
+    ]
+
+
+def test_a_plan_that_has_ended_warns_at_synth(tmp_path: Path) -> None:
+    from aws_cdk.assertions import Annotations, Match
+
+    from quota_constructs.stacks.organisation_stack import OrganisationStack
+    from tests.constructs.helpers import make_app
+
+    org = load_organisation(write(tmp_path, PLAN.replace("2027-06-01", "2024-06-01")))
+    stack = OrganisationStack(make_app(), "Quota-plans", organisation=org)
+    Annotations.from_stack(stack).has_warning(
+        "*",
+        Match.string_like_regexp(
+            r"training plan p5-june ended at 2024-06-15T00:00:00Z: jobs of ml\.p5\.48xlarge "
+            "run on demand"
+        ),
+    )
