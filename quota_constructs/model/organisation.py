@@ -35,6 +35,7 @@ from quota_constructs.model.limits import (
 from quota_constructs.model.notifications import Subscribers, subscription_count_problems
 from quota_constructs.model.problems import Problem, clip, join_path, raise_if
 from quota_constructs.model.share import QuotaShareSpec
+from quota_constructs.model.stack_size import stack_resource_bound, stack_size_problems
 from quota_constructs.model.training_logs import training_prefix_problems
 from quota_constructs.model.training_plan import TrainingPlanSpec, training_plan_problems
 
@@ -315,7 +316,12 @@ class Organisation:
         problems += self._team_tag_problems()
         problems += self.queue.problems(where=where)
         problems += training_prefix_problems(self.prefixed_teams(where))
-        problems += self._calendar_problems(where)
+        calendar_problems = self._calendar_problems(where)
+        problems += calendar_problems
+        if not calendar_problems:
+            problems += stack_size_problems(
+                self.queue.shares, self.calendars, len(self.notifications.endpoints), where.item
+            )
         problems += self.notifications.problems()
         complete = where.count in (None, len(self.queue.shares))
         capacity = self.queue.service_environment_capacity() if complete else None
@@ -327,6 +333,13 @@ class Organisation:
         names = [s.name for s in self.queue.shares] if complete else None
         problems += allowance_problems(self.allow_destructive, names)
         return problems
+
+    def stack_resource_bound(self) -> int:
+        """The most CloudFormation resources the organisation's stack can hold
+        (:mod:`~quota_constructs.model.stack_size`)."""
+        return stack_resource_bound(
+            self.queue.shares, self.calendars, len(self.notifications.endpoints)
+        )
 
     def prefixed_teams(self, where: SharePaths = _IN_ORDER) -> list[tuple[str, str]]:
         """``(field path, team tag value)`` of each share whose team's training-job names are
