@@ -41,7 +41,7 @@ from quota_constructs.commands._control import ControlError, control
 from quota_constructs.local.emulator import Emulator
 from quota_constructs.local.events import EventSink
 from quota_constructs.local.faults import FaultPlan
-from quota_constructs.local.handlers.submit_request import PayloadValidation
+from quota_constructs.local.handlers.submit_request import PayloadValidation, PlanOwnership
 from quota_constructs.local.provision import ProvisionedOrganisation, ResourceNaming
 from quota_constructs.local.state.arns import DEFAULT_REGION
 from quota_constructs.local.state.clock import MAX_SPEED, RealTimeClock, VirtualClock
@@ -189,6 +189,14 @@ def serve(
             "naming the field (strict)."
         ),
     ] = PayloadValidation.PASSTHROUGH,
+    plan_ownership: Annotated[
+        PlanOwnership,
+        typer.Option(
+            help="A payload whose TrainingPlanArn is not a plan of the queue's organisation: "
+            "refuse the submit naming the organisation's plans (default, as the runtime "
+            "does), or pass it through, as AWS does (to rehearse quota jobs audit)."
+        ),
+    ] = PlanOwnership.REFUSE,
     explain_pending: Annotated[
         bool,
         typer.Option(
@@ -270,6 +278,7 @@ def serve(
         events=events,
         dispatch=dispatch,
         payload_validation=payload_validation,
+        plan_ownership=plan_ownership,
         explain_pending=explain_pending,
         naming=names,
         retention=kept,

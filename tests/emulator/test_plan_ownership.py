@@ -6,17 +6,19 @@ the payload through and IAM cannot see it), to rehearse what ``quota jobs audit`
 from __future__ import annotations
 
 import json
+import signal
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import boto3
 import pytest
 from botocore.exceptions import ClientError
 
-from quota_constructs.local.testing import EmulatorServer
+from quota_constructs.local.testing import DUMMY_CREDENTIALS, EmulatorServer
 from quota_constructs.model import utc_text
 from tests.emulator.helpers import submit
-from tests.helpers import payload
+from tests.helpers import payload, start_serve, wait_for_endpoint
 
 H = 3600
 P5 = "ml.p5.48xlarge"
@@ -80,3 +82,26 @@ def test_passthrough_accepts_a_foreign_plan_as_aws_does(tmp_path: Path) -> None:
         job = submit(batch, "plans-queue", "llm", "steal", serviceRequestPayload=on_plan(FOREIGN))
         sent = json.loads(batch.describe_service_job(jobId=job)["serviceRequestPayload"])
         assert sent["ResourceConfig"]["TrainingPlanArn"] == FOREIGN
+
+
+def test_serve_plan_ownership_option(tmp_path: Path) -> None:
+    """``quota local serve --plan-ownership passthrough`` accepts a foreign plan; the default
+    refuses it."""
+    files = [arg for path in org_files(tmp_path) for arg in ("--org", str(path))]
+    answers = []
+    for options in ((), ("--plan-ownership", "passthrough")):
+        process = start_serve("--virtual", *files, *options)
+        try:
+            endpoint = wait_for_endpoint(process, [])
+            batch = boto3.client(
+                "batch", endpoint_url=endpoint, region_name="us-east-1", **DUMMY_CREDENTIALS
+            )
+            try:
+                submit(batch, "plans-queue", "llm", "steal", serviceRequestPayload=on_plan(FOREIGN))
+                answers.append("accepted")
+            except ClientError as error:
+                answers.append(error.response["Error"]["Code"])
+        finally:
+            process.send_signal(signal.SIGINT)
+            process.communicate(timeout=60)
+    assert answers == ["ClientException", "accepted"]
