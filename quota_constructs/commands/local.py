@@ -108,9 +108,16 @@ def job_retention(retention: str, max_finished: int) -> JobRetention:
 
 
 def _event_sink(path: Path | None) -> EventSink | None:
-    """The sink of ``--events-file``; a path that cannot be written is bad input (exit 2)."""
+    """The sink of ``--events-file``; a path that cannot be written, or that is not a regular
+    file (a FIFO would stall the emulator until a reader came; a device), is bad input."""
     if path is None:
         return None
+    if path.exists() and not path.is_file():
+        fail(
+            f"--events-file {path} is not a regular file (a FIFO, a device or a directory): "
+            "the emulator appends its events to a file; name a new or an existing regular file",
+            ExitCode.USAGE,
+        )
     try:
         return EventSink(path)
     except OSError as error:

@@ -4,6 +4,7 @@ failure is logged and counted, and an events file that cannot be written is refu
 from __future__ import annotations
 
 import logging
+import os
 from pathlib import Path
 
 import pytest
@@ -88,6 +89,17 @@ def test_rejects_an_events_file_on_a_full_device() -> None:
     )
 
     assert result.exit_code == 2
-    assert "error: cannot write --events-file /dev/full: No space left on device" in result.output
-    assert "on a device with free space" in result.output
+    assert "error: --events-file /dev/full is not a regular file" in result.output
     assert "Traceback" not in result.output
+
+
+def test_rejects_a_fifo_as_events_file_instead_of_stalling(tmp_path: Path) -> None:
+    """Opening a FIFO for writing blocks until a reader comes: refused before it is opened."""
+    fifo = tmp_path / "events.fifo"
+    os.mkfifo(fifo)
+    result = CliRunner().invoke(app, ["local", "serve", "--port", "0", "--events-file", str(fifo)])
+
+    assert result.exit_code == 2
+    assert f"error: --events-file {fifo} is not a regular file (a FIFO, a device" in " ".join(
+        result.output.split()
+    )

@@ -21,7 +21,8 @@ from tests.emulator.helpers import submit
 
 def post(url: str, body: bytes, headers: dict[str, str] | None = None) -> tuple[int, dict, Any]:
     """Raw HTTP POST; returns status, headers and the decoded JSON body."""
-    request = urllib.request.Request(url, data=body, method="POST", headers=headers or {})
+    headers = {"Content-Type": "application/json", **(headers or {})}  # urllib's default: a form
+    request = urllib.request.Request(url, data=body, method="POST", headers=headers)
     try:
         with urllib.request.urlopen(request) as response:
             headers = {k.lower(): v for k, v in response.headers.items()}
@@ -59,6 +60,29 @@ def test_rejects_unknown_path(emulator: EmulatorServer) -> None:
     code, _, error = post(f"{emulator.endpoint_url}/v1/nosuchoperation", b"{}")
 
     assert (code, error["__type"]) == (404, "UnknownOperationException")
+
+
+@pytest.mark.parametrize(
+    ("path", "headers", "protocol"),
+    [
+        ("/v1/listservicejobs", {"Content-Type": "application/x-www-form-urlencoded"}, "rest-json"),
+        ("/v1/listservicejobs", {"Content-Type": "application/x-amz-json-1.1"}, "rest-json"),
+        (
+            "/",
+            {"Content-Type": "application/json", "X-Amz-Target": "AmazonSSM.GetParameter"},
+            "json",
+        ),
+    ],
+    ids=["form-to-batch", "json-1.1-to-batch", "rest-json-to-ssm"],
+)
+def test_rejects_a_content_type_the_operation_s_protocol_never_sends(
+    emulator: EmulatorServer, path: str, headers: dict[str, str], protocol: str
+) -> None:
+    """A browser's form post (a request without CORS preflight) reaches no operation."""
+    code, _, error = post(f"{emulator.endpoint_url}{path}", b'{"jobQueue": "q"}', headers)
+
+    assert (code, error["__type"]) == (415, "UnsupportedMediaTypeException")
+    assert f"is not what this operation's protocol ({protocol}) sends" in error["message"]
 
 
 def test_rejects_operation_outside_quota_management(emulator: EmulatorServer) -> None:

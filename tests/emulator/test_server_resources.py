@@ -103,7 +103,8 @@ def test_ssm_non_recursive_path_lists_one_level(emulator: EmulatorServer) -> Non
         "/quota/seed-demo/job-queue/arn",
         "/quota/seed-demo/job-queue/name",
     ]
-    assert ssm.get_parameters_by_path(Path="/quota/seed-demo")["Parameters"] == []
+    top = ssm.get_parameters_by_path(Path="/quota/seed-demo")["Parameters"]
+    assert [p["Name"] for p in top] == ["/quota/seed-demo/training-plans"]
 
 
 def test_rejects_unknown_ssm_parameter(emulator: EmulatorServer) -> None:

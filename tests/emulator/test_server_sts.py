@@ -282,7 +282,9 @@ def test_existing_roles_and_buckets_are_published_as_given(tmp_path: Path) -> No
 def test_shares_without_access_publish_nothing_more(emulator: EmulatorServer) -> None:
     found = emulator.client("ssm").get_parameters_by_path(Path="/quota/seed-demo", Recursive=True)
 
-    assert all(p["Name"].endswith(("/arn", "/name")) for p in found["Parameters"])
+    assert all(
+        p["Name"].endswith(("/arn", "/name", "/training-plans")) for p in found["Parameters"]
+    )
     assert emulator.emulator.identities.roles == ()
 
 

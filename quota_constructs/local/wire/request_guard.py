@@ -30,6 +30,12 @@ AWS_CONTENT_TYPES = frozenset(
     }
 )
 """Media types of the request bodies botocore sends for the protocols served here."""
+PROTOCOL_CONTENT_TYPES = {
+    "rest-json": frozenset({"application/json"}),
+    "json": frozenset({"application/x-amz-json-1.0", "application/x-amz-json-1.1"}),
+}
+"""The media types each protocol's requests carry (botocore's serializers): Batch is REST-JSON,
+SSM, SageMaker and Service Quotas are JSON 1.1; a form body is the query protocol's alone."""
 BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 FORBIDDEN = "AccessDeniedException"
 UNSUPPORTED_MEDIA_TYPE = "UnsupportedMediaTypeException"
@@ -98,3 +104,21 @@ class RequestGuard:
             f"send the body as one of {', '.join(sorted(AWS_CONTENT_TYPES))}",
             415,
         )
+
+
+def check_protocol_content_type(request: Request, protocol: str) -> None:
+    """Refuse a body whose media type the operation's protocol never sends (a form posted to a
+    Batch path, JSON 1.1 to a REST path): only AWS clients' requests reach an operation."""
+    if request.method not in BODY_METHODS:
+        return
+    content_type = request.headers.get("Content-Type", "")
+    media_type = content_type.partition(";")[0].strip().lower()
+    expected = PROTOCOL_CONTENT_TYPES[protocol]
+    if media_type in expected or (not media_type and not request.get_data()):
+        return
+    raise ApiError(
+        UNSUPPORTED_MEDIA_TYPE,
+        f"Content-Type: {bounded_repr(content_type)} is not what this operation's protocol "
+        f"({protocol}) sends; send the body as {' or '.join(sorted(expected))}",
+        415,
+    )

@@ -56,7 +56,7 @@ from quota_constructs.local.wire.protocol import (
     validate,
 )
 from quota_constructs.local.wire.query_protocol import QueryFront, is_query_request
-from quota_constructs.local.wire.request_guard import RequestGuard
+from quota_constructs.local.wire.request_guard import RequestGuard, check_protocol_content_type
 from quota_constructs.model import bounded_repr
 
 if TYPE_CHECKING:
@@ -101,9 +101,11 @@ class EmulatorApp:
             if is_query_request(request):
                 return self.query.respond(request)
             if service != "batch":
+                check_protocol_content_type(request, "json")
                 return self._json(request, service, operation)
             if request.path.startswith("/_quota/"):
                 return self._control(request)
+            check_protocol_content_type(request, "rest-json")
             return self._batch(request)
         except ApiError as error:
             return _error(error, "application/json")
