@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from datetime import datetime
 from pathlib import Path
 from typing import Annotated
 
@@ -33,6 +34,7 @@ from quota_constructs.commands._common import (
     print_json,
     stdout_console,
 )
+from quota_constructs.commands._control import queue_now
 from quota_constructs.commands._tables import fitted_table
 from quota_constructs.commands.jobs import QueueClientOptions
 from quota_constructs.config import load_organisation
@@ -95,19 +97,29 @@ def status(
     calendars = load_organisation(org_file) if org_file is not None else None
     client = options.client()
     if not watch:
-        _show(read_status(client), as_json, wide, calendars)
+        at = queue_now(client.endpoint_url) if calendars is not None else None
+        _show(read_status(client), as_json, wide, calendars, at)
     else:
         _watch(client, interval, refreshes, as_json, wide)
 
 
-def _show(view: QueueStatus, as_json: bool, wide: bool, org: Organisation | None = None) -> None:
+def _show(
+    view: QueueStatus,
+    as_json: bool,
+    wide: bool,
+    org: Organisation | None = None,
+    at: datetime | None = None,
+) -> None:
+    """The status; with ``org``, its calendars at ``at`` (the queue's clock: an emulator's own,
+    which a virtual clock may put on any day), else at the time of the read."""
+    when = at or view.read_at
     if as_json:
-        extra = {"calendars": calendar_rows(org, view.read_at)} if org is not None else {}
+        extra = {"calendars": calendar_rows(org, when)} if org is not None else {}
         print_json({**status_json(view), **extra})
     else:
         stdout_console().print(status_table(view, wide=wide))
         if org is not None and org.calendars:
-            stdout_console().print(calendar_table(org, view.read_at))
+            stdout_console().print(calendar_table(org, when))
 
 
 def _watch(

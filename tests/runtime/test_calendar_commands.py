@@ -131,3 +131,16 @@ def test_diff_and_plan_read_the_calendars_at_the_emulator_s_clock(
     assert calendar["inForce"]["strategy"] == ("RESERVE" if _weekend(start) else "LEND")
     assert plan.exit_code == 0, plan.output
     assert json.loads(plan.stdout)["changes"] == []
+
+
+@pytest.mark.parametrize("start", [SATURDAY_NOON, MONDAY_NOON], ids=["saturday", "monday"])
+def test_status_reads_the_calendars_at_the_emulator_s_clock(
+    tmp_path: Path, start: datetime
+) -> None:
+    path = tmp_path / "cal-demo.yaml"
+    path.write_text(ORG, encoding="utf-8")
+    with EmulatorServer(org_files=[path], start_epoch=start.timestamp()) as emu:
+        result = quota(f"quota status --organisation cal-demo --org-file {path} --json", emu)
+    assert result.exit_code == 0, result.output
+    (row,) = json.loads(result.stdout)["calendars"]
+    assert row["inForce"]["strategy"] == ("RESERVE" if _weekend(start) else "LEND")
