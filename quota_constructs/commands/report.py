@@ -27,7 +27,7 @@ from quota_constructs.advisor.billing import (
 from quota_constructs.advisor.history import parse_duration
 from quota_constructs.advisor.limits import plan_stop_problems
 from quota_constructs.advisor.report import plot_bill
-from quota_constructs.advisor.simulate import SimulationOptions, SimulationResult
+from quota_constructs.advisor.simulate import SIMULATION_START, SimulationOptions, SimulationResult
 from quota_constructs.advisor.workload import DEFAULT_STARTUP_S, WorkloadJob, load_workload_csv
 from quota_constructs.commands._common import (
     EndpointOpt,
@@ -272,7 +272,21 @@ def _window_cost(
     """The cost over the simulated window (``options.window_s``, else to the last stop)."""
     finite = [a.stop_s for a in attempts if a.stop_s != float("inf")]
     end_s = start_s + options.window_s if options.window_s else max(finite, default=start_s)
-    return cost_report(org, attempts, prices, start_s=start_s, end_s=end_s)
+    return cost_report(
+        org,
+        attempts,
+        prices,
+        start_s=start_s,
+        end_s=end_s,
+        calendar_offset_s=simulated_calendar_offset(start_s),
+    )
+
+
+def simulated_calendar_offset(start_s: float) -> float:
+    """What turns a simulated attempt's time (simulated time + ``start_s``, the plans' epoch)
+    into the time the simulator read the calendars at (simulated time 0 is
+    :data:`~quota_constructs.advisor.simulate.SIMULATION_START`, a Monday)."""
+    return SIMULATION_START.timestamp() - start_s
 
 
 def money_table(report: CostReport, label: str, startup_s: float) -> Table:
@@ -486,7 +500,10 @@ def report_command(
         p.instance_type for p in org.training_plans if not p.by_arn
     }
     prices = load_prices(prices_file) if prices_file is not None else _price_list(types, region)
-    report = cost_report(org, attempts, prices, start_s=start_s, end_s=end_s, rule=rule)
+    offset = 0.0 if live else simulated_calendar_offset(start_s)
+    report = cost_report(
+        org, attempts, prices, start_s=start_s, end_s=end_s, rule=rule, calendar_offset_s=offset
+    )
     simulated = None if live else startup_s
     if as_json:
         print_json(report_data(report, simulated))

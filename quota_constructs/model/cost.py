@@ -272,6 +272,23 @@ def _plan_edges(plans: Sequence[TrainingPlanSpec], start_s: float, end_s: float)
     return [t for p in plans for t in (p.start_s, p.end_s) if start_s < t < end_s]
 
 
+def _calendar_edges(
+    org: Organisation, start_s: float, end_s: float, offset_s: float
+) -> list[float]:
+    """Every calendar change inside ``(start_s, end_s)``, in the attempts' time (a share that
+    lends in part of a segment lends in part of it only)."""
+    if not org.calendars or end_s <= start_s:
+        return []
+    after = datetime.fromtimestamp(start_s + offset_s, UTC)
+    until = datetime.fromtimestamp(end_s + offset_s, UTC)
+    return [
+        change.time.timestamp() - offset_s
+        for share in org.queue.shares
+        if share.name in org.calendars
+        for change in org.calendars[share.name].changes(share, after, until)
+    ]
+
+
 class _TypeSweep:
     """Walks one instance type's usage from change to change, accumulating the rows."""
 
@@ -281,8 +298,10 @@ class _TypeSweep:
         itype: str,
         rows: dict[str, ShareCost],
         plans: Sequence[TrainingPlanSpec],
+        calendar_offset_s: float = 0.0,
     ) -> None:
         self.itype = itype
+        self.calendar_offset_s = calendar_offset_s
         self.org = org
         self.rows = rows
         self.plans = plans
@@ -321,7 +340,7 @@ class _TypeSweep:
         """Shares that lend at ``t0``: by their calendars' settings in force then, if any."""
         if not self.org.calendars:
             return self.lends
-        when = datetime.fromtimestamp(t0, UTC)
+        when = datetime.fromtimestamp(t0 + self.calendar_offset_s, UTC)
         return {s.name for s in self.org.shares_in_force(when) if s.strategy.lends}
 
     def _lend(
@@ -378,14 +397,18 @@ def _sweep(
     rows: dict[str, ShareCost],
     start_s: float,
     end_s: float,
+    calendar_offset_s: float = 0.0,
 ) -> _TypeSweep:
     plans = org.plans_of(itype)
-    sweep = _TypeSweep(org, itype, rows, plans)
+    sweep = _TypeSweep(org, itype, rows, plans, calendar_offset_s)
     changes: dict[float, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     for a in attempts:
         changes[a.start_s][a.share] += a.instance_count
         changes[a.stop_s][a.share] -= a.instance_count
-    for edge in (start_s, end_s, *_plan_edges(plans, start_s, end_s)):
+    edges = _plan_edges(plans, start_s, end_s) + _calendar_edges(
+        org, start_s, end_s, calendar_offset_s
+    )
+    for edge in (start_s, end_s, *edges):
         changes.setdefault(edge, defaultdict(int))
     usage: dict[str, int] = defaultdict(int)
     times = sorted(changes)
@@ -404,10 +427,14 @@ def cost_report(
     start_s: float,
     end_s: float,
     rule: ChargeRule = ChargeRule.BOTH,
+    calendar_offset_s: float = 0.0,
 ) -> CostReport:
     """Cost and charge per share and instance type, and per plan, over ``[start_s, end_s]``.
 
-    Every type that ran or is reserved needs a price (:class:`MissingPrice` names it).
+    Every type that ran or is reserved needs a price (:class:`MissingPrice` names it). Share
+    calendars are read at an attempt's time plus ``calendar_offset_s`` (a simulated bill: the
+    simulator places calendars and plans at different epochs), and split the sweep at their
+    changes, so a share lends exactly while its calendar says so and lent hours equal borrowed.
     """
     kept = _clip(attempts, start_s, end_s)
     types = sorted(
@@ -430,7 +457,7 @@ def cost_report(
         of_type = [a for a in kept if a.instance_type == itype]
         for a in of_type:
             by_share[a.share].lost += a.lost_instance_hours
-        sweep = _sweep(org, itype, of_type, by_share, start_s, end_s)
+        sweep = _sweep(org, itype, of_type, by_share, start_s, end_s, calendar_offset_s)
         price = prices[itype]
         type_plans = [_plan_cost(p, sweep, price, start_s, end_s) for p in org.plans_of(itype)]
         plans += [p for p in type_plans if p.reserved]

@@ -304,3 +304,28 @@ def test_csv_cells_a_spreadsheet_would_run_are_quoted(files: dict[str, Path]) ->
     rows = result.stdout.splitlines()[1:]
     assert f"'{name},ml.g5.xlarge,3.0,0.0,0.0,0.0,0.0,4.23,4.23" in rows
     assert not any(row.startswith(name) for row in rows)
+
+
+def test_a_simulated_bill_reads_calendars_where_the_simulator_placed_them() -> None:
+    """research's data-analysis lends on weekdays only (RESERVE sat,sun): in a simulated bill
+    of a generated week, what generative borrows equals what the lenders lent, pair by pair
+    (the bill read the calendars from 1970-01-01, a Thursday, not the simulator's Monday)."""
+    from quota_constructs.advisor.profiles import load_teams
+    from quota_constructs.advisor.simulate import SimulationOptions
+    from quota_constructs.advisor.workload import generate_workload
+    from quota_constructs.commands.report import simulation_cost
+    from quota_constructs.model.cost import Price
+
+    org = load_organisation(ORGS_DIR / "research.yaml")
+    jobs = generate_workload(load_teams(ORGS_DIR.parent / "teams" / "research.yaml"), days=7)
+    report = simulation_cost(
+        org, jobs, {G5: Price(on_demand=1.41)}, SimulationOptions(window_s=7 * 24 * H)
+    )
+    rows = {r.share: r for r in report.shares if r.instance_type == G5}
+    assert sum(r.borrowed for r in rows.values()) > 0
+    assert sum(r.lent for r in rows.values()) == pytest.approx(
+        sum(r.borrowed for r in rows.values())
+    )
+    for borrower, row in rows.items():
+        for lender, hours in row.borrowed_from.items():
+            assert rows[lender].lent_to[borrower] == pytest.approx(hours)
