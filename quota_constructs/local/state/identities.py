@@ -16,7 +16,7 @@ import hashlib
 import re
 import threading
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -58,11 +58,18 @@ class RoleSession:
 class Identities:
     """Roles that may be assumed, sessions issued, and requests attributed to callers."""
 
-    def __init__(self, account: Account) -> None:
+    def __init__(
+        self, account: Account, *, wall_clock: Callable[[], datetime] = lambda: datetime.now(UTC)
+    ) -> None:
         self.account = account
+        self._wall_clock = wall_clock
+        """Real time: sessions expire by it (botocore renews credentials by the wall clock)."""
         self._lock = threading.Lock()
         self._roles: set[str] = set()
         self._sessions: dict[str, RoleSession] = {}
+        """Unexpired sessions by access key: an expired one is dropped at the next AssumeRole,
+        so clients assuming roles in a loop do not grow the emulator without bound."""
+        self._issued = 0
         self._calls: Counter[tuple[str, str]] = Counter()
         self._submitters: dict[str, str] = {}
 
@@ -107,13 +114,18 @@ class Identities:
                     f"resource: {role_arn} (the emulator's assumable roles are the submitter "
                     f"roles of provisioned organisations: {known})"
                 )
-            session = self._issue(role_arn, session_name, duration_s)
+            now = self._wall_clock()
+            for key in [k for k, s in self._sessions.items() if s.expiration <= now]:
+                del self._sessions[key]
+            session = self._issue(role_arn, session_name, duration_s, now)
             self._sessions[session.access_key_id] = session
             return session
 
-    def _issue(self, role_arn: str, session_name: str, duration_s: int) -> RoleSession:
-        number = len(self._sessions) + 1
-        key = f"ASIA{number:016d}"
+    def _issue(
+        self, role_arn: str, session_name: str, duration_s: int, now: datetime
+    ) -> RoleSession:
+        self._issued += 1
+        key = f"ASIA{self._issued:016d}"
         digest = hashlib.sha256(f"{self.account.account_id}/{key}".encode()).hexdigest()
         role_name = role_arn.rsplit("/", 1)[-1]
         role_id = "AROA" + hashlib.sha256(role_arn.encode()).hexdigest()[:17].upper()
@@ -124,7 +136,7 @@ class Identities:
             secret_access_key=digest[:40],
             session_token=f"quota-emulator-session/{key}/{digest[40:]}",
             # Real time, not the emulator's clock: botocore renews credentials by the wall clock.
-            expiration=datetime.now(UTC).replace(microsecond=0) + timedelta(seconds=duration_s),
+            expiration=now.replace(microsecond=0) + timedelta(seconds=duration_s),
             assumed_role_id=f"{role_id}:{session_name}",
             arn=(
                 f"arn:{self.account.partition}:sts::{self.account.account_id}:assumed-role/"
@@ -133,15 +145,21 @@ class Identities:
         )
 
     def session(self, access_key: str | None) -> RoleSession | None:
-        """The session ``access_key`` was issued to, if the emulator issued it."""
+        """The session ``access_key`` was issued to, if the emulator issued it and it has not
+        expired."""
         with self._lock:
-            return self._sessions.get(access_key or "")
+            session = self._sessions.get(access_key or "")
+        if session is None or session.expiration <= self._wall_clock():
+            return None
+        return session
 
     def caller_arn(self, access_key: str | None = None) -> str:
         """The ARN of whoever signs with ``access_key`` (default: the current request's key)."""
         key = access_key if access_key is not None else REQUEST_ACCESS_KEY.get()
         session = self._sessions.get(key or "")
-        return session.arn if session is not None else self.root_arn
+        if session is None or session.expiration <= self._wall_clock():
+            return self.root_arn
+        return session.arn
 
     def record(self, operation: str, result: Mapping[str, Any]) -> None:
         """Attribute one answered request of the current caller; a submit's job to its caller."""

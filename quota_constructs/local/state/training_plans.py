@@ -53,6 +53,12 @@ class Plan:
         return "Active" if epoch_s < self.offering.end_s else "Expired"
 
 
+MAX_OFFERINGS = 1_000
+"""Offerings kept (the most recent): each search makes some, so a client searching in a loop
+would grow the emulator without bound; an offering dropped answers ``ResourceNotFound``, as an
+expired one does on AWS (how long AWS keeps an offering: UNCONFIRMED)."""
+
+
 class TrainingPlans:
     """Offerings made and plans bought in one emulated account."""
 
@@ -72,7 +78,10 @@ class TrainingPlans:
         offering = Offering(
             offering_id, instance_type, instance_count, start_s, duration_hours, fee
         )
+        self.offerings.pop(offering_id, None)  # the most recent last
         self.offerings[offering_id] = offering
+        while len(self.offerings) > MAX_OFFERINGS:
+            del self.offerings[next(iter(self.offerings))]
         return offering
 
     def create(self, name: str, offering_id: str, *, now_s: float) -> Plan:
@@ -85,8 +94,9 @@ class TrainingPlans:
         offering = self.offerings.get(offering_id)
         if offering is None:
             raise ResourceNotFound(
-                f"TrainingPlanOfferingId: no offering {offering_id!r}; fix: use an id that "
-                "SearchTrainingPlanOfferings returned"
+                f"TrainingPlanOfferingId: no offering {offering_id!r} (or no longer: the "
+                f"emulator keeps the {MAX_OFFERINGS} most recent); fix: use an id that "
+                "SearchTrainingPlanOfferings returned lately"
             )
         plan = Plan(name, self.account.training_plan(name), offering, now_s)
         self.plans[name] = plan
