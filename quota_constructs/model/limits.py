@@ -19,6 +19,9 @@ MAX_JOB_QUEUES = 50
 """Job queues per account and Region (AWS Batch's service quotas, not adjustable)."""
 MAX_SERVICE_ENVIRONMENTS = 50
 """Service environments per account and Region (AWS Batch's service quotas)."""
+MAX_SCHEDULING_POLICIES = 500
+"""Scheduling policies the emulator keeps per account: AWS documents no quota (stated: ten
+times the job queues that can use them), so a client creating them in a loop is bounded."""
 MIN_CAPACITY_LIMITS_PER_SHARE = 1
 MAX_CAPACITY_LIMITS_PER_SHARE = 5
 UNLIMITED_BORROW = -1

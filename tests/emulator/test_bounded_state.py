@@ -61,3 +61,26 @@ def test_offerings_beyond_the_most_recent_are_dropped() -> None:
         plans.create("late", first.offering_id, now_s=0.0)
     recent = plans.offer("ml.p5.48xlarge", 1, 0.0, 24 + MAX_OFFERINGS)
     assert plans.create("kept", recent.offering_id, now_s=0.0).name == "kept"
+
+
+def test_an_account_keeps_at_most_500_scheduling_policies() -> None:
+    """AWS documents no quota on scheduling policies; the emulator's own bound keeps a client
+    creating them in a loop from growing it without end (docs/input-limits.md)."""
+    from quota_constructs.local.emulator import Emulator
+    from quota_constructs.local.state.errors import InvalidRequest
+    from quota_constructs.model import MAX_SCHEDULING_POLICIES
+
+    registry = Emulator().registry
+    for n in range(MAX_SCHEDULING_POLICIES):
+        registry.create_scheduling_policy(
+            f"p-{n}", quota_share_policy={"idleResourceAssignmentStrategy": "FIFO"}
+        )
+    with pytest.raises(InvalidRequest) as refused:
+        registry.create_scheduling_policy(
+            "one-too-many", quota_share_policy={"idleResourceAssignmentStrategy": "FIFO"}
+        )
+    assert str(refused.value) == (
+        f"name: an account has at most {MAX_SCHEDULING_POLICIES} scheduling policies per Region "
+        f"(the emulator's bound: AWS documents none) and this one has {MAX_SCHEDULING_POLICIES}; "
+        "delete one first"
+    )

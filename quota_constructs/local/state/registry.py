@@ -30,6 +30,7 @@ from quota_constructs.local.state.tags import TagStore
 from quota_constructs.model import (
     MAX_INSTANCES_PER_TYPE,
     MAX_JOB_QUEUES,
+    MAX_SCHEDULING_POLICIES,
     MAX_SERVICE_ENVIRONMENTS,
     NUM_INSTANCES,
     QUEUE_PRIORITY_RANGE,
@@ -292,6 +293,7 @@ class Registry:
         refuse(check_name(name, "name", what="scheduling policy name"), context="name")
         if name in self.policies:
             raise InvalidRequest(OBJECT_EXISTS)
+        _check_account_quota("name", len(self.policies), MAX_SCHEDULING_POLICIES)
         if quota_share_policy and fairshare_policy:
             raise InvalidRequest(
                 "a scheduling policy has either quotaSharePolicy or fairsharePolicy, not both"
@@ -640,8 +642,15 @@ class Registry:
 def _check_account_quota(field: str, count: int, limit: int) -> None:
     """Refuse a new resource once the account holds ``limit`` of them (AWS Batch's quotas)."""
     if count >= limit:
-        what = "job queues" if field == "jobQueueName" else "service environments"
+        what, source = _QUOTAS[field]
         raise InvalidRequest(
-            f"{field}: an account has at most {limit} {what} per Region (AWS Batch's service "
-            f"quota, not adjustable) and this one has {count}; delete one first"
+            f"{field}: an account has at most {limit} {what} per Region ({source}) and this "
+            f"one has {count}; delete one first"
         )
+
+
+_QUOTAS = {
+    "jobQueueName": ("job queues", "AWS Batch's service quota, not adjustable"),
+    "serviceEnvironmentName": ("service environments", "AWS Batch's service quota, not adjustable"),
+    "name": ("scheduling policies", "the emulator's bound: AWS documents none"),
+}
