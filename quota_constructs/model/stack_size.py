@@ -5,7 +5,8 @@ Counted per part of the organisation stack (``stacks/organisation_stack.py``), a
 bound: monitoring on, every team's bucket, key and roles created (an existing role or bucket
 named in ``access`` creates fewer). Calendars are counted exactly: one EventBridge Scheduler
 schedule per weekly flip (``ShareCalendar.weekly_flips``) and the share's calendar role and its
-policy. tests/constructs/test_stack_size.py holds the bound at or above every sample stack.
+policy. tests/constructs/test_stack_size.py holds the bound equal to every sample stack synthesized
+with monitoring (and above it without).
 """
 
 from __future__ import annotations
