@@ -35,6 +35,9 @@ from quota_constructs.model import PLAN_STOP_BEFORE_END_S
 from quota_constructs.scheduling import SchedulerOptions
 
 DUMMY_CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing"}
+SANDBOX_KEPT = frozenset({"AWS_DATA_PATH"})
+"""``AWS_*`` settings a sandbox keeps: where botocore finds extra service models, which says
+neither who signs nor where requests go. Every other ``AWS_*`` variable is unset."""
 
 
 class EmulatorServer:
@@ -171,6 +174,31 @@ class EmulatorServer:
             "AWS_ACCESS_KEY_ID": DUMMY_CREDENTIALS["aws_access_key_id"],
             "AWS_SECRET_ACCESS_KEY": DUMMY_CREDENTIALS["aws_secret_access_key"],
             "AWS_DEFAULT_REGION": self.emulator.account.region,
+        }
+
+    def sandbox_env(self, files_dir: Path) -> dict[str, str]:
+        """Every AWS setting of a sandbox on this emulator, for an environment holding no other
+        ``AWS_*`` variable (but :data:`SANDBOX_KEPT`).
+
+        :attr:`env` plus ``AWS_ENDPOINT_URL`` (every service's endpoint: a service the emulator
+        does not serve is refused, never sent to AWS) and ``AWS_ENDPOINT_URL_PRICING`` (the
+        Price List API refused with a message naming ``--prices FILE``), ``AWS_REGION``,
+        ``AWS_SHARED_CREDENTIALS_FILE`` and ``AWS_CONFIG_FILE`` pointed at empty files written
+        in ``files_dir`` (no profile, no SSO or role of the user's), and
+        ``AWS_EC2_METADATA_DISABLED`` (no instance credentials).
+        """
+        files_dir.mkdir(parents=True, exist_ok=True)
+        credentials, config = files_dir / "credentials", files_dir / "config"
+        for path in (credentials, config):
+            path.write_text("", encoding="utf-8")
+        return {
+            **self.env,
+            "AWS_ENDPOINT_URL": self.endpoint_url,
+            "AWS_ENDPOINT_URL_PRICING": self.endpoint_url,
+            "AWS_REGION": self.emulator.account.region,
+            "AWS_SHARED_CREDENTIALS_FILE": str(credentials),
+            "AWS_CONFIG_FILE": str(config),
+            "AWS_EC2_METADATA_DISABLED": "true",
         }
 
     @property

@@ -1,7 +1,9 @@
 """Owns the emulator's HTTP front: Batch REST-JSON, SSM and SageMaker JSON 1.1 on one endpoint.
 
 Requests carrying ``X-Amz-Target: AmazonSSM.<Operation>`` are SSM, ``SageMaker.<Operation>``
-SageMaker; form-encoded POSTs are STS's query protocol (:mod:`.query_protocol`); everything
+SageMaker; a request signed for any other service is refused naming it
+(:mod:`.served_services`: nothing sent here reaches AWS); form-encoded POSTs are STS's query
+protocol (:mod:`.query_protocol`); everything
 else is routed by method and path with botocore's Batch model. Every request is validated
 against the operation's input shape, answered with its output shape, and errors use the AWS
 JSON error format (``x-amzn-ErrorType`` header and ``__type`` / ``message`` body) that botocore
@@ -55,8 +57,9 @@ from quota_constructs.local.wire.protocol import (
     service_model,
     validate,
 )
-from quota_constructs.local.wire.query_protocol import QueryFront, is_query_request
+from quota_constructs.local.wire.query_protocol import QueryFront, is_query_request, xml_error
 from quota_constructs.local.wire.request_guard import RequestGuard, check_protocol_content_type
+from quota_constructs.local.wire.served_services import answers_in_json, foreign_service_refusal
 from quota_constructs.model import bounded_repr
 
 if TYPE_CHECKING:
@@ -98,6 +101,9 @@ class EmulatorApp:
         service = JSON_TARGETS.get(prefix, "batch")
         try:
             self.guard.check(request)
+            refused = foreign_service_refusal(request)
+            if refused is not None:
+                return _foreign_error(refused, request)
             if is_query_request(request):
                 return self.query.respond(request)
             if service != "batch":
@@ -193,6 +199,13 @@ def advance_seconds(body: dict[str, Any]) -> float:
             f"e.g. {ADVANCE_EXAMPLE}"
         )
     return float(seconds)
+
+
+def _foreign_error(error: ApiError, request: Request) -> Response:
+    """A foreign service's refusal in the error format its client parses."""
+    response = _error(error, "application/json") if answers_in_json(request) else xml_error(error)
+    response.headers["x-amzn-ErrorType"] = error.code
+    return response
 
 
 def _error(error: ApiError, content_type: str) -> Response:
