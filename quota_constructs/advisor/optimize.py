@@ -24,16 +24,23 @@ Candidates run through a :class:`concurrent.futures.Executor` (default: a proces
 worker per core); pass your own, or :func:`cluster_executor` for a running Dask cluster
 (``dask://HOST:PORT``, the optional extra ``pip install '.[dask]'``). Candidates are
 deterministic: every executor gives the same results.
+
+A cluster is trusted with the operator's machine: each candidate's result is unpickled here, so
+whoever runs a cluster member (or can impersonate its scheduler) can run code as the operator.
+:func:`executor_problems` refuses a plain-TCP ``dask://`` address off this machine unless
+``trust_cluster``; ``tls://HOST:PORT`` uses Dask's TLS settings. Every result is awaited at most
+``result_timeout_s``; a dead worker, pool or cluster raises :class:`ExecutorFailed`.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import itertools
 import math
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import Executor, ProcessPoolExecutor
-from contextlib import contextmanager
+from concurrent.futures import BrokenExecutor, CancelledError, Executor, Future, ProcessPoolExecutor
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -351,6 +358,25 @@ Progress = Callable[[int, int], None]
 """Called after each candidate: (candidates done, total expected)."""
 
 
+DEFAULT_RESULT_TIMEOUT_S = 600.0
+"""Longest wait for one candidate's result (after the one before it): ten minutes, about a
+hundred times a week-long candidate's simulation here."""
+
+
+class ExecutorFailed(RuntimeError):
+    """The search's executor gave no result: a worker, the process pool or the cluster died, or
+    no result arrived within the time-out. ``option`` is the flag naming the executor
+    (``--executor`` or ``--workers``); ``str`` names it, what happened and the fix."""
+
+    def __init__(self, option: str, message: str) -> None:
+        super().__init__(f"{option}: {message}")
+        self.option = option
+
+
+def _is_dask_error(error: BaseException) -> bool:
+    return type(error).__module__.split(".", 1)[0] in ("distributed", "dask", "tornado")
+
+
 class _Runner:
     """Evaluates configurations through the executor, each once."""
 
@@ -362,9 +388,13 @@ class _Runner:
         options: SearchOptions,
         executor: Executor,
         progress: Progress | None = None,
+        *,
+        executor_name: str = "the process pool",
+        result_timeout_s: float = DEFAULT_RESULT_TIMEOUT_S,
     ) -> None:
         self.teams, self.rule, self.workloads = teams, rule, workloads
         self.options, self.executor = options, executor
+        self.executor_name, self.result_timeout_s = executor_name, result_timeout_s
         self.done: dict[tuple[Setting, ...], Evaluation] = {}
         self.progress = progress
         self.total = options.max_candidates
@@ -377,19 +407,70 @@ class _Runner:
         room = self.options.max_candidates - len(self.done) if budget else len(wanted)
         todo = [s for s in wanted if s not in self.done][: max(0, room)]
         orgs = [organisation_for(self.rule, s) for s in todo]
-        futures = [
-            self.executor.submit(
-                evaluate, plain_queue(org.queue), self.workloads, self.options.simulation
-            )
-            for org in orgs
-        ]
+        try:
+            futures = [
+                self.executor.submit(
+                    evaluate, plain_queue(org.queue), self.workloads, self.options.simulation
+                )
+                for org in orgs
+            ]
+        except Exception as error:
+            failed = self._failure(error)
+            if failed is None:
+                raise
+            raise failed from None
         for settings, org, future in zip(todo, orgs, futures, strict=True):
-            figures, utilisation = future.result()
+            figures, utilisation = self._result(future)
             checks = check_targets(self.teams, figures, days=self.options.days)
             self.done[settings] = Evaluation(settings, org, figures, utilisation, checks)
             if self.progress is not None:
                 self.progress(len(self.done), max(self.total, len(self.done)))
         return [self.done[s] for s in wanted if s in self.done]
+
+    def _result(self, future: Future[Any]) -> Any:
+        """``future``'s result within the time-out; a dead worker, pool or cluster, or no result
+        in time: :class:`ExecutorFailed` (an exception of the candidate itself propagates)."""
+        try:
+            return future.result(timeout=self.result_timeout_s)
+        except Exception as error:
+            failed = self._failure(error)
+            if failed is None:
+                raise
+            raise failed from None
+
+    def _failure(self, error: BaseException) -> ExecutorFailed | None:
+        """The executor's failure ``error`` stands for (``None``: not the executor's)."""
+        name, timeout = self.executor_name, self.result_timeout_s
+        option = "--executor" if name.startswith(("dask://", "tls://")) else "--workers"
+        kind = f"{type(error).__name__}: {error}"
+        if isinstance(error, TimeoutError):
+            return ExecutorFailed(
+                option,
+                f"no candidate result from {name} in {timeout:g} s (--result-timeout): its "
+                "workers died or are overloaded (a Dask cluster without workers waits for one "
+                "for ever); fix: check the cluster's workers (its dashboard), or raise "
+                "--result-timeout for slow candidates (long --days)",
+            )
+        if isinstance(error, BrokenExecutor):
+            return ExecutorFailed(
+                option,
+                f"a worker process of the search died ({kind}), killed or out of memory; fix: "
+                "run again with fewer --workers or shorter --days, and check the machine's "
+                "memory (dmesg)",
+            )
+        if isinstance(error, (CancelledError, OSError)):
+            return ExecutorFailed(
+                option,
+                f"{name} lost the search's tasks ({kind}): its scheduler or workers went away; "
+                "fix: check that the Dask scheduler is running and reachable, then run again",
+            )
+        if _is_dask_error(error):
+            return ExecutorFailed(
+                option,
+                f"{name} failed the search's tasks ({kind}): its workers died while running "
+                "them; fix: check the workers' logs and memory, then run again",
+            )
+        return None
 
 
 def _space(teams: TeamsFile, levels: Sequence[float]) -> int:
@@ -486,14 +567,18 @@ def optimize(
     executor: Executor | None = None,
     prices: Mapping[str, float] | None = None,
     progress: Progress | None = None,
+    executor_name: str = "the process pool",
+    result_timeout_s: float = DEFAULT_RESULT_TIMEOUT_S,
 ) -> SearchResult:
     """Search the configurations the profiles allow; the best next to the rule-based one.
 
     ``workloads``: default one generated workload per seed of ``options``; ``executor``:
     default a :class:`~concurrent.futures.ProcessPoolExecutor` with ``os.cpu_count()``
-    workers, shut down on return (one you pass is left running); ``progress``: called after
-    each candidate with (done, total). Raises
-    :class:`~quota_constructs.model.QuotaConfigError` for unusable options or prices.
+    workers, shut down on return (one you pass is left running), named ``executor_name`` in
+    errors; ``progress``: called after each candidate with (done, total). Each result is
+    awaited at most ``result_timeout_s`` seconds (after the one before it). Raises
+    :class:`~quota_constructs.model.QuotaConfigError` for unusable options or prices, and
+    :class:`ExecutorFailed` when a worker, the pool or the cluster dies or a result is late.
     """
     options = options or SearchOptions()
     problems = options.problems()
@@ -504,10 +589,11 @@ def optimize(
     advice = recommend(
         teams, prices=prices, options=options.generator, workloads=workloads, days=options.days
     )
+    run = (executor_name, result_timeout_s)
     if executor is None:
         with ProcessPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-            return _search(teams, advice, workloads, options, pool, progress)
-    return _search(teams, advice, workloads, options, executor, progress)
+            return _search(teams, advice, workloads, options, pool, progress, run)
+    return _search(teams, advice, workloads, options, executor, progress, run)
 
 
 def _search(
@@ -517,10 +603,21 @@ def _search(
     options: SearchOptions,
     executor: Executor,
     progress: Progress | None,
+    run: tuple[str, float],
 ) -> SearchResult:
     rule_org = advice.organisation
     space = _space(teams, options.borrow_levels)
-    runner = _Runner(teams, rule_org, workloads, options, executor, progress)
+    name, timeout = run
+    runner = _Runner(
+        teams,
+        rule_org,
+        workloads,
+        options,
+        executor,
+        progress,
+        executor_name=name,
+        result_timeout_s=timeout,
+    )
     runner.total = min(space, options.max_candidates)
     rule_settings = settings_of(rule_org)
     exhaustive = space <= options.max_candidates
@@ -581,36 +678,103 @@ def _sizings(
 
 
 DASK_SCHEME = "dask://"
+TLS_SCHEME = "tls://"
+DASK_TLS_SETTINGS = (
+    "distributed.comm.tls.ca-file, distributed.comm.tls.client.cert and "
+    "distributed.comm.tls.client.key (or DASK_DISTRIBUTED__COMM__TLS__CA_FILE, "
+    "DASK_DISTRIBUTED__COMM__TLS__CLIENT__CERT, DASK_DISTRIBUTED__COMM__TLS__CLIENT__KEY)"
+)
+"""Dask's TLS settings a ``tls://`` executor needs (its configuration or environment)."""
+CONNECT_TIMEOUT_S = 30.0
+"""Longest wait to connect to a Dask scheduler (at most the result time-out)."""
 
 
-def executor_problems(url: str) -> list[Problem]:
-    """Problems of an ``--executor`` value: ``dask://HOST:PORT`` is the one form."""
-    host, _, port = url.removeprefix(DASK_SCHEME).rpartition(":")
-    if url.startswith(DASK_SCHEME) and host and port.isdigit() and 0 < int(port) < 65536:
-        return []
-    return [
-        Problem(
-            "--executor",
-            url,
-            "not a Dask scheduler address",
-            "give dask://HOST:PORT, e.g. dask://127.0.0.1:8786 (a running dask scheduler)",
-        )
-    ]
+def _host_port(url: str) -> tuple[str, str]:
+    rest = url.removeprefix(DASK_SCHEME).removeprefix(TLS_SCHEME)
+    host, _, port = rest.rpartition(":")
+    return host, port
+
+
+def is_loopback(host: str) -> bool:
+    """``localhost`` or a loopback address (``127.0.0.0/8``, ``[::1]``); a name is not resolved."""
+    bare = host.removeprefix("[").removesuffix("]")
+    if bare == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(bare).is_loopback
+    except ValueError:
+        return False
+
+
+def executor_problems(url: str, *, trust_cluster: bool = False) -> list[Problem]:
+    """Problems of an ``--executor`` value: ``dask://HOST:PORT`` (plain TCP: on this machine,
+    or anywhere with ``trust_cluster``) or ``tls://HOST:PORT`` (Dask's TLS settings)."""
+    host, port = _host_port(url)
+    form = url.startswith((DASK_SCHEME, TLS_SCHEME)) and host and port.isdigit()
+    if not (form and 0 < int(port) < 65536):
+        return [
+            Problem(
+                "--executor",
+                url,
+                "not a Dask scheduler address",
+                "give dask://HOST:PORT, e.g. dask://127.0.0.1:8786 (a running dask scheduler), "
+                "or tls://HOST:PORT",
+            )
+        ]
+    if url.startswith(DASK_SCHEME) and not trust_cluster and not is_loopback(host):
+        return [
+            Problem(
+                "--executor",
+                url,
+                "a plain-TCP Dask cluster off this machine",
+                "its results are unpickled here, so anyone who runs a member or reaches its "
+                f"scheduler can run code as you: use tls://{host}:{port} with Dask's TLS "
+                "settings (distributed.comm.tls.*, docs/advisor.md), or pass --trust-cluster "
+                "if the network and every cluster member are yours",
+            )
+        ]
+    return []
+
+
+def _tls_problems(url: str) -> list[Problem]:
+    """A ``tls://`` executor without a CA and client certificate in Dask's settings."""
+    from distributed.security import Security
+
+    security = Security()
+    ca_file, cert = (getattr(security, k, None) for k in ("tls_ca_file", "tls_client_cert"))
+    if url.startswith(TLS_SCHEME) and not (ca_file and cert):
+        return [
+            Problem(
+                "--executor",
+                url,
+                "TLS without Dask's TLS settings",
+                f"set a CA file and a client certificate and key: {DASK_TLS_SETTINGS}",
+            )
+        ]
+    return []
 
 
 @contextmanager
-def cluster_executor(url: str, *, timeout_s: float = 30.0) -> Iterator[Executor]:
-    """An executor on the running Dask cluster at ``url`` (``dask://HOST:PORT``), closed after.
+def cluster_executor(
+    url: str,
+    *,
+    timeout_s: float = CONNECT_TIMEOUT_S,
+    trust_cluster: bool = False,
+) -> Iterator[Executor]:
+    """An executor on the running Dask cluster at ``url``, closed after.
 
-    Needs the optional extra (``pip install '.[dask]'``); raises
-    :class:`~quota_constructs.model.QuotaConfigError` for a bad address or a missing extra.
-    Connection failures are Dask's own errors (``OSError``/``TimeoutError``).
+    ``url``: ``dask://HOST:PORT`` (plain TCP; off this machine only with ``trust_cluster``:
+    results are unpickled here) or ``tls://HOST:PORT`` (Dask's TLS settings,
+    :data:`DASK_TLS_SETTINGS`). Needs the optional extra (``pip install '.[dask]'``); raises
+    :class:`~quota_constructs.model.QuotaConfigError` for a bad or untrusted address, missing TLS
+    settings or a missing extra, and :class:`ExecutorFailed` when the scheduler cannot be
+    reached within ``timeout_s``.
 
     Tasks are submitted as impure (``pure=False``): each candidate is evaluated once anyway,
     and a pure task's key is a hash of its arguments, which for a search's workloads (thousands
     of jobs) cost about a second per task in ``dask.tokenize``, longer than the task itself.
     """
-    problems = executor_problems(url)
+    problems = executor_problems(url, trust_cluster=trust_cluster)
     if problems:
         raise QuotaConfigError(problems)
     try:
@@ -626,9 +790,23 @@ def cluster_executor(url: str, *, timeout_s: float = 30.0) -> Iterator[Executor]
                 )
             ]
         ) from None
-    address = "tcp://" + url.removeprefix(DASK_SCHEME)
-    with Client(address, timeout=timeout_s) as client:
+    problems = _tls_problems(url)
+    if problems:
+        raise QuotaConfigError(problems)
+    address = url if url.startswith(TLS_SCHEME) else "tcp://" + url.removeprefix(DASK_SCHEME)
+    try:
+        client = Client(address, timeout=timeout_s)
+    except (OSError, TimeoutError) as error:
+        raise ExecutorFailed(
+            "--executor",
+            f"could not reach the Dask scheduler at {url} in {timeout_s:g} s ({error}); fix: "
+            "start the scheduler (dask scheduler) and its workers, or check the address",
+        ) from None
+    try:
         yield client.get_executor(pure=False)
+    finally:
+        with suppress(OSError, TimeoutError):  # a dead scheduler: the search's error stands
+            client.close(timeout=timeout_s)
 
 
 def setting_text(setting: Setting) -> str:

@@ -62,6 +62,9 @@ class ExitCode(IntEnum):
     FAILED = 1
     USAGE = 2
     NOT_FOUND = 3
+    UNAVAILABLE = 69
+    """The search's executor failed: a worker, the pool or the cluster died, or a result was
+    late (``EX_UNAVAILABLE`` of sysexits.h)."""
     BUG = 70
     """An exception no rule maps: a bug of ours (``EX_SOFTWARE`` of sysexits.h)."""
     INTERRUPTED = 130
@@ -352,7 +355,8 @@ def failure_of(error: BaseException) -> Failure | None:
 
     130 Ctrl-C; 3 a queue, job or share not found; 2 bad input (a :class:`QuotaConfigError`,
     a :class:`CliError`, a file the user named that cannot be read or written) or a missing AWS
-    region or credentials; 1 a wait that timed out or an AWS call that failed. Only the
+    region or credentials; 1 a wait that timed out or an AWS call that failed; 69 the
+    search's executor failed (a dead worker, pool or cluster, or a late result). Only the
     project's own errors mean bad input: a bare ``ValueError`` or ``KeyError`` is a bug.
 
     The runtime's and botocore's errors are looked for only when their modules were imported
@@ -366,6 +370,8 @@ def failure_of(error: BaseException) -> Failure | None:
         return Failure(problem_lines(error), ExitCode.NOT_FOUND if found else ExitCode.USAGE)
     if isinstance(error, _loaded("quota_constructs.runtime.queue", "JobNotFound", "ShareNotFound")):
         return Failure((str(error),), ExitCode.NOT_FOUND)
+    if isinstance(error, _loaded("quota_constructs.advisor.optimize", "ExecutorFailed")):
+        return Failure((str(error),), ExitCode.UNAVAILABLE)
     if isinstance(error, _loaded("quota_constructs.runtime.waiting", "WaitTimeout")):
         return Failure((str(error),), ExitCode.FAILED)
     if isinstance(error, _loaded("botocore.exceptions", "ClientError", "BotoCoreError")):

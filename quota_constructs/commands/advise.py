@@ -9,9 +9,9 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -23,6 +23,8 @@ from rich.table import Table
 from quota_constructs.advisor.history import HistoryWorkload, parse_duration, workload_from_history
 from quota_constructs.advisor.limits import run_problems
 from quota_constructs.advisor.optimize import (
+    CONNECT_TIMEOUT_S,
+    DEFAULT_RESULT_TIMEOUT_S,
     SearchOptions,
     cluster_executor,
     executor_problems,
@@ -251,7 +253,21 @@ def recommend_command(
         None,
         "--executor",
         help="With --optimize: run the candidates on a running Dask cluster, dask://HOST:PORT "
-        "(pip install '.[dask]'); default: local worker processes.",
+        "(plain TCP, this machine only unless --trust-cluster) or tls://HOST:PORT (Dask's TLS "
+        "settings); pip install '.[dask]'; default: local worker processes.",
+    ),
+    trust_cluster: bool = typer.Option(
+        False,
+        "--trust-cluster",
+        help="With --executor: allow a plain-TCP dask:// cluster off this machine. Its results "
+        "are unpickled here: anyone who runs a member or reaches its scheduler can run code as "
+        "you (docs/advisor.md).",
+    ),
+    result_timeout: float = typer.Option(
+        DEFAULT_RESULT_TIMEOUT_S,
+        "--result-timeout",
+        help="With --optimize: longest wait in seconds for each candidate's result, and (up to "
+        "30 s) to connect to --executor; exit 69 past it.",
     ),
     startup_s: StartupOpt = DEFAULT_STARTUP_S,
     preemption_s: PreemptionOpt = 20.0,
@@ -297,6 +313,28 @@ def recommend_command(
         raise QuotaConfigError(
             [Problem("--executor", executor, "needs --optimize", "add --optimize or drop it")]
         )
+    if trust_cluster and executor is None:
+        raise QuotaConfigError(
+            [
+                Problem(
+                    "--trust-cluster",
+                    True,
+                    "needs --executor",
+                    "add --executor dask://HOST:PORT or drop it",
+                )
+            ]
+        )
+    if not 0 < result_timeout <= 7 * DAY_S:
+        raise QuotaConfigError(
+            [
+                Problem(
+                    "--result-timeout",
+                    result_timeout,
+                    "must be more than 0 and at most a week (604800 s)",
+                    f"e.g. {DEFAULT_RESULT_TIMEOUT_S:g}",
+                )
+            ]
+        )
     _check_run(days=days, seed=seed, startup_s=startup_s, preemption_s=preemption_s)
     teams = load_teams(teams_file)
     prices = _parse_prices(price, teams)
@@ -314,7 +352,7 @@ def recommend_command(
             simulation=sim,
             generator=generator,
         )
-        pool = _executor(executor, workers)
+        pool = _executor(executor, workers, trust_cluster, result_timeout)
         _optimize(teams, prices, options, pool, output, plot, as_json, console, err)
         return
     jobs = generate_workload(teams, days=days, seed=seed, options=generator)
@@ -510,18 +548,50 @@ def _exit_on_misses(checks: Sequence[TargetCheck], findings: Sequence[Finding]) 
         raise typer.Exit(ExitCode.FAILED)
 
 
-def _executor(url: str | None, workers: int) -> AbstractContextManager[Executor]:
+class SearchPool:
+    """The candidates' executor (a context manager), its name in errors and the result
+    time-out."""
+
+    def __init__(
+        self, manager: AbstractContextManager[Executor], name: str, result_timeout_s: float
+    ) -> None:
+        self.manager, self.name, self.result_timeout_s = manager, name, result_timeout_s
+
+
+def _executor(
+    url: str | None, workers: int, trust_cluster: bool, result_timeout_s: float
+) -> SearchPool:
     """The candidates' executor: the Dask cluster at ``url``, else ``workers`` processes."""
     if workers < 0:
         raise QuotaConfigError(
             [Problem("--workers", workers, "must be 0 (one per core) or more", "e.g. 2")]
         )
     if url is not None:
-        problems = executor_problems(url)
+        problems = executor_problems(url, trust_cluster=trust_cluster)
         if problems:
             raise QuotaConfigError(problems)
-        return cluster_executor(url)
-    return ProcessPoolExecutor(max_workers=workers or os.cpu_count() or 1)
+        connect_s = min(CONNECT_TIMEOUT_S, result_timeout_s)
+        manager = cluster_executor(url, timeout_s=connect_s, trust_cluster=trust_cluster)
+        return SearchPool(manager, url, result_timeout_s)
+    count = workers or os.cpu_count() or 1
+    name = f"the local process pool ({count} worker{'s' if count > 1 else ''})"
+    return SearchPool(_process_pool(count), name, result_timeout_s)
+
+
+@contextmanager
+def _process_pool(workers: int) -> Iterator[Executor]:
+    """A process pool; after an error its workers are stopped, not waited for (a late or hung
+    worker would otherwise hold the command for ever)."""
+    pool = ProcessPoolExecutor(max_workers=workers)
+    try:
+        yield pool
+    except BaseException:
+        processes = list((getattr(pool, "_processes", None) or {}).values())
+        pool.shutdown(wait=False, cancel_futures=True)
+        for process in processes:
+            process.terminate()
+        raise
+    pool.shutdown(wait=True)
 
 
 def progress_printer(err: Console, what: str, *, as_json: bool) -> Callable[[int, int], None]:
@@ -551,7 +621,7 @@ def _optimize(
     teams: TeamsFile,
     prices: dict[str, float],
     options: SearchOptions,
-    pool: AbstractContextManager[Executor],
+    pool: SearchPool,
     output: Path | None,
     plot: Path | None,
     as_json: bool,
@@ -564,9 +634,15 @@ def _optimize(
     if problems:
         raise QuotaConfigError(problems)
     progress = progress_printer(err, "candidates", as_json=as_json)
-    with pool as executor:
+    with pool.manager as executor:
         search = optimize(
-            teams, options=options, executor=executor, prices=prices, progress=progress
+            teams,
+            options=options,
+            executor=executor,
+            prices=prices,
+            progress=progress,
+            executor_name=pool.name,
+            result_timeout_s=pool.result_timeout_s,
         )
     info = err  # warnings and progress: stderr (data only on stdout)
     if as_json:

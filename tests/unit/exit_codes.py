@@ -71,6 +71,17 @@ EXIT_CODES: tuple[Code, ...] = (
         ),
     ),
     Code(
+        ExitCode.UNAVAILABLE,
+        "the search's executor failed",
+        (
+            "`quota recommend --optimize`: a worker process was killed (`--workers: a worker "
+            "process of the search died (BrokenProcessPool: ...)`), the Dask cluster of "
+            "`--executor` could not be reached, lost its scheduler or workers, or gave no "
+            "candidate result within `--result-timeout` (default 600 s): one `error:` line "
+            "naming the executor and the fix, never a hang, a traceback or exit 1"
+        ),
+    ),
+    Code(
         ExitCode.BUG,
         "a bug of ours",
         (
