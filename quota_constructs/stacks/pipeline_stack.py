@@ -4,7 +4,8 @@ Built only when ``cdk synth -c pipeline_file=PATH`` names a pipeline file
 (:mod:`quota_constructs.pipeline_config`). The synth step installs from the project's own files
 (``make setup``: the hashed requirements-dev.lock, package-lock.json), runs the README's test
 command (``make test``), then synthesizes the app with the same pipeline file; the pipeline updates
-itself from that output (self-mutation). One stage per environment, in file order, deploys that
+itself from that output (self-mutation), with the CDK CLI installed by ``npm ci`` from the
+package-lock.json the synth step copies into it. One stage per environment, in file order, deploys that
 environment's organisation stacks through the target account's CDK bootstrap roles
 (``cdk bootstrap --trust <pipeline account>``). Each stage first runs one "Plan" step per
 organisation (:mod:`.plan_gate`): ``quota org plan`` against the live queue, failing on a
@@ -16,11 +17,13 @@ changes the stage templates, never this stack's code.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import aws_cdk as cdk
+from aws_cdk import aws_codebuild as codebuild
 from aws_cdk import aws_codepipeline as codepipeline
 from aws_cdk import aws_iam as iam
 from aws_cdk import pipelines
@@ -44,8 +47,19 @@ TEST_COMMAND = "make test"
 TOOLS_ON_PATH = 'export PATH="$PWD/.venv/bin:$PWD/node_modules/.bin:$PATH"'
 OUTPUT_DIRECTORY = "cdk.out"
 CDK_CLI_VERSION = "2.1148.1"
-"""The CDK CLI the self-mutation step installs: the one this package is tested with (the
-repository's package.json pins the same; a test keeps the two equal)."""
+"""The CDK CLI the pipeline runs: the one this package is tested with (the repository's
+package.json and package-lock.json pin the same; tests keep them equal)."""
+CDK_CLI_DIRECTORY = "cdk-cli"
+"""Where the synth step puts package.json and package-lock.json in its output (the cloud
+assembly), for the self-mutation step's ``npm ci``."""
+COPY_CLI_LOCK = (
+    f"mkdir -p {OUTPUT_DIRECTORY}/{CDK_CLI_DIRECTORY} && "
+    f"cp package.json package-lock.json {OUTPUT_DIRECTORY}/{CDK_CLI_DIRECTORY}/"
+)
+"""The synth step's last command: the repository's npm lock into the cloud assembly."""
+SELF_MUTATION_INSTALL = f"npm ci --prefix {CDK_CLI_DIRECTORY} --no-audit --no-fund --loglevel=error"
+"""The self-mutation step's install: the CDK CLI (and the Node.js LTS) from the repository's
+package-lock.json, each package checked against its integrity hash; never ``npm install -g``."""
 
 
 def cdk_cli_version() -> str:
@@ -54,12 +68,30 @@ def cdk_cli_version() -> str:
 
 
 def synth_commands(pipeline_file: str) -> list[str]:
-    """The synth step's commands after the install: the tests, then the synthesis."""
+    """The synth step's commands after the install: the tests, the synthesis, then the npm
+    lock copied into the output for the self-mutation step (:data:`COPY_CLI_LOCK`)."""
     return [
         TEST_COMMAND,
         TOOLS_ON_PATH,
         f"cdk synth --quiet -c pipeline_file={pipeline_file}",
+        COPY_CLI_LOCK,
     ]
+
+
+def _cli_from_the_lock(pipeline: pipelines.CodePipeline) -> None:
+    """The self-mutation project's build spec with its ``npm install -g aws-cdk@VERSION`` (no
+    lock, no integrity check) replaced by :data:`SELF_MUTATION_INSTALL`, and that CLI first on
+    the ``PATH`` of CDK Pipelines' own deploy command. CDK Pipelines has no option for it (a
+    partial build spec only adds commands), so the synthesized spec is overridden."""
+    project = pipeline.self_mutation_project.node.default_child
+    assert isinstance(project, codebuild.CfnProject)
+    source = project.source
+    assert isinstance(source, codebuild.CfnProject.SourceProperty) and source.build_spec
+    spec = json.loads(cdk.Stack.of(project).resolve(source.build_spec))
+    spec["phases"]["install"]["commands"] = [SELF_MUTATION_INSTALL]
+    on_path = f'export PATH="$PWD/{CDK_CLI_DIRECTORY}/node_modules/.bin:$PATH"'
+    spec["phases"]["build"]["commands"] = [on_path, *spec["phases"]["build"]["commands"]]
+    project.add_property_override("Source.BuildSpec", json.dumps(spec, indent=2))
 
 
 class OrganisationsStage(cdk.Stage):
@@ -143,6 +175,7 @@ class PipelineStack(cdk.Stack):
             self.stages.append(stage)
             self.plan_steps[environment.name] = plans
         self.pipeline.build_pipeline()
+        _cli_from_the_lock(self.pipeline)
         _source_conditions_on_service_trust(self)
         plan_projects = [step.project for steps in self.plan_steps.values() for step in steps]
         _acknowledge(self, self.pipeline, plan_projects)

@@ -19,6 +19,9 @@ from quota_constructs.model import QuotaConfigError
 from quota_constructs.stacks.organisation_app import PIPELINE_FILE_CONTEXT, build_app
 from quota_constructs.stacks.organisation_stack import OrganisationStack, stack_name_for
 from quota_constructs.stacks.pipeline_stack import (
+    CDK_CLI_DIRECTORY,
+    CDK_CLI_VERSION,
+    COPY_CLI_LOCK,
     INSTALL_COMMAND,
     TEST_COMMAND,
     PipelineStack,
@@ -105,13 +108,48 @@ def test_synth_step_installs_from_the_project_runs_the_readme_tests_then_synthes
     specs = [json.loads(p["Properties"]["Source"]["BuildSpec"]) for p in projects]
     [synth] = [s for s in specs if s["phases"]["build"]["commands"] == synth_commands(EXAMPLE)]
     assert synth["phases"]["install"]["commands"] == [INSTALL_COMMAND]
-    assert synth["phases"]["build"]["commands"][-1].endswith(f"-c pipeline_file={EXAMPLE}")
+    assert synth["phases"]["build"]["commands"][-2].endswith(f"-c pipeline_file={EXAMPLE}")
     readme = (ROOT / "README.md").read_text()
     assert f"\n{TEST_COMMAND}   #" in readme  # the README's test command
     [mutation] = [s for s in specs if "cdk -a" in json.dumps(s)]
-    pinned = json.loads((ROOT / "package.json").read_text())["devDependencies"]["aws-cdk"]
-    assert f"npm install -g aws-cdk@{pinned}" in json.dumps(mutation)  # the project's CLI pin
     assert "cdk -a" in json.dumps(mutation)  # self-mutation
+
+
+def build_specs(template: dict[str, Any]) -> list[dict[str, Any]]:
+    projects = of_type(template, "AWS::CodeBuild::Project")
+    return [json.loads(p["Properties"]["Source"]["BuildSpec"]) for p in projects]
+
+
+def test_no_step_installs_an_unlocked_npm_package(example: dict[str, Any]) -> None:
+    for spec in build_specs(example):
+        assert "npm install" not in json.dumps(spec), spec  # no lock, no integrity check
+
+
+def test_the_self_mutation_step_installs_the_cdk_cli_from_the_lock_with_npm_ci(
+    example: dict[str, Any],
+) -> None:
+    [synth] = [
+        s for s in build_specs(example) if s["phases"]["build"]["commands"][0] == "make test"
+    ]
+    assert synth["phases"]["build"]["commands"][-1] == COPY_CLI_LOCK
+    assert COPY_CLI_LOCK == (
+        f"mkdir -p cdk.out/{CDK_CLI_DIRECTORY} && "
+        f"cp package.json package-lock.json cdk.out/{CDK_CLI_DIRECTORY}/"
+    )
+    [mutation] = [s for s in build_specs(example) if "cdk -a" in json.dumps(s)]
+    assert mutation["phases"]["install"]["commands"] == [
+        f"npm ci --prefix {CDK_CLI_DIRECTORY} --no-audit --no-fund --loglevel=error"
+    ]
+    build = mutation["phases"]["build"]["commands"]
+    assert build[0] == f'export PATH="$PWD/{CDK_CLI_DIRECTORY}/node_modules/.bin:$PATH"'
+    assert build[1].startswith("cdk -a . deploy Quota-Pipeline ")
+
+
+def test_the_lock_pins_the_cdk_cli_of_package_json_with_an_integrity_hash() -> None:
+    pinned = json.loads((ROOT / "package.json").read_text())["devDependencies"]["aws-cdk"]
+    entry = json.loads((ROOT / "package-lock.json").read_text())["packages"]["node_modules/aws-cdk"]
+    assert entry["version"] == pinned == CDK_CLI_VERSION
+    assert entry["integrity"].startswith("sha512-")
 
 
 def test_production_waits_for_a_manual_approval_and_staging_does_not(
