@@ -5,8 +5,8 @@ Built only when ``cdk synth -c pipeline_file=PATH`` names a pipeline file
 (``make setup``: the hashed requirements-dev.lock, package-lock.json), runs the README's test
 command (``make test``), then synthesizes the app with the same pipeline file; the pipeline updates
 itself from that output (self-mutation), with the CDK CLI installed by ``npm ci`` from the
-package-lock.json the synth step copies into it. One stage per environment, in file order, deploys that
-environment's organisation stacks through the target account's CDK bootstrap roles
+package-lock.json the synth step copies into it. One stage per environment, in file order,
+deploys that environment's organisation stacks through the target account's CDK bootstrap roles
 (``cdk bootstrap --trust <pipeline account>``). Each stage first runs one "Plan" step per
 organisation (:mod:`.plan_gate`): ``quota org plan`` against the live queue, failing on a
 destructive change the organisation file's ``allow_destructive`` does not name; an environment

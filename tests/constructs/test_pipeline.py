@@ -132,10 +132,11 @@ def test_the_self_mutation_step_installs_the_cdk_cli_from_the_lock_with_npm_ci(
         s for s in build_specs(example) if s["phases"]["build"]["commands"][0] == "make test"
     ]
     assert synth["phases"]["build"]["commands"][-1] == COPY_CLI_LOCK
-    assert COPY_CLI_LOCK == (
+    expected = (
         f"mkdir -p cdk.out/{CDK_CLI_DIRECTORY} && "
         f"cp package.json package-lock.json cdk.out/{CDK_CLI_DIRECTORY}/"
     )
+    assert expected == COPY_CLI_LOCK
     [mutation] = [s for s in build_specs(example) if "cdk -a" in json.dumps(s)]
     assert mutation["phases"]["install"]["commands"] == [
         f"npm ci --prefix {CDK_CLI_DIRECTORY} --no-audit --no-fund --loglevel=error"
