@@ -4,7 +4,6 @@
 VENV := .venv
 PY := $(VENV)/bin/python
 LOCK := requirements-dev.lock
-LOCK_VENV := build/lock-venv
 export PATH := $(CURDIR)/$(VENV)/bin:$(CURDIR)/node_modules/.bin:$(PATH)
 export CDK_DISABLE_CLI_TELEMETRY := true
 
@@ -21,11 +20,12 @@ $(VENV)/.installed: $(LOCK) pyproject.toml
 	$(PY) -m pip check
 	touch $@
 
-# Regenerate the lock after editing requirements.txt or requirements-dev.txt (needs PyPI).
-lock:
-	python3 -m venv $(LOCK_VENV)
-	$(LOCK_VENV)/bin/python -m pip install --quiet pip-tools==7.6.2
-	$(LOCK_VENV)/bin/pip-compile --quiet --generate-hashes --allow-unsafe --strip-extras \
+# Regenerate the lock after editing requirements.txt or requirements-dev.txt (needs PyPI). Its own
+# tools are locked too: pip-compile runs from the venv `make setup` installed from the hashed lock
+# (pip-tools pinned in requirements-dev.txt, its dependencies with it), so nothing unpinned or
+# unhashed is installed to make the lock. Versions already locked are kept (no --upgrade).
+lock: $(VENV)/.installed
+	$(VENV)/bin/pip-compile --quiet --generate-hashes --allow-unsafe --strip-extras \
 		--no-emit-index-url --no-emit-find-links --output-file=$(LOCK) requirements-dev.txt
 
 # The optional mypyc build of the scheduler core (build/compiled-core/, used only while it matches

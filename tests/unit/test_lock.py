@@ -66,3 +66,21 @@ def test_setup_installs_only_the_hashed_lock_and_never_upgrades() -> None:
     assert "$(PY) -m pip install --quiet --require-hashes --no-deps -r $(LOCK)" in installs
     assert "$(PY) -m pip install --quiet --no-deps --no-build-isolation -e ." in installs
     assert [line for line in installs if "--upgrade" in line or "requirements" in line] == []
+
+
+def lock_target() -> list[str]:
+    """The recipe lines of the Makefile's ``lock`` target."""
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    recipe = makefile.split("\nlock:", 1)[1].split("\n\n", 1)[0]
+    return [line.strip() for line in recipe.splitlines()[1:]]
+
+
+def test_make_lock_runs_only_tools_the_hashed_lock_pins() -> None:
+    """``make lock``'s own tools (pip-tools and its dependencies) come from the hashed lock, as
+    ``make setup`` installed them: it installs nothing itself, pinned or not."""
+    assert [line for line in lock_target() if "pip install" in line or "venv" in line] == []
+    assert lock_target()[0].startswith("$(VENV)/bin/pip-compile --quiet --generate-hashes")
+    entries = locked()
+    assert pins()["pip-tools"] == entries["pip-tools"][0] == "7.6.2"
+    for tool in ("pip-tools", "build", "click", "pip", "pyproject-hooks", "setuptools", "wheel"):
+        assert entries[tool][1], f"{tool} is not locked with hashes"
