@@ -442,7 +442,7 @@ class _Runner:
         """The executor's failure ``error`` stands for (``None``: not the executor's)."""
         name, timeout = self.executor_name, self.result_timeout_s
         option = "--executor" if name.startswith(("dask://", "tls://")) else "--workers"
-        kind = f"{type(error).__name__}: {error}"
+        kind = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
         if isinstance(error, TimeoutError):
             return ExecutorFailed(
                 option,

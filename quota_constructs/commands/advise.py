@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -571,11 +572,33 @@ def _executor(
         if problems:
             raise QuotaConfigError(problems)
         connect_s = min(CONNECT_TIMEOUT_S, result_timeout_s)
-        manager = cluster_executor(url, timeout_s=connect_s, trust_cluster=trust_cluster)
+        manager = _quiet_dask(
+            cluster_executor(url, timeout_s=connect_s, trust_cluster=trust_cluster)
+        )
         return SearchPool(manager, url, result_timeout_s)
     count = workers or os.cpu_count() or 1
     name = f"the local process pool ({count} worker{'s' if count > 1 else ''})"
     return SearchPool(_process_pool(count), name, result_timeout_s)
+
+
+DASK_LOGGERS = ("distributed", "tornado")
+"""Loggers silenced during a search on a cluster: a lost scheduler or worker is the command's
+one ``error:`` line (exit 69), not Dask's reconnection warnings and tracebacks as well."""
+
+
+@contextmanager
+def _quiet_dask(manager: AbstractContextManager[Executor]) -> Iterator[Executor]:
+    """``manager`` with Dask's own log lines silenced while it runs (levels restored after)."""
+    loggers = [logging.getLogger(name) for name in DASK_LOGGERS]
+    levels = [logger.level for logger in loggers]
+    for logger in loggers:
+        logger.setLevel(logging.CRITICAL + 1)
+    try:
+        with manager as executor:
+            yield executor
+    finally:
+        for logger, level in zip(loggers, levels, strict=True):
+            logger.setLevel(level)
 
 
 @contextmanager

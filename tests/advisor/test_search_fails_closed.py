@@ -15,9 +15,16 @@ from collections.abc import Iterator
 import pytest
 from typer.testing import CliRunner
 
-from quota_constructs.advisor.optimize import executor_problems
+from quota_constructs.advisor.optimize import (
+    ExecutorFailed,
+    SearchOptions,
+    cluster_executor,
+    executor_problems,
+    optimize,
+)
+from quota_constructs.advisor.profiles import load_teams
 from quota_constructs.commands import app
-from quota_constructs.commands._common import ExitCode
+from quota_constructs.commands._common import ExitCode, Failure, failure_of
 from tests.advisor.helpers import TEAMS_FILE
 
 SEARCH = ("recommend", str(TEAMS_FILE), "--optimize", "--days", "1", "--workloads", "2", "--json")
@@ -118,6 +125,37 @@ def test_a_dead_cluster_is_one_error_not_a_hang() -> None:
     line = one_error_line(err)
     assert f"--executor: could not reach the Dask scheduler at {url} in 2 s" in line
     assert "fix: start the scheduler" in line
+
+
+def test_a_scheduler_that_dies_mid_search_is_an_executor_failure() -> None:
+    distributed = pytest.importorskip("distributed", reason="pip install '.[dask]'")
+    cluster = distributed.LocalCluster(
+        n_workers=1, processes=False, protocol="tcp", host="127.0.0.1", dashboard_address=None
+    )
+    url = "dask://" + cluster.scheduler_address.removeprefix("tcp://")
+
+    def stop_the_cluster_after_the_first_result(done: int, total: int) -> None:
+        if done == 1:
+            cluster.close()
+
+    with pytest.raises(ExecutorFailed) as failed, cluster_executor(url, timeout_s=5) as executor:
+        optimize(
+            load_teams(TEAMS_FILE),
+            options=SearchOptions(days=7, seeds=(0, 1, 2)),  # results still pending at the close
+            executor=executor,
+            progress=stop_the_cluster_after_the_first_result,
+            executor_name=url,
+            result_timeout_s=5,
+        )
+    text = str(failed.value)  # the tasks cancelled with the lost scheduler, or none in time
+    assert text.startswith(
+        (
+            f"--executor: {url} lost the search's tasks (",
+            f"--executor: no candidate result from {url}",
+        )
+    )
+    assert "; fix: check" in text
+    assert failure_of(failed.value) == Failure((str(failed.value),), ExitCode.UNAVAILABLE)
 
 
 def kill_the_first_worker(stop: threading.Event) -> None:
