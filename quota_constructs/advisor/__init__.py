@@ -11,7 +11,13 @@ utilisation per share; ``targets`` judges every team on each target (implicit on
 
 from __future__ import annotations
 
-from quota_constructs.advisor.optimize import Evaluation, SearchOptions, SearchResult, optimize
+from quota_constructs.advisor.optimize import (
+    Evaluation,
+    ExecutorFailed,
+    SearchOptions,
+    SearchResult,
+    optimize,
+)
 from quota_constructs.advisor.profiles import (
     DEFAULT_JOB_MINUTES,
     JobMinutes,
@@ -43,6 +49,7 @@ __all__ = [
     "DEFAULT_JOB_MINUTES",
     "Advice",
     "Evaluation",
+    "ExecutorFailed",
     "GeneratorOptions",
     "JobMinutes",
     "SearchOptions",
