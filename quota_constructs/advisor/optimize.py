@@ -373,8 +373,20 @@ class ExecutorFailed(RuntimeError):
         self.option = option
 
 
+DASK_PACKAGES = ("distributed", "dask", "tornado")
+
+
 def _is_dask_error(error: BaseException) -> bool:
-    return type(error).__module__.split(".", 1)[0] in ("distributed", "dask", "tornado")
+    """Whether Dask raised ``error`` itself (its type, or the frame it was raised in, is Dask's),
+    not the candidate it ran: a lost scheduler can surface as a bare ``ValueError`` raised inside
+    ``distributed.cfexecutor``."""
+    if type(error).__module__.split(".", 1)[0] in DASK_PACKAGES:
+        return True
+    innermost = error.__traceback__
+    while innermost is not None and innermost.tb_next is not None:
+        innermost = innermost.tb_next
+    module = innermost.tb_frame.f_globals.get("__name__", "") if innermost else ""
+    return str(module).split(".", 1)[0] in DASK_PACKAGES
 
 
 class _Runner:
@@ -467,8 +479,9 @@ class _Runner:
         if _is_dask_error(error):
             return ExecutorFailed(
                 option,
-                f"{name} failed the search's tasks ({kind}): its workers died while running "
-                "them; fix: check the workers' logs and memory, then run again",
+                f"{name} failed the search's tasks ({kind}): its scheduler or workers failed "
+                "while running them; fix: check that the Dask scheduler is running and "
+                "reachable, and the workers' logs and memory, then run again",
             )
         return None
 
