@@ -92,33 +92,37 @@ class RequestGuard:
         self._check_content_type(request)
 
     def _check_content_type(self, request: Request) -> None:
-        if request.method not in BODY_METHODS:
-            return
-        content_type = request.headers.get("Content-Type", "")
-        media_type = content_type.partition(";")[0].strip().lower()
-        if media_type in AWS_CONTENT_TYPES or (not media_type and not request.get_data()):
-            return
-        raise ApiError(
-            UNSUPPORTED_MEDIA_TYPE,
-            f"Content-Type: {bounded_repr(content_type)} is not a type AWS protocols send; "
-            f"send the body as one of {', '.join(sorted(AWS_CONTENT_TYPES))}",
-            415,
-        )
+        content_type = _refused_content_type(request, AWS_CONTENT_TYPES)
+        if content_type is not None:
+            raise ApiError(
+                UNSUPPORTED_MEDIA_TYPE,
+                f"Content-Type: {bounded_repr(content_type)} is not a type AWS protocols send; "
+                f"send the body as one of {', '.join(sorted(AWS_CONTENT_TYPES))}",
+                415,
+            )
+
+
+def _refused_content_type(request: Request, allowed: frozenset[str]) -> str | None:
+    """The request's ``Content-Type`` when it carries a body of a media type not in
+    ``allowed`` (parameters such as ``; charset=utf-8`` aside); ``None`` when it is allowed."""
+    if request.method not in BODY_METHODS:
+        return None
+    content_type = request.headers.get("Content-Type", "")
+    media_type = content_type.partition(";")[0].strip().lower()
+    if media_type in allowed or (not media_type and not request.get_data()):
+        return None
+    return content_type
 
 
 def check_protocol_content_type(request: Request, protocol: str) -> None:
     """Refuse a body whose media type the operation's protocol never sends (a form posted to a
     Batch path, JSON 1.1 to a REST path): only AWS clients' requests reach an operation."""
-    if request.method not in BODY_METHODS:
-        return
-    content_type = request.headers.get("Content-Type", "")
-    media_type = content_type.partition(";")[0].strip().lower()
     expected = PROTOCOL_CONTENT_TYPES[protocol]
-    if media_type in expected or (not media_type and not request.get_data()):
-        return
-    raise ApiError(
-        UNSUPPORTED_MEDIA_TYPE,
-        f"Content-Type: {bounded_repr(content_type)} is not what this operation's protocol "
-        f"({protocol}) sends; send the body as {' or '.join(sorted(expected))}",
-        415,
-    )
+    content_type = _refused_content_type(request, expected)
+    if content_type is not None:
+        raise ApiError(
+            UNSUPPORTED_MEDIA_TYPE,
+            f"Content-Type: {bounded_repr(content_type)} is not what this operation's protocol "
+            f"({protocol}) sends; send the body as {' or '.join(sorted(expected))}",
+            415,
+        )
