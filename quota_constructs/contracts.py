@@ -122,3 +122,9 @@ NOTIFICATION_TOPIC_OUTPUT = "NotificationTopicArn"
 notifications, for subscribers outside the organisation file (e.g. an SQS queue's policy)."""
 DASHBOARD_OUTPUT = "DashboardName"
 """Stack output (no SSM parameter): the name of the organisation's CloudWatch dashboard."""
+
+
+PRICE_CACHE_VARIABLE = "QUOTA_PRICE_CACHE"
+"""Environment variable naming the directory of the runtime's price cache when set (the
+emulator's pytest sandbox points it at an empty directory, so a test never reads prices the
+user's machine fetched from AWS)."""

@@ -23,6 +23,7 @@ import boto3
 from botocore.config import Config
 
 from quota_constructs.config import SEED_DEMO as SEED_DEMO  # re-exported: the default organisation
+from quota_constructs.contracts import PRICE_CACHE_VARIABLE
 from quota_constructs.local.emulator import Emulator
 from quota_constructs.local.faults import FaultPlan
 from quota_constructs.local.handlers.submit_request import PayloadValidation, PlanOwnership
@@ -185,7 +186,8 @@ class EmulatorServer:
         Price List API refused with a message naming ``--prices FILE``), ``AWS_REGION``,
         ``AWS_SHARED_CREDENTIALS_FILE`` and ``AWS_CONFIG_FILE`` pointed at empty files written
         in ``files_dir`` (no profile, no SSO or role of the user's), and
-        ``AWS_EC2_METADATA_DISABLED`` (no instance credentials).
+        ``AWS_EC2_METADATA_DISABLED`` (no instance credentials), and the price cache in
+        ``files_dir`` (``QUOTA_PRICE_CACHE``: no price the user's machine fetched is read).
         """
         files_dir.mkdir(parents=True, exist_ok=True)
         credentials, config = files_dir / "credentials", files_dir / "config"
@@ -199,6 +201,7 @@ class EmulatorServer:
             "AWS_SHARED_CREDENTIALS_FILE": str(credentials),
             "AWS_CONFIG_FILE": str(config),
             "AWS_EC2_METADATA_DISABLED": "true",
+            PRICE_CACHE_VARIABLE: str(files_dir / "price-cache"),
         }
 
     @property

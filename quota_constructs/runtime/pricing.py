@@ -18,6 +18,7 @@ from typing import Any
 
 import boto3
 
+from quota_constructs.contracts import PRICE_CACHE_VARIABLE
 from quota_constructs.model import Problem
 from quota_constructs.model.cost import MissingPrice, Price
 
@@ -29,7 +30,10 @@ SOURCE = "Price List API"
 
 
 def cache_dir() -> Path:
-    """``$XDG_CACHE_HOME/quota`` (default ``~/.cache/quota``)."""
+    """``$QUOTA_PRICE_CACHE`` when set, else ``$XDG_CACHE_HOME/quota`` (default
+    ``~/.cache/quota``)."""
+    if own := os.environ.get(PRICE_CACHE_VARIABLE, "").strip():
+        return Path(own)
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "quota"
 

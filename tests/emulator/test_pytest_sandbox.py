@@ -54,6 +54,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import boto3
@@ -126,6 +127,11 @@ WORKLOAD = (
 def test_6_under_quota_report_without_prices_is_refused_not_sent_to_aws(emulator, tmp_path):
     (tmp_path / "org.yaml").write_text(ORG)
     (tmp_path / "w.csv").write_text(WORKLOAD)
+    users_cache = tmp_path / "cache" / "quota"  # prices the user's machine fetched from AWS
+    users_cache.mkdir(parents=True)
+    (users_cache / "sagemaker-training-prices-us-east-1.json").write_text(
+        json.dumps({{"ml.g5.xlarge": {{"usd": 1.41, "fetched": time.time()}}}})
+    )
     env = {{**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}}
     done = subprocess.run(
         [sys.executable, "-m", "quota_constructs.commands", "report",
