@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
+from typer.testing import CliRunner, Result
 
 from quota_constructs.advisor.profiles import load_teams
 from quota_constructs.advisor.simulate import simulated_jobs
@@ -141,19 +141,14 @@ def test_the_research_teams_with_a_plan_match_their_simulated_attempts(tmp_path:
     )
 
 
+def csv_report(files: dict[str, Path]) -> Result:
+    """``quota report ORG --workload W --prices P --csv`` on the fixture's files."""
+    args = ["report", str(files["org"]), "--workload", str(files["w"]), "--prices"]
+    return runner.invoke(app, [*args, str(files["p"]), "--csv"])
+
+
 def test_csv_has_the_share_rows_for_finance(files: dict[str, Path]) -> None:
-    result = runner.invoke(
-        app,
-        [
-            "report",
-            str(files["org"]),
-            "--workload",
-            str(files["w"]),
-            "--prices",
-            str(files["p"]),
-            "--csv",
-        ],
-    )
+    result = csv_report(files)
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
     assert lines[0] == (
@@ -288,18 +283,7 @@ def test_csv_cells_a_spreadsheet_would_run_are_quoted(files: dict[str, Path]) ->
     name = "-calc"
     for key in ("org", "w"):
         files[key].write_text(files[key].read_text().replace("vision", name), encoding="utf-8")
-    result = runner.invoke(
-        app,
-        [
-            "report",
-            str(files["org"]),
-            "--workload",
-            str(files["w"]),
-            "--prices",
-            str(files["p"]),
-            "--csv",
-        ],
-    )
+    result = csv_report(files)
     assert result.exit_code == 0, result.output
     rows = result.stdout.splitlines()[1:]
     assert f"'{name},ml.g5.xlarge,3.0,0.0,0.0,0.0,0.0,4.23,4.23" in rows

@@ -117,7 +117,7 @@ MONDAY_NOON = datetime(2026, 12, 7, 12, tzinfo=UTC)
 
 
 @pytest.mark.parametrize("start", [SATURDAY_NOON, MONDAY_NOON], ids=["saturday", "monday"])
-def test_diff_and_plan_read_the_calendars_at_the_emulator_s_clock(
+def test_diff_plan_and_status_read_the_calendars_at_the_emulator_s_clock(
     tmp_path: Path, start: datetime
 ) -> None:
     """Whatever day the machine's clock says: one of the two cases is on another day."""
@@ -126,21 +126,13 @@ def test_diff_and_plan_read_the_calendars_at_the_emulator_s_clock(
     with EmulatorServer(org_files=[path], start_epoch=start.timestamp()) as emu:
         diff = quota(f"quota org diff {path} --json", emu)
         plan = quota(f"quota org plan {path} --json", emu)
+        status = quota(f"quota status --organisation cal-demo --org-file {path} --json", emu)
+    in_force = "RESERVE" if _weekend(start) else "LEND"
     assert diff.exit_code == 0, diff.output
     (calendar,) = json.loads(diff.stdout)["calendars"]
-    assert calendar["inForce"]["strategy"] == ("RESERVE" if _weekend(start) else "LEND")
+    assert calendar["inForce"]["strategy"] == in_force
     assert plan.exit_code == 0, plan.output
     assert json.loads(plan.stdout)["changes"] == []
-
-
-@pytest.mark.parametrize("start", [SATURDAY_NOON, MONDAY_NOON], ids=["saturday", "monday"])
-def test_status_reads_the_calendars_at_the_emulator_s_clock(
-    tmp_path: Path, start: datetime
-) -> None:
-    path = tmp_path / "cal-demo.yaml"
-    path.write_text(ORG, encoding="utf-8")
-    with EmulatorServer(org_files=[path], start_epoch=start.timestamp()) as emu:
-        result = quota(f"quota status --organisation cal-demo --org-file {path} --json", emu)
-    assert result.exit_code == 0, result.output
-    (row,) = json.loads(result.stdout)["calendars"]
-    assert row["inForce"]["strategy"] == ("RESERVE" if _weekend(start) else "LEND")
+    assert status.exit_code == 0, status.output
+    (row,) = json.loads(status.stdout)["calendars"]
+    assert row["inForce"]["strategy"] == in_force
