@@ -398,17 +398,17 @@ def _sweep(
     start_s: float,
     end_s: float,
     calendar_offset_s: float = 0.0,
+    calendar_edges: Sequence[float] = (),
 ) -> _TypeSweep:
+    """``itype``'s usage swept from change to change; ``calendar_edges``: the calendars'
+    changes in the attempts' time (the same for every type, found once by the caller)."""
     plans = org.plans_of(itype)
     sweep = _TypeSweep(org, itype, rows, plans, calendar_offset_s)
     changes: dict[float, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     for a in attempts:
         changes[a.start_s][a.share] += a.instance_count
         changes[a.stop_s][a.share] -= a.instance_count
-    edges = _plan_edges(plans, start_s, end_s) + _calendar_edges(
-        org, start_s, end_s, calendar_offset_s
-    )
-    for edge in (start_s, end_s, *edges):
+    for edge in (start_s, end_s, *_plan_edges(plans, start_s, end_s), *calendar_edges):
         changes.setdefault(edge, defaultdict(int))
     usage: dict[str, int] = defaultdict(int)
     times = sorted(changes)
@@ -449,6 +449,7 @@ def cost_report(
         price_of(prices, itype)
     rows: dict[tuple[str, str], ShareCost] = {}
     plans, series, fixed_extra = [], {}, 0.0
+    calendar_edges = _calendar_edges(org, start_s, end_s, calendar_offset_s)
     for itype in types:
         names = [s.name for s in org.queue.shares] + sorted(
             {a.share for a in kept if a.instance_type == itype} - {s.name for s in org.queue.shares}
@@ -457,7 +458,9 @@ def cost_report(
         of_type = [a for a in kept if a.instance_type == itype]
         for a in of_type:
             by_share[a.share].lost += a.lost_instance_hours
-        sweep = _sweep(org, itype, of_type, by_share, start_s, end_s, calendar_offset_s)
+        sweep = _sweep(
+            org, itype, of_type, by_share, start_s, end_s, calendar_offset_s, calendar_edges
+        )
         price = prices[itype]
         type_plans = [_plan_cost(p, sweep, price, start_s, end_s) for p in org.plans_of(itype)]
         plans += [p for p in type_plans if p.reserved]
