@@ -35,7 +35,7 @@ from quota_constructs.advisor.simulate import (
     compare,
     simulate,
 )
-from quota_constructs.advisor.sizing import Sizing, capacity_needed
+from quota_constructs.advisor.sizing import Sizing, capacities_needed
 from quota_constructs.advisor.targets import TargetCheck, TeamFigures, check_targets
 from quota_constructs.advisor.workload import (
     GeneratorOptions,
@@ -65,7 +65,7 @@ __all__ = [
     "TeamProfile",
     "TeamsFile",
     "WorkloadJob",
-    "capacity_needed",
+    "capacities_needed",
     "check_targets",
     "compare",
     "generate_workload",

@@ -12,17 +12,20 @@ The search space is what each profile allows (its wishes are constraints, never 
   limits that allow the same instances are one candidate, and one that allows none is dropped
   unless there is nothing to borrow.
 
-Every candidate runs on the same seeded workloads; waits are pooled over them. A candidate is
-*eligible* when it meets every target the rule-based recommendation meets; the best eligible one
-has the fewest missed targets, then the smallest relative excess over missed targets, then the
-shortest mean wait of all jobs, then the least lost work, then the fewest changes from the
-rule-based settings. When the allowed space has at most ``max_candidates`` configurations all are
-run; otherwise a coordinate search from the rule-based one runs rounds of single-team changes
-until none improves or ``max_candidates`` have run.
+Every candidate runs on the same seeded weeks (:data:`~.targets.DEFAULT_WEEKS` by default), and
+its targets are judged week by week as ``--simulate`` judges them (:mod:`.targets`). A candidate
+is *eligible* when it meets every target the rule-based recommendation meets; the best eligible
+one has the fewest missed targets, then the fewest weeks in which a target is missed, then the
+smallest relative excess of the median week over missed targets, then the shortest mean wait of
+all jobs, then the least lost work, then the fewest changes from the rule-based settings. When
+the allowed space has at most ``max_candidates`` configurations all are run; otherwise a
+coordinate search from the rule-based one runs rounds of single-team changes until none
+improves or ``max_candidates`` have run.
 
-Candidates run through a :class:`concurrent.futures.Executor` (default: a process pool with one
-worker per core); pass your own, or :func:`cluster_executor` for a running Dask cluster
-(``dask://HOST:PORT``, the optional extra ``pip install '.[dask]'``). Candidates are
+Each (candidate, week) pair is one task of a :class:`concurrent.futures.Executor` (default: a
+process pool with one worker per core), so the weeks are spread as well as the candidates;
+pass your own, or :func:`cluster_executor` for a running Dask cluster (``dask://HOST:PORT``, the
+optional extra ``pip install '.[dask]'``). Candidates are
 deterministic: every executor gives the same results.
 
 A cluster is trusted with the operator's machine: each candidate's result is unpickled here, so
@@ -53,8 +56,9 @@ from quota_constructs.advisor.recommend import (
     recommend,
 )
 from quota_constructs.advisor.simulate import SimulationOptions, simulate
-from quota_constructs.advisor.sizing import Sizing, capacity_needed
+from quota_constructs.advisor.sizing import Sizing, capacities_needed
 from quota_constructs.advisor.targets import (
+    DEFAULT_WEEKS,
     FINISH_WITHIN_DEADLINE,
     NOT_CHECKED,
     START_WITHIN_PERIOD,
@@ -62,8 +66,9 @@ from quota_constructs.advisor.targets import (
     TeamFigures,
     check_targets,
     figure_text,
-    pool_figures,
+    mean_figures,
     requirement_text,
+    team_figures,
 )
 from quota_constructs.advisor.workload import (
     GeneratorOptions,
@@ -78,6 +83,7 @@ from quota_constructs.model import (
     Problem,
     QuotaConfigError,
     QuotaShareSpec,
+    ShareCalendar,
     SharingStrategy,
 )
 
@@ -87,9 +93,10 @@ Setting = tuple[SharingStrategy, int | None, bool]
 
 @dataclass(frozen=True)
 class SearchOptions:
-    """How the search runs. Defaults: 3 seeded workloads of 7 days, at most 64 candidates."""
+    """How the search runs. Defaults: :data:`DEFAULT_WEEKS` seeded weeks of 7 days, at most 64
+    candidates."""
 
-    seeds: tuple[int, ...] = (0, 1, 2)
+    seeds: tuple[int, ...] = tuple(range(DEFAULT_WEEKS))
     days: int = 7
     borrow_levels: tuple[float, ...] = (0.25, 0.5, 0.75, 1.0)
     """Fractions of the reachable borrow limit tried for each borrowing team."""
@@ -102,11 +109,11 @@ class SearchOptions:
         """Field, value and fix for each unusable option."""
         problems = []
         if not self.seeds:
-            problems.append(Problem("seeds", self.seeds, "needs at least one seed", "e.g. 0 1 2"))
+            problems.append(Problem("seeds", self.seeds, "needs at least one week", "e.g. 10"))
         if len(self.seeds) > MAX_SEARCH_WORKLOADS:
             problems.append(
                 Problem(
-                    "seeds", len(self.seeds), f"at most {MAX_SEARCH_WORKLOADS} workloads", "e.g. 3"
+                    "seeds", len(self.seeds), f"at most {MAX_SEARCH_WORKLOADS} weeks", "e.g. 10"
                 )
             )
         if self.days < 1:
@@ -140,14 +147,17 @@ class SearchOptions:
 
 @dataclass(frozen=True)
 class Evaluation:
-    """One configuration's figures over every workload, and its targets checked."""
+    """One configuration's figures over every week, and its targets judged on them."""
 
     settings: tuple[Setting, ...]
     organisation: Organisation
     teams: tuple[TeamFigures, ...]
+    """Over the weeks: waits pooled, instance-hours the mean per week (:func:`mean_figures`)."""
     utilisation: float
-    """Mean over the workloads."""
+    """Mean over the weeks."""
     checks: tuple[TargetCheck, ...]
+    weeks: tuple[tuple[TeamFigures, ...], ...] = ()
+    """Each week's figures (what the checks judge)."""
 
     def team(self, name: str) -> TeamFigures:
         return next(t for t in self.teams if t.team == name)
@@ -327,25 +337,28 @@ def _spec_value(value: Any) -> Any:
 
 
 def evaluate(
-    queue: PlainQueue, workloads: Sequence[Sequence[WorkloadJob]], options: SimulationOptions
+    queue: PlainQueue,
+    jobs: Sequence[WorkloadJob],
+    options: SimulationOptions,
+    calendars: tuple[tuple[str, ShareCalendar], ...] = (),
 ) -> tuple[tuple[TeamFigures, ...], float]:
-    """Simulate ``queue`` on every workload; per-team figures pooled, mean utilisation.
+    """Simulate ``queue`` (with the shares' ``calendars``, as ``--simulate`` runs them) on one
+    week's ``jobs``: each team's figures and the utilisation.
 
     A module-level function of plain arguments, so that process pools and Dask can ship it.
     """
-    org = _organisation(queue)
+    org = replace(_organisation(queue), calendars=dict(calendars))
     # the all-RESERVE baseline is not reported by the search: skip its second run
-    results = [simulate(org, jobs, options=options, baseline=math.nan) for jobs in workloads]
-    utilisation = sum(r.utilisation for r in results) / len(results)
-    figures = pool_figures(results)
-    return figures, utilisation
+    result = simulate(org, jobs, options=options, baseline=math.nan)
+    return team_figures(result), result.utilisation
 
 
 def _rank(e: Evaluation, rule: tuple[Setting, ...]) -> tuple[float, ...]:
     changes = sum(a != b for a, b in zip(e.settings, rule, strict=True))
     lost = sum(t.lost_instance_hours for t in e.teams)
     excess = sum(c.excess for c in e.missed)
-    return (len(e.missed), excess, round(e.mean_wait_s, 6), round(lost, 6), changes)
+    shortfall = sum(c.shortfall for c in e.checks)
+    return (len(e.missed), shortfall, excess, round(e.mean_wait_s, 6), round(lost, 6), changes)
 
 
 def _eligible(e: Evaluation, rule: Evaluation) -> bool:
@@ -421,9 +434,16 @@ class _Runner:
         orgs = [organisation_for(self.rule, s) for s in todo]
         try:
             futures = [
-                self.executor.submit(
-                    evaluate, plain_queue(org.queue), self.workloads, self.options.simulation
-                )
+                [
+                    self.executor.submit(
+                        evaluate,
+                        plain_queue(org.queue),
+                        jobs,
+                        self.options.simulation,
+                        tuple(org.calendars.items()),
+                    )
+                    for jobs in self.workloads
+                ]
                 for org in orgs
             ]
         except Exception as error:
@@ -431,13 +451,23 @@ class _Runner:
             if failed is None:
                 raise
             raise failed from None
-        for settings, org, future in zip(todo, orgs, futures, strict=True):
-            figures, utilisation = self._result(future)
-            checks = check_targets(self.teams, figures, days=self.options.days)
-            self.done[settings] = Evaluation(settings, org, figures, utilisation, checks)
+        for settings, org, weekly in zip(todo, orgs, futures, strict=True):
+            self.done[settings] = self._evaluation(settings, org, [self._result(f) for f in weekly])
             if self.progress is not None:
                 self.progress(len(self.done), max(self.total, len(self.done)))
         return [self.done[s] for s in wanted if s in self.done]
+
+    def _evaluation(
+        self,
+        settings: tuple[Setting, ...],
+        org: Organisation,
+        results: Sequence[tuple[tuple[TeamFigures, ...], float]],
+    ) -> Evaluation:
+        """One configuration's evaluation from its weeks' results (in week order)."""
+        weeks = tuple(figures for figures, _ in results)
+        utilisation = math.fsum(u for _, u in results) / len(results)
+        checks = check_targets(self.teams, weeks, days=self.options.days)
+        return Evaluation(settings, org, mean_figures(weeks), utilisation, checks, weeks)
 
     def _result(self, future: Future[Any]) -> Any:
         """``future``'s result within the time-out; a dead worker, pool or cluster, or no result
@@ -643,7 +673,7 @@ def _search(
     evaluations = tuple(runner.done.values())
     best = _best(evaluations, rule)
     what_ifs = _what_ifs(runner, teams, best)
-    sizings = tuple(_sizings(teams, best, workloads, options))
+    sizings = _sizings(teams, best, workloads, options)
     best = replace(best, organisation=_described(best, rule, teams, len(workloads), options))
     return SearchResult(
         advice=advice,
@@ -671,23 +701,18 @@ def _sizings(
     best: Evaluation,
     workloads: Sequence[Sequence[WorkloadJob]],
     options: SearchOptions,
-) -> Iterator[Sizing]:
-    """The capacity each team missing a target under ``best`` would need (same workloads)."""
-    for team in teams.teams:
-        missed = [c for c in best.missed if c.team == team.name]
-        sizing = None
-        if missed:
-            sizing = capacity_needed(
-                best.organisation,
-                teams,
-                team.name,
-                workloads,
-                options=options.simulation,
-                days=options.days,
-                missed=missed,
-            )
-        if sizing is not None:
-            yield sizing
+) -> tuple[Sizing, ...]:
+    """The capacities the teams missing a target under ``best`` would need, sized jointly on
+    the same weeks (``best``'s own weeks reused)."""
+    return capacities_needed(
+        best.organisation,
+        teams,
+        workloads,
+        options=options.simulation,
+        days=options.days,
+        checks=best.checks,
+        weeks=best.weeks,
+    )
 
 
 DASK_SCHEME = "dask://"

@@ -79,6 +79,8 @@ class Advice:
 
     organisation: Organisation
     teams: tuple[TeamAdvice, ...]
+    warnings: tuple[str, ...] = ()
+    """The organisation's own: an instance type its teams' total demand overloads."""
 
     def to_yaml(self) -> str:
         """The organisation file (passes ``quota org validate``), rationale in descriptions."""
@@ -179,9 +181,10 @@ def _warnings(
     queue: JobQueueSpec,
     prices: Mapping[str, float],
     options: GeneratorOptions,
-    demand: float,
+    load: Load,
 ) -> list[str]:
     share = queue.share(team.name)
+    demand = math.fsum(load.demand[team.name].values())
     warnings: list[str] = []
     if team.needs_burst and not share.strategy.borrows:
         warnings.append(
@@ -192,7 +195,7 @@ def _warnings(
     if share.strategy.borrows:
         warnings += _borrow_warnings(team, share, queue)
     warnings += _schedule_warning(team, team_startup_s(team, options.startup_s) / 60)
-    warnings += _overload_warning(team, share, queue, demand)
+    warnings += _overload_warning(team, load)
     if not share.strategy.lends:
         warnings += _idle_warning(team, prices, demand)
     return warnings
@@ -269,41 +272,121 @@ def _schedule_warning(team: TeamProfile, startup_min: float) -> list[str]:
     ]
 
 
-def _overload_warning(
-    team: TeamProfile, share: QuotaShareSpec, queue: JobQueueSpec, demand: float
-) -> list[str]:
-    """Expected demand beyond the team's own capacity plus the most it can borrow."""
-    own = sum(team.capacity.values()) * HOURS_PER_WEEK
-    borrow = sum(
-        (queue.max_usable(share.name, t) - share.limit(t)) * HOURS_PER_WEEK for t in share.capacity
-    )
-    if demand <= own + borrow:
-        return []
-    caps = ", ".join(f"{n} x {t}" for t, n in team.capacity.items())
-    return [
-        f"overloaded: its jobs need about {demand:,.0f} instance-hours a week (the generated "
-        f"workload, start-up included) but it has {own:,.0f} of its own ({caps}) plus at most "
-        f"{borrow:,.0f} it can borrow: its queue grows all week; add capacity "
-        "(--simulate or --optimize find how much: capacityNeeded)"
-    ]
+@dataclass(frozen=True)
+class Load:
+    """Instance-hours a week per team and type: what the jobs hold, against the capacity."""
+
+    demand: Mapping[str, Mapping[str, float]]
+    """Per team and type, instance-hours a week its jobs hold (run plus start-up)."""
+    queue: JobQueueSpec
+
+    def own(self, team: str, itype: str) -> float:
+        return self.queue.share(team).limit(itype) * HOURS_PER_WEEK
+
+    def needs(self, team: str, itype: str) -> float:
+        return self.demand.get(team, {}).get(itype, 0.0)
+
+    def idle(self, itype: str, excluding: str) -> float:
+        """What the other lending shares leave idle of ``itype`` in a week (what can be
+        borrowed at all)."""
+        return math.fsum(
+            max(self.own(s.name, itype) - self.needs(s.name, itype), 0.0)
+            for s in self.queue.shares
+            if s.name != excluding and s.strategy.lends and itype in s.capacity
+        )
+
+    def excess(self, team: str, itype: str) -> float:
+        return max(self.needs(team, itype) - self.own(team, itype), 0.0)
+
+    def borrowable(self, team: str, itype: str) -> float:
+        """What ``team`` can borrow of ``itype`` in a week: within its borrow cap, and its part
+        of what the lenders leave idle, shared among the teams that need more than their own
+        in proportion to that need (so the parts add up to what is idle)."""
+        share = self.queue.share(team)
+        if not share.strategy.borrows:
+            return 0.0
+        cap = (self.queue.max_usable(team, itype) - share.limit(itype)) * HOURS_PER_WEEK
+        rivals = [s.name for s in self.queue.shares if s.strategy.borrows and itype in s.capacity]
+        wanted = math.fsum(self.excess(name, itype) for name in rivals)
+        part = self.idle(itype, team) * self.excess(team, itype) / wanted if wanted else 0.0
+        return min(cap, part)
+
+    def totals(self, itype: str) -> tuple[float, float]:
+        """(demand, capacity) of the whole organisation for ``itype``, a week."""
+        demand = math.fsum(d.get(itype, 0.0) for d in self.demand.values())
+        capacity = self.queue.service_environment_capacity().get(itype, 0) * HOURS_PER_WEEK
+        return demand, capacity
+
+
+def _overload_warning(team: TeamProfile, load: Load) -> list[str]:
+    """The types whose weekly demand exceeds the team's own capacity plus what it can really
+    borrow (its part of what the others leave idle, :meth:`Load.borrowable`)."""
+    warnings = []
+    for itype, count in team.capacity.items():
+        need, own = load.needs(team.name, itype), load.own(team.name, itype)
+        borrow = load.borrowable(team.name, itype)
+        if need <= own + borrow + 1e-9:
+            continue
+        demand, capacity = load.totals(itype)
+        where = (
+            f"; the organisation as a whole needs {demand:,.0f} of its {capacity:,.0f} "
+            f"{itype} instance-hours ({demand / capacity:.2f}x), so borrowing cannot cover it"
+            if demand > capacity
+            else ""
+        )
+        warnings.append(
+            f"overloaded: its jobs need about {need:,.0f} {itype} instance-hours a week (the "
+            f"generated workload, start-up included) but it has {own:,.0f} of its own "
+            f"({count} x {itype}) plus about {borrow:,.0f} it can borrow of what the others "
+            f"leave idle{where}: its queue grows all week; add capacity (--simulate or "
+            "--optimize find how much: capacityNeeded)"
+        )
+    return warnings
+
+
+def organisation_warnings(load: Load) -> list[str]:
+    """One line per instance type whose total weekly demand exceeds the organisation's
+    capacity, naming every team that needs more than its own."""
+    warnings = []
+    for itype in sorted(load.queue.service_environment_capacity()):
+        demand, capacity = load.totals(itype)
+        if demand <= capacity:
+            continue
+        over = [
+            f"{s.name} ({load.needs(s.name, itype):,.0f} of {load.own(s.name, itype):,.0f})"
+            for s in load.queue.shares
+            if load.excess(s.name, itype) > 0
+        ]
+        warnings.append(
+            f"organisation overloaded on {itype}: its teams' jobs need about {demand:,.0f} "
+            f"instance-hours a week, it has {capacity:,.0f} ({demand / capacity:.2f}x); "
+            f"teams needing more than their own: {', '.join(over)}; add capacity "
+            "(--simulate sizes every team jointly: capacityNeeded)"
+        )
+    return warnings
 
 
 def weekly_demand(
     teams: TeamsFile, workloads: Sequence[Sequence[WorkloadJob]], days: int, phase_s: float
-) -> dict[str, float]:
-    """Instance-hours a week each team's jobs hold (run plus start-up phase): the mean over
-    ``workloads`` of ``days`` days each, scaled from the team's active days in that window to
-    its active days in a week (0 for a team with no active day in the window)."""
-    held = dict.fromkeys((t.name for t in teams.teams), 0.0)
+) -> dict[str, dict[str, float]]:
+    """Instance-hours a week each team's jobs hold per type (run plus start-up phase): the
+    mean over ``workloads`` of ``days`` days each, scaled from the team's active days in that
+    window to its active days in a week (0 for a team with no active day in the window)."""
+    held: dict[str, dict[str, float]] = {
+        t.name: dict.fromkeys(t.capacity, 0.0) for t in teams.teams
+    }
     for jobs in workloads:
         for job in jobs:
-            held[job.share] += job.instance_count * (job.duration_s + phase_s) / 3600
+            mine = held[job.share]
+            hours = job.instance_count * (job.duration_s + phase_s) / 3600
+            mine[job.instance_type] = mine.get(job.instance_type, 0.0) + hours
     weekdays = list(ALL_DAYS)
     demand = {}
     for team in teams.teams:
         active = sum(weekdays[d % 7] in team.active_days for d in range(days))
         per_week = len(team.active_days) / active if active else 0.0
-        demand[team.name] = held[team.name] * per_week / len(workloads)
+        scale = per_week / max(len(workloads), 1)
+        demand[team.name] = {t: h * scale for t, h in held[team.name].items()}
     return demand
 
 
@@ -391,8 +474,9 @@ def recommend(
         if calendar is not None:
             calendars[spec.name] = calendar
             why.append(_calendar_reason(team, calendar))
+    load = Load(demand, queue)
     advice = tuple(
-        _advise(team, spec, why, queue, prices, options, demand[team.name])
+        _advise(team, spec, why, queue, prices, options, load)
         for team, (spec, why) in zip(teams.teams, drafts, strict=True)
     )
     org = Organisation(
@@ -401,7 +485,7 @@ def recommend(
         queue=JobQueueSpec(shares=tuple(a.share for a in advice)),
         calendars=calendars,
     ).validate(context=f"recommendation for {teams.organisation}")
-    return Advice(organisation=org, teams=advice)
+    return Advice(organisation=org, teams=advice, warnings=tuple(organisation_warnings(load)))
 
 
 def weekday_calendar(team: TeamProfile, spec: QuotaShareSpec) -> ShareCalendar | None:
@@ -444,7 +528,7 @@ def _advise(
     queue: JobQueueSpec,
     prices: Mapping[str, float],
     options: GeneratorOptions,
-    demand: float,
+    load: Load,
 ) -> TeamAdvice:
     """Final advice for one team once every share of the queue is known."""
     usable = {t: queue.max_usable(spec.name, t) for t in spec.capacity}
@@ -458,12 +542,13 @@ def _advise(
             f"borrow limit {spec.borrow_limit}% allows {allows}; max usable with borrowing "
             + ", ".join(f"{n} x {t}" for t, n in usable.items())
         )
+    demand = math.fsum(load.demand[team.name].values())
     why.append(_idle_fact(team, spec, demand))
     return TeamAdvice(
         team=team,
         share=replace(spec, description=_description(team, why)),
         rationale=tuple(why),
-        warnings=tuple(_warnings(team, queue, prices, options, demand)),
+        warnings=tuple(_warnings(team, queue, prices, options, load)),
         borrow_instances={t: usable[t] - spec.limit(t) for t in spec.capacity},
         max_usable=usable,
         demand_instance_hours=demand,

@@ -1,35 +1,48 @@
 """Reservation sizing: how many instances of each type to reserve (a SageMaker training plan).
 
 For every type a plan can reserve (the model's :data:`PLAN_INSTANCE_TYPES`) that the shares
-hold, each plan size from 0 to the shares' capacity of the type is simulated on the same
-workload: the plan backs that many instances inside its window, the rest of the capacity (and
-all of it outside the window) is on demand; in the plan's last ``plan_stop_before_end_s``
-SageMaker stops its instances (the model's ``mixed_capacity_at``). Each candidate is priced by
-the one cost model (:func:`model.cost.cost_report`) and its teams' targets are checked
-(:mod:`advisor.targets`). The cheapest candidate that misses no target all on demand (0
-reserved) meets wins, fewer instances on a tie: a target missed on demand too is the capacity's
-or the settings' (``--simulate`` sizes those), not the plan's."""
+hold, each plan size from 0 to the shares' capacity of the type is simulated on the same seeded
+weeks as every verdict (:mod:`advisor.weeks`): the plan backs that many instances inside its
+window, the rest of the capacity (and all of it outside the window) is on demand; in the plan's
+last ``plan_stop_before_end_s`` SageMaker stops its instances (the model's
+``mixed_capacity_at``). A run stopped there is not lost: it runs again on demand, submitted at
+the stop with the work its checkpoints kept, and is billed (the stopped attempt on the plan, the
+new one on demand) and judged (its end is the new run's end) as such, so no plan is excluded by
+its own end. Each week of each size is priced by the one cost model
+(:func:`model.cost.cost_report`); a size's expected total is the mean over the weeks, next to
+the worst week. Its teams' targets are judged over the weeks (:mod:`advisor.targets`); a size
+*keeps the targets* when it meets every target all on demand (0 reserved) meets. The cheapest
+size by expected total that keeps them wins, fewer instances on a tie: a target missed on
+demand too is the capacity's or the settings' (``--simulate`` sizes those), not the plan's."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from operator import attrgetter
 
 from quota_constructs.advisor.billing import attempts_from_jobs
 from quota_constructs.advisor.profiles import TeamsFile
-from quota_constructs.advisor.simulate import SIMULATION_START, SimulationOptions, simulate
+from quota_constructs.advisor.simulate import SIMULATION_START, SimulationOptions, simulated_jobs
 from quota_constructs.advisor.targets import (
     TargetCheck,
+    TeamFigures,
     check_targets,
     figure_text,
     requirement_text,
-    team_figures,
 )
 from quota_constructs.advisor.workload import WorkloadJob
-from quota_constructs.model import Organisation, Problem, QuotaConfigError, utc_text
+from quota_constructs.model import (
+    Organisation,
+    Problem,
+    QuotaConfigError,
+    plan_stop_reason,
+    utc_text,
+)
 from quota_constructs.model.cost import Price, cost_report, price_of
 from quota_constructs.model.training_plan import HOUR_S, PLAN_INSTANCE_TYPES, TrainingPlanSpec
+from quota_constructs.scheduling import Job, JobStatus
 
 EPOCH_S = SIMULATION_START.timestamp()
 """UTC epoch of simulated time 0 (plans' windows are placed from it)."""
@@ -67,10 +80,9 @@ class ReserveWindow:
 
 
 @dataclass(frozen=True)
-class Candidate:
-    """One plan size of one type: its simulated use, cost and the teams' targets."""
+class WeekCost:
+    """One plan size's use and cost in one simulated week (instance-hours, USD)."""
 
-    instances: int
     reserved_hours: float
     """Plan instance-hours inside the simulated window."""
     plan_hours: float
@@ -78,9 +90,61 @@ class Candidate:
     on_demand_hours: float
     reserved_usd: float
     on_demand_usd: float
-    all_on_demand_usd: float
-    """The same work (this candidate's attempts of the type) all at the on-demand price."""
-    missed: tuple[TargetCheck, ...]
+    reruns: int = 0
+    """Runs the plan's stop ended that ran again on demand."""
+
+    @property
+    def total_usd(self) -> float:
+        return self.reserved_usd + self.on_demand_usd
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One plan size of one type over the weeks: its use, cost and the teams' targets.
+
+    Hours and USD are the mean per week; :attr:`worst_total_usd` the dearest week."""
+
+    instances: int
+    weeks: tuple[WeekCost, ...]
+    checks: tuple[TargetCheck, ...]
+    on_demand_price: float
+
+    def _mean(self, value: Callable[[WeekCost], float]) -> float:
+        return math.fsum(value(w) for w in self.weeks) / len(self.weeks)
+
+    @property
+    def reserved_hours(self) -> float:
+        return self._mean(lambda w: w.reserved_hours)
+
+    @property
+    def plan_hours(self) -> float:
+        return self._mean(lambda w: w.plan_hours)
+
+    @property
+    def on_demand_hours(self) -> float:
+        return self._mean(lambda w: w.on_demand_hours)
+
+    @property
+    def reserved_usd(self) -> float:
+        return self._mean(lambda w: w.reserved_usd)
+
+    @property
+    def on_demand_usd(self) -> float:
+        return self._mean(lambda w: w.on_demand_usd)
+
+    @property
+    def all_on_demand_usd(self) -> float:
+        """The same work (this size's attempts of the type) all at the on-demand price."""
+        return (self.plan_hours + self.on_demand_hours) * self.on_demand_price
+
+    @property
+    def reruns(self) -> int:
+        """Runs stopped by the plan's end that ran again on demand, over all the weeks."""
+        return sum(w.reruns for w in self.weeks)
+
+    @property
+    def missed(self) -> tuple[TargetCheck, ...]:
+        return tuple(c for c in self.checks if c.missed)
 
     @property
     def idle_hours(self) -> float:
@@ -88,15 +152,26 @@ class Candidate:
 
     @property
     def utilisation(self) -> float:
-        return self.plan_hours / self.reserved_hours if self.reserved_hours else 0.0
+        reserved = math.fsum(w.reserved_hours for w in self.weeks)
+        return math.fsum(w.plan_hours for w in self.weeks) / reserved if reserved else 0.0
 
     @property
     def total_usd(self) -> float:
-        return self.reserved_usd + self.on_demand_usd
+        """The expected total: the mean over the weeks of plan fee plus on demand."""
+        return self._mean(lambda w: w.total_usd)
+
+    @property
+    def worst_total_usd(self) -> float:
+        return max(w.total_usd for w in self.weeks)
 
     @property
     def saving_usd(self) -> float:
         return self.all_on_demand_usd - self.total_usd
+
+    def keeps(self, on_demand: Candidate) -> bool:
+        """Whether it meets every target ``on_demand`` (0 reserved) meets."""
+        met = {(c.team, c.target) for c in self.checks if c.met}
+        return all((c.team, c.target) in met for c in on_demand.checks if c.met)
 
 
 @dataclass(frozen=True)
@@ -110,8 +185,7 @@ class Reservation:
     window: ReserveWindow
     candidates: tuple[Candidate, ...]
     best: Candidate | None
-    """The cheapest that misses no target 0 reserved meets; ``None``: none (the plan's stop
-    before its end can cost a target)."""
+    """The cheapest (expected total) that keeps the targets 0 reserved meets; ``None``: none."""
     reasons: tuple[str, ...]
 
     @property
@@ -150,14 +224,15 @@ def reservable_types(org: Organisation) -> tuple[list[str], list[str]]:
 def size_reservations(
     org: Organisation,
     teams: TeamsFile,
-    jobs: Sequence[WorkloadJob],
+    workloads: Sequence[Sequence[WorkloadJob]],
     prices: Mapping[str, Price],
     *,
     options: SimulationOptions,
     days: int,
     window: ReserveWindow | None = None,
 ) -> list[Reservation]:
-    """Each reservable type's candidates, 0 to the shares' capacity of it (see module).
+    """Each reservable type's candidates, 0 to the shares' capacity of it, over the weeks of
+    ``workloads`` (see module).
 
     ``options.window_s`` is the simulated window (default ``days`` days); ``window`` the plan's
     (default: all of it). Raises :class:`QuotaConfigError` when no type is reservable, a
@@ -181,59 +256,144 @@ def size_reservations(
     if problems:
         raise QuotaConfigError(problems)
     priced = reserve_prices(prices, types)
-    search = _Search(org, teams, tuple(jobs), options, days, window)
+    search = _Search(org, teams, tuple(tuple(w) for w in workloads), options, days, window)
     capacity = org.queue.service_environment_capacity()
     return [search.size(t, capacity[t], priced[t]) for t in types]
 
 
 @dataclass(frozen=True)
 class _Search:
-    """What every candidate shares: the organisation, profiles, workload and windows."""
+    """What every candidate shares: the organisation, profiles, weeks and windows."""
 
     org: Organisation
     teams: TeamsFile
-    jobs: tuple[WorkloadJob, ...]
+    workloads: tuple[tuple[WorkloadJob, ...], ...]
     options: SimulationOptions
     days: int
     window: ReserveWindow
 
     def size(self, itype: str, capacity: int, price: Price) -> Reservation:
         candidates = tuple(self.candidate(itype, k, capacity, price) for k in range(capacity + 1))
-        on_demand = _keys(candidates[0].missed)
-        meeting = [c for c in candidates if _keys(c.missed) <= on_demand]
+        on_demand = candidates[0]
+        meeting = [c for c in candidates if c.keeps(on_demand)]
         best = min(meeting, key=lambda c: (round(c.total_usd, 6), c.instances), default=None)
         draft = Reservation(itype, capacity, price, self.window, candidates, best, ())
         return replace(draft, reasons=tuple(_reasons(draft)))
 
     def candidate(self, itype: str, reserved: int, capacity: int, price: Price) -> Candidate:
-        """Simulate with a plan of ``reserved`` instances, the rest on demand; price it."""
+        """Simulate every week with a plan of ``reserved`` instances, the rest on demand."""
         plans = [self.window.plan(itype, reserved)] if reserved else []
         others = tuple(p for p in self.org.training_plans if p.instance_type != itype)
         trial = replace(self.org, training_plans=(*others, *plans))
         sim = replace(self.options, on_demand_with_plans=((itype, capacity),))
-        result = simulate(trial, self.jobs, options=sim, baseline=math.nan)
-        checks = check_targets(self.teams, team_figures(result), days=self.days)
+        weeks = [self.week(trial, jobs, itype, price, sim) for jobs in self.workloads]
+        checks = check_targets(self.teams, [figures for figures, _ in weeks], days=self.days)
+        return Candidate(reserved, tuple(cost for _, cost in weeks), checks, price.on_demand)
+
+    def week(
+        self,
+        trial: Organisation,
+        jobs: Sequence[WorkloadJob],
+        itype: str,
+        price: Price,
+        sim: SimulationOptions,
+    ) -> tuple[tuple[TeamFigures, ...], WeekCost]:
+        """One week of one size: the teams' figures and its cost, the runs the plan's stop
+        ended run again on demand."""
+        done, reruns = _with_reruns(trial, jobs, sim)
         attempts = [
-            a for a in attempts_from_jobs(result.jobs, offset_s=EPOCH_S) if a.instance_type == itype
+            a for a in attempts_from_jobs(done, offset_s=EPOCH_S) if a.instance_type == itype
         ]
         assert sim.window_s is not None
         report = cost_report(
             trial, attempts, {itype: price}, start_s=EPOCH_S, end_s=EPOCH_S + sim.window_s
         )
-        plan_costs = [p for p in report.plans if plans and p.name == plans[0].name]
+        names = {p.name for p in trial.training_plans if p.instance_type == itype}
+        plan_costs = [p for p in report.plans if p.name in names]
         rows = [r for r in report.shares if r.instance_type == itype]
-        on_plan = sum(r.plan for r in rows)
         on_demand = sum(r.on_demand for r in rows)
-        return Candidate(
-            instances=reserved,
+        cost = WeekCost(
             reserved_hours=math.fsum(p.reserved for p in plan_costs),
-            plan_hours=on_plan,
+            plan_hours=sum(r.plan for r in rows),
             on_demand_hours=on_demand,
             reserved_usd=math.fsum(p.cost_usd for p in plan_costs),
             on_demand_usd=on_demand * price.on_demand,
-            all_on_demand_usd=(on_plan + on_demand) * price.on_demand,
-            missed=tuple(c for c in checks if c.missed),
+            reruns=len(reruns),
         )
+        return _figures(self.teams, done, reruns), cost
+
+
+def _with_reruns(
+    org: Organisation, jobs: Sequence[WorkloadJob], options: SimulationOptions
+) -> tuple[list[Job], dict[str, Job]]:
+    """The simulated jobs of ``jobs`` on ``org``; when a plan's stop ended runs, the week run
+    again with each submitted anew at its stop (the work its checkpoints kept done), on
+    demand. Returns every job and, by the stopped job's id, its new run."""
+    ordered = sorted(jobs, key=attrgetter("submit_time_s"))
+    done = simulated_jobs(org, ordered, options=options)
+    stopped = {
+        plan_stop_reason(p.instance_type, options.plan_stop_before_end_s)
+        for p in org.training_plans
+    }
+    ended = [job for job in done if job.status is JobStatus.FAILED and job.status_reason in stopped]
+    if not ended:
+        return done, {}
+    again = [_rerun(ordered[_index(job)], job) for job in ended]
+    combined = sorted([*ordered, *again], key=attrgetter("submit_time_s"))
+    position = {id(job): index for index, job in enumerate(combined)}
+    done = simulated_jobs(org, combined, options=options)
+    by_id = {job.job_id: job for job in done}
+    originals = [by_id[_job_id(position[id(w)])] for w in ordered]
+    reruns = {
+        originals[_index(job)].job_id: by_id[_job_id(position[id(w)])]
+        for job, w in zip(ended, again, strict=True)
+    }
+    return [*originals, *reruns.values()], reruns
+
+
+def _index(job: Job) -> int:
+    return int(job.job_id.removeprefix("job-"))
+
+
+def _job_id(index: int) -> str:
+    return f"job-{index:07d}"
+
+
+def _rerun(job: WorkloadJob, ended: Job) -> WorkloadJob:
+    """``job`` submitted again when the plan's stop ended it, less what its checkpoints kept."""
+    assert ended.stopped_at is not None
+    last = ended.attempts[-1] if ended.attempts else None
+    started = ended.started_at if last is None or last.started_at is None else last.started_at
+    ran = ended.stopped_at - started if started is not None else 0.0
+    interval = job.checkpoint_interval_s
+    kept = ended.progress_s + (math.floor(ran / interval) * interval if interval else 0.0)
+    left = max(job.duration_s - kept, 1.0)
+    return replace(job, submit_time_s=ended.stopped_at, duration_s=left, line=None)
+
+
+def _figures(
+    teams: TeamsFile, jobs: Sequence[Job], reruns: Mapping[str, Job]
+) -> tuple[TeamFigures, ...]:
+    """Each team's figures of one week, a stopped run and its new run one job: its wait is the
+    first start's, its end the new run's (the same rules as the simulator's metrics)."""
+    again = {id(job) for job in reruns.values()}
+    waits: dict[str, list[float]] = {t.name: [] for t in teams.teams}
+    finish = dict.fromkeys(waits, 0.0)
+    preempted = dict.fromkeys(waits, 0)
+    for job in jobs:
+        if id(job) in again:
+            continue
+        last = reruns.get(job.job_id, job)
+        first = job.attempts[0].scheduled_at if job.attempts else job.scheduled_at
+        waits[job.share_name].append(math.inf if first is None else first - job.created_at)
+        ok = last.status is JobStatus.SUCCEEDED and last.stopped_at is not None
+        end = last.stopped_at - job.created_at if ok and last.stopped_at is not None else math.inf
+        finish[job.share_name] = max(finish[job.share_name], end)
+        preempted[job.share_name] += bool(job.preemptions or last.preemptions)
+    return tuple(
+        TeamFigures(name, tuple(sorted(w)), preempted[name], 0.0, 0.0, 0.0, finish[name])
+        for name, w in waits.items()
+    )
 
 
 def _keys(checks: Sequence[TargetCheck]) -> set[tuple[str, str]]:

@@ -1,17 +1,26 @@
-"""Sizing advice: the smallest capacity per instance type that meets a team's targets.
+"""Sizing advice: the smallest capacities per instance type that meet the teams' targets,
+found jointly for the organisation over the same weeks as the verdicts.
 
-Found by simulation on the same workloads that showed the miss, with every other share
-unchanged: the team's capacity of every type grows by the same number of instances, doubling
-until its targets are met (at most :data:`MAX_SIZING_FACTOR` times its capacity, within the
-model's per-type maximum), then the smallest such step is found by bisection and each type is
-lowered on its own as far as the targets stay met. Targets are assumed to improve with
-capacity (more instances never make a wait longer in the scheduler core's rules).
+Every team that misses a wait or schedule target (:data:`SIZED`) is grown in turn, the others
+kept at their capacities found so far: the team's capacity of every type grows by the same
+number of instances, doubling until its missed targets are met over the weeks (at most
+:data:`MAX_SIZING_FACTOR` times its capacity, within the model's per-type maximum), then the
+smallest such step is found by bisection. The organisation with every team grown is checked
+again as a whole (a round): a team that now misses again is grown again, up to
+:data:`MAX_ROUNDS` rounds. Last, each type of each grown team is lowered on its own as far as
+every sized target the organisation met before and every one sized stays met. So the sizes add
+up: the organisation with all of them is the one that was simulated. Targets are assumed to
+improve with capacity (more instances never make a wait longer in the scheduler core's rules).
+
+A week decides a trial as soon as its verdict is known: a target missed in more weeks than
+:data:`~quota_constructs.advisor.targets.MET_SHARE` allows fails the capacity without running
+the remaining weeks.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from quota_constructs.advisor.profiles import TeamsFile
@@ -20,11 +29,15 @@ from quota_constructs.advisor.targets import (
     FINISH_WITHIN_DEADLINE,
     START_WITHIN_PERIOD,
     TargetCheck,
+    TeamFigures,
     check_targets,
     figure_text,
-    pool_figures,
     requirement_text,
+    team_figures,
+    team_targets,
+    weeks_needed,
 )
+from quota_constructs.advisor.targets import _figure as target_figure
 from quota_constructs.advisor.workload import WorkloadJob
 from quota_constructs.model import MAX_INSTANCES_PER_TYPE, Organisation
 
@@ -35,11 +48,18 @@ SIZED = frozenset(
 of preemption settings, which ``--optimize`` searches)."""
 MAX_SIZING_FACTOR = 8
 """The largest capacity tried: this many times the team's own, per type."""
+MAX_ROUNDS = 3
+"""Rounds of growing every team that misses a sized target in the organisation as a whole."""
+
+Capacities = dict[str, dict[str, int]]
+"""Per team, its instances per type."""
+Pair = tuple[str, str]
+"""(team, target)."""
 
 
 @dataclass(frozen=True)
 class Sizing:
-    """How much capacity a team needs to meet the targets it misses."""
+    """How much capacity a team needs to meet the targets it misses (sized jointly)."""
 
     team: str
     capacity: Mapping[str, int]
@@ -47,8 +67,9 @@ class Sizing:
     missed: tuple[TargetCheck, ...]
     """Its targets missed with that capacity."""
     needed: Mapping[str, int] | None
-    """The smallest capacity found that meets every target of the team; ``None``: none up to
-    :data:`MAX_SIZING_FACTOR` times its capacity."""
+    """The smallest capacity found that meets every sized target of the team, with the other
+    teams at their ``needed`` capacities; ``None``: none up to :data:`MAX_SIZING_FACTOR` times
+    its capacity."""
     largest_tried: Mapping[str, int]
     still_missed: tuple[TargetCheck, ...] = ()
     """With ``needed`` None: what the largest capacity tried still misses."""
@@ -72,90 +93,188 @@ def _counts(capacity: Mapping[str, int]) -> str:
     return ", ".join(f"{n} x {t}" for t, n in capacity.items())
 
 
-def _with_capacity(org: Organisation, team: str, capacity: Mapping[str, int]) -> Organisation:
+def with_capacities(org: Organisation, capacities: Mapping[str, Mapping[str, int]]) -> Organisation:
+    """``org`` with the named teams' capacities replaced."""
     shares = tuple(
-        replace(s, capacity=dict(capacity)) if s.name == team else s for s in org.queue.shares
+        replace(s, capacity=dict(capacities[s.name])) if s.name in capacities else s
+        for s in org.queue.shares
     )
     return replace(org, queue=replace(org.queue, shares=shares))
 
 
+def _key(capacities: Mapping[str, Mapping[str, int]]) -> tuple[tuple[str, int], ...]:
+    return tuple(sorted((f"{team}/{t}", n) for team, c in capacities.items() for t, n in c.items()))
+
+
 class _Trial:
-    """Simulates the organisation with one team's capacity changed; caches each capacity."""
+    """Simulates the organisation with changed capacities, week by week; caches each week's
+    figures per capacities."""
 
     def __init__(
         self,
         org: Organisation,
         teams: TeamsFile,
-        team: str,
         workloads: Sequence[Sequence[WorkloadJob]],
         options: SimulationOptions,
         days: int,
     ) -> None:
-        self.org, self.teams, self.team = org, teams, team
-        self.workloads, self.options, self.days = workloads, options, days
-        self.cache: dict[tuple[tuple[str, int], ...], tuple[TargetCheck, ...]] = {}
+        self.org, self.teams, self.workloads = org, teams, workloads
+        self.options, self.days = options, days
+        self.figures: dict[tuple[tuple[tuple[str, int], ...], int], tuple[TeamFigures, ...]] = {}
+        self.limits = {
+            (t.name, target): limit for t in teams.teams for target, limit in team_targets(t)
+        }
+        present = [{job.share for job in jobs} for jobs in workloads]
+        judged = {t.name: sum(t.name in shares for shares in present) for t in teams.teams}
+        self.allowed = {name: n - weeks_needed(n) for name, n in judged.items()}
+        """Weeks a team's target may be missed in and still be met."""
 
-    def missed(self, capacity: Mapping[str, int]) -> tuple[TargetCheck, ...]:
-        key = tuple(sorted(capacity.items()))
-        if key not in self.cache:
-            org = _with_capacity(self.org, self.team, capacity)
-            results = [
-                simulate(org, jobs, options=self.options, baseline=math.nan)
-                for jobs in self.workloads
-            ]
-            checks = check_targets(self.teams, pool_figures(results), days=self.days)
-            self.cache[key] = tuple(
-                c for c in checks if c.team == self.team and c.missed and c.target in SIZED
-            )
-        return self.cache[key]
+    def week(self, capacities: Capacities, index: int) -> tuple[TeamFigures, ...]:
+        key = (_key(capacities), index)
+        if key not in self.figures:
+            org = with_capacities(self.org, capacities)
+            jobs = self.workloads[index]
+            result = simulate(org, jobs, options=self.options, baseline=math.nan)
+            self.figures[key] = team_figures(result)
+        return self.figures[key]
+
+    def seed(self, capacities: Capacities, weeks: Sequence[tuple[TeamFigures, ...]]) -> None:
+        """Figures already simulated for ``capacities`` (the configuration being sized)."""
+        for index, figures in enumerate(weeks):
+            self.figures[(_key(capacities), index)] = tuple(figures)
+
+    def meets(self, capacities: Capacities, pairs: Iterable[Pair]) -> bool:
+        """Whether every target of ``pairs`` is met over the weeks (stops at the week that
+        decides a miss)."""
+        pairs = list(pairs)
+        failures = dict.fromkeys(pairs, 0)
+        for index in range(len(self.workloads)):
+            by_team = {f.team: f for f in self.week(capacities, index)}
+            for team, target in pairs:
+                mine = by_team[team]
+                if mine.jobs and target_figure(target, mine) > self.limits[team, target] + 1e-9:
+                    failures[team, target] += 1
+                    if failures[team, target] > self.allowed[team]:
+                        return False
+        return True
+
+    def checks(self, capacities: Capacities) -> tuple[TargetCheck, ...]:
+        weeks = [self.week(capacities, i) for i in range(len(self.workloads))]
+        return check_targets(self.teams, weeks, days=self.days)
 
 
-def capacity_needed(
+def capacities_needed(
     org: Organisation,
     teams: TeamsFile,
-    team: str,
     workloads: Sequence[Sequence[WorkloadJob]],
     *,
     options: SimulationOptions,
     days: int,
-    missed: Sequence[TargetCheck],
-) -> Sizing | None:
-    """The smallest capacity of ``team`` meeting its wait and schedule targets on
-    ``workloads`` (see module); ``None`` when ``missed`` has none of those."""
-    missed = [c for c in missed if c.target in SIZED]
+    checks: Sequence[TargetCheck],
+    weeks: Sequence[tuple[TeamFigures, ...]] = (),
+) -> tuple[Sizing, ...]:
+    """Each team's smallest capacity meeting its missed wait and schedule targets over
+    ``workloads``, sized jointly (see module); ``checks`` are ``org``'s verdicts on them and
+    ``weeks`` its figures when already simulated. Empty when no sized target is missed."""
+    missed: dict[str, list[TargetCheck]] = {}
+    for check in checks:
+        if check.missed and check.target in SIZED:
+            missed.setdefault(check.team, []).append(check)
     if not missed:
-        return None
-    own = dict(org.queue.share(team).capacity)
-    trial = _Trial(org, teams, team, workloads, options, days)
+        return ()
+    own: Capacities = {s.name: dict(s.capacity) for s in org.queue.shares}
+    trial = _Trial(org, teams, workloads, options, days)
+    if weeks:
+        trial.seed(own, weeks)
+    guarded = [(c.team, c.target) for c in checks if c.target in SIZED and (c.met or c.missed)]
+    current = {name: dict(c) for name, c in own.items()}
+    failed: set[str] = set()
+    todo = list(missed)
+    for _ in range(MAX_ROUNDS):
+        for name in todo:
+            pairs = [(t, target) for t, target in guarded if t == name]
+            if not _grow(trial, current, name, pairs):
+                failed.add(name)
+        todo = [n for n in missed if n not in failed and not trial.meets(current, _of(guarded, n))]
+        if not todo:
+            break
+    kept = [p for p in guarded if p[0] not in failed]
+    for name in missed:
+        if name not in failed:
+            _lower(trial, current, own, name, kept)
+    final = trial.checks(current)
+    return tuple(
+        _sizing(name, own, current, missed[name], name in failed, final) for name in missed
+    )
+
+
+def _of(pairs: Sequence[Pair], team: str) -> list[Pair]:
+    return [p for p in pairs if p[0] == team]
+
+
+def _top(own: Mapping[str, int]) -> int:
     top = min(MAX_INSTANCES_PER_TYPE - n for n in own.values())
-    top = min(top, (MAX_SIZING_FACTOR - 1) * max(own.values()))
+    return min(top, (MAX_SIZING_FACTOR - 1) * max(own.values()))
 
-    def grown(step: int) -> dict[str, int]:
-        return {t: n + step for t, n in own.items()}
 
+def _grow(trial: _Trial, current: Capacities, name: str, pairs: Sequence[Pair]) -> bool:
+    """Grow ``name`` in ``current`` by the smallest uniform step meeting ``pairs`` (doubling,
+    then bisection); ``False`` (grown to the largest tried) when none up to the bound does."""
+    base = dict(current[name])
+    top = _top(base)
+
+    def grown(step: int) -> Capacities:
+        return {**current, name: {t: n + step for t, n in base.items()}}
+
+    if trial.meets(current, pairs):
+        return True
     low, high = 0, 1
-    while high < top and trial.missed(grown(high)):
+    while high < top and not trial.meets(grown(high), pairs):
         low, high = high, min(2 * high, top)
-    if high < 1 or trial.missed(grown(high)):
-        largest = grown(max(high, 0))
-        return Sizing(team, own, tuple(missed), None, largest, trial.missed(largest))
+    if high < 1 or not trial.meets(grown(high), pairs):
+        current[name] = grown(max(high, 0))[name]
+        return False
     while high - low > 1:
         mid = (low + high) // 2
-        low, high = (low, mid) if not trial.missed(grown(mid)) else (mid, high)
-    needed = _lowered(trial, own, grown(high))
-    return Sizing(team, own, tuple(missed), needed, needed)
+        low, high = (low, mid) if trial.meets(grown(mid), pairs) else (mid, high)
+    current[name] = grown(high)[name]
+    return True
 
 
-def _lowered(trial: _Trial, own: Mapping[str, int], found: dict[str, int]) -> dict[str, int]:
-    """``found`` with each type lowered on its own (bisection) while the targets stay met."""
-    needed = dict(found)
-    for itype in needed:
-        low, high = own[itype] - 1, needed[itype]
+def _lower(
+    trial: _Trial, current: Capacities, own: Capacities, name: str, pairs: Sequence[Pair]
+) -> None:
+    """Each type of ``name`` lowered on its own (bisection, not below its own capacity) while
+    every target of ``pairs`` stays met."""
+    for itype in current[name]:
+        low, high = own[name][itype] - 1, current[name][itype]
         while high - low > 1:
             mid = (low + high) // 2
-            if trial.missed({**needed, itype: mid}):
-                low = mid
-            else:
-                high = mid
-        needed[itype] = high
-    return needed
+            trying = {**current, name: {**current[name], itype: mid}}
+            low, high = (low, mid) if trial.meets(trying, pairs) else (mid, high)
+        current[name][itype] = high
+
+
+def _sizing(
+    name: str,
+    own: Capacities,
+    current: Capacities,
+    missed: Sequence[TargetCheck],
+    failed: bool,
+    final: Sequence[TargetCheck],
+) -> Sizing:
+    if failed:
+        left = tuple(c for c in final if c.team == name and c.missed and c.target in SIZED)
+        return Sizing(name, own[name], tuple(missed), None, current[name], left)
+    return Sizing(name, own[name], tuple(missed), current[name], current[name])
+
+
+def total_needed(sizings: Sequence[Sizing], org: Organisation) -> dict[str, int]:
+    """Instances per type of the organisation with every sizing applied (the service
+    environment it needs): the sizes add up."""
+    total: dict[str, int] = {}
+    needed = {s.team: s.needed for s in sizings if s.needed is not None}
+    for share in org.queue.shares:
+        for itype, n in (needed.get(share.name) or share.capacity).items():
+            total[itype] = total.get(itype, 0) + n
+    return total

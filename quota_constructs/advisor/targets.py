@@ -1,23 +1,38 @@
-"""Each team's targets, the implicit ones included, judged on simulated figures.
+"""Each team's targets, the implicit ones included, judged week by week on simulated figures.
 
 Explicit targets come from the profile (``p50/p90/p99_wait_minutes``, ``max_preempted_share``).
 Implicit ones: a team that does not tolerate preemption has ``max_preempted_share`` 0; a
 scheduled team must start every run within its period (``start_within_period``: the longest
 wait at most the shortest gap between two slots) and finish it within ``deadline_minutes`` of
-its slot, by default before the next slot (``finish_within_deadline``). A team without jobs in
-the simulated window is *not checked*, never met; the note says on which days its jobs come.
+its slot, by default before the next slot (``finish_within_deadline``).
+
+A verdict rests on several independently seeded weeks: each week with jobs of the team gives
+one figure; the target is *met* when the figure meets it in at least :data:`MET_SHARE` of those
+weeks, else *missed*; with fewer than :func:`min_jobs` jobs over all the weeks it is
+*too_few_jobs* (neither met nor missed), and a team without jobs in any week is *not checked*
+(the note says on which days its jobs come). The reported figure is the median week's, next to
+the worst week's.
 """
 
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from quota_constructs.advisor.profiles import ALL_DAYS, TeamProfile, TeamsFile, WorkloadKind
 from quota_constructs.advisor.simulate import SimulationResult
 
-MET, MISSED, NOT_CHECKED = "met", "missed", "not_checked"
+MET, MISSED, NOT_CHECKED, TOO_FEW_JOBS = "met", "missed", "not_checked", "too_few_jobs"
+MET_SHARE = 0.9
+"""A target is met when it is met in at least this share of the weeks with jobs of the team."""
+DEFAULT_WEEKS = 10
+"""Independently seeded weeks a verdict rests on by default (``--weeks``; docs/advisor.md says
+how the number was chosen)."""
+MIN_JOBS = 30
+"""Fewest jobs, over all the weeks, a verdict rests on (a ``pNN`` wait target needs more when
+its nearest-rank percentile would otherwise be the largest wait: :func:`min_jobs`)."""
 PREEMPTED = "max_preempted_share"
 START_WITHIN_PERIOD = "start_within_period"
 FINISH_WITHIN_DEADLINE = "finish_within_deadline"
@@ -80,25 +95,82 @@ def pool_figures(results: Iterable[SimulationResult]) -> tuple[TeamFigures, ...]
     )
 
 
+def weekly_figures(results: Iterable[SimulationResult]) -> list[tuple[TeamFigures, ...]]:
+    """Each simulation's figures: one entry per week, what :func:`check_targets` judges."""
+    return [team_figures(result) for result in results]
+
+
+def mean_figures(weeks: Sequence[Sequence[TeamFigures]]) -> tuple[TeamFigures, ...]:
+    """Each team's figures over ``weeks``: waits and preempted jobs pooled, instance-hours the
+    mean per week, the longest run to the end of any week."""
+    count = max(len(weeks), 1)
+    teams: dict[str, list[TeamFigures]] = {}
+    for week in weeks:
+        for figures in week:
+            teams.setdefault(figures.team, []).append(figures)
+    return tuple(
+        TeamFigures(
+            name,
+            tuple(sorted(w for f in every for w in f.waits_s)),
+            sum(f.preempted_jobs for f in every),
+            math.fsum(f.lost_instance_hours for f in every) / count,
+            math.fsum(f.borrowed_instance_hours for f in every) / count,
+            math.fsum(f.lent_instance_hours for f in every) / count,
+            max(f.finish_max_s for f in every),
+        )
+        for name, every in teams.items()
+    )
+
+
 @dataclass(frozen=True)
 class TargetCheck:
-    """One team target against the figure a configuration achieved (``None``: not checked)."""
+    """One team target judged over several weeks (see the module)."""
 
     team: str
     target: str
     """``p90_wait_minutes``, ``max_preempted_share``, ``start_within_period``, ..."""
     limit: float
-    value: float | None
-    """Minutes for waits and deadlines, a fraction for the preempted share; ``None`` when the
-    team had no jobs to judge."""
+    weekly: tuple[float, ...] = ()
+    """The figure of each week with jobs of the team, in week order: minutes for waits and
+    deadlines, a fraction for the preempted share (``inf``: a job never started or ended)."""
+    jobs: int = 0
+    """The team's jobs over all the weeks (what the verdict rests on)."""
+    weeks_run: int = 1
+    """Weeks simulated, with or without jobs of the team."""
     note: str = ""
-    """Why a target was not checked (the days the team's jobs come on)."""
+    """Why a target was not checked (the days the team's jobs come on), or too few jobs."""
+
+    @property
+    def weeks(self) -> int:
+        """Weeks the target was judged in (those with jobs of the team)."""
+        return len(self.weekly)
+
+    @property
+    def weeks_met(self) -> int:
+        return sum(value <= self.limit + 1e-9 for value in self.weekly)
+
+    @property
+    def value(self) -> float | None:
+        """The median week's figure (the higher of the two middle ones); ``None`` without a
+        week with jobs."""
+        return statistics.median_high(self.weekly) if self.weekly else None
+
+    @property
+    def worst(self) -> float | None:
+        """The worst week's figure; ``None`` without a week with jobs."""
+        return max(self.weekly) if self.weekly else None
+
+    @property
+    def min_jobs(self) -> int:
+        return min_jobs(self.target)
 
     @property
     def status(self) -> str:
-        if self.value is None:
+        if not self.weekly:
             return NOT_CHECKED
-        return MET if self.value <= self.limit + 1e-9 else MISSED
+        if self.jobs < self.min_jobs:
+            return TOO_FEW_JOBS
+        return MET if self.weeks_met >= weeks_needed(self.weeks) else MISSED
 
     @property
     def met(self) -> bool:
@@ -109,12 +181,33 @@ class TargetCheck:
         return self.status == MISSED
 
     @property
+    def shortfall(self) -> int:
+        """Weeks the target was not met in (0 when it is not judged)."""
+        return self.weeks - self.weeks_met if self.status in (MET, MISSED) else 0
+
+    @property
     def excess(self) -> float:
-        """How far over the target, relative to it (a floor of 1 minute or 1 % of jobs)."""
-        if self.value is None:
+        """How far the median week is over the target, relative to it (a floor of 1 minute or
+        1 % of jobs)."""
+        value = self.value
+        if value is None:
             return 0.0
         floor = 0.01 if self.target == PREEMPTED else 1.0
-        return max(0.0, self.value - self.limit) / max(self.limit, floor)
+        return max(0.0, value - self.limit) / max(self.limit, floor)
+
+
+def weeks_needed(weeks: int) -> int:
+    """Weeks a target must be met in, of ``weeks`` judged: at least :data:`MET_SHARE`."""
+    return math.ceil(MET_SHARE * weeks - 1e-9)
+
+
+def min_jobs(target: str) -> int:
+    """Fewest jobs a verdict on ``target`` rests on: :data:`MIN_JOBS`, and for a ``pNN`` wait
+    enough that its nearest rank is not the largest wait (``100 / (100 - NN)``: 100 for p99)."""
+    if target.startswith("p") and target.endswith("_wait_minutes"):
+        percentile = int(target[1:3])
+        return max(MIN_JOBS, math.ceil(100 / (100 - percentile)))
+    return MIN_JOBS
 
 
 def period_minutes(team: TeamProfile) -> float:
@@ -166,19 +259,39 @@ def _figure(target: str, mine: TeamFigures) -> float:
 
 
 def check_targets(
-    teams: TeamsFile, figures: Iterable[TeamFigures], *, days: int
+    teams: TeamsFile, weeks: Sequence[Iterable[TeamFigures]], *, days: int
 ) -> tuple[TargetCheck, ...]:
-    """Every team's targets, implicit ones included, checked on ``figures`` of ``days``-day
-    workloads; a team without jobs has each target not checked."""
-    by_name = {f.team: f for f in figures}
+    """Every team's targets, implicit ones included, judged on the figures of each of
+    ``weeks`` (one simulated workload of ``days`` days each; see the module)."""
+    by_week = [{f.team: f for f in week} for week in weeks]
     checks = []
     for team in teams.teams:
-        mine = by_name[team.name]
-        note = "" if mine.jobs else _not_checked_note(team, days)
+        mine = [week[team.name] for week in by_week if week[team.name].jobs]
+        jobs = sum(f.jobs for f in mine)
         for target, limit in team_targets(team):
-            value = _figure(target, mine) if mine.jobs else None
-            checks.append(TargetCheck(team.name, target, limit, value, note))
+            weekly = tuple(_figure(target, f) for f in mine)
+            check = TargetCheck(team.name, target, limit, weekly, jobs, len(by_week))
+            note = _note(check, team, days)
+            checks.append(replace(check, note=note) if note else check)
     return tuple(checks)
+
+
+def _note(check: TargetCheck, team: TeamProfile, days: int) -> str:
+    if check.status == NOT_CHECKED:
+        return _not_checked_note(team, days)
+    if check.status == TOO_FEW_JOBS:
+        return (
+            f"too few jobs: {check.jobs} job(s) of {team.name} in {check.weeks_run} simulated "
+            f"week(s), a verdict needs at least {check.min_jobs}: simulate more weeks "
+            f"(--weeks {_weeks_for(check)})"
+        )
+    return ""
+
+
+def _weeks_for(check: TargetCheck) -> int:
+    """Weeks that would give ``check`` its minimum of jobs at the rate seen."""
+    per_week = check.jobs / max(check.weeks_run, 1)
+    return math.ceil(check.min_jobs / per_week) if per_week else check.weeks_run
 
 
 def missed(checks: Sequence[TargetCheck]) -> tuple[TargetCheck, ...]:
@@ -206,36 +319,65 @@ def requirement_text(check: TargetCheck) -> str:
     return f"{check.target.removesuffix('_wait_minutes')} wait <= {_minutes(check.limit)}"
 
 
+def value_text(target: str, value: float) -> str:
+    """One week's figure of ``target`` in words: ``12.5 min``, ``3% preempted``, ...."""
+    if target == PREEMPTED:
+        return f"{value:.0%} preempted"
+    if target == START_WITHIN_PERIOD:
+        return f"longest wait {_minutes(value)}"
+    if target == FINISH_WITHIN_DEADLINE:
+        return f"longest run to the end {_minutes(value)}"
+    return _minutes(value)
+
+
 def figure_text(check: TargetCheck) -> str:
-    """The achieved figure in words: ``12.5 min``, ``3%``, ``longest wait 1.4 h``."""
-    if check.value is None:
+    """The median week's figure in words: ``12.5 min``, ``3% preempted``,
+    ``longest wait 1.4 h``; ``-`` without a week with jobs."""
+    return "-" if check.value is None else value_text(check.target, check.value)
+
+
+def evidence_text(check: TargetCheck) -> str:
+    """``median 12.5 min, worst week 40.0 min; met in 9 of 10 weeks, 812 jobs``."""
+    if check.value is None or check.worst is None:
         return "-"
-    if check.target == PREEMPTED:
-        return f"{check.value:.0%} preempted"
-    if check.target == START_WITHIN_PERIOD:
-        return f"longest wait {_minutes(check.value)}"
-    if check.target == FINISH_WITHIN_DEADLINE:
-        return f"longest run to the end {_minutes(check.value)}"
-    return _minutes(check.value)
+    weeks = f"{_met_in(check)}, {check.jobs} jobs"
+    if check.worst == check.value:
+        every = " in every week" if check.weeks > 1 else ""
+        return f"{figure_text(check)}{every}; {weeks}"
+    worst = value_text(check.target, check.worst)
+    return f"median {figure_text(check)}, worst week {worst}; {weeks}"
+
+
+def _met_in(check: TargetCheck) -> str:
+    return f"met in {check.weeks_met} of {check.weeks} week{'s' if check.weeks > 1 else ''}"
 
 
 def check_line(check: TargetCheck) -> str:
-    """One line a user reads after the status: the target and the figure, or why it was not
-    checked."""
+    """One line a user reads after the status: the target and its evidence, or why it was not
+    judged."""
     if check.status == NOT_CHECKED:
         return f"{check.team}: {requirement_text(check)}: {check.note}"
-    return f"{check.team}: {requirement_text(check)} ({figure_text(check)})"
+    if check.status == TOO_FEW_JOBS:
+        return f"{check.team}: {requirement_text(check)} ({evidence_text(check)}): {check.note}"
+    return f"{check.team}: {requirement_text(check)} ({evidence_text(check)})"
+
+
+def _finite(value: float | None) -> float | None:
+    return value if value is not None and math.isfinite(value) else None
 
 
 def check_json(check: TargetCheck) -> dict[str, object]:
-    """The contract's form: target, required, figure (``null`` when not checked or infinite),
-    status."""
-    figure = check.value if check.value is not None and math.isfinite(check.value) else None
+    """The contract's form: target, required, figure (the median week's), status, weeksMet,
+    weeks, jobs, worstFigure (figures ``null`` when not judged or infinite)."""
     out: dict[str, object] = {
         "target": check.target,
         "required": check.limit,
-        "figure": figure,
+        "figure": _finite(check.value),
         "status": check.status,
+        "weeksMet": check.weeks_met,
+        "weeks": check.weeks,
+        "jobs": check.jobs,
+        "worstFigure": _finite(check.worst),
     }
     if check.note:
         out["note"] = check.note

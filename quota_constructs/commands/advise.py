@@ -41,18 +41,21 @@ from quota_constructs.advisor.simulate import (
     alternatives,
     compare,
 )
-from quota_constructs.advisor.sizing import Sizing, capacity_needed
+from quota_constructs.advisor.sizing import Sizing, capacities_needed, total_needed
 from quota_constructs.advisor.targets import (
+    DEFAULT_WEEKS,
     MET,
     MISSED,
     NOT_CHECKED,
+    TOO_FEW_JOBS,
     TargetCheck,
     check_json,
     check_line,
     check_targets,
-    team_figures,
+    weekly_figures,
 )
 from quota_constructs.advisor.verify import Finding, verify
+from quota_constructs.advisor.weeks import simulate_weeks, week_workloads, weeks_problems
 from quota_constructs.advisor.workload import (
     DAY_S,
     DEFAULT_STARTUP_S,
@@ -147,6 +150,7 @@ def advice_data(advice: Advice) -> dict[str, Any]:
     """:func:`advice_json` before encoding."""
     return {
         "organisation": advice.organisation.name,
+        "warnings": list(advice.warnings),
         "teams": {
             t.share.name: {
                 **share_sharing_settings(t.share),
@@ -213,6 +217,8 @@ def print_advice(advice: Advice, console: Console) -> None:
             console.print(f"  - {reason}")
         for warning in team.warnings:
             console.print(message("  ", warning_line(warning)))
+    for warning in advice.warnings:
+        console.print(message("\n", warning_line(warning)))
 
 
 @advisor_app.command("recommend")
@@ -240,9 +246,13 @@ def recommend_command(
         False, "--optimize", help="Search the allowed configurations by simulation (targets)."
     ),
     days: int = typer.Option(7, "--days", help="Days of each generated workload."),
-    seed: int = typer.Option(0, "--seed", help="Generator seed (the first one with --optimize)."),
-    workloads: int = typer.Option(
-        3, "--workloads", help="With --optimize: seeded workloads (seeds SEED, SEED+1, ...)."
+    seed: int = typer.Option(0, "--seed", help="Generator seed of the first week."),
+    weeks: int = typer.Option(
+        DEFAULT_WEEKS,
+        "--weeks",
+        "--workloads",
+        help="Independently seeded weeks (of --days days; seeds SEED, SEED+1, ...) every verdict, "
+        "size and plan rests on (--workloads: the old name).",
     ),
     max_candidates: int = typer.Option(
         64, "--max-candidates", help="With --optimize: most configurations simulated."
@@ -337,6 +347,7 @@ def recommend_command(
             ]
         )
     _check_run(days=days, seed=seed, startup_s=startup_s, preemption_s=preemption_s)
+    _check_weeks(weeks)
     teams = load_teams(teams_file)
     prices = _parse_prices(price, teams)
     generator = GeneratorOptions(startup_s=startup_s)
@@ -347,7 +358,7 @@ def recommend_command(
     )
     if optimize_:
         options = SearchOptions(
-            seeds=tuple(range(seed, seed + workloads)),
+            seeds=tuple(range(seed, seed + weeks)),
             days=days,
             max_candidates=max_candidates,
             simulation=sim,
@@ -356,14 +367,16 @@ def recommend_command(
         pool = _executor(executor, workers, trust_cluster, result_timeout)
         _optimize(teams, prices, options, pool, output, plot, as_json, console, err)
         return
-    jobs = generate_workload(teams, days=days, seed=seed, options=generator)
-    advice = recommend(teams, prices=prices, options=generator, workloads=[jobs], days=days)
+    workloads_ = week_workloads(
+        teams, days=days, seeds=range(seed, seed + weeks), options=generator
+    )
+    advice = recommend(teams, prices=prices, options=generator, workloads=workloads_, days=days)
     if reserve:
         assert prices_file is not None
         check_plan_stop(plan_stop_s)
         window = ReserveWindow(reserve_start, reserve_hours or days * 24)
         sim = replace(sim, plan_stop_before_end_s=plan_stop_s)
-        _reserve(advice, teams, jobs, (prices_file, window, sim, days), as_json=as_json)
+        _reserve(advice, teams, workloads_, (prices_file, window, sim, days), as_json=as_json)
         return
     if not as_json:
         print_advice(advice, console)
@@ -373,7 +386,14 @@ def recommend_command(
         _write(output, advice.to_yaml(), err if as_json else console)
     if simulate:
         _simulate_advice(
-            teams, advice, jobs, (days, seed, sim), plot, console, as_json=as_json, prices=prices
+            teams,
+            advice,
+            workloads_,
+            (days, seed, sim),
+            plot,
+            console,
+            as_json=as_json,
+            prices=prices,
         )
 
 
@@ -395,7 +415,7 @@ def _check_reserve(reserve: bool, prices_file: Path | None, other_mode: bool) ->
 def _reserve(
     advice: Advice,
     teams: TeamsFile,
-    jobs: list[WorkloadJob],
+    workloads: Sequence[Sequence[WorkloadJob]],
     run: tuple[Path, ReserveWindow, SimulationOptions, int],
     *,
     as_json: bool,
@@ -404,7 +424,7 @@ def _reserve(
     prices_file, window, sim, days = run
     org = advice.organisation
     reservations = size_reservations(
-        org, teams, jobs, load_prices(prices_file), options=sim, days=days, window=window
+        org, teams, workloads, load_prices(prices_file), options=sim, days=days, window=window
     )
     _, other = reservable_types(org)
     if as_json:
@@ -417,6 +437,12 @@ def _reserve(
 def _check_run(*, days: int, seed: int, startup_s: float, preemption_s: float) -> None:
     """Refuse run options outside their bounds (``advisor.limits``), every problem at once."""
     problems = run_problems(days=days, seed=seed, startup_s=startup_s, preemption_s=preemption_s)
+    if problems:
+        raise QuotaConfigError(problems)
+
+
+def _check_weeks(weeks: int) -> None:
+    problems = weeks_problems(weeks)
     if problems:
         raise QuotaConfigError(problems)
 
@@ -448,7 +474,7 @@ def _write(path: Path, text: str, console: Console) -> None:
 def _simulate_advice(
     teams: TeamsFile,
     advice: Advice,
-    jobs: list[WorkloadJob],
+    workloads: Sequence[Sequence[WorkloadJob]],
     run: tuple[int, int, SimulationOptions],
     plot: Path | None,
     console: Console,
@@ -456,21 +482,28 @@ def _simulate_advice(
     as_json: bool,
     prices: dict[str, float] | None = None,
 ) -> None:
-    """Check the advice on its generated workload: every team's targets (implicit ones
-    included), sizing for teams that miss them, the findings; with ``as_json`` one JSON
-    document. Exit 1 if a target is missed or an expectation FAILED."""
+    """Check the advice on its generated weeks: every team's targets (implicit ones included)
+    judged over all the weeks, joint sizing for teams that miss them; the table, money and
+    findings of the first week; with ``as_json`` one JSON document. Exit 1 if a target is
+    missed or an expectation FAILED."""
     days, seed, options = run
     configs = alternatives(advice.organisation)
-    results = compare(list(configs.values()), jobs, options=options)
+    results = compare(list(configs.values()), workloads[0], options=options)
     findings = verify(advice, dict(zip(configs, results, strict=True)))
-    checks = check_targets(teams, team_figures(results[0]), days=days)
-    sized = (
-        capacity_needed(
-            advice.organisation, teams, name, [jobs], options=options, days=days, missed=missed
-        )
-        for name, missed in _missed_by_team(checks).items()
+    weeks = weekly_figures(
+        [results[0], *simulate_weeks(advice.organisation, workloads[1:], options)]
     )
-    sizings = {s.team: s for s in sized if s is not None}
+    checks = check_targets(teams, weeks, days=days)
+    sized = capacities_needed(
+        advice.organisation,
+        teams,
+        workloads,
+        options=options,
+        days=days,
+        checks=checks,
+        weeks=weeks,
+    )
+    sizings = {s.team: s for s in sized}
     priced = {t: Price(usd) for t, usd in prices.items()} if prices else None
     costs = _costs(list(configs.values()), results, priced, options, list(configs))
     if as_json:
@@ -482,17 +515,45 @@ def _simulate_advice(
             _with_costs(results_json(results, list(configs)), costs, options.startup_s)
         )
         found = [{"ok": f.ok, "text": f.text} for f in findings]
-        typer.echo(json.dumps({**data, "simulation": simulation, "findings": found}, indent=2))
+        document = {**data, "simulation": simulation, "findings": found}
+        document["weeks"] = _weeks_data(workloads, seed)
+        if sized:
+            document["capacityNeeded"] = total_needed(sized, advice.organisation)
+        typer.echo(json.dumps(document, indent=2))
     else:
-        console.print(f"\n{len(jobs)} generated jobs over {days} days (seed {seed})")
+        console.print(_weeks_line(workloads, days, seed))
         console.print(results_table(results, list(configs)))
         for label, cost in costs.items():
             console.print(money_table(cost, label, options.startup_s))
         _print_checks(checks, sizings, findings, console)
+        if sized:
+            total = ", ".join(
+                f"{n} x {t}" for t, n in total_needed(sized, advice.organisation).items()
+            )
+            console.print(f"  with every sizing together the organisation needs {total}")
     if plot is not None:
         plot_results(results, list(configs), plot, costs)
         (stderr_console() if as_json else console).print(f"wrote {plot}")
     _exit_on_misses(checks, findings)
+
+
+def _weeks_line(workloads: Sequence[Sequence[WorkloadJob]], days: int, seed: int) -> str:
+    """What the table shows (the first week) and what the verdicts rest on (every week)."""
+    last = seed + len(workloads) - 1
+    jobs = sum(len(w) for w in workloads)
+    return (
+        f"\n{len(workloads[0])} generated jobs in the first week of {days} days (seed {seed}); "
+        f"targets judged over {len(workloads)} weeks (seeds {seed}-{last}, {jobs} jobs)"
+    )
+
+
+def _weeks_data(workloads: Sequence[Sequence[WorkloadJob]], seed: int) -> dict[str, Any]:
+    """What the verdicts rest on: the weeks, their seeds and jobs."""
+    return {
+        "weeks": len(workloads),
+        "seeds": [seed, seed + len(workloads) - 1],
+        "jobs": sum(len(w) for w in workloads),
+    }
 
 
 def _missed_by_team(checks: Sequence[TargetCheck]) -> dict[str, list[TargetCheck]]:
@@ -516,6 +577,7 @@ _MARKS = {
     MET: ("met", "green"),
     MISSED: ("missed", "red"),
     NOT_CHECKED: ("not checked", "blue"),
+    TOO_FEW_JOBS: ("too few jobs", "yellow"),
     True: ("ok", "green"),
     False: ("FAILED", "red"),
     None: ("info", "blue"),

@@ -26,10 +26,15 @@ def _r(value: float) -> float:
     return round(value, 6)
 
 
-def candidate_data(c: Candidate) -> dict[str, Any]:
-    """One plan size in ``--json`` (instance-hours and USD over the simulated window)."""
+def candidate_data(c: Candidate, on_demand: Candidate) -> dict[str, Any]:
+    """One plan size in ``--json`` (instance-hours and USD: the mean per simulated week)."""
     return {
         "instances": c.instances,
+        "weeks": len(c.weeks),
+        "expectedTotalUsd": _r(c.total_usd),
+        "worstTotalUsd": _r(c.worst_total_usd),
+        "reruns": c.reruns,
+        "targetsKept": c.keeps(on_demand),
         "utilisation": _r(c.utilisation),
         "reservedInstanceHours": _r(c.reserved_hours),
         "planInstanceHours": _r(c.plan_hours),
@@ -62,7 +67,19 @@ def reservation_data(r: Reservation, plan_stop_s: float) -> dict[str, Any]:
         },
         "recommendedInstances": None if r.best is None else r.best.instances,
         "reasons": list(r.reasons),
-        "candidates": [candidate_data(c) for c in r.candidates],
+        "candidates": [candidate_data(c, r.candidates[0]) for c in r.candidates],
+    }
+
+
+def size_data(r: Reservation, c: Candidate) -> dict[str, Any]:
+    """One size of the contract's ``reserve.sizes``."""
+    return {
+        "instanceType": r.instance_type,
+        "instances": c.instances,
+        "expectedTotalUsd": _r(c.total_usd),
+        "worstTotalUsd": _r(c.worst_total_usd),
+        "planUtilisation": _r(c.utilisation),
+        "targetsKept": c.keeps(r.candidates[0]),
     }
 
 
@@ -78,6 +95,12 @@ def reserve_data(
         "simulationStart": utc_text(EPOCH_S),
         "reservations": [reservation_data(r, plan_stop_s) for r in reservations],
         "notReservable": list(not_reservable),
+        "reserve": {
+            "recommended": {
+                r.instance_type: r.best.instances for r in reservations if r.best is not None
+            },
+            "sizes": [size_data(r, c) for r in reservations for c in r.candidates],
+        },
     }
 
 
@@ -95,8 +118,10 @@ def print_reservations(
             "on-demand USD",
             "total USD",
             "all on-demand USD",
+            "worst week USD",
             "targets",
-            title=f"Reserving {r.instance_type} for {r.window.hours} h from {start}",
+            title=f"Reserving {r.instance_type} for {r.window.hours} h from {start} "
+            f"(mean of {len(r.candidates[0].weeks)} weeks)",
         )
         for c in r.candidates:
             mark = " <- recommended" if c is r.best else ""
@@ -108,13 +133,19 @@ def print_reservations(
                 f"{c.on_demand_usd:,.2f}",
                 f"{c.total_usd:,.2f}",
                 f"{c.all_on_demand_usd:,.2f}",
-                "met" if not c.missed else f"{len(c.missed)} missed",
+                f"{c.worst_total_usd:,.2f}",
+                _targets_cell(c, r.candidates[0]),
             )
         console.print(table)
         for reason in r.reasons:
             console.print(f"  - {reason}")
     for itype in not_reservable:
         console.print(f"{itype}: not reservable by a training plan (on demand only)")
+
+
+def _targets_cell(c: Candidate, on_demand: Candidate) -> str:
+    kept = "kept" if c.keeps(on_demand) else "not kept"
+    return f"{kept}, {len(c.missed)} missed" if c.missed else kept
 
 
 def exit_on_unmet(reservations: Sequence[Reservation]) -> None:
