@@ -30,8 +30,9 @@ MAX_DELAY_S = DAY_S
 """Longest ``--startup-s`` and ``--preemption-s``."""
 MAX_STARTUP_MINUTES = MAX_DELAY_S / 60
 """Longest ``startup_minutes`` of a team profile (the same day as ``--startup-s``)."""
-MAX_SEARCH_WORKLOADS = 20
-"""Most seeded workloads of ``quota recommend --optimize`` (``--workloads``)."""
+MAX_SEARCH_WORKLOADS = 104
+"""Most seeded weeks one ``quota recommend`` or ``quota simulate --generate`` judges on
+(``--weeks``): two years."""
 MAX_SEARCH_CANDIDATES = 1000
 """Most configurations ``--optimize`` simulates (``--max-candidates``)."""
 MAX_SCHEDULE_CHARS = 100

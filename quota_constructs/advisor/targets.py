@@ -27,7 +27,7 @@ from quota_constructs.advisor.simulate import SimulationResult
 MET, MISSED, NOT_CHECKED, TOO_FEW_JOBS = "met", "missed", "not_checked", "too_few_jobs"
 MET_SHARE = 0.9
 """A target is met when it is met in at least this share of the weeks with jobs of the team."""
-DEFAULT_WEEKS = 10
+DEFAULT_WEEKS = 20
 """Independently seeded weeks a verdict rests on by default (``--weeks``; docs/advisor.md says
 how the number was chosen)."""
 MIN_JOBS = 30

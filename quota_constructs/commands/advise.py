@@ -784,6 +784,33 @@ def _workload(
     return jobs, days * DAY_S, startup_phase_s(teams, startup_s)
 
 
+def _generated_verdicts(
+    generate: Path,
+    orgs: Sequence[Organisation],
+    results: Sequence[SimulationResult],
+    run: tuple[int, int, int, float, float],
+    options: SimulationOptions,
+) -> dict[int, tuple[TargetCheck, ...]]:
+    """Each organisation's teams' targets judged over the generated weeks (the first is the
+    one already simulated), as ``quota recommend --simulate`` judges them; by position."""
+    days, seed, weeks, intensity, startup_s = run
+    teams = load_teams(generate)
+    generator = GeneratorOptions(intensity=intensity, startup_s=startup_s)
+    later = week_workloads(teams, days=days, seeds=range(seed + 1, seed + weeks), options=generator)
+    out = {}
+    for index, (org, first) in enumerate(zip(orgs, results, strict=True)):
+        figures = weekly_figures([first, *simulate_weeks(org, later, options)])
+        out[index] = check_targets(teams, figures, days=days)
+    return out
+
+
+def _targets_by_team(checks: Sequence[TargetCheck]) -> dict[str, list[dict[str, object]]]:
+    out: dict[str, list[dict[str, object]]] = {}
+    for check in checks:
+        out.setdefault(check.team, []).append(check_json(check))
+    return out
+
+
 def _labels(paths: list[Path], orgs: list[Organisation]) -> list[str]:
     names = [org.name for org in orgs]
     if len(set(names)) == len(names):
@@ -804,6 +831,12 @@ def simulate_command(
     ),
     days: int = typer.Option(7, "--days", help="Days of generated workload."),
     seed: int = typer.Option(0, "--seed", help="Generator seed (same seed, same jobs)."),
+    weeks: int = typer.Option(
+        DEFAULT_WEEKS,
+        "--weeks",
+        help="With --generate: independently seeded weeks (seeds SEED, SEED+1, ...) each team's "
+        "targets are judged on; the table shows the first.",
+    ),
     intensity: float = typer.Option(
         1.0, "--intensity", help="Generator: more, shorter jobs at the same load."
     ),
@@ -841,6 +874,7 @@ def simulate_command(
 ) -> None:
     """Run a workload through the emulator's scheduler in virtual time; measure each share."""
     _check_run(days=days, seed=seed, startup_s=startup_s, preemption_s=preemption_s)
+    _check_weeks(weeks)
     check_plan_stop(plan_stop_s)
     check_calendar_grace(calendar_grace)
     if from_queue is not None:
@@ -886,14 +920,27 @@ def simulate_command(
     if save_workload is not None:
         save_workload.write_text(workload_csv(jobs), encoding="utf-8")
     costs = _costs(orgs, results, prices_file, options, labels)
+    verdicts = {}
+    if generate is not None:
+        run = (days, seed, weeks, intensity, startup_s)
+        verdicts = _generated_verdicts(generate, orgs, results, run, options)
     if as_json:
-        typer.echo(_with_costs(results_json(results, labels), costs, options.startup_s))
+        document = json.loads(_with_costs(results_json(results, labels), costs, options.startup_s))
+        for label, checks in zip(labels, verdicts.values(), strict=False):
+            document[label]["targets"] = _targets_by_team(checks)
+        typer.echo(json.dumps(document, indent=2))
     else:
         console.print(f"{len(jobs)} jobs")
         console.print(results_table(results, labels))
         _print_stuck(results, console)
         for label, cost in costs.items():
             console.print(money_table(cost, label, options.startup_s))
+        for label, checks in zip(labels, verdicts.values(), strict=False):
+            console.print(
+                f"\nTargets of {label} over {weeks} week(s) (seeds {seed}-{seed + weeks - 1})"
+            )
+            for check in checks:
+                console.print(message("  ", styled(*_MARKS[check.status]), f" {check_line(check)}"))
     if plot is not None:
         plot_results(results, labels, plot, costs)
         if not as_json:
