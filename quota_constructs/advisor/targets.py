@@ -336,16 +336,32 @@ def figure_text(check: TargetCheck) -> str:
     return "-" if check.value is None else value_text(check.target, check.value)
 
 
+_LABELS = {
+    PREEMPTED: "preempted",
+    START_WITHIN_PERIOD: "longest wait",
+    FINISH_WITHIN_DEADLINE: "longest run to the end",
+}
+
+
+def _number(target: str, value: float) -> str:
+    return f"{value:.0%}" if target == PREEMPTED else _minutes(value)
+
+
 def evidence_text(check: TargetCheck) -> str:
-    """``median 12.5 min, worst week 40.0 min; met in 9 of 10 weeks, 812 jobs``."""
+    """``median 12.5 min, worst week 40.0 min; met in 9 of 10 weeks, 812 jobs`` (``longest
+    wait: median ...`` for the schedule's targets)."""
     if check.value is None or check.worst is None:
         return "-"
     weeks = f"{_met_in(check)}, {check.jobs} jobs"
     if check.worst == check.value:
         every = " in every week" if check.weeks > 1 else ""
         return f"{figure_text(check)}{every}; {weeks}"
-    worst = value_text(check.target, check.worst)
-    return f"median {figure_text(check)}, worst week {worst}; {weeks}"
+    label = _LABELS.get(check.target)
+    spread = (
+        f"median {_number(check.target, check.value)}, "
+        f"worst week {_number(check.target, check.worst)}"
+    )
+    return f"{label}: {spread}; {weeks}" if label else f"{spread}; {weeks}"
 
 
 def _met_in(check: TargetCheck) -> str:

@@ -80,9 +80,13 @@ def test_hourly_runs_of_up_to_70_minutes_with_start_up_are_flagged(new_user: Pat
         "runs of up to 70 min plus ~5 min start-up do not fit an hourly schedule: the next run "
         "waits; cap MaxRuntimeInSeconds below 55 min or schedule every 2 h"
     ) in out
-    assert "missed hourly: every run starts within 60.0 min (its period) (longest wait " in out
-    assert "missed hourly: every run finishes within 60.0 min of its slot (longest run " in out
-    assert "met hourly: preempted <= 0% of jobs (0% preempted)" in out
+    assert (
+        "missed hourly: every run starts within 60.0 min (its period) (longest wait: median " in out
+    )
+    assert (
+        "missed hourly: every run finishes within 60.0 min of its slot (longest run to the" in out
+    )
+    assert "met hourly: preempted <= 0% of jobs (0% preempted in every week; met in 20 of 20" in out
     assert "ok hourly" not in out
     assert "target(s) missed, teams: hourly" in err
 
@@ -93,12 +97,22 @@ def test_hourly_team_json_has_its_implicit_targets_missed(new_user: Path) -> Non
     data = json.loads(out)
     start = target(data, "hourly", "start_within_period")
     assert (start["required"], start["status"]) == (60.0, "missed") and start["figure"] > 60
-    assert target(data, "hourly", "max_preempted_share") == {
+    preempted = target(data, "hourly", "max_preempted_share")
+    jobs = preempted["jobs"]
+    assert jobs == 20 * 7 * 24  # one run a slot, every week
+    assert preempted == {
         "target": "max_preempted_share",
         "required": 0.0,
         "figure": 0.0,
         "status": "met",
+        "weeksMet": 20,
+        "weeks": 20,
+        "jobs": jobs,
+        "worstFigure": 0.0,
     }
+    assert (
+        start["weeks"] == 20 and start["weeksMet"] < 18 and start["worstFigure"] >= start["figure"]
+    )
     assert data["teams"]["hourly"]["warnings"][0].startswith("runs of up to 70 min plus ~5 min")
 
 
@@ -124,6 +138,10 @@ def test_weekend_team_in_a_two_day_window_from_monday_is_not_checked(new_user: P
         "required": 30.0,
         "figure": None,
         "status": "not_checked",
+        "weeksMet": 0,
+        "weeks": 0,
+        "jobs": 0,
+        "worstFigure": None,
         "note": note,
     }
 
@@ -138,43 +156,51 @@ def test_overloaded_team_is_warned_and_sized(write_teams: Callable[..., Path]) -
     code, out, _ = run("recommend", str(path), "--simulate")
     assert code == 1
     assert (
-        "overloaded: its jobs need about 335 instance-hours a week (the generated workload, "
-        "start-up included) but it has 168 of its own (1 x ml.g5.xlarge) plus at most 0 it "
-        "can borrow"
+        "overloaded: its jobs need about 594 ml.g5.xlarge instance-hours a week (the generated "
+        "workload, start-up included) but it has 168 of its own (1 x ml.g5.xlarge) plus about 0 "
+        "it can borrow of what the others leave idle"
     ) in out
-    assert "missed overloaded: p90 wait <= 24.0 h (9.6 days)" in out
     assert (
-        "sizing overloaded: 3 x ml.g5.xlarge meets p90 wait <= 24.0 h; 1 x ml.g5.xlarge gives "
-        "9.6 days" in out
+        "missed overloaded: p90 wait <= 24.0 h (median 19.6 days, worst week 30.3 days; met in 0 "
+        "of 20 weeks, 2599 jobs)"
+    ) in out
+    assert (
+        "sizing overloaded: 6 x ml.g5.xlarge meets p90 wait <= 24.0 h; 1 x ml.g5.xlarge gives "
+        "19.6 days" in out
     )
     _, out, _ = run("recommend", str(path), "--simulate", "--json")
-    team = json.loads(out)["teams"]["overloaded"]
-    assert team["capacityNeeded"] == {GPU: 3}
-    assert team["warnings"][-1].startswith("overloaded: 3 x ml.g5.xlarge meets p90 wait")
+    data = json.loads(out)
+    team = data["teams"]["overloaded"]
+    assert team["capacityNeeded"] == {GPU: 6} == data["capacityNeeded"]
+    assert team["warnings"][-1].startswith("overloaded: 6 x ml.g5.xlarge meets p90 wait")
+    assert data["weeks"] == {"weeks": 20, "seeds": [0, 19], "jobs": 2599}
 
 
 def test_optimize_json_has_the_contract_per_team(write_teams: Callable[..., Path]) -> None:
     path = write_teams([OVERLOADED])
-    code, out, _ = run(
-        "recommend", str(path), "--optimize", "--json", "--workloads", "1", "--workers", "1"
-    )
+    code, out, _ = run("recommend", str(path), "--optimize", "--json", "--weeks", "4")
     assert code == 1
     team = json.loads(out)["optimised"]["teams"]["overloaded"]
-    assert team["capacityNeeded"] == {GPU: 3}
+    assert team["capacityNeeded"] == {GPU: 6}
     wait, preempted = team["targets"]
-    assert (wait["target"], wait["required"], wait["status"]) == (
+    assert (wait["target"], wait["required"], wait["status"], wait["weeks"]) == (
         "p90_wait_minutes",
         1440,
         "missed",
+        4,
     )
     assert preempted == {
         "target": "max_preempted_share",
         "required": 0.0,
         "figure": 0.0,
         "status": "met",
+        "weeksMet": 4,
+        "weeks": 4,
+        "jobs": preempted["jobs"],
+        "worstFigure": 0.0,
     }
-    assert team["warnings"][0].startswith("overloaded: its jobs need about 335 instance-hours")
-    assert team["warnings"][-1].startswith("overloaded: 3 x ml.g5.xlarge meets p90 wait")
+    assert team["warnings"][0].startswith("overloaded: its jobs need about")
+    assert team["warnings"][-1].startswith("overloaded: 6 x ml.g5.xlarge meets p90 wait")
 
 
 def test_scheduled_durations_span_the_median_to_the_longest() -> None:
