@@ -1,48 +1,49 @@
 """Reservation sizing: how many instances of each type to reserve (a SageMaker training plan).
 
 For every type a plan can reserve (the model's :data:`PLAN_INSTANCE_TYPES`) that the shares
-hold, each plan size from 0 to the shares' capacity of the type is simulated on the same seeded
+hold, each plan size from 0 to the shares' capacity of the type is priced on the same seeded
 weeks as every verdict (:mod:`advisor.weeks`): the plan backs that many instances inside its
-window, the rest of the capacity (and all of it outside the window) is on demand; in the plan's
-last ``plan_stop_before_end_s`` SageMaker stops its instances (the model's
-``mixed_capacity_at``). A run stopped there is not lost: it runs again on demand, submitted at
-the stop with the work its checkpoints kept, and is billed (the stopped attempt on the plan, the
-new one on demand) and judged (its end is the new run's end) as such, so no plan is excluded by
-its own end. Each week of each size is priced by the one cost model
-(:func:`model.cost.cost_report`); a size's expected total is the mean over the weeks, next to
-the worst week. Its teams' targets are judged over the weeks (:mod:`advisor.targets`); a size
-*keeps the targets* when it meets every target all on demand (0 reserved) meets. The cheapest
-size by expected total that keeps them wins, fewer instances on a tie: a target missed on
-demand too is the capacity's or the settings' (``--simulate`` sizes those), not the plan's."""
+window, the rest of the capacity (and all of it outside the window) is on demand, so the type's
+capacity, hence the schedule, is the same for every size (the model's ``mixed_capacity_at``):
+each week is simulated once. In the plan's last ``plan_stop_before_end_s`` SageMaker stops its
+instances; a run stopped there is not lost: it runs again on demand (:func:`plan_end_attempts`),
+billed as such (the stopped attempt on the plan, what was left of it and the work its
+checkpoints did not keep on demand) and judged as such (on demand it runs as in the schedule, so
+its team's verdicts are those of 0 reserved): no plan is excluded by its own end. Each week of
+each size is priced by the one cost model (:func:`model.cost.cost_report`); a size's expected
+total is the mean over the weeks, next to the worst week. A size *keeps the targets* when it
+meets every target all on demand (0 reserved) meets. The cheapest size by expected total that
+keeps them wins, fewer instances on a tie; a target missed on demand is the capacity's or the
+settings' (``--simulate`` sizes those), not the plan's."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from operator import attrgetter
 
 from quota_constructs.advisor.billing import attempts_from_jobs
 from quota_constructs.advisor.profiles import TeamsFile
-from quota_constructs.advisor.simulate import SIMULATION_START, SimulationOptions, simulated_jobs
+from quota_constructs.advisor.simulate import SIMULATION_START, SimulationOptions
 from quota_constructs.advisor.targets import (
     TargetCheck,
-    TeamFigures,
     check_targets,
     figure_text,
     requirement_text,
+    weekly_figures,
 )
+from quota_constructs.advisor.weeks import simulate_weeks
 from quota_constructs.advisor.workload import WorkloadJob
 from quota_constructs.model import (
     Organisation,
     Problem,
     QuotaConfigError,
-    plan_stop_reason,
+    jobs_to_stop,
     utc_text,
 )
-from quota_constructs.model.cost import Price, cost_report, price_of
+from quota_constructs.model.cost import Attempt, Price, cost_report, price_of
 from quota_constructs.model.training_plan import HOUR_S, PLAN_INSTANCE_TYPES, TrainingPlanSpec
-from quota_constructs.scheduling import Job, JobStatus
+from quota_constructs.scheduling import Job
 
 EPOCH_S = SIMULATION_START.timestamp()
 """UTC epoch of simulated time 0 (plans' windows are placed from it)."""
@@ -256,20 +257,24 @@ def size_reservations(
     if problems:
         raise QuotaConfigError(problems)
     priced = reserve_prices(prices, types)
-    search = _Search(org, teams, tuple(tuple(w) for w in workloads), options, days, window)
+    results = simulate_weeks(org, workloads, options)
+    weeks = weekly_figures(results)
+    checks = check_targets(teams, weeks, days=days)
+    search = _Search(org, tuple(r.jobs for r in results), checks, options, window)
     capacity = org.queue.service_environment_capacity()
     return [search.size(t, capacity[t], priced[t]) for t in types]
 
 
 @dataclass(frozen=True)
 class _Search:
-    """What every candidate shares: the organisation, profiles, weeks and windows."""
+    """What every candidate shares: the organisation, each week's simulated jobs (the same
+    schedule for every size: a plan changes which instances run a job, not when, but for its
+    stop), the verdicts on them and the windows."""
 
     org: Organisation
-    teams: TeamsFile
-    workloads: tuple[tuple[WorkloadJob, ...], ...]
+    weeks: tuple[tuple[Job, ...], ...]
+    checks: tuple[TargetCheck, ...]
     options: SimulationOptions
-    days: int
     window: ReserveWindow
 
     def size(self, itype: str, capacity: int, price: Price) -> Reservation:
@@ -281,119 +286,88 @@ class _Search:
         return replace(draft, reasons=tuple(_reasons(draft)))
 
     def candidate(self, itype: str, reserved: int, capacity: int, price: Price) -> Candidate:
-        """Simulate every week with a plan of ``reserved`` instances, the rest on demand."""
+        """Every week priced with a plan of ``reserved`` instances, the rest on demand."""
         plans = [self.window.plan(itype, reserved)] if reserved else []
         others = tuple(p for p in self.org.training_plans if p.instance_type != itype)
         trial = replace(self.org, training_plans=(*others, *plans))
-        sim = replace(self.options, on_demand_with_plans=((itype, capacity),))
-        weeks = [self.week(trial, jobs, itype, price, sim) for jobs in self.workloads]
-        checks = check_targets(self.teams, [figures for figures, _ in weeks], days=self.days)
-        return Candidate(reserved, tuple(cost for _, cost in weeks), checks, price.on_demand)
+        weeks = tuple(
+            self.week(trial, jobs, itype, price, capacity - reserved if plans else None)
+            for jobs in self.weeks
+        )
+        return Candidate(reserved, weeks, self.checks, price.on_demand)
 
     def week(
         self,
         trial: Organisation,
-        jobs: Sequence[WorkloadJob],
+        jobs: Sequence[Job],
         itype: str,
         price: Price,
-        sim: SimulationOptions,
-    ) -> tuple[tuple[TeamFigures, ...], WeekCost]:
-        """One week of one size: the teams' figures and its cost, the runs the plan's stop
-        ended run again on demand."""
-        done, reruns = _with_reruns(trial, jobs, sim)
-        attempts = [
-            a for a in attempts_from_jobs(done, offset_s=EPOCH_S) if a.instance_type == itype
-        ]
-        assert sim.window_s is not None
+        after_stop: int | None,
+    ) -> WeekCost:
+        """One week's cost with the plan of ``trial``: the runs its stop ends (``after_stop``:
+        the type's instances left while it stops; ``None``: no plan) run again on demand."""
+        assert self.options.window_s is not None
+        end = EPOCH_S + self.options.window_s
+        stop = self.options.plan_stop_before_end_s
+        if after_stop is None or stop <= 0:
+            attempts, again, reruns = attempts_from_jobs(jobs, offset_s=EPOCH_S), 0.0, 0
+        else:
+            at = EPOCH_S + max(
+                self.window.start_hours * HOUR_S,
+                (self.window.start_hours + self.window.hours) * HOUR_S - stop,
+            )
+            attempts, again, reruns = plan_end_attempts(jobs, itype, at, after_stop, end)
         report = cost_report(
-            trial, attempts, {itype: price}, start_s=EPOCH_S, end_s=EPOCH_S + sim.window_s
+            trial,
+            [a for a in attempts if a.instance_type == itype],
+            {itype: price},
+            start_s=EPOCH_S,
+            end_s=end,
         )
         names = {p.name for p in trial.training_plans if p.instance_type == itype}
         plan_costs = [p for p in report.plans if p.name in names]
         rows = [r for r in report.shares if r.instance_type == itype]
-        on_demand = sum(r.on_demand for r in rows)
-        cost = WeekCost(
+        on_demand = sum(r.on_demand for r in rows) + again
+        return WeekCost(
             reserved_hours=math.fsum(p.reserved for p in plan_costs),
             plan_hours=sum(r.plan for r in rows),
             on_demand_hours=on_demand,
             reserved_usd=math.fsum(p.cost_usd for p in plan_costs),
             on_demand_usd=on_demand * price.on_demand,
-            reruns=len(reruns),
+            reruns=reruns,
         )
-        return _figures(self.teams, done, reruns), cost
 
 
-def _with_reruns(
-    org: Organisation, jobs: Sequence[WorkloadJob], options: SimulationOptions
-) -> tuple[list[Job], dict[str, Job]]:
-    """The simulated jobs of ``jobs`` on ``org``; when a plan's stop ended runs, the week run
-    again with each submitted anew at its stop (the work its checkpoints kept done), on
-    demand. Returns every job and, by the stopped job's id, its new run."""
-    ordered = sorted(jobs, key=attrgetter("submit_time_s"))
-    done = simulated_jobs(org, ordered, options=options)
-    stopped = {
-        plan_stop_reason(p.instance_type, options.plan_stop_before_end_s)
-        for p in org.training_plans
-    }
-    ended = [job for job in done if job.status is JobStatus.FAILED and job.status_reason in stopped]
-    if not ended:
-        return done, {}
-    again = [_rerun(ordered[_index(job)], job) for job in ended]
-    combined = sorted([*ordered, *again], key=attrgetter("submit_time_s"))
-    position = {id(job): index for index, job in enumerate(combined)}
-    done = simulated_jobs(org, combined, options=options)
-    by_id = {job.job_id: job for job in done}
-    originals = [by_id[_job_id(position[id(w)])] for w in ordered]
-    reruns = {
-        originals[_index(job)].job_id: by_id[_job_id(position[id(w)])]
-        for job, w in zip(ended, again, strict=True)
-    }
-    return [*originals, *reruns.values()], reruns
-
-
-def _index(job: Job) -> int:
-    return int(job.job_id.removeprefix("job-"))
-
-
-def _job_id(index: int) -> str:
-    return f"job-{index:07d}"
-
-
-def _rerun(job: WorkloadJob, ended: Job) -> WorkloadJob:
-    """``job`` submitted again when the plan's stop ended it, less what its checkpoints kept."""
-    assert ended.stopped_at is not None
-    last = ended.attempts[-1] if ended.attempts else None
-    started = ended.started_at if last is None or last.started_at is None else last.started_at
-    ran = ended.stopped_at - started if started is not None else 0.0
-    interval = job.checkpoint_interval_s
-    kept = ended.progress_s + (math.floor(ran / interval) * interval if interval else 0.0)
-    left = max(job.duration_s - kept, 1.0)
-    return replace(job, submit_time_s=ended.stopped_at, duration_s=left, line=None)
-
-
-def _figures(
-    teams: TeamsFile, jobs: Sequence[Job], reruns: Mapping[str, Job]
-) -> tuple[TeamFigures, ...]:
-    """Each team's figures of one week, a stopped run and its new run one job: its wait is the
-    first start's, its end the new run's (the same rules as the simulator's metrics)."""
-    again = {id(job) for job in reruns.values()}
-    waits: dict[str, list[float]] = {t.name: [] for t in teams.teams}
-    finish = dict.fromkeys(waits, 0.0)
-    preempted = dict.fromkeys(waits, 0)
+def plan_end_attempts(
+    jobs: Sequence[Job], itype: str, at: float, after_stop: int, end: float
+) -> tuple[list[Attempt], float, int]:
+    """The attempts of ``jobs`` (epoch seconds) billed when a plan of ``itype`` stops at
+    ``at`` leaving ``after_stop`` instances: the runs it stops (the model's
+    :func:`jobs_to_stop`: the latest started first until the rest fit) end there, their
+    checkpoints kept; each runs again on demand for what was left of it before ``end`` plus the
+    work lost. Returns the attempts, the instance-hours run again, and how many runs."""
+    attempts: list[Attempt] = []
+    intervals: list[float | None] = []
     for job in jobs:
-        if id(job) in again:
-            continue
-        last = reruns.get(job.job_id, job)
-        first = job.attempts[0].scheduled_at if job.attempts else job.scheduled_at
-        waits[job.share_name].append(math.inf if first is None else first - job.created_at)
-        ok = last.status is JobStatus.SUCCEEDED and last.stopped_at is not None
-        end = last.stopped_at - job.created_at if ok and last.stopped_at is not None else math.inf
-        finish[job.share_name] = max(finish[job.share_name], end)
-        preempted[job.share_name] += bool(job.preemptions or last.preemptions)
-    return tuple(
-        TeamFigures(name, tuple(sorted(w)), preempted[name], 0.0, 0.0, 0.0, finish[name])
-        for name, w in waits.items()
-    )
+        for attempt in attempts_from_jobs([job], offset_s=EPOCH_S):
+            attempts.append(attempt)
+            intervals.append(job.request.checkpoint_interval_s)
+    running = [
+        (str(i), a.instance_count, a.start_s)
+        for i, a in enumerate(attempts)
+        if a.instance_type == itype and a.start_s <= at < a.stop_s
+    ]
+    again = 0.0
+    stopped = jobs_to_stop(running, after_stop)
+    for key in stopped:
+        index = int(key)
+        attempt, interval = attempts[index], intervals[index]
+        ran = at - attempt.start_s
+        kept = math.floor(ran / interval) * interval if interval else 0.0
+        left = max(min(attempt.stop_s, end) - at, 0.0)
+        again += attempt.instance_count * (left + ran - kept) / HOUR_S
+        attempts[index] = replace(attempt, stop_s=at, preempted=True, kept_s=kept)
+    return attempts, again, len(stopped)
 
 
 def _keys(checks: Sequence[TargetCheck]) -> set[tuple[str, str]]:

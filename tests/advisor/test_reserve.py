@@ -1,5 +1,6 @@
-"""The advisor sizes a training plan: each plan size simulated (the plan backs that many
-instances in its window, the rest on demand), priced by the cost model, the targets checked.
+"""The advisor sizes a training plan: each plan size priced over the weeks (the plan backs that
+many instances in its window, the rest on demand; a run its stop ends runs again on demand),
+by the cost model, the targets checked.
 
 Expected figures are computed here from the simulated job records (instances x run time), not
 by the cost model."""
@@ -7,6 +8,7 @@ by the cost model."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -72,7 +74,7 @@ def _instance_hours(jobs: list[WorkloadJob]) -> float:
 
 def _sized(jobs: list[WorkloadJob], window: ReserveWindow | None = None) -> Reservation:
     (reservation,) = size_reservations(
-        ORG, TEAMS, jobs, PRICES, options=WEEK, days=7, window=window
+        ORG, TEAMS, [jobs], PRICES, options=WEEK, days=7, window=window
     )
     return reservation
 
@@ -123,16 +125,24 @@ def test_a_plan_for_the_burst_day_alone_reserves_all_four() -> None:
     assert reservation.best.utilisation == pytest.approx(96 / 100)
 
 
-def test_a_plan_whose_end_stops_a_job_misses_the_wait_target_and_is_not_recommended() -> None:
-    # A (4 instances) runs to 11.6 h; B (4) comes at 11.55 h. A 12 h plan: SageMaker stops its
-    # instances at 11.5 h, A fails and B waits for the plan's end (27 min > 10 min). On demand
-    # B waits 3 min. Reserving would be cheaper, but it misses the target.
-    jobs = [WorkloadJob(0.0, "llm", P5, 4, 11.6 * H, 1), WorkloadJob(11.55 * H, "llm", P5, 4, H, 1)]
-    reservation = _sized([*jobs, *CV], window=ReserveWindow(0, 12))
-    assert [len(c.missed) for c in reservation.candidates] == [0, 1, 1, 1, 1]
-    assert reservation.candidates[4].total_usd < reservation.candidates[0].total_usd
-    assert reservation.best is reservation.candidates[0]
-    assert reservation.reasons[-1] == "4 reserved also misses llm p90 wait <= 10.0 min: 27.0 min"
+A_B = [WorkloadJob(0.0, "llm", P5, 4, 11.6 * H, 1), WorkloadJob(11.55 * H, "llm", P5, 4, H, 1)]
+
+
+def test_a_run_the_plans_stop_ends_runs_again_on_demand_and_is_billed_as_such() -> None:
+    # A (4 instances) runs to 11.6 h; B (4) comes at 11.55 h and runs 11.6-12.6 h. A 12 h plan
+    # of k: SageMaker stops its instances at 11.5 h, A ends there (11.5 h of it on the plan)
+    # and runs again on demand: the 0.1 h left of it and the 11.5 h it lost (no checkpoints).
+    reservation = _sized([*A_B, *CV], window=ReserveWindow(0, 12))
+    lost = 4 * (0.1 + 11.5)
+    for k, c in enumerate(reservation.candidates):
+        plan = min(k, 4) * (11.5 + 0.4)  # A up to its stop, B until the plan's end
+        a_billed = 4 * (11.5 if k else 11.6)  # A clipped at the stop when there is a plan
+        on_demand = a_billed + 4 * 1.0 - plan + (lost if k else 0.0)
+        assert c.reruns == (1 if k else 0)
+        assert c.total_usd == pytest.approx(k * 12 * 60.0 + on_demand * 100.0)
+    # the plan's end costs no target: every size keeps what on demand meets
+    assert all(c.keeps(reservation.candidates[0]) for c in reservation.candidates)
+    assert reservation.best is reservation.candidates[0]  # the rerun makes every plan dearer
     plan = ReserveWindow(0, 12).plan(P5, 3)
     assert [mixed_capacity_at([plan], P5, plan.start_s + t * H, 4) for t in (0, 11.5, 12)] == [
         4,
@@ -141,9 +151,56 @@ def test_a_plan_whose_end_stops_a_job_misses_the_wait_target_and_is_not_recommen
     ]
 
 
+def test_a_checkpointing_run_the_plans_stop_ends_redoes_only_what_it_lost() -> None:
+    jobs = [replace(job, checkpoint_interval_s=H) for job in A_B]
+    reservation = _sized([*jobs, *CV], window=ReserveWindow(0, 12))
+    four = reservation.candidates[4]
+    # A kept 11 h by its checkpoints: it runs again for 0.1 h left + 0.5 h lost
+    on_demand = 4 * 0.6 + 4 * (0.1 + 0.5)
+    assert four.total_usd == pytest.approx(4 * 12 * 60.0 + on_demand * 100.0)
+
+
+def test_the_recommended_size_is_the_cheapest_of_the_sweep_over_the_weeks(
+    tmp_path: Path,
+) -> None:
+    # An hourly team on 2 p5 whose runs fill about 85 % of each hour: a plan of 2 is used
+    # above the 60 % break-even; the last run of the week, stopped 30 min before the plan's
+    # end, runs again on demand and does not exclude the plan.
+    teams = (
+        "organisation: lab\nteams:\n  - name: hourly\n    capacity: {ml.p5.48xlarge: 2}\n"
+        "    workload: scheduled\n    schedule: hourly\n    job_minutes: {p50: 45, max: 50}\n"
+    )
+    result = _cli(
+        tmp_path,
+        teams,
+        "ml.p5.48xlarge: {on_demand: 100, training_plan: 60}\n",
+        "--json",
+        "--weeks",
+        "3",
+    )
+    assert result.exit_code == 0, result.output
+    reserve = json.loads(result.stdout)["reserve"]
+    sizes = reserve["sizes"]
+    assert [s["instances"] for s in sizes] == [0, 1, 2]
+    assert all(s["targetsKept"] for s in sizes)
+    cheapest = min(sizes, key=lambda s: s["expectedTotalUsd"])
+    assert reserve["recommended"] == {P5: cheapest["instances"]} == {P5: 2}
+    for s in sizes:
+        assert s["worstTotalUsd"] >= s["expectedTotalUsd"]
+        assert set(s) == {
+            "instanceType",
+            "instances",
+            "expectedTotalUsd",
+            "worstTotalUsd",
+            "planUtilisation",
+            "targetsKept",
+        }
+    assert sizes[2]["planUtilisation"] > 0.6
+
+
 def test_rejects_a_missing_price_naming_the_type() -> None:
     with pytest.raises(MissingPrice) as error:
-        size_reservations(ORG, TEAMS, STEADY, {G5: Price(1.0)}, options=WEEK, days=7)
+        size_reservations(ORG, TEAMS, [STEADY], {G5: Price(1.0)}, options=WEEK, days=7)
     assert str(error.value).splitlines()[-1].strip() == (
         "--prices: no price for instance type ml.p5.48xlarge (prices given: "
         "ml.g5.xlarge) (got 'ml.p5.48xlarge'); fix: add 'ml.p5.48xlarge: USD per "
@@ -153,7 +210,7 @@ def test_rejects_a_missing_price_naming_the_type() -> None:
 
 def test_rejects_a_price_without_a_training_plan_rate() -> None:
     with pytest.raises(QuotaConfigError) as error:
-        size_reservations(ORG, TEAMS, STEADY, {P5: Price(100.0)}, options=WEEK, days=7)
+        size_reservations(ORG, TEAMS, [STEADY], {P5: Price(100.0)}, options=WEEK, days=7)
     assert str(error.value).splitlines()[-1].strip() == (
         "--prices: ml.p5.48xlarge: no training_plan price for ml.p5.48xlarge: reserving it "
         "cannot be priced (got 100.0); fix: write 'ml.p5.48xlarge: {on_demand: USD, "
@@ -193,6 +250,7 @@ def test_quota_recommend_reserve_json_lists_every_size_and_the_one_to_buy(tmp_pa
         )
     cheapest = min(p4d["candidates"], key=lambda c: c["totalUsd"])
     assert p4d["recommendedInstances"] == cheapest["instances"]
+    assert data["reserve"]["recommended"] == {"ml.p4d.24xlarge": cheapest["instances"]}
     # its teams miss targets on demand already (capacity): exit 1, named on stderr
     assert result.exit_code == 1
     assert "3 target(s) missed with 0 reserved, teams: cv, research-llm" in result.stderr
