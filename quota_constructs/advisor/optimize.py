@@ -65,6 +65,7 @@ from quota_constructs.advisor.targets import (
     TargetCheck,
     TeamFigures,
     check_targets,
+    evidence_text,
     figure_text,
     mean_figures,
     requirement_text,
@@ -855,8 +856,9 @@ def setting_text(setting: Setting) -> str:
 
 
 def check_text(check: TargetCheck) -> str:
-    """``p90 wait <= 30 min: met (12.0 min)``: the target, its status and the figure."""
-    return f"{requirement_text(check)}: {check.status} ({figure_text(check)})"
+    """``p90 wait <= 30 min: met (12.0 min in every week; met in 20 of 20 weeks, 812 jobs)``:
+    the target, its status and its evidence."""
+    return f"{requirement_text(check)}: {check.status} ({evidence_text(check)})"
 
 
 def _described(
@@ -872,7 +874,7 @@ def _described(
         change = "same as the rules" if was == now else f"the rules gave {was}"
         text = (
             f"{teams.team(share.name).description.strip()} Chosen by simulation over {workloads} "
-            f"seeded workloads of {options.days} days: {now} ({change}); {figures}."
+            f"seeded weeks of {options.days} days: {now} ({change}); {figures}."
         )
         shares.append(replace(share, description=text.strip()))
     queue = replace(best.organisation.queue, shares=tuple(shares))
@@ -943,16 +945,21 @@ def _not_checked_warnings(best: Evaluation) -> list[str]:
     return [f"{team}: targets not checked: {note}" for team, note in notes.items()]
 
 
+def _weeks_text(check: TargetCheck) -> str:
+    """``14.7 h, met in 16 of 20 weeks``: the median week and the weeks met."""
+    return f"{figure_text(check)}, met in {check.weeks_met} of {check.weeks} weeks"
+
+
 def _missed_warnings(best: Evaluation, rule: Evaluation) -> list[str]:
     warnings = []
     rule_checks = {(c.team, c.target): c for c in rule.checks}
     names = [s.name for s in best.organisation.queue.shares]
     for check in best.missed:
-        before = figure_text(rule_checks[check.team, check.target])
+        before = _weeks_text(rule_checks[check.team, check.target])
         setting = best.settings[names.index(check.team)]
         warnings.append(
             f"{check.team}: no configuration the profiles allow meets {requirement_text(check)} "
-            f"(best {figure_text(check)}, rule-based {before}); the wishes are kept: "
+            f"(best {_weeks_text(check)}, rule-based {before}); the wishes are kept: "
             + _what_helps(check, setting)
         )
     return warnings

@@ -30,6 +30,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from quota_constructs.advisor.profiles import ALL_DAYS, Day, TeamProfile, TeamsFile, WorkloadKind
+from quota_constructs.advisor.targets import DEFAULT_WEEKS
 from quota_constructs.advisor.workload import (
     GeneratorOptions,
     WorkloadJob,
@@ -447,8 +448,8 @@ def recommend(
 
     ``prices``: optional USD per instance-hour by instance type, to price idle reserved
     capacity; ``options``: the workload model; ``workloads``: generated workloads of ``days``
-    days each (default the one of seed 0), the same the simulation runs, from which each
-    team's demand, idle time and overload are estimated.
+    days each (default :data:`~.targets.DEFAULT_WEEKS` of seeds 0, 1, ...), the same the
+    simulation runs, from which each team's demand, idle time and overload are estimated.
     Raises :class:`~quota_constructs.model.QuotaConfigError` for prices of instance types no
     team uses, or if the result breaks a rule (it should not: team profiles are validated with
     the same rules).
@@ -459,7 +460,8 @@ def recommend(
         raise QuotaConfigError(problems, context=f"recommendation for {teams.organisation}")
     options = options or GeneratorOptions()
     if workloads is None:
-        workloads = [generate_workload(teams, days=days, seed=0, options=options)]
+        seeds = range(DEFAULT_WEEKS)
+        workloads = [generate_workload(teams, days=days, seed=s, options=options) for s in seeds]
     demand = weekly_demand(teams, workloads, days, startup_phase_s(teams, options.startup_s))
     drafts = [_draft(team) for team in teams.teams]
     first = JobQueueSpec(shares=tuple(spec for spec, _ in drafts))

@@ -25,6 +25,7 @@ from quota_constructs.advisor.targets import (
     MET,
     MISSED,
     NOT_CHECKED,
+    TOO_FEW_JOBS,
     check_json,
     figure_text,
     requirement_text,
@@ -101,13 +102,18 @@ _STATUS_STYLE = {
     MET: ("ok", "green"),
     MISSED: ("missed", "red"),
     NOT_CHECKED: ("not checked", "blue"),
+    TOO_FEW_JOBS: ("too few jobs", "yellow"),
 }
 
 
 def _check_cell(check: TargetCheck) -> Text:
+    """``14.7 h missed 16/20 wk``: the median week, the status, the weeks met."""
     figure = figure_text(check)
+    weeks = f" {check.weeks_met}/{check.weeks} wk" if check.weeks else ""
     return message(
-        f"{figure} " if check.value is not None else "", styled(*_STATUS_STYLE[check.status])
+        f"{figure} " if check.value is not None else "",
+        styled(*_STATUS_STYLE[check.status]),
+        weeks,
     )
 
 
@@ -159,7 +165,7 @@ def search_summary(search: SearchResult) -> str:
     days = search.options.days
     return (
         f"simulated {search.evaluated} configurations ({how}; the profiles allow "
-        f"{search.space}) on {search.workloads} seeded workloads of {days} days "
+        f"{search.space}) on {search.workloads} seeded weeks of {days} days "
         f"({search.jobs} jobs in all)"
     )
 
