@@ -128,9 +128,9 @@ def test_rejects_a_description_longer_than_4096_characters() -> None:
 
 
 def test_rejects_search_sizes_beyond_their_bounds() -> None:
-    options = SearchOptions(seeds=tuple(range(21)), days=367, max_candidates=1001)
+    options = SearchOptions(seeds=tuple(range(105)), days=367, max_candidates=1001)
     message = "\n".join(str(p) for p in options.problems())
-    assert "seeds: at most 20 workloads (got 21)" in message
+    assert "seeds: at most 104 weeks (got 105)" in message
     assert "days: must be at most 366 (got 367)" in message
     assert "max_candidates: must be at most 1000 (got 1001)" in message
 

@@ -48,7 +48,8 @@ def run() -> tuple[Advice, dict[str, SimulationResult]]:
 
 
 def preempted_check(result: SimulationResult) -> TargetCheck:
-    checks = check_targets(TEAMS, team_figures(result), days=1)
+    # the same week 30 times: enough jobs for a verdict (targets.MIN_JOBS)
+    checks = check_targets(TEAMS, [team_figures(result)] * 30, days=1)
     [check] = [c for c in checks if c.team == "steady" and c.target == "max_preempted_share"]
     return check
 
@@ -60,7 +61,10 @@ def test_recommendation_meets_each_teams_expectation() -> None:
     assert bursty.ok and bursty.text.startswith("bursty: borrowed")
     check = preempted_check(results["recommended"])
     assert (check.limit, check.value, check.status) == (0.0, 0.0, "met")
-    assert check_line(check) == "steady: preempted <= 0% of jobs (0% preempted)"
+    assert check_line(check) == (
+        "steady: preempted <= 0% of jobs (0% preempted in every week; met in 30 of 30 weeks, "
+        "30 jobs)"
+    )
 
 
 def test_flags_a_preempted_team_that_does_not_tolerate_preemption() -> None:
@@ -76,4 +80,7 @@ def test_flags_a_preempted_team_that_does_not_tolerate_preemption() -> None:
     full = compare([configs["all-LEND_AND_BORROW"]], swapped)[0]
     check = preempted_check(full)
     assert check.status == "missed"
-    assert check_line(check) == "steady: preempted <= 0% of jobs (50% preempted)"
+    assert check_line(check) == (
+        "steady: preempted <= 0% of jobs (50% preempted in every week; met in 0 of 30 weeks, "
+        "60 jobs)"
+    )
