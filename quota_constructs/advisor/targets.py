@@ -33,6 +33,9 @@ how the number was chosen)."""
 MIN_JOBS = 30
 """Fewest jobs, over all the weeks, a verdict rests on (a ``pNN`` wait target needs more when
 its nearest-rank percentile would otherwise be the largest wait: :func:`min_jobs`)."""
+MIN_JOBS_PER_WEEK = 3.0
+"""Fewest jobs a simulated week on average a verdict rests on: with fewer, each week's figure
+is its one or two jobs' and more weeks do not make it a measurement."""
 PREEMPTED = "max_preempted_share"
 START_WITHIN_PERIOD = "start_within_period"
 FINISH_WITHIN_DEADLINE = "finish_within_deadline"
@@ -165,10 +168,15 @@ class TargetCheck:
         return min_jobs(self.target)
 
     @property
+    def jobs_per_week(self) -> float:
+        """The team's jobs per simulated week (weeks without its jobs included)."""
+        return self.jobs / max(self.weeks_run, 1)
+
+    @property
     def status(self) -> str:
         if not self.weekly:
             return NOT_CHECKED
-        if self.jobs < self.min_jobs:
+        if self.jobs < self.min_jobs or self.jobs_per_week < MIN_JOBS_PER_WEEK:
             return TOO_FEW_JOBS
         return MET if self.weeks_met >= weeks_needed(self.weeks) else MISSED
 
@@ -279,13 +287,21 @@ def check_targets(
 def _note(check: TargetCheck, team: TeamProfile, days: int) -> str:
     if check.status == NOT_CHECKED:
         return _not_checked_note(team, days)
-    if check.status == TOO_FEW_JOBS:
+    if check.status != TOO_FEW_JOBS:
+        return ""
+    seen = (
+        f"too few jobs: {check.jobs} job(s) of {team.name} in {check.weeks_run} simulated week(s)"
+    )
+    if check.jobs_per_week < MIN_JOBS_PER_WEEK:
         return (
-            f"too few jobs: {check.jobs} job(s) of {team.name} in {check.weeks_run} simulated "
-            f"week(s), a verdict needs at least {check.min_jobs}: simulate more weeks "
-            f"(--weeks {_weeks_for(check)})"
+            f"{seen}, {check.jobs_per_week:.1f} a week; a verdict needs at least "
+            f"{MIN_JOBS_PER_WEEK:g} a week on average (a week's figure would be its one or two "
+            "jobs', not a measurement), so more weeks do not help"
         )
-    return ""
+    return (
+        f"{seen}; a verdict needs at least {check.min_jobs}: simulate more weeks "
+        f"(--weeks {_weeks_for(check)})"
+    )
 
 
 def _weeks_for(check: TargetCheck) -> int:
