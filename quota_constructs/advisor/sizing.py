@@ -1,18 +1,19 @@
 """Sizing advice: the smallest capacities per instance type that meet the teams' targets,
 found jointly for the organisation over the same weeks as the verdicts.
 
-Every team that misses a wait or schedule target (:data:`SIZED`) is grown in turn, the others
-kept at their capacities found so far: the team's capacity of every type grows by the same
-number of instances, doubling until its missed targets are met over the weeks (at most
-:data:`MAX_SIZING_FACTOR` times its capacity, within the model's per-type maximum), then the
-smallest such step is found by bisection. The organisation with every team grown is checked
-again as a whole (a round): a team that now misses again is grown again, up to
-:data:`MAX_ROUNDS` rounds. Last, each type of each grown team is lowered on its own as far as
-every sized target the organisation met before and every one sized stays met. So the sizes add
-up: the organisation with all of them is the one that was simulated. Targets are assumed to
-improve with capacity (more instances never make a wait longer in the scheduler core's rules).
+Every team that misses a wait or schedule target (:data:`SIZED`) is grown, all of them in the
+same simulations: each team's capacity of every type grows by the same number of instances,
+doubling until its missed targets are met over the weeks (at most :data:`MAX_SIZING_FACTOR`
+times its capacity, within the model's per-type maximum), then its smallest such step is found
+by bisection, each team on its own outcome while the others try theirs. The organisation with
+every team grown is checked again as a whole: a team the others' growth left short is grown
+again, up to :data:`MAX_ROUNDS` rounds. Last, each type of a team of several types is lowered
+on its own as far as every sized target the organisation met before and every one sized stays
+met. So the sizes add up: the organisation with all of them is the one that was simulated.
+Targets are assumed to improve with capacity (more instances never make a wait longer in the
+scheduler core's rules).
 
-A week decides a trial as soon as its verdict is known: a target missed in more weeks than
+A trial stops at the week that decides it: a target missed in more weeks than
 :data:`~quota_constructs.advisor.targets.MET_SHARE` allows fails the capacity without running
 the remaining weeks.
 """
@@ -147,16 +148,28 @@ class _Trial:
         """Whether every target of ``pairs`` is met over the weeks (stops at the week that
         decides a miss)."""
         pairs = list(pairs)
-        failures = dict.fromkeys(pairs, 0)
+        return not self.failing(capacities, {"all": pairs})
+
+    def failing(self, capacities: Capacities, groups: Mapping[str, Sequence[Pair]]) -> set[str]:
+        """The groups of ``groups`` with a target missed over the weeks (a target missed in
+        more weeks than :data:`MET_SHARE` allows); the weeks stop once every group failed."""
+        failures: dict[Pair, int] = {}
+        failed: set[str] = set()
         for index in range(len(self.workloads)):
             by_team = {f.team: f for f in self.week(capacities, index)}
-            for team, target in pairs:
-                mine = by_team[team]
-                if mine.jobs and target_figure(target, mine) > self.limits[team, target] + 1e-9:
-                    failures[team, target] += 1
-                    if failures[team, target] > self.allowed[team]:
-                        return False
-        return True
+            for group, pairs in groups.items():
+                if group in failed:
+                    continue
+                for team, target in pairs:
+                    mine = by_team[team]
+                    if mine.jobs and target_figure(target, mine) > self.limits[team, target] + 1e-9:
+                        failures[team, target] = failures.get((team, target), 0) + 1
+                        if failures[team, target] > self.allowed[team]:
+                            failed.add(group)
+                            break
+            if len(failed) == len(groups):
+                break
+        return failed
 
     def checks(self, capacities: Capacities) -> tuple[TargetCheck, ...]:
         weeks = [self.week(capacities, i) for i in range(len(self.workloads))]
@@ -188,19 +201,15 @@ def capacities_needed(
         trial.seed(own, weeks)
     guarded = [(c.team, c.target) for c in checks if c.target in SIZED and (c.met or c.missed)]
     current = {name: dict(c) for name, c in own.items()}
-    failed: set[str] = set()
-    todo = list(missed)
-    for _ in range(MAX_ROUNDS):
-        for name in todo:
-            pairs = [(t, target) for t, target in guarded if t == name]
-            if not _grow(trial, current, name, pairs):
-                failed.add(name)
-        todo = [n for n in missed if n not in failed and not trial.meets(current, _of(guarded, n))]
-        if not todo:
+    failed = _grow_together(trial, current, {n: _of(guarded, n) for n in missed})
+    for _ in range(MAX_ROUNDS - 1):  # a team the others' growth left short is grown again
+        short = trial.failing(current, {n: _of(guarded, n) for n in missed if n not in failed})
+        if not short:
             break
+        failed |= _grow_together(trial, current, {n: _of(guarded, n) for n in short})
     kept = [p for p in guarded if p[0] not in failed]
     for name in missed:
-        if name not in failed:
+        if name not in failed and len(current[name]) > 1:  # one type: the step is its size
             _lower(trial, current, own, name, kept)
     final = trial.checks(current)
     return tuple(
@@ -217,28 +226,44 @@ def _top(own: Mapping[str, int]) -> int:
     return min(top, (MAX_SIZING_FACTOR - 1) * max(own.values()))
 
 
-def _grow(trial: _Trial, current: Capacities, name: str, pairs: Sequence[Pair]) -> bool:
-    """Grow ``name`` in ``current`` by the smallest uniform step meeting ``pairs`` (doubling,
-    then bisection); ``False`` (grown to the largest tried) when none up to the bound does."""
-    base = dict(current[name])
-    top = _top(base)
+def _grow_together(
+    trial: _Trial, current: Capacities, pairs: Mapping[str, Sequence[Pair]]
+) -> set[str]:
+    """Grow every team of ``pairs`` in ``current`` by its smallest uniform step meeting its
+    targets, all in the same simulations (each team doubling, then bisecting, on its own
+    outcome while the others try theirs); the teams no step up to the bound serves (grown to
+    the largest tried)."""
+    base = {name: dict(current[name]) for name in pairs}
+    top = {name: _top(caps) for name, caps in base.items()}
+    low = dict.fromkeys(pairs, 0)
+    high: dict[str, int] = {}
+    step = {name: min(1, top[name]) for name in pairs}
+    failed: set[str] = set()
 
-    def grown(step: int) -> Capacities:
-        return {**current, name: {t: n + step for t, n in base.items()}}
+    def trying(steps: Mapping[str, int]) -> Capacities:
+        grown = {n: {t: c + steps[n] for t, c in base[n].items()} for n in steps}
+        return {**current, **grown}
 
-    if trial.meets(current, pairs):
-        return True
-    low, high = 0, 1
-    while high < top and not trial.meets(grown(high), pairs):
-        low, high = high, min(2 * high, top)
-    if high < 1 or not trial.meets(grown(high), pairs):
-        current[name] = grown(max(high, 0))[name]
-        return False
-    while high - low > 1:
-        mid = (low + high) // 2
-        low, high = (low, mid) if trial.meets(grown(mid), pairs) else (mid, high)
-    current[name] = grown(high)[name]
-    return True
+    short = trial.failing(current, pairs)
+    high.update({name: 0 for name in pairs if name not in short})  # met as they are
+    while open_ := [n for n in pairs if n not in high and n not in failed]:
+        steps = {**high, **{n: step[n] for n in open_}}
+        short = trial.failing(trying(steps), {n: pairs[n] for n in open_})
+        for name in open_:
+            if name not in short:
+                high[name] = step[name]
+            elif step[name] >= top[name]:
+                failed.add(name)
+            else:
+                low[name], step[name] = step[name], min(2 * step[name], top[name])
+    while narrow := [n for n in high if high[n] - low[n] > 1]:
+        mids = {n: (low[n] + high[n]) // 2 for n in narrow}
+        short = trial.failing(trying({**high, **mids}), {n: pairs[n] for n in narrow})
+        for name, mid in mids.items():
+            low[name], high[name] = (mid, high[name]) if name in short else (low[name], mid)
+    for name, capacity in trying({**high, **{n: step[n] for n in failed}}).items():
+        current[name] = capacity
+    return failed
 
 
 def _lower(

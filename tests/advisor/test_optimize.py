@@ -174,6 +174,6 @@ def test_a_job_that_never_starts_is_an_infinite_wait_and_null_in_json() -> None:
         "status": "missed",
         "weeksMet": 0,
         "weeks": SMALL_WEEKS,
-        "jobs": 2 * SMALL_WEEKS,
+        "jobs": 4 * SMALL_WEEKS,
         "worstFigure": None,
     }
