@@ -85,6 +85,8 @@ EXIT_CODES: dict[str, int] = {
     "quota org validate docs/examples/bad-org.yaml": 2,
     "quota org validate docs/examples/hostile-org.yaml": 2,
     "quota recommend stacks/teams/ml-platform.yaml --optimize": 1,
+    # issue 39: over 20 weeks two research targets are missed by every allowed configuration
+    "quota recommend stacks/teams/research.yaml --optimize": 1,
     "quota recommend stacks/teams/ml-platform.yaml --simulate": 1,
     "quota recommend stacks/teams/research.yaml --simulate": 1,
     "quota recommend stacks/teams/ml-platform.yaml --prices docs/examples/prices.yaml --reserve": 1,
