@@ -831,11 +831,12 @@ def simulate_command(
     ),
     days: int = typer.Option(7, "--days", help="Days of generated workload."),
     seed: int = typer.Option(0, "--seed", help="Generator seed (same seed, same jobs)."),
-    weeks: int = typer.Option(
-        DEFAULT_WEEKS,
+    weeks: int | None = typer.Option(
+        None,
         "--weeks",
         help="With --generate: independently seeded weeks (seeds SEED, SEED+1, ...) each team's "
-        "targets are judged on; the table shows the first.",
+        f"targets are judged on; the table shows the first. [default: {DEFAULT_WEEKS}]",
+        show_default=False,
     ),
     intensity: float = typer.Option(
         1.0, "--intensity", help="Generator: more, shorter jobs at the same load."
@@ -874,6 +875,10 @@ def simulate_command(
 ) -> None:
     """Run a workload through the emulator's scheduler in virtual time; measure each share."""
     _check_run(days=days, seed=seed, startup_s=startup_s, preemption_s=preemption_s)
+    if weeks is not None and generate is None:
+        fix = "judge targets on generated weeks with --generate TEAMS.yaml, or drop --weeks"
+        raise QuotaConfigError([Problem("--weeks", weeks, "needs --generate", fix)])
+    weeks = DEFAULT_WEEKS if weeks is None else weeks
     _check_weeks(weeks)
     check_plan_stop(plan_stop_s)
     check_calendar_grace(calendar_grace)

@@ -129,3 +129,20 @@ def test_each_verdict_line_says_what_it_rests_on() -> None:
         "t: p90 wait <= 10.0 min (median 1.0 min, worst week 60.0 min; met in 18 of 20 weeks, "
         "100 jobs)"
     )
+
+
+def test_rejects_weeks_without_generated_weeks(tmp_path: Path) -> None:
+    csv = tmp_path / "w.csv"
+    csv.write_text("submit_time_s,share,instance_type,instance_count,duration_s,priority\n")
+    code, _, err = run("simulate", str(ORG_FILE), "--workload", str(csv), "--weeks", "3")
+    assert code == 2
+    assert err.strip() == (
+        "error: --weeks: needs --generate (got 3); fix: judge targets on generated weeks with "
+        "--generate TEAMS.yaml, or drop --weeks"
+    )
+
+
+def test_rejects_weeks_outside_their_bounds() -> None:
+    code, _, err = run("recommend", str(TEAMS_FILE), "--simulate", "--weeks", "105")
+    assert code == 2
+    assert "--weeks: must be from 1 to 104 (got 105)" in err
