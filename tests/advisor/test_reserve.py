@@ -135,9 +135,9 @@ def test_a_run_the_plans_stop_ends_runs_again_on_demand_and_is_billed_as_such() 
     reservation = _sized([*A_B, *CV], window=ReserveWindow(0, 12))
     lost = 4 * (0.1 + 11.5)
     for k, c in enumerate(reservation.candidates):
-        plan = min(k, 4) * (11.5 + 0.4)  # A up to its stop, B until the plan's end
+        on_plan = min(k, 4) * (11.5 + 0.4)  # A up to its stop, B until the plan's end
         a_billed = 4 * (11.5 if k else 11.6)  # A clipped at the stop when there is a plan
-        on_demand = a_billed + 4 * 1.0 - plan + (lost if k else 0.0)
+        on_demand = a_billed + 4 * 1.0 - on_plan + (lost if k else 0.0)
         assert c.reruns == (1 if k else 0)
         assert c.total_usd == pytest.approx(k * 12 * 60.0 + on_demand * 100.0)
     # the plan's end costs no target: every size keeps what on demand meets
