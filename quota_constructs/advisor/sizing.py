@@ -34,11 +34,11 @@ from quota_constructs.advisor.targets import (
     check_targets,
     figure_text,
     requirement_text,
+    target_figure,
     team_figures,
     team_targets,
     weeks_needed,
 )
-from quota_constructs.advisor.targets import _figure as target_figure
 from quota_constructs.advisor.workload import WorkloadJob
 from quota_constructs.model import MAX_INSTANCES_PER_TYPE, Organisation
 

@@ -256,7 +256,8 @@ def team_targets(team: TeamProfile) -> list[tuple[str, float]]:
     return out
 
 
-def _figure(target: str, mine: TeamFigures) -> float:
+def target_figure(target: str, mine: TeamFigures) -> float:
+    """One week's figure of ``target`` for a team (minutes, or a fraction preempted)."""
     if target == PREEMPTED:
         return mine.preempted_share
     if target == START_WITHIN_PERIOD:
@@ -277,7 +278,7 @@ def check_targets(
         mine = [week[team.name] for week in by_week if week[team.name].jobs]
         jobs = sum(f.jobs for f in mine)
         for target, limit in team_targets(team):
-            weekly = tuple(_figure(target, f) for f in mine)
+            weekly = tuple(target_figure(target, f) for f in mine)
             check = TargetCheck(team.name, target, limit, weekly, jobs, len(by_week))
             note = _note(check, team, days)
             checks.append(replace(check, note=note) if note else check)
