@@ -14,11 +14,21 @@ from collections.abc import Iterable, Sequence
 from quota_constructs.advisor.limits import MAX_SEARCH_WORKLOADS
 from quota_constructs.advisor.profiles import TeamsFile
 from quota_constructs.advisor.simulate import SimulationOptions, SimulationResult, simulate
+from quota_constructs.advisor.targets import DEFAULT_WEEKS
 from quota_constructs.advisor.workload import GeneratorOptions, WorkloadJob, generate_workload
 from quota_constructs.model import Organisation, Problem
 
 MAX_WEEKS = MAX_SEARCH_WORKLOADS
 """Most weeks one command simulates (``--weeks``)."""
+
+
+def default_weeks(days: int) -> int:
+    """Seeded periods of ``days`` days when ``--weeks`` is not given: :data:`DEFAULT_WEEKS`, or
+    for periods longer than a week as many as cover that many weeks (``--days 28``: 5, ``--days
+    364``: 1), so a long window is not simulated twenty times over."""
+    if days <= 7:
+        return DEFAULT_WEEKS
+    return max(1, math.ceil(DEFAULT_WEEKS * 7 / days))
 
 
 def weeks_problems(weeks: int, flag: str = "--weeks") -> list[Problem]:

@@ -55,7 +55,12 @@ from quota_constructs.advisor.targets import (
     weekly_figures,
 )
 from quota_constructs.advisor.verify import Finding, verify
-from quota_constructs.advisor.weeks import simulate_weeks, week_workloads, weeks_problems
+from quota_constructs.advisor.weeks import (
+    default_weeks,
+    simulate_weeks,
+    week_workloads,
+    weeks_problems,
+)
 from quota_constructs.advisor.workload import (
     DAY_S,
     DEFAULT_STARTUP_S,
@@ -247,12 +252,14 @@ def recommend_command(
     ),
     days: int = typer.Option(7, "--days", help="Days of each generated workload."),
     seed: int = typer.Option(0, "--seed", help="Generator seed of the first week."),
-    weeks: int = typer.Option(
-        DEFAULT_WEEKS,
+    weeks: int | None = typer.Option(
+        None,
         "--weeks",
         "--workloads",
         help="Independently seeded weeks (of --days days; seeds SEED, SEED+1, ...) every verdict, "
-        "size and plan rests on (--workloads: the old name).",
+        f"size and plan rests on (--workloads: the old name). [default: {DEFAULT_WEEKS}; with "
+        "--days over 7, as many as cover that many weeks]",
+        show_default=False,
     ),
     max_candidates: int = typer.Option(
         64, "--max-candidates", help="With --optimize: most configurations simulated."
@@ -347,6 +354,7 @@ def recommend_command(
             ]
         )
     _check_run(days=days, seed=seed, startup_s=startup_s, preemption_s=preemption_s)
+    weeks = default_weeks(days) if weeks is None else weeks
     _check_weeks(weeks)
     teams = load_teams(teams_file)
     prices = _parse_prices(price, teams)
@@ -835,7 +843,8 @@ def simulate_command(
         None,
         "--weeks",
         help="With --generate: independently seeded weeks (seeds SEED, SEED+1, ...) each team's "
-        f"targets are judged on; the table shows the first. [default: {DEFAULT_WEEKS}]",
+        f"targets are judged on; the table shows the first. [default: {DEFAULT_WEEKS}; with "
+        "--days over 7, as many as cover that many weeks]",
         show_default=False,
     ),
     intensity: float = typer.Option(
@@ -878,7 +887,7 @@ def simulate_command(
     if weeks is not None and generate is None:
         fix = "judge targets on generated weeks with --generate TEAMS.yaml, or drop --weeks"
         raise QuotaConfigError([Problem("--weeks", weeks, "needs --generate", fix)])
-    weeks = DEFAULT_WEEKS if weeks is None else weeks
+    weeks = default_weeks(days) if weeks is None else weeks
     _check_weeks(weeks)
     check_plan_stop(plan_stop_s)
     check_calendar_grace(calendar_grace)

@@ -19,6 +19,7 @@ from quota_constructs.advisor.targets import (
     check_line,
     weeks_needed,
 )
+from quota_constructs.advisor.weeks import default_weeks
 from quota_constructs.commands import app
 from tests.advisor.helpers import ORG_FILE, TEAMS_FILE
 
@@ -146,3 +147,10 @@ def test_rejects_weeks_outside_their_bounds() -> None:
     code, _, err = run("recommend", str(TEAMS_FILE), "--simulate", "--weeks", "105")
     assert code == 2
     assert "--weeks: must be from 1 to 104 (got 105)" in err
+
+
+def test_a_long_window_is_not_simulated_twenty_times_over() -> None:
+    assert [default_weeks(days) for days in (1, 7, 8, 28, 364)] == [20, 20, 18, 5, 1]
+    code, out, _ = run("recommend", str(TEAMS_FILE), "--simulate", "--days", "28", "--json")
+    assert code == 1
+    assert json.loads(out)["weeks"] == {"weeks": 5, "seeds": [0, 4], "jobs": 5395}
