@@ -281,3 +281,31 @@ def test_rejects_a_plan_window_outside_the_simulation(tmp_path: Path) -> None:
         "error: --reserve-start-hours: the plan must start inside the simulated 168 hours "
         "(got 200); fix: use 0 to 167"
     )
+
+
+BUSY_P5 = """organisation: lab
+teams:
+  - name: hourly
+    capacity: {ml.p5.48xlarge: 4}
+    workload: scheduled
+    schedule: hourly
+    job_minutes: {p50: 45, max: 50}
+    instances_per_job: 2
+  - name: llm
+    capacity: {ml.p5.48xlarge: 4}
+    workload: experimental
+    preemption_tolerant: true
+    checkpointing: true
+    needs_burst: true
+    lends_when_idle: true
+"""
+
+
+def test_the_recommended_size_is_the_same_for_disjoint_blocks_of_weeks(tmp_path: Path) -> None:
+    # over one week the same profile gets 3, 2, 4 and 4 for seeds 0-3 (docs/advisor.md)
+    prices = "ml.p5.48xlarge: {on_demand: 100, training_plan: 60}\n"
+    recommended = []
+    for seed in ("0", "20"):
+        result = _cli(tmp_path, BUSY_P5, prices, "--json", "--seed", seed)
+        recommended.append(json.loads(result.stdout)["reserve"]["recommended"])
+    assert recommended == [{P5: 4}, {P5: 4}]
