@@ -229,18 +229,17 @@ def test_a_team_borrows_only_what_the_others_leave_idle() -> None:
 
 
 def test_joint_sizes_add_up_to_what_the_organisation_needs() -> None:
+    # two overloaded teams that borrow from each other: each one's size depends on the other's
+    busy = {
+        "job_minutes": {"p50": 240, "max": 480},
+        "targets": {"p90_wait_minutes": 1440},
+        "needs_burst": True,
+        "lends_when_idle": True,
+        "preemption_tolerant": True,
+        "checkpointing": True,
+    }
     teams = parse_teams(
-        {
-            "organisation": "lab",
-            "teams": [
-                team(
-                    "a", 1, job_minutes={"p50": 240, "max": 480}, targets={"p90_wait_minutes": 1440}
-                ),
-                team(
-                    "b", 1, job_minutes={"p50": 240, "max": 480}, targets={"p90_wait_minutes": 1440}
-                ),
-            ],
-        }
+        {"organisation": "lab", "teams": [team("a", 1, **busy), team("b", 1, **busy)]}
     )
     options = SimulationOptions(window_s=7 * 86400.0)
     workloads = week_workloads(teams, days=7, seeds=range(3), options=GeneratorOptions())
