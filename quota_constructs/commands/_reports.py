@@ -218,6 +218,7 @@ def search_json(search: SearchResult) -> str:
             "space": search.space,
             "exhaustive": search.exhaustive,
             "workloads": search.workloads,
+            "weeks": search.workloads,
             "jobs": search.jobs,
             "warnings": list(search.warnings),
         },

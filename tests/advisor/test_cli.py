@@ -186,7 +186,7 @@ def test_recommend_optimize_json_is_data_only() -> None:
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)  # warnings (data-analysis not checked) on stderr
     assert "data-analysis: targets not checked" in result.stderr
-    assert data["workloads"] == 2 and data["evaluated"] <= data["space"]
+    assert data["workloads"] == data["weeks"] == 2 and data["evaluated"] <= data["space"]
     generative = data["optimised"]["teams"]["generative"]
     assert generative["strategy"] == "LEND_AND_BORROW"
     assert generative["inSharePreemption"] in ("ENABLED", "DISABLED")  # the API's values
