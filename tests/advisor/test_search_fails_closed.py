@@ -147,11 +147,14 @@ def test_a_scheduler_that_dies_mid_search_is_an_executor_failure() -> None:
             executor_name=url,
             result_timeout_s=5,
         )
-    text = str(failed.value)  # the tasks cancelled with the lost scheduler, or none in time
+    # the tasks cancelled with the lost scheduler, none in time, or Dask's own error while it
+    # went (a ValueError raised inside distributed, with a task per candidate and week pending)
+    text = str(failed.value)
     assert text.startswith(
         (
             f"--executor: {url} lost the search's tasks (",
             f"--executor: no candidate result from {url}",
+            f"--executor: {url} failed the search's tasks (",
         )
     )
     assert "; fix: check" in text
