@@ -118,7 +118,7 @@ def test_rejects_terminating_more_than_50_jobs(batch: Any, queue: str) -> None:
     message = refusal(batch.terminate_service_jobs, jobs=[job] * 51, reason="x")
     batch.terminate_service_jobs(jobs=[job] * 50, reason="x")
 
-    assert "jobs: at most 50 job ids per call (got 51)" in message
+    assert "jobs: a list of up to 50 entries (got 51)" in message
 
 
 # --- evaluateOnExit -----------------------------------------------------------------------------
