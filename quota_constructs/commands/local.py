@@ -53,7 +53,7 @@ from quota_constructs.local.state.job_service import (
 )
 from quota_constructs.local.testing import DUMMY_CREDENTIALS, SEED_DEMO
 from quota_constructs.local.wire.control_paths import ADVANCE_PATH, EXPLAIN_PREFIX
-from quota_constructs.local.wire.server import MAX_THREADS, start_server
+from quota_constructs.local.wire.server import MAX_THREADS, ServerLimits, start_server
 from quota_constructs.model import PLAN_STOP_BEFORE_END_S, QuotaConfigError
 from quota_constructs.runtime.queue import resolve_job_in_any_queue
 
@@ -80,6 +80,30 @@ def check_serve_options(*, port: int, speed: float, threads: int) -> None:
         )
     if not 1 <= threads <= MAX_THREADS:
         fail(f"--threads {threads}: must be from 1 to {MAX_THREADS}", ExitCode.USAGE)
+
+
+DEFAULT_LIMITS = ServerLimits()
+MAX_REQUEST_DEADLINE_S = 3600
+"""Upper bound of ``--request-deadline``: an hour to send one request of at most 1 MiB."""
+
+
+def server_limits(*, request_deadline: int, per_peer: int) -> ServerLimits:
+    """``--request-deadline`` and ``--max-connections-per-peer`` as :class:`ServerLimits`; exit 2
+    naming the option, its value and the range when one is out of it."""
+    most = DEFAULT_LIMITS.connection_limit
+    if not 1 <= request_deadline <= MAX_REQUEST_DEADLINE_S:
+        fail(
+            f"--request-deadline {request_deadline}: must be from 1 to {MAX_REQUEST_DEADLINE_S} "
+            "seconds (how long a client may take to send one request)",
+            ExitCode.USAGE,
+        )
+    if not 1 <= per_peer <= most:
+        fail(
+            f"--max-connections-per-peer {per_peer}: must be from 1 to {most} (the emulator's "
+            "connections in all)",
+            ExitCode.USAGE,
+        )
+    return ServerLimits(request_deadline=request_deadline, connections_per_peer=per_peer)
 
 
 MAX_FINISHED_JOBS = 10_000_000
@@ -260,6 +284,23 @@ def serve(
             help="Finished jobs kept at most; the oldest expire first (bounds memory).",
         ),
     ] = DEFAULT_MAX_FINISHED,
+    request_deadline: Annotated[
+        int,
+        typer.Option(
+            "--request-deadline",
+            help="Seconds a client may take to send one request whole (from its connection's "
+            "accept, or the request's first byte); a slower one is answered 408 and closed.",
+        ),
+    ] = DEFAULT_LIMITS.request_deadline,
+    per_peer: Annotated[
+        int,
+        typer.Option(
+            "--max-connections-per-peer",
+            help="Connections one client address may hold at once (every local client is "
+            "127.0.0.1); a further one is answered 503. "
+            f"At most {DEFAULT_LIMITS.connection_limit}.",
+        ),
+    ] = DEFAULT_LIMITS.connections_per_peer,
     calendar_grace: CalendarGraceOpt = 0.0,
     plan_stop_s: PlanStopOpt = PLAN_STOP_BEFORE_END_S,
 ) -> None:
@@ -270,6 +311,7 @@ def serve(
     """
     console = stdout_console()  # the banner: one line per setting, never wrapped when piped
     check_serve_options(port=port, speed=speed, threads=threads)
+    limits = server_limits(request_deadline=request_deadline, per_peer=per_peer)
     kept = job_retention(retention, max_finished)
     if plan_stop_problems(plan_stop_s):
         raise QuotaConfigError(plan_stop_problems(plan_stop_s))
@@ -299,6 +341,7 @@ def serve(
             host=host,
             port=port,
             threads=threads,
+            limits=limits,
             allow_hosts=allow_host or (),
             allow_origins=allow_origin or (),
         )
