@@ -9,7 +9,9 @@ a served operation gets a bound here, taken in this order:
    run time (``"A list of up to 100 ..."``, ``"no more than 500 share identifiers"``), so a
    botocore upgrade that changes the text changes the bound, and one that drops it fails
    loudly (:func:`documented_limit`);
-2. otherwise the emulator's stated ceiling (UNCONFIRMED): :data:`DEFAULT_LIST_ITEMS` entries
+2. a documented quota that bounds a member more loosely than the ceiling below (a job's
+   payload: the 30 KiB of its whole SubmitServiceJob request);
+3. otherwise the emulator's stated ceiling (UNCONFIRMED): :data:`DEFAULT_LIST_ITEMS` entries
    per list or map and :func:`default_string_chars` characters per string, the longest ARN
    botocore's STS model allows (``arnType``).
 
@@ -29,6 +31,8 @@ from functools import cache
 
 import botocore.session
 from botocore.model import Shape
+
+from quota_constructs.model import MAX_PAYLOAD_BYTES, MAX_SUBMIT_REQUEST_BYTES
 
 DEFAULT_LIST_ITEMS = 100
 """Entries of a list or map AWS gives no bound (stated: the largest page any served operation
@@ -141,6 +145,18 @@ def default_string_chars() -> int:
 
 
 @cache
+def _quotas() -> dict[tuple[str, str, str], Bound]:
+    """Open members a documented quota of the model bounds more loosely than the ceiling."""
+    return {
+        ("batch", "SubmitServiceJobRequest", "serviceRequestPayload"): Bound(
+            MAX_SUBMIT_REQUEST_BYTES,
+            f"AWS: a SubmitServiceJob request is at most {MAX_SUBMIT_REQUEST_BYTES} bytes (its "
+            f"payload at most {MAX_PAYLOAD_BYTES}, checked next)",
+        ),
+    }
+
+
+@cache
 def _defaults() -> dict[str, Bound]:
     chars = default_string_chars()
     return {
@@ -168,7 +184,7 @@ def _bound(service: str, owner: str, member: str, kind: str) -> Bound:
     key = (service, owner, member)
     if key in DOCUMENTED:
         return documented_limit(DOCUMENTED[key])
-    return _defaults()[kind]
+    return _quotas().get(key) or _defaults()[kind]
 
 
 def every_documented() -> Mapping[tuple[str, str, str], Bound]:
