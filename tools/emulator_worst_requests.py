@@ -100,7 +100,7 @@ def cases() -> list[Case]:
             "batch",
             "CreateSchedulingPolicy",
             lambda e: {
-                "name": "p" * 128,
+                "name": f"{len(e.registry.scheduling_policies()):04d}".rjust(128, "p"),
                 "fairsharePolicy": fair_share(500, share_id),
                 "tags": tags(),
             },
@@ -167,6 +167,15 @@ def cases() -> list[Case]:
                 "filters": [{"name": "JOB_NAME", "values": [f"job{n}" for n in range(20_000)]}],
             },
         ),
+        Case(
+            "refused: ListServiceJobs with 27,000 filters, a body just under the 1 MiB limit",
+            "batch",
+            "ListServiceJobs",
+            lambda e: {
+                "jobQueue": queue(e),
+                "filters": [{"name": "JOB_NAME", "values": ["a"]}] * 27_000,
+            },
+        ),
     ]
 
 
@@ -217,9 +226,14 @@ def serve_one(emulator: Emulator, case: Case, raw: bytes) -> tuple[float, float,
 
 
 def measure(emulator: Emulator, case: Case, repeat: int) -> Figures:
-    raw = json.dumps(case.params(emulator)).encode()
-    runs = [serve_one(emulator, case, raw) for _ in range(repeat)]
+    """The fastest of ``repeat`` runs (each request built anew: a policy's name is unused)."""
+    bodies = [json.dumps(case.params(emulator)).encode()]
+    runs = [serve_one(emulator, case, bodies[0])]
+    for _ in range(repeat - 1):
+        bodies.append(json.dumps(case.params(emulator)).encode())
+        runs.append(serve_one(emulator, case, bodies[-1]))
     before, under, answer = min(runs, key=lambda r: r[0] + r[1])
+    raw = json.dumps(case.params(emulator)).encode()
     tracemalloc.start()
     serve_one(emulator, case, raw)
     _, peak = tracemalloc.get_traced_memory()
