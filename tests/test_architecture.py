@@ -290,6 +290,8 @@ EMULATOR_LAYER_ALLOWED = (
     # botocore's service model (no HTTP): an answer keeps only the members its shape declares
     f"{EMULATOR}.wire.protocol.service_model",
     f"{EMULATOR}.wire.validation.problems",
+    # botocore's documented bounds (no HTTP): a handler's own check uses the wire's number
+    f"{EMULATOR}.wire.input_bounds.documented_bound",
 )
 
 
