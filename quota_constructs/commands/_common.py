@@ -273,6 +273,26 @@ PlanStopOpt = Annotated[
     ),
 ]
 """The same flag in ``quota simulate``, ``report``, ``recommend --reserve``, ``local serve``."""
+BilledStartupOpt = Annotated[
+    float,
+    typer.Option(
+        "--billed-startup-s",
+        help="Of --startup-s, the last part SageMaker bills: from TrainingStartTime, the "
+        "download of the image and data (the provisioning before it is not billed); capped at "
+        "--startup-s (default 120; the split is UNCONFIRMED, docs/cost.md).",
+    ),
+]
+"""The same flag in ``quota simulate``, ``report`` and ``recommend``."""
+BackfillOpt = Annotated[
+    int,
+    typer.Option(
+        "--backfill-depth",
+        help="Jobs the scheduler looks at behind a share's blocked head (default 0: strict "
+        "order, a blocked head blocks jobs of every instance type behind it; AWS is silent: "
+        "UNCONFIRMED, docs/emulator-semantics.md).",
+    ),
+]
+"""The same flag in ``quota simulate``, ``report`` and ``recommend`` (the core's option)."""
 MAX_CALENDAR_GRACE_S = 7 * 86400.0
 """Longest ``--calendar-grace``: a week (a flip waiting longer would miss the next edge)."""
 CalendarGraceOpt = Annotated[

@@ -177,10 +177,16 @@ class Attempt:
 
     @property
     def lost_instance_hours(self) -> float:
+        start, stop = self.lost_span
+        return (stop - start) * self.instance_count / HOUR_S
+
+    @property
+    def lost_span(self) -> tuple[float, float]:
+        """When the work thrown away ran: from the last checkpoint to the stop (empty unless
+        preempted)."""
         if not self.preempted:
-            return 0.0
-        ran = max(self.stop_s - self.start_s, 0.0)
-        return max(ran - self.kept_s, 0.0) * self.instance_count / HOUR_S
+            return (self.stop_s, self.stop_s)
+        return (min(self.start_s + self.kept_s, self.stop_s), max(self.stop_s, self.start_s))
 
 
 @dataclass
@@ -193,6 +199,8 @@ class ShareCost:
     borrowed: float = 0.0
     lent: float = 0.0
     lost: float = 0.0
+    lost_on_plan: float = 0.0
+    """Of :attr:`lost`: the instance-hours that ran on a training plan (the rest on demand)."""
     idle: float = 0.0
     """Plan-backed own capacity neither used nor lent (paid for: waste)."""
     unused: float = 0.0
@@ -204,6 +212,9 @@ class ShareCost:
     """What it ran: on-demand hours at their price, plan hours at the plan's rate."""
     idle_usd: float = 0.0
     """Its idle plan hours at the plan's rate (on demand, idle costs nothing)."""
+    lost_usd: float = 0.0
+    """What its lost instance-hours cost (on demand at its price, on a plan at the plan's
+    rate): part of :attr:`cost_usd`, paid for work that was thrown away."""
     charge_usd: float = 0.0
     borrowed_from: dict[str, float] = field(default_factory=dict)
     lent_to: dict[str, float] = field(default_factory=dict)
@@ -257,13 +268,15 @@ class CostReport:
 
 
 def _clip(attempts: Iterable[Attempt], start_s: float, end_s: float) -> list[Attempt]:
-    """Attempts cut to ``[start_s, end_s]`` (those outside dropped)."""
+    """Attempts cut to ``[start_s, end_s]`` (those outside dropped); the work a cut attempt
+    kept stays kept (its lost span is cut, not moved)."""
     out = []
     for a in attempts:
         lo, hi = max(a.start_s, start_s), min(a.stop_s, end_s)
         if hi > lo:
+            kept = max(a.start_s + a.kept_s - lo, 0.0)
             out.append(
-                Attempt(a.share, a.instance_type, a.instance_count, lo, hi, a.preempted, a.kept_s)
+                Attempt(a.share, a.instance_type, a.instance_count, lo, hi, a.preempted, kept)
             )
     return out
 
@@ -312,7 +325,10 @@ class _TypeSweep:
         self.plan_borrowed = 0.0
         self.series = UsageSeries([], {name: [] for name in self.capacity}, [])
 
-    def segment(self, t0: float, t1: float, usage: Mapping[str, int]) -> None:
+    def segment(
+        self, t0: float, t1: float, usage: Mapping[str, int], lost: Mapping[str, int]
+    ) -> None:
+        """Usage (and, of it, ``lost``: instances whose work is thrown away) from t0 to t1."""
         hours = (t1 - t0) / HOUR_S
         reserved = sum(p.instance_count for p in self.plans if p.active_at(t0))
         total = sum(usage.values())
@@ -333,6 +349,8 @@ class _TypeSweep:
             row.own += own[share] * hours
             row.plan += used * on_plan * hours
             row.on_demand += used * (1 - on_plan) * hours
+        for share, count in lost.items():
+            self.rows[share].lost_on_plan += count * on_plan * hours
         self._lend(borrowed, spare, hours, on_plan)
         self._idle(own, spare, borrowed, hours, plan_free=max(reserved - total, 0))
 
@@ -405,17 +423,29 @@ def _sweep(
     plans = org.plans_of(itype)
     sweep = _TypeSweep(org, itype, rows, plans, calendar_offset_s)
     changes: dict[float, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    lost_changes: dict[float, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     for a in attempts:
         changes[a.start_s][a.share] += a.instance_count
         changes[a.stop_s][a.share] -= a.instance_count
+        lost_from, lost_to = a.lost_span
+        if lost_to > lost_from:
+            lost_changes[lost_from][a.share] += a.instance_count
+            lost_changes[lost_to][a.share] -= a.instance_count
     for edge in (start_s, end_s, *_plan_edges(plans, start_s, end_s), *calendar_edges):
         changes.setdefault(edge, defaultdict(int))
+    for edge in lost_changes:
+        changes.setdefault(edge, defaultdict(int))
     usage: dict[str, int] = defaultdict(int)
+    lost: dict[str, int] = defaultdict(int)
     times = sorted(changes)
     for t0, t1 in pairwise(times):
         for share, delta in changes[t0].items():
             usage[share] += delta
-        sweep.segment(t0, t1, {s: n for s, n in usage.items() if n})
+        for share, delta in lost_changes.get(t0, {}).items():
+            lost[share] += delta
+        sweep.segment(
+            t0, t1, {s: n for s, n in usage.items() if n}, {s: n for s, n in lost.items() if n}
+        )
     return sweep
 
 
@@ -523,6 +553,10 @@ def _charge(
     for row in rows:
         on_demand = row.on_demand * price.on_demand
         row.cost_usd = on_demand + row.plan * price.plan_rate
+        row.lost_usd = (
+            max(row.lost - row.lost_on_plan, 0.0) * price.on_demand
+            + row.lost_on_plan * price.plan_rate
+        )
         row.idle_usd = row.idle * price.plan_rate
         by_capacity = capacity.get(row.share, 0) / held if held else 0.0
         if rule is ChargeRule.BOTH:
