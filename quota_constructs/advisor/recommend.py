@@ -158,9 +158,9 @@ def _in_share(team: TeamProfile, priorities: int) -> tuple[bool, str, str | None
         return (
             True,
             (
-                f"in-share preemption on: the team tolerates preemption, {how} and uses "
-                f"{priorities} priorities, so its urgent (higher-priority) jobs may preempt its "
-                "own lower-priority ones"
+                f"in-share preemption on: the team tolerates preemption, {how} and its jobs "
+                "use more than one priority, so its urgent (higher-priority) jobs may preempt "
+                "its own lower-priority ones"
             ),
             None,
         )

@@ -313,9 +313,16 @@ def totals_line(report: CostReport, bill: Bill | None = None) -> str:
         )
     return (
         f"{text}; the same jobs on separate pools (the all-RESERVE run, unfinished jobs "
-        f"finished on demand): {bill.baseline_usd:,.2f} USD (sharing saves "
-        f"{bill.saving_usd:,.2f} USD)"
+        f"finished on demand): {bill.baseline_usd:,.2f} USD ({saving_words(bill.saving_usd)})"
     )
+
+
+def saving_words(saving_usd: float) -> str:
+    """``sharing saves X USD``, or ``sharing costs X USD more`` when it costs more (on demand,
+    the work its preemptions threw away)."""
+    if saving_usd < -0.005:
+        return f"sharing costs {-saving_usd:,.2f} USD more"
+    return f"sharing saves {max(saving_usd, 0.0):,.2f} USD"
 
 
 def unfinished_lines(bill: Bill) -> list[str]:
