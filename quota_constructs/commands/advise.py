@@ -73,6 +73,7 @@ from quota_constructs.commands._common import (
     ExitCode,
     PlanStopOpt,
     check_calendar_grace,
+    check_run_splits,
     data_table,
     endpoint_option,
     fail,
@@ -344,6 +345,9 @@ def recommend_command(
             ]
         )
     _check_run(days=days, seed=seed, startup_s=startup_s, preemption_s=preemption_s)
+    check_run_splits(
+        backfill_depth=backfill_depth, startup_s=startup_s, billed_startup_s=billed_startup_s
+    )
     teams = load_teams(teams_file)
     prices = _parse_prices(price, teams)
     generator = GeneratorOptions(startup_s=startup_s)
@@ -790,6 +794,9 @@ def simulate_command(
 ) -> None:
     """Run a workload through the emulator's scheduler in virtual time; measure each share."""
     _check_run(days=days, seed=seed, startup_s=startup_s, preemption_s=preemption_s)
+    check_run_splits(
+        backfill_depth=backfill_depth, startup_s=startup_s, billed_startup_s=billed_startup_s
+    )
     check_plan_stop(plan_stop_s)
     check_calendar_grace(calendar_grace)
     if from_queue is not None:

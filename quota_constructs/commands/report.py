@@ -45,6 +45,7 @@ from quota_constructs.commands._common import (
     PlanStopOpt,
     QueueOpt,
     RegionOpt,
+    check_run_splits,
     data_table,
     handle_errors,
     json_option,
@@ -621,6 +622,9 @@ def report_command(
         jobs = load_workload_csv(workload)
         start_s = _simulation_start(org, start)
         check_plan_stop(plan_stop_s)
+        check_run_splits(
+            backfill_depth=backfill_depth, startup_s=startup_s, billed_startup_s=billed_startup_s
+        )
         sim = SimulationOptions(
             startup_s=startup_s,
             billed_startup_s=billed_startup_s,
