@@ -16,6 +16,7 @@ from quota_constructs.advisor.simulate import (
     HOUR_S,
     SIMULATION_START,
     SimulationOptions,
+    on_simulated_clocks,
     simulated_jobs,
 )
 from quota_constructs.advisor.workload import WorkloadJob
@@ -231,8 +232,9 @@ def equal_work_bills(
     rule: ChargeRule = ChargeRule.BOTH,
 ) -> dict[str, Bill]:
     """Bill each run over one period: from its time 0 to the latest end of any run (at least
-    the window), so plan fees cover the same hours and no attempt is cut; calendars read at
-    the simulator's epoch (:data:`SIMULATION_START`). ``baseline_of``: label -> the label of
+    the window), so plan fees cover the same hours and no attempt is cut; calendars read where
+    the simulator placed them (:data:`SIMULATION_START`, :func:`on_simulated_clocks`).
+    ``baseline_of``: label -> the label of
     the all-RESERVE run its saving is against."""
     billed_from = options.unbilled_startup_s
     billed_startup = options.startup_s - billed_from
@@ -250,7 +252,7 @@ def equal_work_bills(
     bills = {}
     for label, run in runs.items():
         report = cost_report(
-            run.organisation,
+            on_simulated_clocks(run.organisation),
             attempts[label],
             prices,
             start_s=run.start_s,

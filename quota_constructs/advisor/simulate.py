@@ -31,6 +31,7 @@ import numpy as np
 
 from quota_constructs.advisor.workload import WorkloadError, WorkloadJob
 from quota_constructs.model import (
+    DEFAULT_TIMEZONE,
     PLAN_STOP_BEFORE_END_S,
     JobQueueSpec,
     Organisation,
@@ -54,7 +55,8 @@ from quota_constructs.scheduling.records import UsageLog
 
 HOUR_S = 3600.0
 SIMULATION_START = datetime(2024, 1, 1, tzinfo=UTC)
-"""What simulated time 0 is to share calendars: a Monday, 00:00 UTC (as for workloads)."""
+"""What simulated time 0 is to share calendars: a Monday, 00:00 (as for workloads), in each
+calendar's own time zone (:func:`on_simulated_clock`)."""
 PROGRESS_EVERY = 1024
 """Virtual-time instants between two progress calls."""
 BILLED_STARTUP_S = 120.0
@@ -455,6 +457,23 @@ def _request(index: int, job: WorkloadJob) -> JobRequest:
     )
 
 
+def on_simulated_clock(calendar: ShareCalendar) -> ShareCalendar:
+    """``calendar`` as the simulator reads it: its windows on the workload's week clock, so
+    that time 0 is Monday 00:00 in the calendar's own time zone (a workload's times are its
+    teams' local times; simulated time has no daylight-saving jump)."""
+    if calendar.timezone == DEFAULT_TIMEZONE:
+        return calendar
+    return replace(calendar, timezone=DEFAULT_TIMEZONE)
+
+
+def on_simulated_clocks(org: Organisation) -> Organisation:
+    """``org`` with every calendar :func:`on_simulated_clock` (what a simulated bill reads)."""
+    if all(c.timezone == DEFAULT_TIMEZONE for c in org.calendars.values()):
+        return org
+    calendars = {name: on_simulated_clock(c) for name, c in org.calendars.items()}
+    return replace(org, calendars=calendars)
+
+
 def follow_timetable(
     sched: Scheduler,
     calendars: Mapping[str, ShareCalendar],
@@ -469,7 +488,7 @@ def follow_timetable(
         if calendar is not None:
             sched.follow_calendar(
                 share,
-                calendar,
+                on_simulated_clock(calendar),
                 epoch_s=SIMULATION_START.timestamp(),
                 grace_s=options.calendar_grace_s,
             )

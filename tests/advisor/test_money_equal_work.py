@@ -269,3 +269,26 @@ def test_every_recommended_configuration_carries_its_jobs_billed_and_unfinished(
         assert cost["sharingSavesUsd"] == pytest.approx(
             reserve["equalWorkCostUsd"] - cost["equalWorkCostUsd"], abs=1e-5
         )
+
+
+@pytest.mark.parametrize("zone", ["UTC", "Europe/Berlin", "America/Los_Angeles", "Asia/Tokyo"])
+def test_time_zero_is_monday_midnight_in_the_calendars_own_time_zone(zone: str) -> None:
+    """A weekday team borrows the weekend team's GPU from Friday 22:00; the weekend team's
+    calendar (RESERVE on sat,sun in ``zone``) takes it back at simulated Saturday 00:00 in
+    every zone, and its bill lends exactly what the borrower borrowed."""
+    weekend = ShareCalendar(
+        (ShareWindow(("sat", "sun"), strategy=SharingStrategy.RESERVE),), timezone=zone
+    )
+    org = replace(SHARING, calendars={"b": weekend})
+    saturday = 5 * 86400.0
+    jobs = [
+        WorkloadJob(saturday - 2 * H, "a", GPU, 4, 6 * H, 1),  # 2 own + b's 2 borrowed
+        WorkloadJob(saturday + 3 * H, "b", GPU, 2, H, 1),
+    ]
+    result_jobs = simulated_jobs(org, jobs, options=INSTANT)
+    (borrower, _) = result_jobs
+    (stopped,) = [a for a in borrower.attempts if a.preempted]
+    assert stopped.stopped_at == saturday  # LIMIT_LOWERED at the local Saturday edge
+    bill = equal_work_bills({"run": Run(org, result_jobs)}, PRICES, INSTANT)["run"]
+    lent, borrowed = _lent_and_borrowed(bill.report)
+    assert lent[GPU] == pytest.approx(borrowed[GPU]) == pytest.approx(2 * 2 * H / H)
