@@ -259,6 +259,7 @@ def equal_work_bills(
             end_s=run.start_s + length,
             rule=rule,
             calendar_offset_s=SIMULATION_START.timestamp() - run.start_s,
+            calendar_grace_s=options.calendar_grace_s,
         )
         left = unfinished_jobs(run.jobs, prices, billed_startup_s=billed_startup)
         bills[label] = Bill(report, len(run.jobs) - len(left), tuple(left))

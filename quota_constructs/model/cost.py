@@ -32,6 +32,9 @@ from quota_constructs.model.organisation import Organisation
 from quota_constructs.model.problems import Problem, QuotaConfigError, raise_if
 from quota_constructs.model.training_plan import HOUR_S, TrainingPlanSpec
 
+GRACE_EPSILON_S = 1e-3
+"""How long before a calendar's edge its settings are read as those it ends (the grace rule)."""
+
 
 class ChargeRule(Enum):
     """How a plan's cost is charged to the shares (on-demand cost always follows usage)."""
@@ -312,9 +315,11 @@ class _TypeSweep:
         rows: dict[str, ShareCost],
         plans: Sequence[TrainingPlanSpec],
         calendar_offset_s: float = 0.0,
+        grace: tuple[float, Sequence[float]] = (0.0, ()),
     ) -> None:
         self.itype = itype
         self.calendar_offset_s = calendar_offset_s
+        self.grace_s, self.calendar_edges = grace
         self.org = org
         self.rows = rows
         self.plans = plans
@@ -358,7 +363,14 @@ class _TypeSweep:
         """Shares that lend at ``t0``: by their calendars' settings in force then, if any."""
         if not self.org.calendars:
             return self.lends
-        when = datetime.fromtimestamp(t0 + self.calendar_offset_s, UTC)
+        lenders = self._lending_at(t0)
+        for edge in self.calendar_edges:  # a share that stopped lending within the grace
+            if t0 - self.grace_s < edge <= t0:
+                lenders |= self._lending_at(edge - GRACE_EPSILON_S)
+        return lenders
+
+    def _lending_at(self, t: float) -> set[str]:
+        when = datetime.fromtimestamp(t + self.calendar_offset_s, UTC)
         return {s.name for s in self.org.shares_in_force(when) if s.strategy.lends}
 
     def _lend(
@@ -417,11 +429,13 @@ def _sweep(
     end_s: float,
     calendar_offset_s: float = 0.0,
     calendar_edges: Sequence[float] = (),
+    calendar_grace_s: float = 0.0,
 ) -> _TypeSweep:
     """``itype``'s usage swept from change to change; ``calendar_edges``: the calendars'
     changes in the attempts' time (the same for every type, found once by the caller)."""
     plans = org.plans_of(itype)
-    sweep = _TypeSweep(org, itype, rows, plans, calendar_offset_s)
+    grace = (calendar_grace_s, calendar_edges if calendar_grace_s else ())
+    sweep = _TypeSweep(org, itype, rows, plans, calendar_offset_s, grace)
     changes: dict[float, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     lost_changes: dict[float, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     for a in attempts:
@@ -431,7 +445,14 @@ def _sweep(
         if lost_to > lost_from:
             lost_changes[lost_from][a.share] += a.instance_count
             lost_changes[lost_to][a.share] -= a.instance_count
-    for edge in (start_s, end_s, *_plan_edges(plans, start_s, end_s), *calendar_edges):
+    ends_of_grace = [e + calendar_grace_s for e in grace[1] if e + calendar_grace_s < end_s]
+    for edge in (
+        start_s,
+        end_s,
+        *_plan_edges(plans, start_s, end_s),
+        *calendar_edges,
+        *ends_of_grace,
+    ):
         changes.setdefault(edge, defaultdict(int))
     for edge in lost_changes:
         changes.setdefault(edge, defaultdict(int))
@@ -458,13 +479,16 @@ def cost_report(
     end_s: float,
     rule: ChargeRule = ChargeRule.BOTH,
     calendar_offset_s: float = 0.0,
+    calendar_grace_s: float = 0.0,
 ) -> CostReport:
     """Cost and charge per share and instance type, and per plan, over ``[start_s, end_s]``.
 
     Every type that ran or is reserved needs a price (:class:`MissingPrice` names it). Share
     calendars are read at an attempt's time plus ``calendar_offset_s`` (a simulated bill: the
     simulator places calendars and plans at different epochs), and split the sweep at their
-    changes, so a share lends exactly while its calendar says so and lent hours equal borrowed.
+    changes, so a share lends exactly while its calendar says so and lent hours equal borrowed;
+    ``calendar_grace_s``: how long after a share stops lending its borrowers may stay (the
+    simulator's ``calendar_grace_s``), during which it still counts as their lender.
     """
     kept = _clip(attempts, start_s, end_s)
     types = sorted(
@@ -489,7 +513,15 @@ def cost_report(
         for a in of_type:
             by_share[a.share].lost += a.lost_instance_hours
         sweep = _sweep(
-            org, itype, of_type, by_share, start_s, end_s, calendar_offset_s, calendar_edges
+            org,
+            itype,
+            of_type,
+            by_share,
+            start_s,
+            end_s,
+            calendar_offset_s,
+            calendar_edges,
+            calendar_grace_s,
         )
         price = prices[itype]
         type_plans = [_plan_cost(p, sweep, price, start_s, end_s) for p in org.plans_of(itype)]

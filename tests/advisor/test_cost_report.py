@@ -144,7 +144,9 @@ def test_the_research_teams_with_a_plan_match_their_simulated_attempts(tmp_path:
     alone_org = replace(shared_org, queue=all_reserve(shared_org.queue), calendars={})
     alone_file.write_text(OrganisationFile.from_organisation(alone_org).to_yaml())
     alone = report(str(alone_file), "--workload", str(w), "--prices", str(prices), "--json")
-    alone_end = parse_utc(alone["period"]["end"]) - parse_utc(alone["period"]["start"])
+    alone_start, alone_stop = (parse_utc(alone["period"][k]) for k in ("start", "end"))
+    assert alone_start is not None and alone_stop is not None
+    alone_end = alone_stop - alone_start
     assert alone_end <= end
     extra_fee = 8 * (end - alone_end) / H * 0.9
     assert data["separatePoolsCostUsd"] == pytest.approx(

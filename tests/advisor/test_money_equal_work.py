@@ -292,3 +292,22 @@ def test_time_zero_is_monday_midnight_in_the_calendars_own_time_zone(zone: str) 
     bill = equal_work_bills({"run": Run(org, result_jobs)}, PRICES, INSTANT)["run"]
     lent, borrowed = _lent_and_borrowed(bill.report)
     assert lent[GPU] == pytest.approx(borrowed[GPU]) == pytest.approx(2 * 2 * H / H)
+
+
+@pytest.mark.parametrize("grace_h", [0, 1, 2, 5])
+def test_a_calendar_grace_keeps_the_lender_lending_in_the_bill(grace_h: int) -> None:
+    """With ``--calendar-grace``, borrowers of a share whose calendar stops it lending stay
+    until the grace ends: the bill counts the share as their lender until then."""
+    weekend = ShareCalendar((ShareWindow(("sat", "sun"), strategy=SharingStrategy.RESERVE),))
+    org = replace(SHARING, calendars={"b": weekend})
+    saturday = 5 * 86400.0
+    jobs = [
+        WorkloadJob(saturday - 2 * H, "a", GPU, 4, 6 * H, 1),
+        WorkloadJob(saturday + 3 * H, "b", GPU, 2, H, 1),
+    ]
+    options = SimulationOptions(preemption_s=0, calendar_grace_s=grace_h * H)
+    run = Run(org, simulated_jobs(org, jobs, options=options))
+    bill = equal_work_bills({"run": run}, PRICES, options)["run"]
+    lent, borrowed = _lent_and_borrowed(bill.report)
+    assert borrowed[GPU] >= 2 * (2 + min(grace_h, 3))  # before the edge, and in the grace
+    assert lent[GPU] == pytest.approx(borrowed[GPU])
