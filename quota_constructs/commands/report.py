@@ -30,7 +30,6 @@ from quota_constructs.advisor.limits import plan_stop_problems
 from quota_constructs.advisor.report import plot_bill
 from quota_constructs.advisor.simulate import (
     BILLED_STARTUP_S,
-    SIMULATION_START,
     SimulationOptions,
     SimulationResult,
     all_reserve,
@@ -401,13 +400,6 @@ def simulation_bills(
         for name in set(baseline_of.values()):
             baseline_of[name] = name
     return equal_work_bills(labelled, prices, options, baseline_of=baseline_of)
-
-
-def simulated_calendar_offset(start_s: float) -> float:
-    """What turns a simulated attempt's time (simulated time + ``start_s``, the plans' epoch)
-    into the time the simulator read the calendars at (simulated time 0 is
-    :data:`~quota_constructs.advisor.simulate.SIMULATION_START`, a Monday)."""
-    return SIMULATION_START.timestamp() - start_s
 
 
 def money_table(bill: Bill, label: str, startup_s: float) -> Table:
