@@ -18,7 +18,12 @@ from dataclasses import dataclass, replace
 
 from quota_constructs.advisor.billing import attempts_from_jobs
 from quota_constructs.advisor.profiles import TeamsFile
-from quota_constructs.advisor.simulate import SIMULATION_START, SimulationOptions, simulate
+from quota_constructs.advisor.simulate import (
+    SIMULATION_START,
+    SimulationOptions,
+    on_simulated_clocks,
+    simulate,
+)
 from quota_constructs.advisor.targets import (
     TargetCheck,
     check_targets,
@@ -213,12 +218,19 @@ class _Search:
         sim = replace(self.options, on_demand_with_plans=((itype, capacity),))
         result = simulate(trial, self.jobs, options=sim, baseline=math.nan)
         checks = check_targets(self.teams, team_figures(result), days=self.days)
+        billed_from = sim.unbilled_startup_s
         attempts = [
-            a for a in attempts_from_jobs(result.jobs, offset_s=EPOCH_S) if a.instance_type == itype
+            a
+            for a in attempts_from_jobs(result.jobs, offset_s=EPOCH_S, billed_from_s=billed_from)
+            if a.instance_type == itype
         ]
         assert sim.window_s is not None
         report = cost_report(
-            trial, attempts, {itype: price}, start_s=EPOCH_S, end_s=EPOCH_S + sim.window_s
+            on_simulated_clocks(trial),
+            attempts,
+            {itype: price},
+            start_s=EPOCH_S,
+            end_s=EPOCH_S + sim.window_s,
         )
         plan_costs = [p for p in report.plans if plans and p.name == plans[0].name]
         rows = [r for r in report.shares if r.instance_type == itype]
