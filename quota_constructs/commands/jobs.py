@@ -41,7 +41,9 @@ from quota_constructs.commands._common import (
     stdout_console,
     styled,
 )
-from quota_constructs.commands._control import virtual_clock_note
+from quota_constructs.commands._control import queue_now, virtual_clock_note
+from quota_constructs.commands._forecast import OrgFileOpt, what_if_lines
+from quota_constructs.config import load_organisation
 from quota_constructs.model import QuotaConfigError
 from quota_constructs.runtime.jobs import ACTIVE_STATUSES, JobStatus, JobSummary
 from quota_constructs.runtime.json_view import (
@@ -264,9 +266,19 @@ def submit(
             "--cli-input-json), send nothing."
         ),
     ] = False,
+    what_if: Annotated[
+        bool,
+        typer.Option(
+            "--what-if",
+            help="Say, without submitting, whether it would start now, wait (and how long) or "
+            "never run here, and whom it would preempt; exit 1 when it can never run.",
+        ),
+    ] = False,
+    org_file: OrgFileOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Check a job against the live queue and submit it (or print it with --dry-run)."""
+    """Check a job against the live queue and submit it (or print it with --dry-run, or
+    forecast it with --what-if)."""
     options: QueueClientOptions = ctx.obj
     share = share or options.as_team
     if share is None:
@@ -327,6 +339,9 @@ def submit(
     if dry_run:
         print_json(client.render(submission))  # serviceRequestPayload stays a JSON string
         return
+    if what_if:
+        _what_if(client, submission, org_file, as_json)
+        return
     handle = client.submit_job(submission)
     if handle.already_submitted:
         _already_submitted(handle, as_json)
@@ -340,6 +355,25 @@ def submit(
         stderr_console().print(
             f"new attempt with clientToken {submission.client_token}", highlight=False
         )
+
+
+def _what_if(
+    client: QueueClient, submission: JobSubmission, org_file: Path | None, as_json: bool
+) -> None:
+    """Print the what-if of ``submission`` (nothing is sent); exit 1 when it can never run."""
+    org = load_organisation(org_file) if org_file is not None else None
+    now = queue_now(client.endpoint_url).timestamp()
+    answer = client.what_if(submission, now_s=now, org=org)
+    if as_json:
+        print_json(answer.as_json())
+    else:
+        out = stdout_console()
+        for line in what_if_lines(answer):
+            out.print(line, markup=False, highlight=False)
+        for caveat in answer.forecast.caveats:
+            stderr_console().print(f"note: {caveat}", markup=False, highlight=False)
+    if answer.outcome == "never":
+        raise typer.Exit(ExitCode.FAILED)
 
 
 def _new_attempt(client: QueueClient, submission: JobSubmission) -> JobSubmission:

@@ -1,0 +1,163 @@
+"""Forecasts and what-ifs over real HTTP against the emulator: each kind of answer (starts now,
+waits, preempts, never) is checked against what happens when the job is really submitted."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from quota_constructs.commands.demo import emulator_client
+from quota_constructs.forecast import RUNTIME_HINT_TAG, WhatIf
+from quota_constructs.local.testing import EmulatorServer
+from quota_constructs.model import QuotaConfigError
+from quota_constructs.runtime import JobStatus, JobSubmission, QueueClient
+from tests.runtime.helpers import BUILDER, jobs, last_monday, runs_for, training_job
+
+GPU = "ml.g5.xlarge"
+ORG = """organisation: seed-demo
+shares:
+  - {name: QS1, capacity: {ml.g5.xlarge: 1}, strategy: LEND_AND_BORROW, borrow_limit: 200,
+     in_share_preemption: true}
+  - {name: QS2, capacity: {ml.g5.xlarge: 1}, strategy: LEND}
+  - {name: QS3, capacity: {ml.g5.xlarge: 1}, strategy: RESERVE}
+  - {name: QS4, capacity: {ml.g5.xlarge: 1}, strategy: RESERVE}
+"""
+START = last_monday()
+
+
+def hinted(seconds: float) -> dict[str, str]:
+    """Tags: the emulator runs the job ``seconds``; its run-time hint says the same."""
+    return {**runs_for(seconds), RUNTIME_HINT_TAG: str(seconds)}
+
+
+@pytest.fixture
+def busy(tmp_path: Path) -> Iterator[tuple[EmulatorServer, QueueClient, dict[str, str]]]:
+    """Jobs running and waiting in several shares: QS1 runs p3 on its own GPU and p2 on QS2's
+    (borrowed), p1 waits; QS3 runs one job and one waits; QS4 is idle."""
+    org = tmp_path / "org.yaml"
+    org.write_text(ORG)
+    with EmulatorServer(org_files=[org], start_epoch=START) as emu:
+        client = emulator_client(emu)
+        ids = {}
+        for name, share, priority, seconds in (
+            ("qs1-p3", "QS1", 3, 3600),
+            ("qs1-p2", "QS1", 2, 3600),
+            ("qs1-p1", "QS1", 1, 1800),
+            ("qs3-a", "QS3", 0, 1200),
+            ("qs3-b", "QS3", 0, 1200),
+        ):
+            handle = client.submit(
+                name, share, training_job(), priority=priority, tags=hinted(seconds)
+            )
+            ids[name] = handle.job_id
+        emu.advance(60)
+        yield emu, client, ids
+
+
+def now_of(emu: EmulatorServer) -> float:
+    return START + emu.now
+
+
+def ask(emu: EmulatorServer, client: QueueClient, share: str, **options: object) -> WhatIf:
+    submission = JobSubmission("new", share, training_job(count=int(options.pop("count", 1))),
+                               **options)  # type: ignore[arg-type]
+    return client.what_if(submission, now_s=now_of(emu))
+
+
+def submit(client: QueueClient, share: str, seconds: float, **options: object) -> str:
+    return client.submit("new", share, training_job(), tags=hinted(seconds), **options).job_id
+
+
+def test_what_if_starts_now_and_the_job_then_starts_at_once(busy) -> None:
+    emu, client, _ = busy
+    answer = ask(emu, client, "QS4", tags=hinted(600))
+    assert (answer.outcome, answer.job.preempts) == ("starts_now", ())
+    job_id = submit(client, "QS4", 600)
+    emu.advance(1)
+    assert client.describe(job_id).status.is_dispatched
+
+
+def test_what_if_waits_and_the_job_starts_inside_the_interval(busy) -> None:
+    emu, client, _ = busy
+    answer = ask(emu, client, "QS3", tags=hinted(600))
+    assert answer.outcome == "waits"
+    job = answer.job
+    assert job.p10_s is not None and job.p90_s is not None
+    job_id = submit(client, "QS3", 600)
+    submitted = emu.now
+    while not client.describe(job_id).status.is_dispatched:
+        emu.advance(30)
+    started = client.describe(job_id).scheduled_at
+    assert started is not None
+    waited = started.timestamp() - (START + submitted)
+    assert job.p10_s - 60 <= waited <= job.p90_s + 60
+
+
+def test_what_if_preempts_the_borrower_and_the_submit_reclaims_it(busy) -> None:
+    emu, client, ids = busy
+    answer = ask(emu, client, "QS2", tags=hinted(600))
+    assert answer.outcome == "starts_now"
+    assert [(p.job_id, p.share, p.kind) for p in answer.job.preempts] == [
+        (ids["qs1-p2"], "QS1", "reclaim")
+    ]
+    job_id = submit(client, "QS2", 600)
+    emu.advance(5)
+    victim = client.describe(ids["qs1-p2"])
+    assert victim.preemptions.count == 1
+    assert emu.explain(ids["qs1-p2"])["preemptions"][0]["preemptorJobId"] == job_id
+    assert emu.explain(ids["qs1-p2"])["preemptions"][0]["rule"] == "CROSS_SHARE"
+    assert client.describe(job_id).status.is_dispatched
+
+
+def test_what_if_in_share_preemption_matches_the_submit(busy) -> None:
+    emu, client, ids = busy
+    answer = ask(emu, client, "QS1", priority=9, tags=hinted(600))
+    assert answer.outcome == "starts_now"
+    [preempt] = answer.job.preempts
+    assert preempt.kind == "in_share"
+    job_id = submit(client, "QS1", 600, priority=9)
+    emu.advance(5)
+    record = emu.explain(preempt.job_id)["preemptions"][0]
+    assert (record["preemptorJobId"], record["rule"]) == (job_id, "IN_SHARE")
+
+
+def test_what_if_never_and_the_submit_waits_forever(busy) -> None:
+    emu, client, _ = busy
+    answer = ask(emu, client, "QS3", count=2)
+    assert answer.outcome == "never"
+    assert "more than quota share QS3 can ever use" in answer.reason
+    with pytest.raises(QuotaConfigError, match="at most 1"):
+        client.submit("new", "QS3", training_job(count=2))
+    batch = client.batch  # sent as is, around the runtime's checks: Batch keeps it waiting
+    request = JobSubmission("raw", "QS3", training_job(count=2)).request(client.queue)
+    job_id = batch.submit_service_job(**request)["jobId"]
+    emu.advance(600)
+    job = client.describe(job_id)
+    assert job.status is JobStatus.RUNNABLE
+    assert job.status_reason.startswith("MISCONFIGURATION")
+
+
+def test_forecast_covers_every_waiting_job(busy) -> None:
+    emu, client, ids = busy
+    result = client.forecast(now_s=now_of(emu))
+    assert set(result.jobs) == {ids["qs1-p1"], ids["qs3-b"]}
+    p1 = result.jobs[ids["qs1-p1"]]
+    assert p1.p50_s is not None and p1.runtime_source == "hint"
+    assert p1.start_json() == {"p50": round(p1.p50_s, 1), "p90": round(p1.p90_s or 0, 1)}
+
+
+def test_what_if_cli_json_and_exit_codes(busy) -> None:
+    emu, _, _ = busy
+    code, out, err = jobs(emu, "submit", "x", "--share", "QS4", *BUILDER, "--what-if", "--json")
+    assert code == 0, err
+    answer = json.loads(out)
+    assert answer["outcome"] == "starts_now"
+    assert set(answer) >= {"outcome", "startsInS", "preempts", "reason"}
+    code, out, _ = jobs(
+        emu, "submit", "x", "--share", "QS3", *BUILDER, "--instance-count", "2", "--what-if",
+        "--json",
+    )
+    assert (code, json.loads(out)["outcome"]) == (1, "never")
