@@ -77,8 +77,7 @@ def forecast_lines(job: JobForecast) -> list[str]:
     if job.waiting_on:
         lines.append(f"waits on: {job.waiting_on}")
     lines += [
-        f"would preempt: {p.job_name} ({p.job_id}) of {p.share}, {p.kind}"
-        for p in job.preempts
+        f"would preempt: {p.job_name} ({p.job_id}) of {p.share}, {p.kind}" for p in job.preempts
     ]
     lines.append(f"run times from: {job.runtime_source}")
     return lines
@@ -99,7 +98,5 @@ def what_if_lines(answer: WhatIf) -> list[str]:
     lines = [head]
     if answer.outcome == "waits" and job.waiting_on:
         lines.append(f"waits on: {job.waiting_on}")
-    lines += [
-        f"preempts: {p.job_name} ({p.job_id}) of {p.share} ({p.kind})" for p in job.preempts
-    ]
+    lines += [f"preempts: {p.job_name} ({p.job_id}) of {p.share} ({p.kind})" for p in job.preempts]
     return lines

@@ -19,7 +19,8 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from contextlib import suppress
+from dataclasses import dataclass, field, replace
 
 from quota_constructs.forecast.inputs import LiveJob, QueueState
 from quota_constructs.forecast.runtimes import MIN_RUNS, RunTimeModel, Sampler
@@ -62,8 +63,12 @@ class Preempt:
     probability: float
 
     def as_json(self) -> dict[str, object]:
-        return {"jobId": self.job_id, "jobName": self.job_name, "share": self.share,
-                "kind": self.kind}
+        return {
+            "jobId": self.job_id,
+            "jobName": self.job_name,
+            "share": self.share,
+            "kind": self.kind,
+        }
 
 
 @dataclass(frozen=True)
@@ -94,6 +99,17 @@ class JobForecast:
         """The fields a job or share head carries: ``forecastStartS`` and ``forecastReason``."""
         return {"forecastStartS": self.start_json(), "forecastReason": self.reason or None}
 
+    def as_json(self) -> dict[str, object]:
+        """The whole answer: start, reason, what it waits on, whom it preempts."""
+        return {
+            "jobName": self.job_name,
+            "share": self.share,
+            **self.fields_json(),
+            "waitingOn": self.waiting_on,
+            "runtimeFrom": self.runtime_source,
+            "preempts": [p.as_json() for p in self.preempts],
+        }
+
 
 @dataclass(frozen=True)
 class Forecast:
@@ -113,12 +129,7 @@ class Forecast:
             "samples": self.samples,
             "seed": self.seed,
             "caveats": list(self.caveats),
-            "jobs": [
-                {"jobId": f.job_id, "jobName": f.job_name, "share": f.share, **f.fields_json(),
-                 "waitingOn": f.waiting_on, "runtimeFrom": f.runtime_source,
-                 "preempts": [p.as_json() for p in f.preempts]}
-                for f in self.jobs.values()
-            ],
+            "jobs": [{"jobId": f.job_id, **f.as_json()} for f in self.jobs.values()],
         }
 
 
@@ -229,15 +240,19 @@ def never_reason(state: QueueState, queue: JobQueueSpec, job: LiveJob) -> str:
         return f"no quota share {job.share!r} on this queue (shares: {', '.join(names)})"
     cap = state.priority_caps.get(job.share)
     if cap is not None and job.priority > cap:
-        return (f"priority {job.priority} is above team {job.share}'s cap of {cap} "
-                "(access.max_priority): the submit would be denied")
+        return (
+            f"priority {job.priority} is above team {job.share}'s cap of {cap} "
+            "(access.max_priority): the submit would be denied"
+        )
     for itype, count in job.demand.items():
         usable = queue.max_usable(job.share, itype)
         if queue.share(job.share).limit(itype) == 0 and usable == 0:
             return f"quota share {job.share} has no capacity for {itype}"
         if count > usable:
-            return (f"{count} x {itype} is more than quota share {job.share} can ever use "
-                    f"({usable}, borrowing included)")
+            return (
+                f"{count} x {itype} is more than quota share {job.share} can ever use "
+                f"({usable}, borrowing included)"
+            )
     ended = _ended_plan(state, job)
     if ended:
         return ended
@@ -255,8 +270,10 @@ def _ended_plan(state: QueueState, job: LiveJob) -> str:
             se = (state.service_environment or {}).get(itype)
             if se == 0:
                 last = max(plans, key=lambda p: p.end_s)
-                return f"training plan {last.label} for {itype} has ended ({last.start} + " \
+                return (
+                    f"training plan {last.label} for {itype} has ended ({last.start} + "
                     f"{last.duration_hours} h): no capacity of that type is left"
+                )
     return ""
 
 
@@ -268,7 +285,9 @@ def _round(value: float | None) -> float | None:
     return None if value is None else round(value, 1)
 
 
-def _caveats(state: QueueState, model: RunTimeModel, arrivals: ArrivalModel | None) -> tuple[str, ...]:
+def _caveats(
+    state: QueueState, model: RunTimeModel, arrivals: ArrivalModel | None
+) -> tuple[str, ...]:
     notes = [] if arrivals is not None else [NO_ARRIVALS]
     active = {j.share for j in (*state.running, *state.waiting)}
     for share in sorted(active):
@@ -321,9 +340,7 @@ class _Runner:
             start_time=0.0,
         )
 
-    def _submit(
-        self, sched: Scheduler, job: LiveJob, duration: float, *, now: float = 0.0
-    ) -> None:
+    def _submit(self, sched: Scheduler, job: LiveJob, duration: float, *, now: float = 0.0) -> None:
         request = JobRequest(
             job_name=job.job_name,
             share_name=job.share,
@@ -333,10 +350,8 @@ class _Runner:
             preemption_retries=job.preemption_retries,
             job_id=job.job_id,
         )
-        try:
+        with suppress(SubmitRejected):  # refused now (a share DISABLED since): never placed
             sched.submit(request, now=now)
-        except SubmitRejected:
-            pass  # a job the queue would refuse now (a share DISABLED since): not placed
 
     def sample(self, rng: random.Random, *, first: bool, arrivals: ArrivalModel | None) -> None:
         sched = self._scheduler()
@@ -406,11 +421,12 @@ class _Runner:
                 found[key] = (name, share, kind, n + 1)
 
     def result(self, job: LiveJob, count: int, model: RunTimeModel) -> JobForecast:
-        base = JobForecast(job.job_id, job.job_name, job.share,
-                           runtime_source=model.source(job).kind)
+        base = JobForecast(
+            job.job_id, job.job_name, job.share, runtime_source=model.source(job).kind
+        )
         why = self.never.get(job.job_id)
         if why:
-            return _replace(base, never=True, reason=why, waiting_on=why)
+            return replace(base, never=True, reason=why, waiting_on=why)
         starts = sorted(self.starts[job.job_id])
         p10, p50, p90 = (_percentile(starts, q) for q in (0.1, 0.5, 0.9))
         preempts = tuple(
@@ -421,7 +437,7 @@ class _Runner:
         reason = ""
         if p50 is None:
             reason = f"not placed within the horizon ({self.horizon / 3600:g} h) in most samples"
-        return _replace(
+        return replace(
             base,
             p10_s=p10,
             p50_s=p50,
@@ -432,17 +448,13 @@ class _Runner:
         )
 
 
-def _replace(base: JobForecast, **changes: object) -> JobForecast:
-    from dataclasses import replace
-
-    return replace(base, **changes)  # type: ignore[arg-type]
-
-
 def _percentile(sorted_values: Sequence[float], q: float) -> float | None:
     """Nearest-rank percentile; ``None`` when it falls beyond the horizon."""
     if not sorted_values:
         return None
-    value = sorted_values[min(len(sorted_values) - 1, max(0, math.ceil(q * len(sorted_values)) - 1))]
+    value = sorted_values[
+        min(len(sorted_values) - 1, max(0, math.ceil(q * len(sorted_values)) - 1))
+    ]
     return None if math.isinf(value) else value
 
 

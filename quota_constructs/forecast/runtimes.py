@@ -103,7 +103,9 @@ class Sampler:
         self._hint = hint
         self._cap = cap
         self._elapsed = elapsed
-        longer: Sequence[float] = [r for r in source.runs if r > elapsed] if elapsed else source.runs
+        longer: Sequence[float] = (
+            [r for r in source.runs if r > elapsed] if elapsed else source.runs
+        )
         self._runs = tuple(longer)
         self._uniform = hint is None and not self._runs
 

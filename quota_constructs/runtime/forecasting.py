@@ -20,7 +20,7 @@ from typing import Any, Protocol
 
 from quota_constructs.api_shapes import SAGEMAKER_DEFAULT_MAX_RUNTIME_S
 from quota_constructs.forecast import LiveJob, PastRun, QueueState, runtime_hint
-from quota_constructs.model import JobQueueSpec, Organisation, capacity_demand
+from quota_constructs.model import JobQueueSpec, Organisation
 from quota_constructs.runtime.jobs import ACTIVE_STATUSES, JobDetails, JobStatus, JobSummary
 
 HISTORY_JOBS = 2000
@@ -68,8 +68,10 @@ def max_runtime_of(payload: str | None) -> float:
         )
     except (ValueError, AttributeError):
         value = None
-    return float(value) if isinstance(value, int | float) and value > 0 else float(
-        SAGEMAKER_DEFAULT_MAX_RUNTIME_S
+    return (
+        float(value)
+        if isinstance(value, int | float) and value > 0
+        else float(SAGEMAKER_DEFAULT_MAX_RUNTIME_S)
     )
 
 
@@ -127,8 +129,11 @@ def read_queue_state(
 ) -> QueueState:
     """The queue as the forecast sees it now (see the module docstring for the calls)."""
     spec = client.spec()
-    active = [job for status in ACTIVE_STATUSES for page in client.list_pages(status) for job in page]
-    running, waiting = [], []
+    active = [
+        job for status in ACTIVE_STATUSES for page in client.list_pages(status) for job in page
+    ]
+    running: list[LiveJob] = []
+    waiting: list[LiveJob] = []
     for summary in active:
         job = live_job(client.describe(summary.job_id), summary.capacity_usage)
         (waiting if summary.status in WAITING else running).append(job)

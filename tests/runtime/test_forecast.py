@@ -8,7 +8,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
+from quota_constructs.commands import app
 from quota_constructs.commands.demo import emulator_client
 from quota_constructs.forecast import RUNTIME_HINT_TAG, WhatIf
 from quota_constructs.local.testing import EmulatorServer
@@ -62,8 +64,9 @@ def now_of(emu: EmulatorServer) -> float:
 
 
 def ask(emu: EmulatorServer, client: QueueClient, share: str, **options: object) -> WhatIf:
-    submission = JobSubmission("new", share, training_job(count=int(options.pop("count", 1))),
-                               **options)  # type: ignore[arg-type]
+    submission = JobSubmission(
+        "new", share, training_job(count=int(options.pop("count", 1))), **options
+    )  # type: ignore[arg-type]
     return client.what_if(submission, now_s=now_of(emu))
 
 
@@ -113,7 +116,7 @@ def test_what_if_preempts_the_borrower_and_the_submit_reclaims_it(busy) -> None:
 
 
 def test_what_if_in_share_preemption_matches_the_submit(busy) -> None:
-    emu, client, ids = busy
+    emu, client, _ = busy
     answer = ask(emu, client, "QS1", priority=9, tags=hinted(600))
     assert answer.outcome == "starts_now"
     [preempt] = answer.job.preempts
@@ -157,7 +160,58 @@ def test_what_if_cli_json_and_exit_codes(busy) -> None:
     assert answer["outcome"] == "starts_now"
     assert set(answer) >= {"outcome", "startsInS", "preempts", "reason"}
     code, out, _ = jobs(
-        emu, "submit", "x", "--share", "QS3", *BUILDER, "--instance-count", "2", "--what-if",
+        emu,
+        "submit",
+        "x",
+        "--share",
+        "QS3",
+        *BUILDER,
+        "--instance-count",
+        "2",
+        "--what-if",
         "--json",
     )
     assert (code, json.loads(out)["outcome"]) == (1, "never")
+
+
+def quota(emu: EmulatorServer, *args: str) -> tuple[int, str, str]:
+    """``quota ARGS... --endpoint-url EMU --organisation seed-demo``: exit code, out, err."""
+    base = ["--endpoint-url", emu.endpoint_url, "--organisation", "seed-demo"]
+    result = CliRunner().invoke(app, [*args, *base], env={"COLUMNS": "200"})
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_status_json_gives_each_share_head_its_forecast_start(busy) -> None:
+    emu, client, ids = busy
+    code, out, err = quota(emu, "status", "--json")
+    assert code == 0, err
+    heads = {r["quotaShareName"]: r["headJob"] for r in json.loads(out)["quotaShares"]}
+    expected = client.forecast(now_s=now_of(emu)).jobs
+    for share, name in (("QS1", "qs1-p1"), ("QS3", "qs3-b")):
+        assert heads[share]["jobId"] == ids[name]
+        assert heads[share]["forecastStartS"] == expected[ids[name]].start_json()
+        assert heads[share]["forecastStartS"]["p50"] <= heads[share]["forecastStartS"]["p90"]
+    assert heads["QS4"] is None
+
+
+def test_jobs_ls_json_gives_each_waiting_job_its_forecast(busy) -> None:
+    emu, _, ids = busy
+    code, out, err = jobs(emu, "ls", "--json")
+    assert code == 0, err
+    listed = {j["jobId"]: j for j in json.loads(out)}
+    for name in ("qs1-p1", "qs3-b"):
+        start = listed[ids[name]]["forecastStartS"]
+        assert 0 < start["p50"] <= start["p90"]
+        assert listed[ids[name]]["forecastReason"] is None
+    assert "forecastStartS" not in listed[ids["qs1-p3"]]  # running: nothing to forecast
+
+
+def test_a_job_that_can_never_run_has_no_forecast_start_and_says_why(busy) -> None:
+    emu, client, _ = busy
+    request = JobSubmission("raw", "QS3", training_job(count=2)).request(client.queue)
+    job_id = client.batch.submit_service_job(**request)["jobId"]
+    emu.advance(5)
+    code, out, _ = jobs(emu, "ls", "--json")
+    listed = {j["jobId"]: j for j in json.loads(out)}
+    assert listed[job_id]["forecastStartS"] is None
+    assert "can ever use" in listed[job_id]["forecastReason"]
