@@ -211,7 +211,8 @@ def test_a_job_that_can_never_run_has_no_forecast_start_and_says_why(busy) -> No
     request = JobSubmission("raw", "QS3", training_job(count=2)).request(client.queue)
     job_id = client.batch.submit_service_job(**request)["jobId"]
     emu.advance(5)
-    code, out, _ = jobs(emu, "ls", "--json")
+    code, out, err = jobs(emu, "ls", "--json")
+    assert code == 0, err
     listed = {j["jobId"]: j for j in json.loads(out)}
     assert listed[job_id]["forecastStartS"] is None
     assert "can ever use" in listed[job_id]["forecastReason"]
