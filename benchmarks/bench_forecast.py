@@ -103,10 +103,23 @@ def main() -> None:
                 "quota status --json": [QUOTA, "status", "--json", *base],
                 "quota jobs ls --json": [QUOTA, "jobs", *base, "ls", "--json"],
                 "quota jobs submit --what-if --json": [
-                    QUOTA, "jobs", *base, "submit", "what-if", "--share", "team00",
-                    "--image", "123456789012.dkr.ecr.us-east-1.amazonaws.com/train:1",
-                    "--instance-type", GPU, "--role-arn", ROLE, "--output-s3", "s3://b/o",
-                    "--what-if", "--json",
+                    QUOTA,
+                    "jobs",
+                    *base,
+                    "submit",
+                    "what-if",
+                    "--share",
+                    "team00",
+                    "--image",
+                    "123456789012.dkr.ecr.us-east-1.amazonaws.com/train:1",
+                    "--instance-type",
+                    GPU,
+                    "--role-arn",
+                    ROLE,
+                    "--output-s3",
+                    "s3://b/o",
+                    "--what-if",
+                    "--json",
                 ],
             }
             print(f"{SHARES} shares, {args.waiting} waiting jobs, 80 running, 200 finished")
@@ -127,7 +140,8 @@ def _summary(out: object) -> str:
         return f"outcome {out['outcome']}, starts {out['startsInS']}"
     if isinstance(out, dict):
         heads = [r["headJob"] for r in out.get("quotaShares", []) if r.get("headJob")]
-        return f"{len(heads)} share heads, {sum(h['forecastStartS'] is not None for h in heads)} with a forecast start"
+        known = sum(h["forecastStartS"] is not None for h in heads)
+        return f"{len(heads)} share heads, {known} with a forecast start"
     return ""
 
 

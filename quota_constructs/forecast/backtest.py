@@ -149,7 +149,7 @@ def backtest(
         if t >= warmup_s and index % every == 0:
             state = queue_state(sched, queue, t)
             live = LiveJob(job_id, request.job_name, item.share, request.demand, item.priority)
-            model = arrival_model(state, t) if arrivals else None
+            model = ArrivalModel.from_history(state.history, t / 3600.0) if arrivals else None
             answer = what_if(
                 state, live, samples=samples, horizon_s=horizon_s, seed=seed, arrivals=model
             )
@@ -199,7 +199,9 @@ def queue_state(sched: Scheduler, queue: JobQueueSpec, t: float) -> QueueState:
             last = job.attempts[-1]
             (itype, count), *_ = job.demand.items()
             run_s = max(last.stopped_at - (last.started_at or last.stopped_at), 1.0)
-            history.append(PastRun(job.share_name, job.request.job_name, itype, count, run_s))
+            history.append(
+                PastRun(job.share_name, job.request.job_name, itype, count, run_s, job.priority)
+            )
     return QueueState(
         now_s=EPOCH_S + t,
         shares=tuple(queue.shares),
@@ -207,17 +209,6 @@ def queue_state(sched: Scheduler, queue: JobQueueSpec, t: float) -> QueueState:
         waiting=tuple(waiting),
         history=tuple(history),
     )
-
-
-def arrival_model(state: QueueState, t: float) -> ArrivalModel:
-    """Each share's submit rate and jobs so far, from the finished history (``t``: seconds
-    of history)."""
-    hours = max(t / 3600.0, 1.0)
-    examples: dict[str, list[tuple[str, int, float]]] = {}
-    for run in state.history:
-        examples.setdefault(run.share, []).append((run.instance_type, run.instance_count, run.run_s))
-    rates = {share: len(found) / hours for share, found in examples.items()}
-    return ArrivalModel(jobs_per_hour=rates, examples=examples)
 
 
 def naive(sched: Scheduler, state: QueueState, job: LiveJob) -> float:

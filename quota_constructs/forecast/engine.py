@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field, replace
 
-from quota_constructs.forecast.inputs import LiveJob, QueueState
+from quota_constructs.forecast.inputs import LiveJob, PastRun, QueueState
 from quota_constructs.forecast.runtimes import MIN_RUNS, RunTimeModel, Sampler
 from quota_constructs.model import JobQueueSpec, JobStatus
 from quota_constructs.scheduling import (
@@ -163,11 +163,21 @@ class WhatIf:
 class ArrivalModel:
     """Jobs that may arrive during the horizon: each share's past runs arrive again at the
     rate of ``jobs_per_hour`` (share -> rate, Poisson), each a copy of a random past job of the
-    share (its instances and run time)."""
+    share (its instances, run time and priority)."""
 
     jobs_per_hour: Mapping[str, float] = field(default_factory=dict)
-    examples: Mapping[str, Sequence[tuple[str, int, float]]] = field(default_factory=dict)
-    """share -> (instance type, instances, run seconds) of its past jobs."""
+    examples: Mapping[str, Sequence[tuple[str, int, float, int]]] = field(default_factory=dict)
+    """share -> (instance type, instances, run seconds, priority) of its past jobs."""
+
+    @classmethod
+    def from_history(cls, history: Sequence[PastRun], hours: float) -> ArrivalModel:
+        """Each share's past runs over ``hours`` of history, as its rate and examples."""
+        examples: dict[str, list[tuple[str, int, float, int]]] = {}
+        for run in history:
+            found = (run.instance_type, run.instance_count, run.run_s, run.priority)
+            examples.setdefault(run.share, []).append(found)
+        span = max(hours, 1.0)
+        return cls({share: len(runs) / span for share, runs in examples.items()}, examples)
 
 
 def forecast(
@@ -295,8 +305,8 @@ def _caveats(
         if runs < MIN_RUNS:
             notes.append(
                 f"share {share}: {runs} past run(s) in the history (fewer than {MIN_RUNS}): run "
-                "times of its jobs without a hint are taken as uniform up to their "
-                "MaxRuntimeInSeconds"
+                "times of its jobs without a hint are drawn from every team's runs, or uniform "
+                "up to their MaxRuntimeInSeconds when the queue has fewer than that"
             )
     if not state.calendars and not state.plans:
         notes.append("no share calendars or training plans given: none are assumed")
@@ -482,8 +492,8 @@ def _arrivals(
             continue
         t = rng.expovariate(rate / 3600.0)
         while t < horizon:
-            itype, count, run_s = rng.choice(examples)
+            itype, count, run_s, priority = rng.choice(examples)
             job_id = f"arrival-{len(found) + 1}"
-            found.append((t, LiveJob(job_id, job_id, share, {itype: count}), run_s))
+            found.append((t, LiveJob(job_id, job_id, share, {itype: count}, priority), run_s))
             t += rng.expovariate(rate / 3600.0)
     return sorted(found, key=lambda item: item[0])

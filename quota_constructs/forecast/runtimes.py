@@ -8,8 +8,10 @@ In order of preference, for each job:
    :data:`MIN_RUNS` runs among (share, instance type, instances, name stem), (share, instance
    type, instances), (share, instance type), (share); a past run is drawn at random and
    jittered by a log-normal spread of :data:`RUN_JITTER` (a few runs understate the spread);
-3. nothing known: uniform between 0 and its ``MaxRuntimeInSeconds`` (SageMaker's default of a
-   day when it has none), flagged as a short history.
+3. the whole queue's past runs, when the team has fewer than :data:`MIN_RUNS` (flagged as a
+   short history);
+4. nothing known: uniform between 0 and its ``MaxRuntimeInSeconds`` (SageMaker's default of a
+   day when it has none), flagged too.
 
 Every draw is capped at the job's ``MaxRuntimeInSeconds`` (SageMaker stops it there). A job
 already running is drawn from the runs longer than what it ran so far (when there are none,
@@ -44,20 +46,21 @@ def name_stem(name: str) -> str:
 
 def _keys(share: str, demand: Mapping[str, int], name: str) -> list[tuple[str, ...]]:
     if len(demand) != 1:
-        return [(share,)]
+        return [(share,), ()]
     (itype, count), *_ = demand.items()
     return [
         (share, itype, str(count), name_stem(name)),
         (share, itype, str(count)),
         (share, itype),
         (share,),
+        (),
     ]
 
 
 @dataclass(frozen=True)
 class Source:
-    """Where a job's run time comes from: ``hint``, ``history`` (with its run count) or
-    ``max-runtime`` (nothing known)."""
+    """Where a job's run time comes from: ``hint``, ``history`` (the team's runs),
+    ``queue-history`` (every team's) or ``max-runtime`` (nothing known)."""
 
     kind: str
     runs: tuple[float, ...] = ()
@@ -84,7 +87,7 @@ class RunTimeModel:
         for key in _keys(job.share, job.demand, job.job_name):
             runs = self._groups.get(key, ())
             if len(runs) >= MIN_RUNS:
-                return Source("history", runs)
+                return Source("history" if key else "queue-history", runs)
         return Source("max-runtime")
 
     def sampler(self, job: LiveJob, now_s: float) -> Sampler:
