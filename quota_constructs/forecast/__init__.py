@@ -9,10 +9,10 @@ sampled run times (:mod:`~quota_constructs.forecast.engine`; run-time estimates:
 
 from __future__ import annotations
 
+from quota_constructs.forecast.arrivals import ArrivalModel
 from quota_constructs.forecast.engine import (
     DEFAULT_HORIZON_S,
     WHAT_IF_ID,
-    ArrivalModel,
     Forecast,
     JobForecast,
     Preempt,

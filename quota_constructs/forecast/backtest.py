@@ -24,7 +24,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from quota_constructs.forecast.engine import DEFAULT_HORIZON_S, ArrivalModel, what_if
+from quota_constructs.forecast.arrivals import ArrivalModel
+from quota_constructs.forecast.engine import DEFAULT_HORIZON_S, what_if
 from quota_constructs.forecast.inputs import LiveJob, PastRun, QueueState
 from quota_constructs.model import JobQueueSpec, JobStatus
 from quota_constructs.scheduling import Job, JobRequest, Scheduler
@@ -149,7 +150,7 @@ def backtest(
         if t >= warmup_s and index % every == 0:
             state = queue_state(sched, queue, t)
             live = LiveJob(job_id, request.job_name, item.share, request.demand, item.priority)
-            model = ArrivalModel.from_history(state.history, t / 3600.0) if arrivals else None
+            model = ArrivalModel.from_state(state, EPOCH_S) if arrivals else None
             answer = what_if(
                 state, live, samples=samples, horizon_s=horizon_s, seed=seed, arrivals=model
             )
@@ -200,7 +201,15 @@ def queue_state(sched: Scheduler, queue: JobQueueSpec, t: float) -> QueueState:
             (itype, count), *_ = job.demand.items()
             run_s = max(last.stopped_at - (last.started_at or last.stopped_at), 1.0)
             history.append(
-                PastRun(job.share_name, job.request.job_name, itype, count, run_s, job.priority)
+                PastRun(
+                    job.share_name,
+                    job.request.job_name,
+                    itype,
+                    count,
+                    run_s,
+                    job.priority,
+                    EPOCH_S + job.created_at,
+                )
             )
     return QueueState(
         now_s=EPOCH_S + t,

@@ -10,8 +10,8 @@ percentile start; a sample in which it is not placed inside the horizon counts a
 the horizon. Preemptions a job causes in at least half of the samples are reported.
 
 What it does not know is said in :attr:`Forecast.caveats`: shares with too short a history
-(run times then uniform up to ``MaxRuntimeInSeconds``), and jobs that may arrive meanwhile
-(not foreseen unless an :class:`ArrivalModel` is given). Deterministic for a given ``seed``.
+(run times then drawn from every team's runs), and jobs that may arrive meanwhile (not
+foreseen unless an :class:`~.arrivals.ArrivalModel` is given). Deterministic for a ``seed``.
 """
 
 from __future__ import annotations
@@ -20,9 +20,10 @@ import math
 import random
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import suppress
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
-from quota_constructs.forecast.inputs import LiveJob, PastRun, QueueState
+from quota_constructs.forecast.arrivals import ArrivalModel
+from quota_constructs.forecast.inputs import LiveJob, QueueState
 from quota_constructs.forecast.runtimes import MIN_RUNS, RunTimeModel, Sampler
 from quota_constructs.model import JobQueueSpec, JobStatus
 from quota_constructs.scheduling import (
@@ -159,27 +160,6 @@ class WhatIf:
         }
 
 
-@dataclass(frozen=True)
-class ArrivalModel:
-    """Jobs that may arrive during the horizon: each share's past runs arrive again at the
-    rate of ``jobs_per_hour`` (share -> rate, Poisson), each a copy of a random past job of the
-    share (its instances, run time and priority)."""
-
-    jobs_per_hour: Mapping[str, float] = field(default_factory=dict)
-    examples: Mapping[str, Sequence[tuple[str, int, float, int]]] = field(default_factory=dict)
-    """share -> (instance type, instances, run seconds, priority) of its past jobs."""
-
-    @classmethod
-    def from_history(cls, history: Sequence[PastRun], hours: float) -> ArrivalModel:
-        """Each share's past runs over ``hours`` of history, as its rate and examples."""
-        examples: dict[str, list[tuple[str, int, float, int]]] = {}
-        for run in history:
-            found = (run.instance_type, run.instance_count, run.run_s, run.priority)
-            examples.setdefault(run.share, []).append(found)
-        span = max(hours, 1.0)
-        return cls({share: len(runs) / span for share, runs in examples.items()}, examples)
-
-
 def forecast(
     state: QueueState,
     *,
@@ -187,14 +167,18 @@ def forecast(
     horizon_s: float = DEFAULT_HORIZON_S,
     seed: int = 0,
     options: SchedulerOptions | None = None,
-    arrivals: ArrivalModel | None = None,
+    arrivals: ArrivalModel | bool | None = None,
     what_if: LiveJob | None = None,
 ) -> Forecast:
     """The forecast of every waiting job of ``state`` (and of ``what_if``, not submitted).
 
     ``samples``: runs of the core (default: from :data:`JOB_BUDGET`); ``horizon_s``: how far
-    ahead; ``seed``: the random draws; ``options``: the core's (delays, choices).
+    ahead; ``seed``: the random draws; ``options``: the core's (delays, choices);
+    ``arrivals``: jobs that may arrive meanwhile (``True``: :meth:`ArrivalModel.from_state`).
     """
+    if arrivals is True:
+        arrivals = ArrivalModel.from_state(state)
+    arrivals = arrivals or None
     waiting = sorted(state.waiting, key=lambda j: j.created_s)  # stable: listed order on ties
     if what_if is not None:
         waiting.append(what_if)
@@ -218,7 +202,7 @@ def what_if(
     horizon_s: float = DEFAULT_HORIZON_S,
     seed: int = 0,
     options: SchedulerOptions | None = None,
-    arrivals: ArrivalModel | None = None,
+    arrivals: ArrivalModel | bool | None = None,
 ) -> WhatIf:
     """Whether ``job``, submitted now, starts now, waits (and how long) or can never run, and
     whom it preempts; the other arguments are :func:`forecast`'s."""
@@ -375,7 +359,7 @@ class _Runner:
         sched.subscribe(_on_placed(tracked, started))
         for job in self.waiting:
             self._submit(sched, job, draw[job.job_id].draw(rng))
-        arriving = _arrivals(arrivals, rng, self.horizon) if arrivals is not None else []
+        arriving = [] if arrivals is None else arrivals.draw(rng, self.state.now_s, self.horizon)
         sched.advance(0.0)
         if first:
             self._note_waiting_on(sched, started)
@@ -478,22 +462,3 @@ def _on_placed(tracked: set[str], started: dict[str, float]) -> Callable[[Schedu
                 started[job_id] = event.time
 
     return listener
-
-
-def _arrivals(
-    arrivals: ArrivalModel, rng: random.Random, horizon: float
-) -> list[tuple[float, LiveJob, float]]:
-    """Poisson arrivals of copies of each share's past jobs over the horizon (not tracked):
-    (time, job, run seconds), in time order."""
-    found: list[tuple[float, LiveJob, float]] = []
-    for share, rate in sorted(arrivals.jobs_per_hour.items()):
-        examples = arrivals.examples.get(share) or ()
-        if rate <= 0 or not examples:
-            continue
-        t = rng.expovariate(rate / 3600.0)
-        while t < horizon:
-            itype, count, run_s, priority = rng.choice(examples)
-            job_id = f"arrival-{len(found) + 1}"
-            found.append((t, LiveJob(job_id, job_id, share, {itype: count}, priority), run_s))
-            t += rng.expovariate(rate / 3600.0)
-    return sorted(found, key=lambda item: item[0])

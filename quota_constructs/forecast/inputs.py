@@ -56,6 +56,7 @@ class PastRun:
     instance_count: int
     run_s: float
     priority: int = 0
+    created_s: float | None = None
 
 
 @dataclass(frozen=True)

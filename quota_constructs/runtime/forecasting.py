@@ -103,7 +103,9 @@ def past_runs(jobs: Iterable[JobSummary]) -> list[PastRun]:
             continue
         (itype, count), *_ = job.capacity_usage.items()
         run_s = (job.stopped_at - job.started_at).total_seconds()
-        runs.append(PastRun(job.share or "", job.job_name, itype, count, max(run_s, 1.0)))
+        created = job.created_at.timestamp() if job.created_at else None
+        share = job.share or ""
+        runs.append(PastRun(share, job.job_name, itype, count, max(run_s, 1.0), created_s=created))
     return runs
 
 
