@@ -58,6 +58,7 @@ bench: setup
 	$(PY) benchmarks/bench_tracking.py
 	$(PY) benchmarks/bench_simulator.py
 	$(PY) benchmarks/bench_command.py --optimize
+	$(PY) benchmarks/bench_forecast.py
 	$(PY) benchmarks/bench_year.py
 	$(PY) benchmarks/bench_optimize_dask.py
 

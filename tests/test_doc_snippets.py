@@ -76,6 +76,8 @@ NOT_RUN: dict[str, str] = {
     "test_installed.py runs it with no index against the wheel `python -m build` made",
     "pip install 'quota-constructs[compiled]'": "downloads mypy from PyPI (network); "
     "`make setup` installs it from the lock and runs `quota build-core`",
+    ".venv/bin/python tools/forecast_backtest.py": "the forecast's calibration backtest: minutes "
+    "of CPU; tests/forecast/test_engine.py runs the backtest on a small workload",
     ".venv/bin/python benchmarks/": "a benchmark: minutes of CPU, run by `make bench`, figures "
     "in the docs",
 }

@@ -26,6 +26,14 @@ OrgFileOpt = Annotated[
         "the forecast follows (the API tells none of them).",
     ),
 ]
+ArrivalsOpt = Annotated[
+    bool,
+    typer.Option(
+        "--arrivals",
+        help="Foresee jobs that may arrive meanwhile: each share's past submit rate by hour "
+        "(default: none foreseen).",
+    ),
+]
 NoForecastOpt = Annotated[
     bool,
     typer.Option(
@@ -35,10 +43,13 @@ NoForecastOpt = Annotated[
 ]
 
 
-def queue_forecast(client: QueueClient, org_file: Path | None = None) -> Forecast:
+def queue_forecast(
+    client: QueueClient, org_file: Path | None = None, *, arrivals: bool = False
+) -> Forecast:
     """The forecast of ``client``'s queue at the queue's clock (an emulator's own)."""
     org = load_organisation(org_file) if org_file is not None else None
-    return client.forecast(now_s=queue_now(client.endpoint_url).timestamp(), org=org)
+    now = queue_now(client.endpoint_url).timestamp()
+    return client.forecast(now_s=now, org=org, arrivals=arrivals)
 
 
 def duration_text(seconds: float | None) -> str:

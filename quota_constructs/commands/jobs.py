@@ -44,6 +44,7 @@ from quota_constructs.commands._common import (
 )
 from quota_constructs.commands._control import queue_now, virtual_clock_note
 from quota_constructs.commands._forecast import (
+    ArrivalsOpt,
     NoForecastOpt,
     OrgFileOpt,
     forecast_lines,
@@ -300,6 +301,7 @@ def submit(
         ),
     ] = False,
     org_file: OrgFileOpt = None,
+    arrivals: ArrivalsOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Check a job against the live queue and submit it (or print it with --dry-run, or
@@ -365,7 +367,7 @@ def submit(
         print_json(client.render(submission))  # serviceRequestPayload stays a JSON string
         return
     if what_if:
-        _what_if(client, submission, org_file, as_json)
+        _what_if(client, submission, org_file, as_json, arrivals=arrivals)
         return
     handle = client.submit_job(submission)
     if handle.already_submitted:
@@ -383,12 +385,17 @@ def submit(
 
 
 def _what_if(
-    client: QueueClient, submission: JobSubmission, org_file: Path | None, as_json: bool
+    client: QueueClient,
+    submission: JobSubmission,
+    org_file: Path | None,
+    as_json: bool,
+    *,
+    arrivals: bool = False,
 ) -> None:
     """Print the what-if of ``submission`` (nothing is sent); exit 1 when it can never run."""
     org = load_organisation(org_file) if org_file is not None else None
     now = queue_now(client.endpoint_url).timestamp()
-    answer = client.what_if(submission, now_s=now, org=org)
+    answer = client.what_if(submission, now_s=now, org=org, arrivals=arrivals)
     if as_json:
         print_json(answer.as_json())
     else:
@@ -460,6 +467,7 @@ def list_jobs(
     ] = False,
     no_forecast: NoForecastOpt = False,
     org_file: OrgFileOpt = None,
+    arrivals: ArrivalsOpt = False,
 ) -> None:
     """List jobs by share and status, with the forecast start of each waiting job (one API
     call per status page, and one per active job for the forecast; --wide: per job)."""
@@ -468,7 +476,8 @@ def list_jobs(
         client.check_share(share)
     jobs = client.list(share=share, statuses=status or ACTIVE_STATUSES)
     waiting = [job for job in jobs if job.status in WAITING]
-    starts = queue_forecast(client, org_file).jobs if waiting and not no_forecast else None
+    wanted = waiting and not no_forecast
+    starts = queue_forecast(client, org_file, arrivals=arrivals).jobs if wanted else None
     if as_json:
         print_json([_with_forecast(job_json(job), job, starts) for job in jobs])
     else:
@@ -497,6 +506,7 @@ def describe(
     as_json: JsonOpt = False,
     no_forecast: NoForecastOpt = False,
     org_file: OrgFileOpt = None,
+    arrivals: ArrivalsOpt = False,
 ) -> None:
     """A job's details and preemption history; for a waiting job, its forecast start, what it
     waits on and whom it would preempt."""
@@ -504,7 +514,7 @@ def describe(
     job = client.find_job(job_id)
     found = None
     if job.status in WAITING and not no_forecast:
-        found = queue_forecast(client, org_file).jobs.get(job.job_id)
+        found = queue_forecast(client, org_file, arrivals=arrivals).jobs.get(job.job_id)
     if as_json:
         view = details_json(job)
         if job.status in WAITING and not no_forecast:

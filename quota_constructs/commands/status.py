@@ -36,7 +36,7 @@ from quota_constructs.commands._common import (
     stdout_console,
 )
 from quota_constructs.commands._control import queue_now
-from quota_constructs.commands._forecast import NoForecastOpt, start_text
+from quota_constructs.commands._forecast import ArrivalsOpt, NoForecastOpt, start_text
 from quota_constructs.commands._tables import fitted_table
 from quota_constructs.commands.jobs import NOT_READ, QueueClientOptions
 from quota_constructs.config import load_organisation
@@ -95,6 +95,7 @@ def status(
     ] = None,
     wide: WideOpt = False,
     no_forecast: NoForecastOpt = False,
+    arrivals: ArrivalsOpt = False,
 ) -> None:
     """Per share and instance type: limit, in use, borrowed, lent, idle, jobs, head job, and
     when the head job is forecast to start (--org-file: following the file's calendars)."""
@@ -105,7 +106,7 @@ def status(
         fail("--org-file shows calendars once: drop --watch", ExitCode.USAGE)
     calendars = load_organisation(org_file) if org_file is not None else None
     client = options.client()
-    starts = _starts(client, calendars, no_forecast)
+    starts = _starts(client, calendars, no_forecast, arrivals)
     if not watch:
         at = queue_now(client.endpoint_url) if calendars is not None else None
         _show(read_status(client), as_json, wide, calendars, at, starts(None))
@@ -116,14 +117,16 @@ def status(
 Starts = Callable[[QueueStatus | None], "Mapping[str, JobForecast] | None"]
 
 
-def _starts(client: QueueClient, org: Organisation | None, no_forecast: bool) -> Starts:
+def _starts(
+    client: QueueClient, org: Organisation | None, no_forecast: bool, arrivals: bool
+) -> Starts:
     """The forecast of each refresh (``None`` with ``--no-forecast``)."""
 
     def starts(_: QueueStatus | None) -> Mapping[str, JobForecast] | None:
         if no_forecast:
             return None
         now = queue_now(client.endpoint_url).timestamp()
-        return client.forecast(now_s=now, org=org).jobs
+        return client.forecast(now_s=now, org=org, arrivals=arrivals).jobs
 
     return starts
 
