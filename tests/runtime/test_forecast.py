@@ -216,3 +216,23 @@ def test_a_job_that_can_never_run_has_no_forecast_start_and_says_why(busy) -> No
     listed = {j["jobId"]: j for j in json.loads(out)}
     assert listed[job_id]["forecastStartS"] is None
     assert "can ever use" in listed[job_id]["forecastReason"]
+
+
+def test_local_why_and_jobs_describe_give_the_whole_answer(busy) -> None:
+    emu, client, ids = busy
+    waiting = ids["qs1-p1"]
+    expected = client.forecast(now_s=now_of(emu)).jobs[waiting]
+    result = CliRunner().invoke(
+        app, ["local", "why", waiting, "--endpoint-url", emu.endpoint_url, "--json"]
+    )
+    assert result.exit_code == 0, result.stderr
+    answer = json.loads(result.stdout)
+    assert answer["forecast"]["forecastStartS"] == expected.start_json()
+    assert answer["pending"]["kind"] in answer["forecast"]["waitingOn"]
+    text = CliRunner().invoke(app, ["local", "why", waiting, "--endpoint-url", emu.endpoint_url])
+    assert "forecast start: ~" in text.stdout
+    code, out, err = jobs(emu, "describe", waiting, "--json")
+    assert code == 0, err
+    assert json.loads(out)["forecastStartS"] == expected.start_json()
+    code, out, _ = jobs(emu, "describe", waiting)
+    assert "forecast start" in out and "waits on" in out
