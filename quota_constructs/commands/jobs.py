@@ -402,8 +402,8 @@ def _what_if(
         out = stdout_console()
         for line in what_if_lines(answer):
             out.print(line, markup=False, highlight=False)
-        for caveat in answer.forecast.caveats:
-            stderr_console().print(f"note: {caveat}", markup=False, highlight=False)
+    for caveat in answer.forecast.caveats:  # what the answer does not know: stderr, as notes
+        stderr_console().print(f"note: {caveat}", markup=False, highlight=False)
     if answer.outcome == "never":
         raise typer.Exit(ExitCode.FAILED)
 

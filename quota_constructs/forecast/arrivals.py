@@ -4,7 +4,8 @@ Off by default (a forecast then says that it does not foresee arrivals). The mod
 share's jobs created in the history window (finished, running and waiting) per hour of the day,
 weekdays and weekends apart (UTC), over the hours of that kind the window spans, and replays
 that rate as a Poisson process, hour by hour; each arrival copies a random finished job of the
-share (its instances, run time and priority).
+share (its instances, run time and priority; a past job's priority the history does not know
+is one of the share's jobs running or waiting now, else 0).
 """
 
 from __future__ import annotations
@@ -65,9 +66,14 @@ class ArrivalModel:
             s: [n / h if h else 0.0 for n, h in zip(c, hours, strict=True)]
             for s, c in counts.items()
         }
+        known: dict[str, list[int]] = {}
+        for job in (*state.running, *state.waiting):
+            known.setdefault(job.share, []).append(job.priority)
         examples: dict[str, list[Example]] = {}
-        for run in state.history:
-            found = (run.instance_type, run.instance_count, run.run_s, run.priority)
+        for index, run in enumerate(state.history):
+            seen = known.get(run.share) or [0]
+            priority = seen[index % len(seen)] if run.priority is None else run.priority
+            found = (run.instance_type, run.instance_count, run.run_s, priority)
             examples.setdefault(run.share, []).append(found)
         return cls(rates, examples)
 

@@ -148,7 +148,8 @@ class WhatIf:
         return self.job.reason or self.job.waiting_on
 
     def as_json(self) -> dict[str, object]:
-        """The ``--what-if --json`` answer (docs/runtime.md, "What if")."""
+        """The ``--what-if --json`` answer, exactly its four fields (the caveats are in
+        :attr:`forecast`)."""
         job = self.job
         starts = None if job.never else {"p50": _round(job.p50_s), "p90": _round(job.p90_s)}
         return {
@@ -156,7 +157,6 @@ class WhatIf:
             "startsInS": starts,
             "preempts": [p.as_json() for p in job.preempts],
             "reason": self.reason,
-            "caveats": list(self.forecast.caveats),
         }
 
 

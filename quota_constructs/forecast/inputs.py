@@ -47,15 +47,15 @@ class LiveJob:
 
 @dataclass(frozen=True)
 class PastRun:
-    """One finished run of the history: how long it held its instances (``priority``: when
-    known; the list the live history is read from does not tell it)."""
+    """One finished run of the history: how long it held its instances (``priority``: ``None``
+    when unknown, as the list the live history is read from does not tell it)."""
 
     share: str
     job_name: str
     instance_type: str
     instance_count: int
     run_s: float
-    priority: int = 0
+    priority: int | None = None
     created_s: float | None = None
 
 

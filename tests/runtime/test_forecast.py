@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -63,10 +64,10 @@ def now_of(emu: EmulatorServer) -> float:
     return START + emu.now
 
 
-def ask(emu: EmulatorServer, client: QueueClient, share: str, **options: object) -> WhatIf:
-    submission = JobSubmission(
-        "new", share, training_job(count=int(options.pop("count", 1))), **options
-    )  # type: ignore[arg-type]
+def ask(
+    emu: EmulatorServer, client: QueueClient, share: str, *, count: int = 1, **options: Any
+) -> WhatIf:
+    submission = JobSubmission("new", share, training_job(count=count), **options)
     return client.what_if(submission, now_s=now_of(emu))
 
 
