@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 from quota_constructs.forecast.arrivals import ArrivalModel
 from quota_constructs.forecast.inputs import LiveJob, QueueState
 from quota_constructs.forecast.runtimes import MIN_RUNS, RunTimeModel, Sampler
-from quota_constructs.model import JobQueueSpec, JobStatus
+from quota_constructs.model import JobQueueSpec, JobStatus, ShareState
 from quota_constructs.scheduling import (
     EventKind,
     JobRequest,
@@ -216,6 +216,9 @@ def what_if(
         what_if=job,
     )
     mine = result.jobs[job.job_id]
+    if _disabled(state, job.share):
+        reason = f"quota share {job.share} is DISABLED and accepts no new jobs"
+        mine = replace(mine, never=True, reason=reason, waiting_on=reason, preempts=())
     if mine.never:
         outcome = "never"
     elif mine.p90_s == 0.0:
@@ -269,6 +272,10 @@ def _ended_plan(state: QueueState, job: LiveJob) -> str:
                     f"{last.duration_hours} h): no capacity of that type is left"
                 )
     return ""
+
+
+def _disabled(state: QueueState, share: str) -> bool:
+    return any(s.name == share and s.state is not ShareState.ENABLED for s in state.shares)
 
 
 def _samples_for(jobs: int) -> int:
@@ -325,14 +332,22 @@ class _Runner:
         self.names = {j.job_id: j for j in (*self.running, *self.waiting)}
 
     def _scheduler(self) -> Scheduler:
+        """The queue's shares, every one ENABLED until its jobs are in (:meth:`_disable`)."""
         state = self.state
         return Scheduler(
             queue_name="forecast",
-            shares=state.shares,
+            shares=[replace(s, state=ShareState.ENABLED) for s in state.shares],
             service_environment=state.service_environment,
             options=self.options,
             start_time=0.0,
         )
+
+    def _disable(self, sched: Scheduler) -> None:
+        """DISABLED shares as they are: their jobs in the queue still run (as Batch runs
+        them), new ones are refused."""
+        for spec in self.state.shares:
+            if spec.state is not ShareState.ENABLED:
+                sched.upsert_share(spec, now=0.0)
 
     def _submit(self, sched: Scheduler, job: LiveJob, duration: float, *, now: float = 0.0) -> None:
         request = JobRequest(
@@ -359,6 +374,7 @@ class _Runner:
         sched.subscribe(_on_placed(tracked, started))
         for job in self.waiting:
             self._submit(sched, job, draw[job.job_id].draw(rng))
+        self._disable(sched)
         arriving = [] if arrivals is None else arrivals.draw(rng, self.state.now_s, self.horizon)
         sched.advance(0.0)
         if first:

@@ -28,6 +28,7 @@ from quota_constructs.model import (
     QuotaConfigError,
     QuotaShareSpec,
     ShareCalendar,
+    ShareState,
     ShareWindow,
     SharingStrategy,
     TrainingPlanSpec,
@@ -243,3 +244,16 @@ def test_coverage_counts_starts_inside_the_interval() -> None:
     assert (coverage.interval, coverage.below_p90) == (0.5, 0.75)
     assert (coverage.median_error_s, coverage.naive_median_error_s) == (10.0, 10.0)
     assert math.isnan(Coverage.of([]).interval)
+
+
+def test_a_disabled_share_runs_its_queued_jobs_and_refuses_a_new_one() -> None:
+    specs = (QuotaShareSpec("a", {GPU: 1}, SharingStrategy.RESERVE, state=ShareState.DISABLED),)
+    state = QueueState(
+        now_s=MONDAY,
+        shares=specs,
+        running=(job("r", "a", started_s=MONDAY, hint_s=HOUR),),
+        waiting=(job("w", "a", hint_s=HOUR),),
+    )
+    answer = what_if(state, job("x", "a"))
+    assert answer.forecast.jobs["w"].p50_s == pytest.approx(HOUR, rel=0.5)
+    assert (answer.outcome, "DISABLED" in answer.reason) == ("never", True)
