@@ -233,6 +233,8 @@ def never_reason(state: QueueState, queue: JobQueueSpec, job: LiveJob) -> str:
     share has no capacity for, more instances than it can ever use, a priority above the
     team's cap, a plan that has ended."""
     names = [s.name for s in state.shares]
+    if not job.share:
+        return "a job queue without quota shares (first in, first out): not forecast"
     if job.share not in names:
         return f"no quota share {job.share!r} on this queue (shares: {', '.join(names)})"
     cap = state.priority_caps.get(job.share)

@@ -12,11 +12,14 @@ organisation file when one is given. The forecast itself is
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
+
+from botocore.exceptions import ClientError
 
 from quota_constructs.api_shapes import SAGEMAKER_DEFAULT_MAX_RUNTIME_S
 from quota_constructs.forecast import LiveJob, PastRun, QueueState, runtime_hint
@@ -95,6 +98,16 @@ def live_job(details: JobDetails, fallback_demand: Mapping[str, int] | None = No
     )
 
 
+def _described(client: JobSource, summary: JobSummary) -> JobDetails:
+    """The job described; a job gone since it was listed (finished and expired) keeps what
+    the list said, with the defaults for the rest."""
+    try:
+        return client.describe(summary.job_id)
+    except ClientError:
+        fields = {f.name: getattr(summary, f.name) for f in dataclasses.fields(JobSummary)}
+        return JobDetails(**fields)
+
+
 def past_runs(jobs: Iterable[JobSummary]) -> list[PastRun]:
     """Finished jobs that ran, as :class:`PastRun` (one instance type each)."""
     runs = []
@@ -137,7 +150,7 @@ def read_queue_state(
     running: list[LiveJob] = []
     waiting: list[LiveJob] = []
     for summary in active:
-        job = live_job(client.describe(summary.job_id), summary.capacity_usage)
+        job = live_job(_described(client, summary), summary.capacity_usage)
         (waiting if summary.status in WAITING else running).append(job)
     extras = OrganisationExtras.of(org)
     return QueueState(

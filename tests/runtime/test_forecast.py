@@ -9,14 +9,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from botocore.exceptions import ClientError
 from typer.testing import CliRunner
 
 from quota_constructs.commands import app
 from quota_constructs.commands.demo import emulator_client
 from quota_constructs.forecast import RUNTIME_HINT_TAG, WhatIf
 from quota_constructs.local.testing import EmulatorServer
-from quota_constructs.model import QuotaConfigError
-from quota_constructs.runtime import JobStatus, JobSubmission, QueueClient
+from quota_constructs.model import JobQueueSpec, QuotaConfigError, QuotaShareSpec, SharingStrategy
+from quota_constructs.runtime import JobDetails, JobStatus, JobSubmission, JobSummary, QueueClient
+from quota_constructs.runtime.forecasting import read_queue_state
 from tests.runtime.helpers import BUILDER, jobs, last_monday, runs_for, training_job
 
 GPU = "ml.g5.xlarge"
@@ -237,3 +239,36 @@ def test_local_why_and_jobs_describe_give_the_whole_answer(busy) -> None:
     assert json.loads(out)["forecastStartS"] == expected.start_json()
     code, out, _ = jobs(emu, "describe", waiting)
     assert "forecast start" in out and "waits on" in out
+
+
+class GoneJobs:
+    """A queue whose one waiting job finished and expired between the list and the describe."""
+
+    def spec(self, *, refresh: bool = False) -> JobQueueSpec:
+        return JobQueueSpec(shares=(QuotaShareSpec("QS1", {GPU: 1}, SharingStrategy.RESERVE),))
+
+    def list_pages(self, status: JobStatus, **_: Any) -> Iterator[list[JobSummary]]:
+        if status is JobStatus.RUNNABLE:
+            yield [
+                JobSummary(
+                    "gone", "gone", None, status, "", "QS1", None, None, None, None, {GPU: 1}
+                )
+            ]
+
+    def describe(self, job: Any) -> JobDetails:
+        error = {"Error": {"Code": "ClientException", "Message": "no such job"}}
+        raise ClientError(error, "DescribeServiceJob")
+
+
+def test_a_job_gone_between_the_list_and_the_describe_keeps_what_the_list_said() -> None:
+    state = read_queue_state(GoneJobs(), now_s=START)
+    [job] = state.waiting
+    assert (job.job_id, job.share, dict(job.demand), job.priority) == ("gone", "QS1", {GPU: 1}, 0)
+
+
+def test_quota_status_table_shows_when_each_head_starts(busy) -> None:
+    emu, _, _ = busy
+    code, out, err = quota(emu, "status", "--wide")
+    assert code == 0, err
+    assert "head starts" in out
+    assert "~" in out and "(90%:" in out
