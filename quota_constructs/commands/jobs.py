@@ -310,6 +310,10 @@ def submit(
     share = share or options.as_team
     if share is None:
         raise CliError("no quota share: pass --share SHARE (or --as-team SHARE)")
+    if dry_run and what_if:
+        raise CliError(
+            "--dry-run prints the request and --what-if forecasts the job: pass one of them"
+        )
     builder = {
         "--image": image,
         "--instance-type": instance_type,

@@ -272,3 +272,10 @@ def test_quota_status_table_shows_when_each_head_starts(busy) -> None:
     assert code == 0, err
     assert "head starts" in out
     assert "~" in out and "(90%:" in out
+
+
+def test_rejects_dry_run_with_what_if(busy) -> None:
+    emu, _, _ = busy
+    code, _, err = jobs(emu, "submit", "x", "--share", "QS4", *BUILDER, "--what-if", "--dry-run")
+    assert code == 2
+    assert "pass one of them" in err
