@@ -184,7 +184,7 @@ def forecast(
         waiting.append(what_if)
     model = RunTimeModel(state.history)
     queue = JobQueueSpec(shares=state.shares)
-    never = {j.job_id: why for j in waiting if (why := never_reason(state, queue, j))}
+    never = _never_reasons(state, queue, waiting)
     count = samples or _samples_for(len(waiting) + len(state.running))
     runner = _Runner(state, waiting, never, model, options or SchedulerOptions(), horizon_s)
     rng = random.Random(seed)
@@ -258,6 +258,22 @@ def never_reason(state: QueueState, queue: JobQueueSpec, job: LiveJob) -> str:
     se = state.service_environment if not state.plans else None
     why = queue.infeasibility(job.share, job.demand, service_environment=se)
     return why or ""
+
+
+def _never_reasons(
+    state: QueueState, queue: JobQueueSpec, jobs: Sequence[LiveJob]
+) -> dict[str, str]:
+    """Job id -> why it can never run, for the jobs that cannot; asked once per kind of job
+    (share, instances, priority), as a queue holds many alike."""
+    asked: dict[tuple[str, tuple[tuple[str, int], ...], int], str] = {}
+    found = {}
+    for job in jobs:
+        key = (job.share, tuple(sorted(job.demand.items())), job.priority)
+        if key not in asked:
+            asked[key] = never_reason(state, queue, job)
+        if asked[key]:
+            found[job.job_id] = asked[key]
+    return found
 
 
 def _ended_plan(state: QueueState, job: LiveJob) -> str:
