@@ -180,11 +180,13 @@ def forecast(
         arrivals = ArrivalModel.from_state(state)
     arrivals = arrivals or None
     waiting = sorted(state.waiting, key=lambda j: j.created_s)  # stable: listed order on ties
-    if what_if is not None:
-        waiting.append(what_if)
-    model = RunTimeModel(state.history)
     queue = JobQueueSpec(shares=state.shares)
     never = _never_reasons(state, queue, waiting)
+    if what_if is not None:
+        waiting.append(what_if)
+        if why := never_reason(state, queue, what_if, submitting=True):
+            never[what_if.job_id] = why
+    model = RunTimeModel(state.history)
     count = samples or _samples_for(len(waiting) + len(state.running))
     runner = _Runner(state, waiting, never, model, options or SchedulerOptions(), horizon_s)
     rng = random.Random(seed)
@@ -216,9 +218,6 @@ def what_if(
         what_if=job,
     )
     mine = result.jobs[job.job_id]
-    if _disabled(state, job.share):
-        reason = f"quota share {job.share} is DISABLED and accepts no new jobs"
-        mine = replace(mine, never=True, reason=reason, waiting_on=reason, preempts=())
     if mine.never:
         outcome = "never"
     elif mine.p90_s == 0.0:
@@ -228,16 +227,21 @@ def what_if(
     return WhatIf(outcome, mine, result)
 
 
-def never_reason(state: QueueState, queue: JobQueueSpec, job: LiveJob) -> str:
+def never_reason(
+    state: QueueState, queue: JobQueueSpec, job: LiveJob, *, submitting: bool = False
+) -> str:
     """Why ``job`` can never run in its share ("" when it can): no share, an instance type the
-    share has no capacity for, more instances than it can ever use, a priority above the
-    team's cap, a plan that has ended."""
+    share has no capacity for, more instances than it can ever use, a plan that has ended; and
+    for a job ``submitting`` (a what-if): a DISABLED share, a priority above the team's cap
+    (a job in the queue was let in: DISABLED shares run theirs, caps are checked at submit)."""
     names = [s.name for s in state.shares]
     if not job.share:
         return "a job queue without quota shares (first in, first out): not forecast"
     if job.share not in names:
         return f"no quota share {job.share!r} on this queue (shares: {', '.join(names)})"
-    cap = state.priority_caps.get(job.share)
+    if submitting and _disabled(state, job.share):
+        return f"quota share {job.share} is DISABLED and accepts no new jobs"
+    cap = state.priority_caps.get(job.share) if submitting else None
     if cap is not None and job.priority > cap:
         return (
             f"priority {job.priority} is above team {job.share}'s cap of {cap} "

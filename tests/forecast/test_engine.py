@@ -257,3 +257,14 @@ def test_a_disabled_share_runs_its_queued_jobs_and_refuses_a_new_one() -> None:
     answer = what_if(state, job("x", "a"))
     assert answer.forecast.jobs["w"].p50_s == pytest.approx(HOUR, rel=0.5)
     assert (answer.outcome, "DISABLED" in answer.reason) == ("never", True)
+
+
+def test_a_queued_job_above_the_cap_was_let_in_and_is_forecast() -> None:
+    state = QueueState(
+        now_s=MONDAY,
+        shares=shares(a=SharingStrategy.RESERVE),
+        waiting=(job("w", "a", priority=90, hint_s=HOUR),),
+        priority_caps={"a": 50},
+    )
+    assert forecast(state, samples=12).jobs["w"].p90_s == 0.0
+    assert what_if(state, job("x", "a", priority=90)).outcome == "never"
