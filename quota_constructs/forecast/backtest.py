@@ -190,7 +190,7 @@ def queue_state(sched: Scheduler, queue: JobQueueSpec, t: float) -> QueueState:
             job.demand,
             job.priority,
             created_s=EPOCH_S + job.created_at,
-            started_s=None if job.scheduled_at is None else EPOCH_S + job.scheduled_at,
+            started_s=_running_since(job),
         )
         if job.status.is_dispatched:
             running.append(live)
@@ -218,6 +218,12 @@ def queue_state(sched: Scheduler, queue: JobQueueSpec, t: float) -> QueueState:
         waiting=tuple(waiting),
         history=tuple(history),
     )
+
+
+def _running_since(job: Job) -> float | None:
+    """As the live reader: a dispatched job's ``startedAt``, else ``scheduledAt``."""
+    since = job.started_at if job.started_at is not None else job.scheduled_at
+    return None if since is None else EPOCH_S + since
 
 
 def naive(sched: Scheduler, state: QueueState, job: LiveJob) -> float:

@@ -88,14 +88,21 @@ def live_job(details: JobDetails, fallback_demand: Mapping[str, int] | None = No
         demand=demand,
         priority=details.priority or 0,
         created_s=details.created_at.timestamp() if details.created_at else 0.0,
-        started_s=details.scheduled_at.timestamp()
-        if details.status.is_dispatched and details.scheduled_at
-        else None,
+        started_s=_running_since(details),
         max_runtime_s=max_runtime_of(details.payload),
         hint_s=runtime_hint(details.tags),
         preemption_retries=details.preemption_retries,
         status_reason=details.status_reason,
     )
+
+
+def _running_since(details: JobDetails) -> float | None:
+    """When a dispatched job's run began: ``startedAt`` (RUNNING, as the history's run times
+    count), else ``scheduledAt`` (still starting); ``None`` for a waiting job."""
+    if not details.status.is_dispatched:
+        return None
+    since = details.started_at or details.scheduled_at
+    return since.timestamp() if since else None
 
 
 def _described(client: JobSource, summary: JobSummary) -> JobDetails:
