@@ -221,7 +221,10 @@ def queue_state(sched: Scheduler, queue: JobQueueSpec, t: float) -> QueueState:
 
 
 def _running_since(job: Job) -> float | None:
-    """As the live reader: a dispatched job's ``startedAt``, else ``scheduledAt``."""
+    """As the live reader: a dispatched job's ``startedAt``, else ``scheduledAt``; ``None``
+    for a job not holding capacity (a preempted one keeps its last attempt's times)."""
+    if not job.status.is_dispatched:
+        return None
     since = job.started_at if job.started_at is not None else job.scheduled_at
     return None if since is None else EPOCH_S + since
 
