@@ -279,3 +279,18 @@ def test_rejects_dry_run_with_what_if(busy) -> None:
     code, _, err = jobs(emu, "submit", "x", "--share", "QS4", *BUILDER, "--what-if", "--dry-run")
     assert code == 2
     assert "pass one of them" in err
+
+
+def test_arrivals_foreseen_on_request_never_bring_a_start_forward(busy) -> None:
+    emu, client, _ = busy
+    for seconds in (600, 900, 1200, 300, 600):  # a history: QS4 gets five jobs in a row
+        submit(client, "QS4", seconds)
+    emu.advance(3600)
+    calm = client.forecast(now_s=now_of(emu)).jobs
+    busier = client.forecast(now_s=now_of(emu), arrivals=True)
+    assert not any("not foreseen" in c for c in busier.caveats)
+    for job_id, start in busier.jobs.items():
+        assert (start.p50_s or 0) >= (calm[job_id].p50_s or 0) - 60
+    code, out, err = jobs(emu, "ls", "--json", "--arrivals")
+    assert code == 0, err
+    assert all("forecastStartS" in j for j in json.loads(out) if j["status"] == "RUNNABLE")
