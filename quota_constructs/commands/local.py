@@ -13,7 +13,7 @@ import signal
 import threading
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import boto3
 import typer
@@ -38,6 +38,7 @@ from quota_constructs.commands._common import (
     styled,
 )
 from quota_constructs.commands._control import ControlError, control
+from quota_constructs.commands._forecast import NoForecastOpt, forecast_lines, queue_forecast
 from quota_constructs.local.emulator import Emulator
 from quota_constructs.local.events import EventSink
 from quota_constructs.local.faults import FaultPlan
@@ -55,7 +56,10 @@ from quota_constructs.local.testing import DUMMY_CREDENTIALS, SEED_DEMO
 from quota_constructs.local.wire.control_paths import ADVANCE_PATH, EXPLAIN_PREFIX
 from quota_constructs.local.wire.server import MAX_THREADS, ServerLimits, start_server
 from quota_constructs.model import PLAN_STOP_BEFORE_END_S, QuotaConfigError
-from quota_constructs.runtime.queue import resolve_job_in_any_queue
+from quota_constructs.runtime.queue import QueueClient, resolve_job_in_any_queue
+
+if TYPE_CHECKING:
+    from quota_constructs.forecast import JobForecast
 
 local_app = typer.Typer(
     help="Local emulator of AWS Batch quota management (offline, no AWS account).",
@@ -471,17 +475,33 @@ def why(
     job: Annotated[str, typer.Argument(help="Job id, ARN, or name of an active job (unique).")],
     endpoint_url: EmulatorEndpointOpt = DEFAULT_ENDPOINT,
     as_json: AnswerJsonOpt = False,
+    no_forecast: NoForecastOpt = False,
 ) -> None:
-    """Why a job waits (typed pending reason) and every preemption it suffered, and by whom."""
-    job_id = resolve_job_in_any_queue(job, session=emulator_session(), endpoint_url=endpoint_url)
+    """Why a job waits (typed pending reason), when it is forecast to start, and every
+    preemption it suffered, and by whom."""
+    session = emulator_session()
+    job_id = resolve_job_in_any_queue(job, session=session, endpoint_url=endpoint_url)
     answer = _call(endpoint_url, EXPLAIN_PREFIX + job_id)
+    found = None
+    if answer.get("pending") and not no_forecast:
+        found = _forecast_of(job_id, session, endpoint_url)
     if as_json:
-        print_json(answer)
+        print_json({**answer, "forecast": found.as_json() if found else None})
         return
     console = stdout_console()
     names = _preemptor_names(endpoint_url, answer)
-    for line in explanation_lines(answer, names):
+    lines = explanation_lines(answer, names)
+    if found is not None:
+        lines[1:1] = forecast_lines(found)
+    for line in lines:
         console.print(line, soft_wrap=False)  # wrapped between words, identifiers whole
+
+
+def _forecast_of(job_id: str, session: boto3.Session, endpoint_url: str) -> JobForecast | None:
+    """The forecast of a waiting job, from its queue's (``None`` if it is not among them)."""
+    queue = QueueClient(job_id, session=session, endpoint_url=endpoint_url)
+    queue.queue = str(queue.batch.describe_service_job(jobId=job_id)["jobQueue"])
+    return queue_forecast(queue).jobs.get(job_id)
 
 
 def emulator_session() -> boto3.Session:
