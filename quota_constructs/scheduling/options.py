@@ -13,7 +13,7 @@ from quota_constructs.model import (
     check_int_range,
     check_scheduling_priority,
 )
-from quota_constructs.scheduling.records import ShareOrder
+from quota_constructs.scheduling.records import ReclaimScope, ShareOrder
 from quota_constructs.scheduling.victims import DefaultVictimPolicy, VictimPolicy
 
 # --- options ----------------------------------------------------------------------------------
@@ -38,6 +38,9 @@ class SchedulerOptions:
     runnable_time_limits: Mapping[str, float] = field(default_factory=dict)
     """RUNNABLE time-limit TERMINATE actions: reason code -> max seconds stuck RUNNABLE."""
     victim_policy: VictimPolicy = field(default_factory=DefaultVictimPolicy)
+    reclaim_scope: ReclaimScope = ReclaimScope.SHARE
+    """Cross-share reclaim: any job of a borrowing share (its borrowed instances counted on its
+    least protected jobs), or ``JOB``: only jobs placed on the lender's instances."""
 
     def __post_init__(self) -> None:
         problems = []
