@@ -90,6 +90,11 @@ class JobLifecycle:
         """Job seq -> when its first attempt without capacity was SCHEDULED."""
         self._timed_head: dict[str, Job] = {}
         """Share -> its first misconfigured RUNNABLE job, whose RUNNABLE time limit runs."""
+        self.arrivals: dict[str, Job] = {}
+        """``dispatch_next_advance``: jobs made RUNNABLE from SUBMITTED in the current
+        ``advance``, not dispatched before the next one (by job id)."""
+        self.arrived: dict[str, Job] = {}
+        """Arrivals of earlier ``advance`` calls, dispatchable at the end of the current one."""
 
     def register(self, job: Job) -> None:
         """Start keeping track of a newly submitted job (in submit order)."""
@@ -244,7 +249,13 @@ class JobLifecycle:
         events.schedule(now + self.options.scheduled_to_starting_s, _TO_STARTING, job)
 
     def _to_runnable(self, job: Job) -> None:
+        if self.options.dispatch_next_advance:
+            self.arrivals[job.job_id] = job
         self.make_runnable(job, None)
+
+    def waits_to_arrive(self, job: Job) -> bool:
+        """Whether ``job`` became RUNNABLE too recently to dispatch (``dispatch_next_advance``)."""
+        return job.job_id in self.arrivals or job.job_id in self.arrived
 
     def _to_starting(self, job: Job) -> None:
         if job.request.capacity_errors and self._no_capacity(job):

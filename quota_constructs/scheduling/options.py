@@ -39,6 +39,13 @@ class SchedulerOptions:
     """RUNNABLE time-limit TERMINATE actions: reason code -> max seconds stuck RUNNABLE."""
     victim_policy: VictimPolicy = field(default_factory=DefaultVictimPolicy)
     reclaim_scope: ReclaimScope = ReclaimScope.SHARE
+    dispatch_next_advance: bool = False
+    """A submitted job that becomes RUNNABLE is dispatched no earlier than the end of the
+    driver's next ``advance`` to a later instant (the emulator's ticks: a job is observably
+    RUNNABLE for a tick before it is SCHEDULED, even with capacity free)."""
+    track_queue_positions: bool = False
+    """Note every RUNNABLE job's place in the queue-wide order after each pass, so a snapshot
+    tells when it reached that place (``earliestTimeAtPosition``; a sort per instant)."""
     """Cross-share reclaim: any job of a borrowing share (its borrowed instances counted on its
     least protected jobs), or ``JOB``: only jobs placed on the lender's instances."""
 
