@@ -215,13 +215,13 @@ class Dispatcher:
         by_share = self._queues.by_share
         disabled_dispatch = self.options.disabled_share_dispatches
         looked: list[BlockedShare] = []
-        arriving = self._lifecycle.waits_to_arrive if self.options.dispatch_next_advance else None
+        arriving = self._lifecycle.waits_to_arrive if self.options.dispatch_delay_s else None
         for account, key in ledger.ordered_subset(names):
             queue = by_share[account.name]
             if not queue.heap or not (account.enabled or disabled_dispatch):
                 continue
             if arriving is not None and _head_arriving(queue, arriving):
-                continue  # looked at again when it has arrived (Scheduler.advance)
+                continue  # looked at again when its dispatch delay is over
             blocked_head = self._dispatch_own(account, queue)
             touched.discard(account.name)
             if blocked_head is not None:

@@ -90,11 +90,8 @@ class JobLifecycle:
         """Job seq -> when its first attempt without capacity was SCHEDULED."""
         self._timed_head: dict[str, Job] = {}
         """Share -> its first misconfigured RUNNABLE job, whose RUNNABLE time limit runs."""
-        self.arrivals: dict[str, Job] = {}
-        """``dispatch_next_advance``: jobs made RUNNABLE from SUBMITTED in the current
-        ``advance``, not dispatched before the next one (by job id)."""
-        self.arrived: dict[str, Job] = {}
-        """Arrivals of earlier ``advance`` calls, dispatchable at the end of the current one."""
+        self._arriving: dict[str, float] = {}
+        """``dispatch_delay_s``: job id -> when a job made RUNNABLE from SUBMITTED may dispatch."""
 
     def register(self, job: Job) -> None:
         """Start keeping track of a newly submitted job (in submit order)."""
@@ -115,6 +112,7 @@ class JobLifecycle:
             self._time_limit,
             self.complete_preemption,
             self._stop_at_max_runtime,
+            self._arrived,
         )
 
     def dispatch_count(self, job: Job) -> int:
@@ -249,13 +247,28 @@ class JobLifecycle:
         events.schedule(now + self.options.scheduled_to_starting_s, _TO_STARTING, job)
 
     def _to_runnable(self, job: Job) -> None:
-        if self.options.dispatch_next_advance:
-            self.arrivals[job.job_id] = job
         self.make_runnable(job, None)
+        delay = self.options.dispatch_delay_s
+        if delay > 0 and job.status is _RUNNABLE:
+            at = self._events.now + delay
+            self._arriving[job.job_id] = at
+            self._events.schedule(at, TimedEvent.ARRIVED, job)
+
+    def _arrived(self, job: Job) -> None:
+        """``job``'s dispatch delay is over: its share is looked at again."""
+        self._arriving.pop(job.job_id, None)
+        self._ledger.note_priority_change(job.share_name)
+        self._events.pass_due = True
 
     def waits_to_arrive(self, job: Job) -> bool:
-        """Whether ``job`` became RUNNABLE too recently to dispatch (``dispatch_next_advance``)."""
-        return job.job_id in self.arrivals or job.job_id in self.arrived
+        """Whether ``job`` became RUNNABLE too recently to dispatch (``dispatch_delay_s``)."""
+        at = self._arriving.get(job.job_id)
+        if at is None:
+            return False
+        if at <= self._events.now:
+            del self._arriving[job.job_id]  # its event was voided (a status change)
+            return False
+        return True
 
     def _to_starting(self, job: Job) -> None:
         if job.request.capacity_errors and self._no_capacity(job):

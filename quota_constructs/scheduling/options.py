@@ -39,10 +39,10 @@ class SchedulerOptions:
     """RUNNABLE time-limit TERMINATE actions: reason code -> max seconds stuck RUNNABLE."""
     victim_policy: VictimPolicy = field(default_factory=DefaultVictimPolicy)
     reclaim_scope: ReclaimScope = ReclaimScope.SHARE
-    dispatch_next_advance: bool = False
-    """A submitted job that becomes RUNNABLE is dispatched no earlier than the end of the
-    driver's next ``advance`` to a later instant (the emulator's ticks: a job is observably
-    RUNNABLE for a tick before it is SCHEDULED, even with capacity free)."""
+    dispatch_delay_s: float = 0.0
+    """Seconds a job made RUNNABLE from SUBMITTED waits before it may be dispatched (the
+    emulator: one tick, so a job is observably RUNNABLE before SCHEDULED even with capacity
+    free). While it waits at the head of its share, the share dispatches nothing."""
     track_queue_positions: bool = False
     """Note every RUNNABLE job's place in the queue-wide order after each pass, so a snapshot
     tells when it reached that place (``earliestTimeAtPosition``; a sort per instant)."""
@@ -56,6 +56,7 @@ class SchedulerOptions:
             "scheduled_to_starting_s",
             "starting_to_running_s",
             "preemption_duration_s",
+            "dispatch_delay_s",
         ):
             value = getattr(self, name)
             if not isinstance(value, int | float) or value < 0 or math.isnan(value):

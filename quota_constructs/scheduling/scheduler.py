@@ -560,19 +560,6 @@ class Scheduler:
         if self._options.track_queue_positions:
             self._note_positions()
 
-    def _let_arrive(self) -> None:
-        """End of an ``advance`` that moved time (``dispatch_next_advance``): the jobs that
-        became RUNNABLE in an earlier one may dispatch now; this one's wait for the next."""
-        lifecycle = self._lifecycle
-        arrived, lifecycle.arrived, lifecycle.arrivals = lifecycle.arrived, lifecycle.arrivals, {}
-        if not arrived:
-            return
-        for job in arrived.values():
-            if job.status is JobStatus.RUNNABLE and job.share_name in self._queues.by_share:
-                self._ledger.note_priority_change(job.share_name)  # look at the share again
-        self._events.pass_due = True
-        self._run_passes()
-
     def next_event_time(self) -> float | None:
         """Time of the next timed event (state delay, completion, timeout, time limit)."""
         return self._events.next_time()
@@ -588,14 +575,11 @@ class Scheduler:
             raise ValueError(
                 f"time must not go backwards: now={now} is before the scheduler's {events.now}"
             )
-        moves = now > events.now
         timetable = self.timetable
         while (due := timetable.next_time()) <= now:
             self._run_until(max(due, events.now))
             timetable.apply_due(self, events.now)
         self._run_until(now)
-        if moves and self._options.dispatch_next_advance:
-            self._let_arrive()
 
     def _run_until(self, until: float) -> None:
         """The jobs' timed events up to ``until``, a pass after each instant."""

@@ -233,7 +233,7 @@ BEHAVIOURS: tuple[Behaviour, ...] = (
         (guide("service-job-submit"),),
         (
             DISPATCH_TICK
-            + "test_a_job_is_submitted_until_the_next_tick_then_runnable_jobs_dispatch_by_priority",
+            + "test_a_job_is_submitted_then_runnable_for_a_tick_then_dispatched_by_priority",
         ),
     ),
     Behaviour(
@@ -241,7 +241,7 @@ BEHAVIOURS: tuple[Behaviour, ...] = (
         (guide("service-job-status"),),
         (
             DISPATCH_TICK
-            + "test_a_job_is_submitted_until_the_next_tick_then_runnable_jobs_dispatch_by_priority",
+            + "test_a_job_is_submitted_then_runnable_for_a_tick_then_dispatched_by_priority",
         ),
         note="how long AWS takes to evaluate is UNCONFIRMED (the emulator: one tick)",
     ),
@@ -272,7 +272,7 @@ BEHAVIOURS: tuple[Behaviour, ...] = (
         (guide("service-job-submit"),),
         (
             DISPATCH_TICK
-            + "test_a_job_is_submitted_until_the_next_tick_then_runnable_jobs_dispatch_by_priority",
+            + "test_a_job_is_submitted_then_runnable_for_a_tick_then_dispatched_by_priority",
             TRAINING_JOBS + "test_each_batch_status_maps_to_sagemakers_status_as_aws_documents",
         ),
     ),

@@ -179,9 +179,11 @@ def test_each_batch_status_maps_to_sagemakers_status_as_aws_documents(
     emulator: EmulatorServer, batch: Any, sagemaker: Any, queue: str
 ) -> None:
     job = submit(batch, queue, "QS1", "mapped")
+    emulator.advance(0)
+    assert status(batch, job) == "RUNNABLE" and not training_job_names(batch, job)
     seen: list[tuple[str, str, str]] = []
     for _ in range(3):
-        emulator.advance(0 if not seen else 1)
+        emulator.advance(1)
         (name,) = training_job_names(batch, job)
         described = sagemaker.describe_training_job(TrainingJobName=name)
         seen.append(

@@ -1,6 +1,6 @@
-"""What a driver observes between its ``advance`` calls: a new job RUNNABLE for one advance
-before it is dispatched (``dispatch_next_advance``), and when each RUNNABLE job reached its
-place in the queue-wide order (``track_queue_positions``: ``earliestTimeAtPosition``)."""
+"""What a driver observes: a new job RUNNABLE for ``dispatch_delay_s`` before it is dispatched,
+and when each RUNNABLE job reached its place in the queue-wide order (``track_queue_positions``:
+``earliestTimeAtPosition``)."""
 
 from __future__ import annotations
 
@@ -22,28 +22,28 @@ def job(name: str, priority: int = 0, duration: float | None = None) -> JobReque
     return JobRequest(name, "A", {G5: 1}, duration, priority=priority)
 
 
-def test_a_new_job_is_runnable_for_one_advance_before_it_is_dispatched() -> None:
-    sched = one_share(2, dispatch_next_advance=True)
+def test_a_new_job_is_runnable_for_its_dispatch_delay_even_with_capacity_free() -> None:
+    sched = one_share(2, dispatch_delay_s=1.0)
     new = sched.submit(job("new"), now=0)
     assert new.status is JobStatus.SUBMITTED
-    sched.advance(1)
-    assert new.status is JobStatus.RUNNABLE  # capacity is free, yet it waits for the next one
-    sched.advance(1)  # no time passed: not the next advance
-    assert new.status is JobStatus.RUNNABLE
-    sched.advance(2)
-    assert new.status is JobStatus.SCHEDULED and new.scheduled_at == 2
+    sched.advance(0.5)
+    assert new.status is JobStatus.RUNNABLE and new.runnable_at == 0
+    sched.advance(30)
+    assert new.status is JobStatus.RUNNING and new.scheduled_at == 1.0
 
 
-def test_jobs_arriving_in_one_advance_dispatch_by_priority() -> None:
-    sched = one_share(1, dispatch_next_advance=True)
+def test_a_waiting_new_head_holds_its_share_then_jobs_dispatch_by_priority() -> None:
+    sched = one_share(1, dispatch_delay_s=1.0)
     low = sched.submit(job("low", priority=1), now=0)
-    high = sched.submit(job("high", priority=9), now=0)
-    sched.advance(1)
-    sched.advance(2)
+    sched.advance(0.5)
+    high = sched.submit(job("high", priority=9), now=0.5)
+    sched.advance(1.0)  # low's delay is over, but high (still waiting) heads the share
+    assert low.status is JobStatus.RUNNABLE and high.status is JobStatus.RUNNABLE
+    sched.advance(1.5)
     assert high.status is JobStatus.SCHEDULED and low.status is JobStatus.RUNNABLE
 
 
-def test_without_the_option_a_job_is_dispatched_in_the_instant_it_is_runnable() -> None:
+def test_without_a_delay_a_job_is_dispatched_in_the_instant_it_is_runnable() -> None:
     sched = one_share(1)
     new = sched.submit(job("new"), now=0)
     sched.advance(0.5)
