@@ -371,6 +371,7 @@ class JobLifecycle:
                 stopped_at=now,
                 status_reason=reason,
                 preempted=preempted,
+                starting_at=job.starting_at,
             )
         )
         log = self.usage_log

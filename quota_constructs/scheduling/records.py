@@ -197,6 +197,8 @@ class Attempt:
     stopped_at: float
     status_reason: str
     preempted: bool
+    starting_at: float | None = None
+    """When it reached STARTING (its instances acquired), if it did."""
 
     @property
     def attempt_id(self) -> str:
