@@ -387,6 +387,7 @@ class JobLifecycle:
             self._end_attempt(job, reason, preempted=False)
         job.is_terminated = True
         job.stopped_at = self._events.now
+        self._arriving.pop(job.job_id, None)
         blocked = self._queues.infeasible_reason(job) is not None
         self._queues.discard(job)
         self.set_status(job, JobStatus.FAILED, reason)

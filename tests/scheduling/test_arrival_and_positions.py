@@ -72,3 +72,14 @@ def test_earliest_time_at_position_changes_when_a_job_is_put_ahead() -> None:
     sched.advance(40)
     front = {e.job_id: e.earliest_time_at_position for e in sched.snapshot().front_of_queue}
     assert front[waiting.job_id] == 30.0
+
+
+def test_a_job_terminated_while_it_waits_to_dispatch_is_forgotten() -> None:
+    sched = one_share(1, dispatch_delay_s=1.0)
+    gone = sched.submit(job("gone", priority=9), now=0)
+    kept = sched.submit(job("kept"), now=0)
+    sched.advance(0.5)
+    sched.terminate(gone.job_id, "not needed", now=0.5)
+    assert gone.job_id not in sched._lifecycle._arriving  # nothing kept of it (bounded state)
+    sched.advance(1.5)
+    assert gone.status is JobStatus.FAILED and kept.status is JobStatus.SCHEDULED
