@@ -277,7 +277,11 @@ class CapacityLedger:
         share = victim.share_name
         lender = self.accounts[lender_name]
         donors = sorted(
-            (j for j in lender.borrowers.values() if j.share_name == share and j.job_id in movable),
+            (
+                j
+                for j in lender.borrowers.values()
+                if j.share_name == share and j.job_id in movable and j is not victim
+            ),
             key=lambda j: (-j.priority, j.seq),
         )
         for itype, want in amounts.items():

@@ -100,3 +100,35 @@ def test_among_equal_priorities_the_shorter_run_is_reclaimed() -> None:
     sched.advance(100)
     assert new.status is JobStatus.RUNNABLE
     assert old.status.is_dispatched and mid.status.is_dispatched
+
+
+def test_each_victim_holds_what_it_frees_of_the_lenders_instances_when_it_stops() -> None:
+    sched = Scheduler(
+        queue_name="q",
+        shares=[
+            QuotaShareSpec("A", {G5: 2}, SharingStrategy.LEND_AND_BORROW),
+            QuotaShareSpec("B", {G5: 3}, SharingStrategy.LEND),
+        ],
+    )
+    for t, (name, n, p) in enumerate((("z", 1, 5), ("x", 2, 1), ("y", 2, 9))):
+        sched.submit(JobRequest(name, "A", {G5: n}, None, priority=p), now=float(t))
+        sched.advance(float(t))
+    held = {j.request.job_name: j.alloc for j in sched.jobs}
+    assert held == {"z": {"A": {G5: 1}}, "x": {"A": {G5: 1}, "B": {G5: 1}}, "y": {"B": {G5: 2}}}
+    started: dict[str, dict[str, dict[str, int]]] = {}
+
+    def note(event: SchedulerEvent) -> None:
+        if event.kind is EventKind.PREEMPTION_STARTED:
+            started[event.job.request.job_name] = {k: dict(v) for k, v in event.job.alloc.items()}
+
+    sched.subscribe(note)
+    sched.submit(JobRequest("b", "B", {G5: 2}, None), now=3)
+    sched.advance(3)
+    # B takes 2 back: "x" (priority 1) is A's least protected; it is made to hold 2 of B's
+    assert started == {"x": {"B": {G5: 2}}}
+    assert held_now(sched) == {"z": {"A": {G5: 1}}, "y": {"A": {G5: 1}, "B": {G5: 1}}}
+    assert sched.ledger()["B"].own == {G5: 2}
+
+
+def held_now(sched: Scheduler) -> dict[str, dict[str, dict[str, int]]]:
+    return {j.request.job_name: j.alloc for j in sched.jobs if j.share_name == "A" and j.alloc}
