@@ -60,6 +60,7 @@ bench: setup
 	$(PY) benchmarks/bench_command.py --optimize
 	$(PY) benchmarks/bench_year.py
 	$(PY) benchmarks/bench_optimize_dask.py
+	$(PY) benchmarks/bench_reclaim.py
 
 lint: setup
 	ruff check .
