@@ -1134,10 +1134,13 @@ FIELDS_AND_SERVICES: tuple[Behaviour, ...] = (
             'training job has transitioned through."'
         ),
         (sagemaker_member("SecondaryStatusTransitions"),),
-        (FIELDS + "test_secondary_status_transitions_are_the_history_of_the_attempt",),
+        (
+            FIELDS + "test_secondary_status_transitions_are_the_history_of_the_attempt",
+            FIELDS + "test_a_training_job_being_preempted_is_stopping_since_the_preemption_started",
+        ),
         note=(
-            "(`Pending`, `Downloading`, `Training`, then how it ended; each `EndTime` the next "
-            "`StartTime`)"
+            "(`Pending`, `Downloading`, `Training`, `Stopping` while a preemption stops it, "
+            "then how it ended; each `EndTime` the next `StartTime`)"
         ),
     ),
     Behaviour(

@@ -16,7 +16,8 @@ from botocore.exceptions import ClientError
 
 from quota_constructs.local.emulator import Emulator
 from quota_constructs.local.events import STATE_CHANGE, EventSink
-from quota_constructs.local.testing import EmulatorServer
+from quota_constructs.local.testing import SEED_DEMO, EmulatorServer
+from quota_constructs.scheduling import SchedulerOptions
 from tests.emulator.helpers import status, submit
 from tests.helpers import ORGS_DIR, payload, runs_for
 
@@ -97,6 +98,24 @@ def test_secondary_status_transitions_are_the_history_of_the_attempt(
         assert earlier["EndTime"] == later["StartTime"]  # each ends as the next one starts
     assert steps[0]["StartTime"] == described["CreationTime"]
     assert steps[-1]["StartTime"] == described["TrainingEndTime"]
+
+
+def test_a_training_job_being_preempted_is_stopping_since_the_preemption_started() -> None:
+    options = SchedulerOptions(preemption_duration_s=20.0)
+    with EmulatorServer(org_files=[SEED_DEMO], options=options) as emu:
+        batch, sagemaker = emu.client("batch"), emu.client("sagemaker")
+        queue = emu.queue_arn("seed-demo")
+        borrower = [submit(batch, queue, "QS1", f"p{p}", schedulingPriority=p) for p in (3, 2)][1]
+        emu.advance(10)
+        submit(batch, queue, "QS2", "lender")
+        emu.advance(5)  # the reclaim started; the borrower's training job is stopping
+
+        described = training_job(batch, sagemaker, borrower)
+
+    steps = described["SecondaryStatusTransitions"]
+    assert (described["TrainingJobStatus"], described["SecondaryStatus"]) == ("Stopping",) * 2
+    assert [s["Status"] for s in steps] == ["Pending", "Downloading", "Training", "Stopping"]
+    assert steps[-1]["StartTime"] == described["LastModifiedTime"]
 
 
 def test_last_modified_time_is_when_the_status_last_changed(

@@ -60,6 +60,8 @@ class AttemptState:
     ended: float | None
     failure: str | None = None
     acquired: float | None = None
+    stopping: float | None = None
+    """When SageMaker was told to stop it (a preemption in progress), while it stops."""
 
     @property
     def billed_from(self) -> float | None:
@@ -73,6 +75,8 @@ class AttemptState:
             steps.append(("Downloading", self.acquired))
         if self.started is not None:
             steps.append(("Training", self.started))
+        if self.stopping is not None:
+            steps.append(("Stopping", self.stopping))
         if self.ended is not None:
             steps.append((self.secondary, self.ended))
         ends: list[float | None] = [start for _, start in steps[1:]]
@@ -93,11 +97,19 @@ def attempt_state(job: Job, number: int, now: float) -> AttemptState:
     if ended is None:
         secondary = IN_PROGRESS.get(job.status, "Pending")
         status = "InProgress"
+        stopping = None
         if (job.status_reason or "").startswith(PREEMPTION_IN_PROGRESS):
             status, secondary = "Stopping", "Stopping"
+            stopping = job.preemptions[-1].time if job.preemptions else now
         created = job.scheduled_at if job.scheduled_at is not None else now
         return AttemptState(
-            status, secondary, created, job.started_at, None, acquired=job.starting_at
+            status,
+            secondary,
+            created,
+            job.started_at,
+            None,
+            acquired=job.starting_at,
+            stopping=stopping,
         )
     return _ended_state(job, ended)
 
