@@ -61,6 +61,7 @@ bench: setup
 	$(PY) benchmarks/bench_forecast.py
 	$(PY) benchmarks/bench_year.py
 	$(PY) benchmarks/bench_optimize_dask.py
+	$(PY) benchmarks/bench_reclaim.py
 
 lint: setup
 	ruff check .

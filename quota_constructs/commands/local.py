@@ -211,9 +211,9 @@ def serve(
     dispatch: Annotated[
         DispatchMode,
         typer.Option(
-            help="When a submitted job is scheduled: on the next scheduler tick (1 emulated "
-            "second; jobs submitted within one tick go by priority), as AWS does, or "
-            "immediately, before the next request."
+            help="When a submitted job is scheduled: RUNNABLE on the next scheduler tick (1 "
+            "emulated second), SCHEDULED from the tick after (jobs submitted within one tick go "
+            "by priority), as AWS's states show, or immediately, before the next request."
         ),
     ] = DispatchMode.TICK,
     payload_validation: Annotated[
