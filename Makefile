@@ -58,8 +58,10 @@ bench: setup
 	$(PY) benchmarks/bench_tracking.py
 	$(PY) benchmarks/bench_simulator.py
 	$(PY) benchmarks/bench_command.py --optimize
+	$(PY) benchmarks/bench_forecast.py
 	$(PY) benchmarks/bench_year.py
 	$(PY) benchmarks/bench_optimize_dask.py
+	$(PY) benchmarks/bench_reclaim.py
 
 lint: setup
 	ruff check .
@@ -69,7 +71,7 @@ lint: setup
 # The inner loop, a few minutes: lint, types and the fast tests (model, files, scheduler core,
 # advisor, constructs and the import arrows; none marked slow). The emulator over HTTP, the
 # runtime, the IAM simulations, the SDK, the installed wheel and the doc blocks run in `make test`.
-FAST_TESTS := tests/unit tests/scheduling tests/advisor tests/constructs tests/test_architecture.py
+FAST_TESTS := tests/unit tests/scheduling tests/advisor tests/constructs tests/forecast tests/test_architecture.py
 # One worker per core, each test file on one worker (a file's fixtures are built once). Every
 # emulator a test starts listens on a free port, the doc blocks' too: 8771 may be held.
 PARALLEL := -n auto --dist loadfile

@@ -705,17 +705,20 @@ def _check_json_structure(text: str, max_depth: int) -> None:
 
 
 def _json_key(text: str, seen: dict[str, int], key: str, offset: int) -> None:
-    line = text.count("\n", 0, offset) + 1
+    """Record ``key`` at ``offset`` of its object (``seen``: key -> offset); a repeat is a
+    problem naming both lines. Lines are counted only then: counting them for every key made
+    a 1 MiB body of small objects cost seconds (quadratic)."""
     if key in seen:
+        first = text.count("\n", 0, seen[key]) + 1
         raise _JsonProblem(
             text,
             offset,
-            f"duplicate key {clip(key)!r}: it is also at line {seen[key]} of the same object, "
+            f"duplicate key {clip(key)!r}: it is also at line {first} of the same object, "
             "and only one value would be kept",
             "keep one of the two",
             path=clip(key),
         )
-    seen[key] = line
+    seen[key] = offset
 
 
 def _json_int(text: str) -> int:

@@ -53,6 +53,16 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
         "quota_constructs.config",
     ),
     "quota_constructs.advisor": ("aws_cdk", "boto3", "quota_constructs.local"),
+    # the forecast is pure: a queue's state in (plain records), the core run forward, answers out
+    "quota_constructs.forecast": (
+        "aws_cdk",
+        "boto3",
+        "botocore",
+        "quota_constructs.local",
+        "quota_constructs.runtime",
+        "quota_constructs.advisor",
+        "quota_constructs.commands",
+    ),
     # the deploy planner is pure: templates and organisations in, a plan out
     "quota_constructs.deploy_plan": (
         "aws_cdk",
@@ -123,6 +133,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "payload",
         "waiting",
         "team",
+        "forecasting",
         "queue",
         "audit",
         "status",
@@ -290,6 +301,8 @@ EMULATOR_LAYER_ALLOWED = (
     # botocore's service model (no HTTP): an answer keeps only the members its shape declares
     f"{EMULATOR}.wire.protocol.service_model",
     f"{EMULATOR}.wire.validation.problems",
+    # botocore's documented bounds (no HTTP): a handler's own check uses the wire's number
+    f"{EMULATOR}.wire.input_bounds.documented_bound",
 )
 
 

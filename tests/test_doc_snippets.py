@@ -76,6 +76,10 @@ NOT_RUN: dict[str, str] = {
     "test_installed.py runs it with no index against the wheel `python -m build` made",
     "pip install 'quota-constructs[compiled]'": "downloads mypy from PyPI (network); "
     "`make setup` installs it from the lock and runs `quota build-core`",
+    ".venv/bin/python tools/forecast_backtest.py": "the forecast's calibration backtest: minutes "
+    "of CPU; tests/forecast/test_engine.py runs the backtest on a small workload",
+    ".venv/bin/quota recommend stacks/teams/ml-platform.yaml --output ml-platform.yaml": "writes "
+    "the organisation the forecast's backtest that follows it reads (not run either: minutes)",
     ".venv/bin/python benchmarks/": "a benchmark: minutes of CPU, run by `make bench`, figures "
     "in the docs",
 }

@@ -8,15 +8,28 @@ attempts: the scheduler's :class:`Job` records for a simulation, the plain histo
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
-from dataclasses import replace
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Protocol
 
-from quota_constructs.advisor.simulate import SimulationOptions, simulated_jobs
+from quota_constructs.advisor.simulate import (
+    HOUR_S,
+    SIMULATION_START,
+    SimulationOptions,
+    on_simulated_clocks,
+    simulated_jobs,
+)
 from quota_constructs.advisor.workload import WorkloadJob
 from quota_constructs.model import Organisation
-from quota_constructs.model.cost import Attempt
-from quota_constructs.scheduling import Job
+from quota_constructs.model.cost import (
+    Attempt,
+    ChargeRule,
+    CostReport,
+    Price,
+    cost_report,
+    price_of,
+)
+from quota_constructs.scheduling import Job, JobStatus
 
 
 class Span(Protocol):
@@ -72,30 +85,49 @@ def _kept(ran: float, interval: float | None) -> float:
     return math.floor(ran / interval) * interval if interval else 0.0
 
 
-def attempts_from_jobs(jobs: Iterable[Job], *, offset_s: float = 0.0) -> list[Attempt]:
-    """The attempts of simulated jobs (times shifted by ``offset_s``), checkpoints kept."""
+def attempts_from_jobs(
+    jobs: Iterable[Job], *, offset_s: float = 0.0, billed_from_s: float | None = None
+) -> list[Attempt]:
+    """The attempts of simulated jobs (times shifted by ``offset_s``), checkpoints kept.
+
+    ``billed_from_s``: seconds after an attempt's dispatch that SageMaker starts billing it
+    (:attr:`SimulationOptions.unbilled_startup_s`), so the billed part of the start-up is
+    billed, an attempt preempted during it too; ``None``: from the run's start (RUNNING).
+    """
     out = []
     for job in jobs:
         ((itype, count),) = job.demand.items()
         interval = job.request.checkpoint_interval_s
         for a in job.attempts:
-            if a.started_at is None:
+            start = _billed_start(a.scheduled_at, a.started_at, billed_from_s)
+            if start is None or a.stopped_at <= start:
                 continue
-            ran = a.stopped_at - a.started_at
+            ran = a.stopped_at - a.started_at if a.started_at is not None else 0.0
+            kept = _kept(ran, interval) if a.preempted else 0.0
             out.append(
                 Attempt(
                     job.share_name,
                     itype,
                     count,
-                    a.started_at + offset_s,
+                    start + offset_s,
                     a.stopped_at + offset_s,
                     preempted=a.preempted,
-                    kept_s=_kept(ran, interval) if a.preempted else 0.0,
+                    kept_s=kept + (a.stopped_at - start - ran) if kept else 0.0,
                 )
             )
-        if job.started_at is not None and job.status.is_dispatched:
-            out.append(Attempt(job.share_name, itype, count, job.started_at + offset_s, math.inf))
+        if job.status.is_dispatched and job.scheduled_at is not None:
+            start = _billed_start(job.scheduled_at, job.started_at, billed_from_s)
+            if start is not None:
+                out.append(Attempt(job.share_name, itype, count, start + offset_s, math.inf))
     return out
+
+
+def _billed_start(
+    scheduled_at: float, started_at: float | None, billed_from_s: float | None
+) -> float | None:
+    if billed_from_s is None:
+        return started_at
+    return scheduled_at + billed_from_s
 
 
 def simulated_attempts(
@@ -105,7 +137,132 @@ def simulated_attempts(
     options: SimulationOptions | None = None,
     offset_s: float = 0.0,
 ) -> list[Attempt]:
-    """Run ``jobs`` on ``org`` and return every attempt that ran (time 0 at ``offset_s``, the
-    plans' windows placed from it)."""
+    """Run ``jobs`` on ``org`` and return every attempt that ran, the billed start-up included
+    (time 0 at ``offset_s``, the plans' windows placed from it)."""
     options = replace(options or SimulationOptions(), plan_epoch_s=offset_s)
-    return attempts_from_jobs(simulated_jobs(org, jobs, options=options), offset_s=offset_s)
+    return attempts_from_jobs(
+        simulated_jobs(org, jobs, options=options),
+        offset_s=offset_s,
+        billed_from_s=options.unbilled_startup_s,
+    )
+
+
+# --- money on equal work ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class UnfinishedJob:
+    """A job a run did not run to completion, and what finishing it on demand would cost."""
+
+    job: str
+    share: str
+    instance_type: str
+    instance_count: int
+    reason: str
+    left_s: float
+    """Run time still to do (its duration less what checkpoints kept) plus the billed start-up."""
+    would_cost_usd: float
+
+
+@dataclass(frozen=True)
+class Bill:
+    """One configuration's bill of a whole workload, every job run to its end (no window cut).
+
+    ``report`` bills every attempt that ran; the jobs that did not finish are named with what
+    finishing them on demand would cost, so that bills of different configurations compare
+    the same work: :attr:`equal_work_usd`."""
+
+    report: CostReport
+    jobs_billed: int
+    """Jobs that ran to completion (SUCCEEDED)."""
+    unfinished: tuple[UnfinishedJob, ...]
+    baseline_usd: float | None = None
+    """The all-RESERVE run's :attr:`equal_work_usd` on the same jobs (``None``: not run)."""
+
+    @property
+    def unfinished_usd(self) -> float:
+        return math.fsum(u.would_cost_usd for u in self.unfinished)
+
+    @property
+    def equal_work_usd(self) -> float:
+        """What the whole workload costs: the bill plus finishing the unfinished on demand."""
+        return self.report.total_cost_usd + self.unfinished_usd
+
+    @property
+    def saving_usd(self) -> float | None:
+        """What sharing saves against the all-RESERVE run of the same jobs."""
+        return None if self.baseline_usd is None else self.baseline_usd - self.equal_work_usd
+
+
+def unfinished_jobs(
+    jobs: Iterable[Job], prices: Mapping[str, Price], *, billed_startup_s: float
+) -> list[UnfinishedJob]:
+    """Every job that did not SUCCEED, with the run time left and its on-demand price."""
+    out = []
+    for job in jobs:
+        if job.status is JobStatus.SUCCEEDED:
+            continue
+        ((itype, count),) = job.demand.items()
+        duration = job.request.duration_s or 0.0
+        left = max(duration - job.progress_s, 0.0) + billed_startup_s
+        usd = left / HOUR_S * count * price_of(prices, itype).on_demand
+        reason = job.status_reason or f"{job.status.value} when the run ended"
+        out.append(
+            UnfinishedJob(job.request.job_name, job.share_name, itype, count, reason, left, usd)
+        )
+    return out
+
+
+@dataclass(frozen=True)
+class Run:
+    """A run to bill: its organisation, its jobs after the run, the UTC epoch of its time 0
+    (where the simulator placed its training plans)."""
+
+    organisation: Organisation
+    jobs: Sequence[Job]
+    start_s: float = 0.0
+
+
+def equal_work_bills(
+    runs: Mapping[str, Run],
+    prices: Mapping[str, Price],
+    options: SimulationOptions,
+    *,
+    baseline_of: Mapping[str, str] | None = None,
+    rule: ChargeRule = ChargeRule.BOTH,
+) -> dict[str, Bill]:
+    """Bill each run over one period: from its time 0 to the latest end of any run (at least
+    the window), so plan fees cover the same hours and no attempt is cut; calendars read where
+    the simulator placed them (:data:`SIMULATION_START`, :func:`on_simulated_clocks`).
+    ``baseline_of``: label -> the label of
+    the all-RESERVE run its saving is against."""
+    billed_from = options.unbilled_startup_s
+    billed_startup = options.startup_s - billed_from
+    attempts = {
+        label: attempts_from_jobs(run.jobs, offset_s=run.start_s, billed_from_s=billed_from)
+        for label, run in runs.items()
+    }
+    ends = [
+        a.stop_s - runs[label].start_s
+        for label, run_attempts in attempts.items()
+        for a in run_attempts
+        if a.stop_s != math.inf
+    ]
+    length = max([*ends, options.window_s or 0.0], default=0.0)
+    bills = {}
+    for label, run in runs.items():
+        report = cost_report(
+            on_simulated_clocks(run.organisation),
+            attempts[label],
+            prices,
+            start_s=run.start_s,
+            end_s=run.start_s + length,
+            rule=rule,
+            calendar_offset_s=SIMULATION_START.timestamp() - run.start_s,
+            calendar_grace_s=options.calendar_grace_s,
+        )
+        left = unfinished_jobs(run.jobs, prices, billed_startup_s=billed_startup)
+        bills[label] = Bill(report, len(run.jobs) - len(left), tuple(left))
+    for label, base in (baseline_of or {}).items():
+        bills[label] = replace(bills[label], baseline_usd=bills[base].equal_work_usd)
+    return bills

@@ -47,6 +47,9 @@ from quota_constructs.model import (
 )
 from quota_constructs.safe_load import TEAM_PROFILE_FILE_MAX_BYTES, load_file
 
+MAX_RUNS_PER_DAY = 10_000.0
+"""Most ``runs_per_day`` of a team (``runs_per_week``: seven times it)."""
+
 
 class TeamsFileError(QuotaConfigError):
     """A team-profile file cannot be read or breaks rules; the message names the file."""
@@ -306,6 +309,18 @@ class TeamProfile(StrictModel):
         default=None,
         description="Instances per job, or {min, max} (default per workload, see docs).",
     )
+    runs_per_day: float | None = Field(
+        default=None,
+        description="Ad-hoc and experimental teams: jobs submitted per active day, on average "
+        "(default: the generator's rate for the workload kind). Not with runs_per_week.",
+        json_schema_extra={"exclusiveMinimum": 0, "maximum": MAX_RUNS_PER_DAY},
+    )
+    runs_per_week: float | None = Field(
+        default=None,
+        description="Ad-hoc and experimental teams: jobs submitted per week, spread over the "
+        "active days. Not with runs_per_day.",
+        json_schema_extra={"exclusiveMinimum": 0, "maximum": 7 * MAX_RUNS_PER_DAY},
+    )
     targets: Targets = Field(
         default_factory=Targets, description="What the team needs (quota recommend --optimize)."
     )
@@ -392,8 +407,62 @@ class TeamProfile(StrictModel):
         if self.job_minutes is not None:
             problems += self.job_minutes.problems(f"{path}.job_minutes")
         problems += self._timing_problems(path)
+        problems += self._rate_problems(path)
         problems += self._size_problems(f"{path}.instances_per_job")
         problems += self.targets.problems(f"{path}.targets", tolerant=self.preemption_tolerant)
+        return problems
+
+    @property
+    def runs_per_active_day(self) -> float | None:
+        """The profile's arrival rate per active day (``runs_per_day``, or ``runs_per_week``
+        spread over the active days); ``None``: the generator's default for the kind."""
+        if self.runs_per_day is not None:
+            return self.runs_per_day
+        if self.runs_per_week is not None:
+            return self.runs_per_week / max(len(self.active_days), 1)
+        return None
+
+    def _rate_problems(self, path: str) -> list[Problem]:
+        """``runs_per_day`` or ``runs_per_week``: one of them, positive and bounded, and not
+        for a scheduled team (its schedule is its rate)."""
+        given = {
+            key: value
+            for key, value in (
+                ("runs_per_day", self.runs_per_day),
+                ("runs_per_week", self.runs_per_week),
+            )
+            if value is not None
+        }
+        if len(given) == 2:
+            return [
+                Problem(
+                    f"{path}.runs_per_day",
+                    given,
+                    f"team {self.name!r} gives both runs_per_day and runs_per_week",
+                    "keep one of runs_per_day and runs_per_week",
+                )
+            ]
+        problems = []
+        for key, value in given.items():
+            top = MAX_RUNS_PER_DAY * (7 if key == "runs_per_week" else 1)
+            if self.workload is WorkloadKind.SCHEDULED:
+                problems.append(
+                    Problem(
+                        f"{path}.{key}",
+                        value,
+                        f"team {self.name!r} is scheduled: its schedule sets how often it runs",
+                        f"drop {key}, or set schedule (e.g. 'every 2h')",
+                    )
+                )
+            elif not (math.isfinite(value) and 0 < value <= top):
+                problems.append(
+                    Problem(
+                        f"{path}.{key}",
+                        value,
+                        f"must be more than 0 and at most {top:g}",
+                        f"e.g. {key}: 4",
+                    )
+                )
         return problems
 
     def _timing_problems(self, path: str) -> list[Problem]:

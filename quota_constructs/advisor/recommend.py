@@ -7,9 +7,12 @@ stated wish is a constraint: when the advisor disagrees it says so in a warning 
   ``needs_burst`` and whose ``lends`` matches ``lends_when_idle``; a team that wants to borrow
   but not to lend keeps a strategy that does not lend (``RESERVE``), with a warning that no
   strategy borrows without lending;
-* in-share preemption: on exactly when the team tolerates preemption;
+* in-share preemption: on when the team tolerates preemption, its jobs use more than one
+  priority and it checkpoints or runs short jobs (:data:`SHORT_JOB_MINUTES`); a tolerant team
+  that gets it off is warned why;
 * calendar: a lender (``LEND``) active on some days only gets ``RESERVE`` on its active days
-  and lends on the others (:func:`weekday_calendar`);
+  and lends on the others, or a ``LEND_AND_BORROW`` window on its active days when borrowing
+  helps its targets (:func:`weekday_calendar`, :func:`borrowing_helps`);
 * borrow limit (borrowing shares only): the largest percent of the team's own capacity that
   stays within what the other shares can lend (``JobQueueSpec.lendable``) for every instance
   type they lend, i.e. it reaches all of it for the scarcest type; capped at 100 % when the
@@ -26,6 +29,7 @@ errors).
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
@@ -130,16 +134,58 @@ def choose_strategy(team: TeamProfile) -> tuple[SharingStrategy, str]:
     return strategy, why
 
 
-def _in_share(team: TeamProfile) -> tuple[bool, str]:
-    if team.preemption_tolerant:
-        ckpt = f" and checkpoints to {team.checkpointing}" if team.checkpoints else ""
-        return True, (
-            f"in-share preemption on: the team tolerates preemption{ckpt}, so its urgent "
-            "(higher-priority) jobs may preempt its own lower-priority ones"
+SHORT_JOB_MINUTES = 30.0
+"""Jobs at most this long lose little when preempted: in-share preemption needs no checkpoints."""
+
+
+def _in_share(team: TeamProfile, priorities: int) -> tuple[bool, str, str | None]:
+    """In-share preemption: on only where the team tolerates preemption, uses more than one
+    priority (``priorities``: how many its jobs use) and checkpoints or runs short jobs;
+    the reason, and a warning when a tolerant team gets it off."""
+    if not team.preemption_tolerant:
+        return (
+            False,
+            (
+                "in-share preemption off: the team does not tolerate preemption, so a "
+                "higher-priority job waits for capacity instead of stopping a running one"
+            ),
+            None,
         )
-    return False, (
-        "in-share preemption off: the team does not tolerate preemption, so a higher-priority "
-        "job waits for capacity instead of stopping a running one"
+    longest = team.durations.max
+    short = longest <= SHORT_JOB_MINUTES
+    if priorities > 1 and (team.checkpoints or short):
+        how = (
+            f"checkpoints to {team.checkpointing}"
+            if team.checkpoints
+            else f"runs jobs of at most {longest:g} min"
+        )
+        return (
+            True,
+            (
+                f"in-share preemption on: the team tolerates preemption, {how} and its jobs "
+                "use more than one priority, so its urgent (higher-priority) jobs may preempt "
+                "its own lower-priority ones"
+            ),
+            None,
+        )
+    if priorities <= 1:
+        why = "its jobs use one priority, so no job of its own outranks another"
+    else:
+        why = (
+            f"it does not checkpoint and its jobs run up to {longest:g} min: each in-share "
+            "preemption would throw away up to that much work"
+        )
+    return (
+        False,
+        f"in-share preemption off: {why}",
+        (
+            f"in-share preemption off although the team tolerates preemption: {why}; "
+            + (
+                "set checkpointing to turn it on"
+                if priorities > 1
+                else "give urgent jobs a higher priority to make it useful"
+            )
+        ),
     )
 
 
@@ -463,7 +509,8 @@ def recommend(
         seeds = range(DEFAULT_WEEKS)
         workloads = [generate_workload(teams, days=days, seed=s, options=options) for s in seeds]
     demand = weekly_demand(teams, workloads, days, startup_phase_s(teams, options.startup_s))
-    drafts = [_draft(team) for team in teams.teams]
+    priorities = {team.name: _priorities(team, workloads) for team in teams.teams}
+    drafts = [_draft(team, priorities[team.name]) for team in teams.teams]
     first = JobQueueSpec(shares=tuple(spec for spec, _ in drafts))
     for index, (team, (spec, why)) in enumerate(zip(teams.teams, drafts, strict=True)):
         if spec.strategy.borrows:
@@ -472,13 +519,22 @@ def recommend(
     queue = JobQueueSpec(shares=tuple(spec for spec, _ in drafts))
     calendars = {}
     for team, (spec, why) in zip(teams.teams, drafts, strict=True):
-        calendar = weekday_calendar(team, spec)
+        calendar = weekday_calendar(team, spec, queue, workloads)
         if calendar is not None:
             calendars[spec.name] = calendar
             why.append(_calendar_reason(team, calendar))
     load = Load(demand, queue)
     advice = tuple(
-        _advise(team, spec, why, queue, prices, options, load)
+        _advise(
+            team,
+            spec,
+            why,
+            queue,
+            prices,
+            options,
+            load,
+            _in_share(team, priorities[team.name])[2],
+        )
         for team, (spec, why) in zip(teams.teams, drafts, strict=True)
     )
     org = Organisation(
@@ -490,29 +546,91 @@ def recommend(
     return Advice(organisation=org, teams=advice, warnings=tuple(organisation_warnings(load)))
 
 
-def weekday_calendar(team: TeamProfile, spec: QuotaShareSpec) -> ShareCalendar | None:
-    """RESERVE on the team's active days for a lender active on some days only (it lends on
-    the others); ``None`` for every other team (a borrower would stop borrowing on its active
-    days, a team active every day has no day to lend on). Times in UTC, like the workload."""
+def weekday_calendar(
+    team: TeamProfile,
+    spec: QuotaShareSpec,
+    queue: JobQueueSpec | None = None,
+    workloads: Sequence[Sequence[WorkloadJob]] = (),
+) -> ShareCalendar | None:
+    """A lender (``LEND``) active on some days only keeps its capacity on its active days
+    (RESERVE) and lends on the others; when borrowing helps its targets on its active days
+    (:func:`borrowing_helps`: it tolerates preemption and its jobs there need more of a type
+    than it has, which others lend) those days are a LEND_AND_BORROW window with the borrow
+    limit a borrower would get. ``None`` for every other team (a borrower would stop borrowing
+    on its active days, a team active every day has no day to lend on). Times in UTC, like
+    the workload (simulated time 0 is Monday 00:00)."""
     if spec.strategy is not SharingStrategy.LEND or len(set(team.active_days)) >= 7:
         return None
     days = tuple(day.value for day in sorted(set(team.active_days), key=list(Day).index))
+    if queue is not None and borrowing_helps(team, queue, workloads):
+        limit, _ = _borrow_limit(team, queue)
+        window = ShareWindow(days, strategy=SharingStrategy.LEND_AND_BORROW, borrow_limit=limit)
+        return ShareCalendar((window,))
     return ShareCalendar((ShareWindow(days, strategy=SharingStrategy.RESERVE),))
+
+
+def peak_demand(team: TeamProfile, workloads: Sequence[Sequence[WorkloadJob]]) -> dict[str, int]:
+    """Most instances of each type the team's jobs would hold at once if each started when
+    submitted: its offered load's peak in a typical week of ``workloads`` (the median of the
+    weeks' peaks, the lower one of an even count, so more weeks do not raise it)."""
+    weekly: dict[str, list[int]] = {t: [] for t in team.capacity}
+    for jobs in workloads:
+        edges: dict[str, list[tuple[float, int]]] = {}
+        for job in jobs:
+            if job.share == team.name:
+                points = edges.setdefault(job.instance_type, [])
+                points += [(job.submit_time_s, job.instance_count)]
+                points += [(job.submit_time_s + job.duration_s, -job.instance_count)]
+        for itype in weekly.keys() | edges.keys():
+            held = peak = 0
+            for _, delta in sorted(edges.get(itype, [])):
+                held += delta
+                peak = max(peak, held)
+            weekly.setdefault(itype, []).append(peak)
+    return {t: statistics.median_low(ps) for t, ps in weekly.items() if any(ps)}
+
+
+def borrowing_helps(
+    team: TeamProfile, queue: JobQueueSpec, workloads: Sequence[Sequence[WorkloadJob]]
+) -> bool:
+    """Whether letting the team borrow on its active days helps its targets: it tolerates
+    preemption (a borrowed job may be reclaimed) and its offered load needs more of some type
+    than its own capacity, a type the other shares lend (its jobs would queue otherwise)."""
+    if not team.preemption_tolerant:
+        return False
+    peaks = peak_demand(team, workloads)
+    return any(
+        peaks.get(itype, 0) > own and queue.lendable(itype, excluding=team.name) > 0
+        for itype, own in team.capacity.items()
+    )
 
 
 def _calendar_reason(team: TeamProfile, calendar: ShareCalendar) -> str:
     (window,) = calendar.windows
+    days = ",".join(window.days)
+    if window.strategy is SharingStrategy.LEND_AND_BORROW:
+        return (
+            f"calendar: LEND_AND_BORROW on {days} (UTC, borrow limit {window.borrow_limit}%), "
+            "LEND on the other days: on its active days its jobs need more than its own "
+            "capacity at their peak and the others lend it, so it may borrow their idle "
+            "instances then (a borrowed job can be reclaimed: the team tolerates preemption)"
+        )
     return (
-        f"calendar: RESERVE on {','.join(window.days)} (UTC), LEND on the other days: its "
+        f"calendar: RESERVE on {days} (UTC), LEND on the other days: its "
         "capacity is kept for its own jobs on its active days (they never wait for a reclaim "
         "and no borrower is preempted when they arrive) and lent when it is idle"
     )
 
 
-def _draft(team: TeamProfile) -> tuple[QuotaShareSpec, list[str]]:
+def _priorities(team: TeamProfile, workloads: Sequence[Sequence[WorkloadJob]]) -> int:
+    """How many priorities the team's generated jobs use."""
+    return len({j.priority for jobs in workloads for j in jobs if j.share == team.name})
+
+
+def _draft(team: TeamProfile, priorities: int) -> tuple[QuotaShareSpec, list[str]]:
     """Strategy and in-share preemption (no borrow limit yet) with their reasons."""
     strategy, why = choose_strategy(team)
-    preempt, why_preempt = _in_share(team)
+    preempt, why_preempt, _ = _in_share(team, priorities)
     spec = QuotaShareSpec(
         name=team.name,
         capacity=team.capacity,
@@ -531,6 +649,7 @@ def _advise(
     prices: Mapping[str, float],
     options: GeneratorOptions,
     load: Load,
+    in_share_warning: str | None = None,
 ) -> TeamAdvice:
     """Final advice for one team once every share of the queue is known."""
     usable = {t: queue.max_usable(spec.name, t) for t in spec.capacity}
@@ -550,7 +669,12 @@ def _advise(
         team=team,
         share=replace(spec, description=_description(team, why)),
         rationale=tuple(why),
-        warnings=tuple(_warnings(team, queue, prices, options, load)),
+        warnings=tuple(
+            [
+                *([in_share_warning] if in_share_warning else []),
+                *_warnings(team, queue, prices, options, load),
+            ]
+        ),
         borrow_instances={t: usable[t] - spec.limit(t) for t in spec.capacity},
         max_usable=usable,
         demand_instance_hours=demand,

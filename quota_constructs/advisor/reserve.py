@@ -24,7 +24,11 @@ from dataclasses import dataclass, replace
 
 from quota_constructs.advisor.billing import attempts_from_jobs
 from quota_constructs.advisor.profiles import TeamsFile
-from quota_constructs.advisor.simulate import SIMULATION_START, SimulationOptions
+from quota_constructs.advisor.simulate import (
+    SIMULATION_START,
+    SimulationOptions,
+    on_simulated_clocks,
+)
 from quota_constructs.advisor.targets import (
     TargetCheck,
     check_targets,
@@ -309,16 +313,20 @@ class _Search:
         assert self.options.window_s is not None
         end = EPOCH_S + self.options.window_s
         stop = self.options.plan_stop_before_end_s
+        billed_from = self.options.unbilled_startup_s
         if after_stop is None or stop <= 0:
-            attempts, again, reruns = attempts_from_jobs(jobs, offset_s=EPOCH_S), 0.0, 0
+            attempts = attempts_from_jobs(jobs, offset_s=EPOCH_S, billed_from_s=billed_from)
+            again, reruns = 0.0, 0
         else:
             at = EPOCH_S + max(
                 self.window.start_hours * HOUR_S,
                 (self.window.start_hours + self.window.hours) * HOUR_S - stop,
             )
-            attempts, again, reruns = plan_end_attempts(jobs, itype, at, after_stop, end)
+            attempts, again, reruns = plan_end_attempts(
+                jobs, itype, at, after_stop, end, billed_from
+            )
         report = cost_report(
-            trial,
+            on_simulated_clocks(trial),
             [a for a in attempts if a.instance_type == itype],
             {itype: price},
             start_s=EPOCH_S,
@@ -339,7 +347,12 @@ class _Search:
 
 
 def plan_end_attempts(
-    jobs: Sequence[Job], itype: str, at: float, after_stop: int, end: float
+    jobs: Sequence[Job],
+    itype: str,
+    at: float,
+    after_stop: int,
+    end: float,
+    billed_from_s: float | None = None,
 ) -> tuple[list[Attempt], float, int]:
     """The attempts of ``jobs`` (epoch seconds) billed when a plan of ``itype`` stops at
     ``at`` leaving ``after_stop`` instances: the runs it stops (the model's
@@ -349,7 +362,7 @@ def plan_end_attempts(
     attempts: list[Attempt] = []
     intervals: list[float | None] = []
     for job in jobs:
-        for attempt in attempts_from_jobs([job], offset_s=EPOCH_S):
+        for attempt in attempts_from_jobs([job], offset_s=EPOCH_S, billed_from_s=billed_from_s):
             attempts.append(attempt)
             intervals.append(job.request.checkpoint_interval_s)
     running = [

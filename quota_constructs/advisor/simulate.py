@@ -31,6 +31,7 @@ import numpy as np
 
 from quota_constructs.advisor.workload import WorkloadError, WorkloadJob
 from quota_constructs.model import (
+    DEFAULT_TIMEZONE,
     PLAN_STOP_BEFORE_END_S,
     JobQueueSpec,
     Organisation,
@@ -54,9 +55,13 @@ from quota_constructs.scheduling.records import UsageLog
 
 HOUR_S = 3600.0
 SIMULATION_START = datetime(2024, 1, 1, tzinfo=UTC)
-"""What simulated time 0 is to share calendars: a Monday, 00:00 UTC (as for workloads)."""
+"""What simulated time 0 is to share calendars: a Monday, 00:00 (as for workloads), in each
+calendar's own time zone (:func:`on_simulated_clock`)."""
 PROGRESS_EVERY = 1024
 """Virtual-time instants between two progress calls."""
+BILLED_STARTUP_S = 120.0
+"""Of each start-up, the part SageMaker bills by default: the download of the training image
+and data, after the instances are up (UNCONFIRMED split; docs/cost.md)."""
 Progress = Callable[[str, float], None]
 """Called during a run: (organisation, simulated seconds so far)."""
 
@@ -72,6 +77,12 @@ class SimulationOptions:
 
     startup_s: float = 0.0
     """From dispatch (SCHEDULED) to RUNNING: instance provisioning and image download."""
+    billed_startup_s: float = BILLED_STARTUP_S
+    """The last part of :attr:`startup_s` SageMaker bills (from ``TrainingStartTime``: the
+    downloads); the provisioning before it is not billed. At most :attr:`startup_s`."""
+    backfill_depth: int = 0
+    """Jobs looked at behind a share's blocked head (0: strict order, head-of-line blocking
+    across instance types; the core's UNCONFIRMED choice)."""
     preemption_s: float = 20.0
     """From 'preemption started' to the capacity being free."""
     window_s: float | None = None
@@ -89,11 +100,17 @@ class SimulationOptions:
     instances inside their windows (the reservation sizing's candidates; the model's
     ``mixed_capacity_at``); by default a plan's type has only its plans' instances."""
 
+    @property
+    def unbilled_startup_s(self) -> float:
+        """From dispatch to the start of billing: the provisioning part of the start-up."""
+        return max(self.startup_s - self.billed_startup_s, 0.0)
+
     def scheduler_options(self, queue: JobQueueSpec) -> SchedulerOptions:
         return SchedulerOptions(
             scheduled_to_starting_s=self.startup_s,
             starting_to_running_s=0.0,
             preemption_duration_s=self.preemption_s,
+            backfill_depth=self.backfill_depth,
             runnable_time_limits=SchedulerOptions.time_limits_for(queue),
         )
 
@@ -440,6 +457,23 @@ def _request(index: int, job: WorkloadJob) -> JobRequest:
     )
 
 
+def on_simulated_clock(calendar: ShareCalendar) -> ShareCalendar:
+    """``calendar`` as the simulator reads it: its windows on the workload's week clock, so
+    that time 0 is Monday 00:00 in the calendar's own time zone (a workload's times are its
+    teams' local times; simulated time has no daylight-saving jump)."""
+    if calendar.timezone == DEFAULT_TIMEZONE:
+        return calendar
+    return replace(calendar, timezone=DEFAULT_TIMEZONE)
+
+
+def on_simulated_clocks(org: Organisation) -> Organisation:
+    """``org`` with every calendar :func:`on_simulated_clock` (what a simulated bill reads)."""
+    if all(c.timezone == DEFAULT_TIMEZONE for c in org.calendars.values()):
+        return org
+    calendars = {name: on_simulated_clock(c) for name, c in org.calendars.items()}
+    return replace(org, calendars=calendars)
+
+
 def follow_timetable(
     sched: Scheduler,
     calendars: Mapping[str, ShareCalendar],
@@ -454,7 +488,7 @@ def follow_timetable(
         if calendar is not None:
             sched.follow_calendar(
                 share,
-                calendar,
+                on_simulated_clock(calendar),
                 epoch_s=SIMULATION_START.timestamp(),
                 grace_s=options.calendar_grace_s,
             )

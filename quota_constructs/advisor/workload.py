@@ -488,10 +488,22 @@ def _scheduled(team: TeamProfile, days: int, rng: random.Random, c: _Context) ->
     return jobs
 
 
+def runs_per_day(team: TeamProfile, options: GeneratorOptions) -> float:
+    """Jobs an experimental or ad-hoc team submits per active day on average, at intensity 1:
+    its profile's ``runs_per_day``/``runs_per_week``, else the generator's rate for its kind."""
+    rate = team.runs_per_active_day
+    if rate is not None:
+        return rate
+    if team.workload is WorkloadKind.EXPERIMENTAL:
+        return options.experiment_bursts_per_day * options.experiment_burst_size
+    return options.ad_hoc_jobs_per_day
+
+
 def _experimental(team: TeamProfile, days: int, rng: random.Random, c: _Context) -> list:
     o = c.options
     begin, end = (h * 3600.0 for h in o.working_hours)
-    rate = o.experiment_bursts_per_day * o.intensity / (end - begin)
+    bursts = runs_per_day(team, o) / o.experiment_burst_size
+    rate = bursts * o.intensity / (end - begin)
     low, high = o.experiment_priorities
     jobs = []
     for day in range(days):
@@ -515,7 +527,7 @@ def _ad_hoc(team: TeamProfile, days: int, rng: random.Random, c: _Context) -> li
     for day in range(days):
         if not _active(team, day):
             continue
-        for _ in range(_poisson(rng, o.ad_hoc_jobs_per_day * o.intensity)):
+        for _ in range(_poisson(rng, runs_per_day(team, o) * o.intensity)):
             itype = _pick_type(rng, team)
             at = day * DAY_S + rng.uniform(begin, end)
             jobs.append(_job(team, at, itype, o.ad_hoc_priority, rng, c))
@@ -568,11 +580,8 @@ def expected_job_count(teams: TeamsFile, days: int, options: GeneratorOptions) -
         if team.workload is WorkloadKind.SCHEDULED:
             split = max(1, round(options.intensity))
             per_day = float(team.parsed_schedule.runs_per_day * split * len(team.capacity))
-        elif team.workload is WorkloadKind.EXPERIMENTAL:
-            bursts = options.experiment_bursts_per_day * options.intensity
-            per_day = bursts * options.experiment_burst_size
         else:
-            per_day = options.ad_hoc_jobs_per_day * options.intensity
+            per_day = runs_per_day(team, options) * options.intensity
         total += active * per_day
     return total
 
@@ -606,10 +615,6 @@ def expected_busy_fraction(team: TeamProfile, options: GeneratorOptions | None =
         runs = float(team.parsed_schedule.runs_per_day)
     else:
         instances_per_run = sum(team.capacity[t] / total * n for t, n in sizes.items())
-        runs = (
-            o.experiment_bursts_per_day * o.experiment_burst_size
-            if team.workload is WorkloadKind.EXPERIMENTAL
-            else o.ad_hoc_jobs_per_day
-        )
+        runs = runs_per_day(team, o)
     busy = runs * days * instances_per_run * mean_job_s(team, o)
     return busy / (total * 7 * DAY_S)

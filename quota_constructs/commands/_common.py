@@ -46,6 +46,7 @@ from quota_constructs.commands._tables import fitted_table
 from quota_constructs.model import (
     MAX_LISTED_PROBLEMS,
     MAX_SHOWN_CHARS,
+    Problem,
     QuotaConfigError,
     clip,
     one_line,
@@ -273,6 +274,56 @@ PlanStopOpt = Annotated[
     ),
 ]
 """The same flag in ``quota simulate``, ``report``, ``recommend --reserve``, ``local serve``."""
+BilledStartupOpt = Annotated[
+    float,
+    typer.Option(
+        "--billed-startup-s",
+        help="Of --startup-s, the last part SageMaker bills: from TrainingStartTime, the "
+        "download of the image and data (the provisioning before it is not billed); capped at "
+        "--startup-s (default 120; the split is UNCONFIRMED, docs/cost.md).",
+    ),
+]
+"""The same flag in ``quota simulate``, ``report`` and ``recommend``."""
+BackfillOpt = Annotated[
+    int,
+    typer.Option(
+        "--backfill-depth",
+        help="Jobs the scheduler looks at behind a share's blocked head (default 0: strict "
+        "order, a blocked head blocks jobs of every instance type behind it; AWS is silent: "
+        "UNCONFIRMED, docs/emulator-semantics.md).",
+    ),
+]
+"""The same flag in ``quota simulate``, ``report`` and ``recommend`` (the core's option)."""
+MAX_BACKFILL_DEPTH = 1000
+"""Deepest ``--backfill-depth``: a pass looks at most this many jobs behind a blocked head."""
+
+
+def check_run_splits(*, backfill_depth: int, startup_s: float, billed_startup_s: float) -> None:
+    """Refuse a ``--backfill-depth`` outside 0 to :data:`MAX_BACKFILL_DEPTH` and a negative
+    ``--billed-startup-s`` (more than ``--startup-s`` is capped to it, not refused)."""
+    problems = []
+    if not 0 <= backfill_depth <= MAX_BACKFILL_DEPTH:
+        problems.append(
+            Problem(
+                "--backfill-depth",
+                backfill_depth,
+                f"must be 0 (strict order) to {MAX_BACKFILL_DEPTH}",
+                "e.g. --backfill-depth 8",
+            )
+        )
+    if not (math.isfinite(billed_startup_s) and billed_startup_s >= 0):
+        problems.append(
+            Problem(
+                "--billed-startup-s",
+                billed_startup_s,
+                f"must be 0 or more seconds (at most --startup-s {startup_s:g} is billed)",
+                "e.g. --billed-startup-s 120",
+            )
+        )
+    if problems:
+        raise QuotaConfigError(problems)
+
+
 MAX_CALENDAR_GRACE_S = 7 * 86400.0
 """Longest ``--calendar-grace``: a week (a flip waiting longer would miss the next edge)."""
 CalendarGraceOpt = Annotated[

@@ -10,7 +10,7 @@ import json
 import logging
 import os
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import replace
@@ -21,6 +21,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from quota_constructs.advisor.billing import Bill
 from quota_constructs.advisor.history import HistoryWorkload, parse_duration, workload_from_history
 from quota_constructs.advisor.limits import run_problems
 from quota_constructs.advisor.optimize import (
@@ -36,6 +37,7 @@ from quota_constructs.advisor.recommend import Advice, price_problems, recommend
 from quota_constructs.advisor.report import plot_comparison, plot_results
 from quota_constructs.advisor.reserve import ReserveWindow, reservable_types, size_reservations
 from quota_constructs.advisor.simulate import (
+    BILLED_STARTUP_S,
     SimulationOptions,
     SimulationResult,
     alternatives,
@@ -73,10 +75,13 @@ from quota_constructs.advisor.workload import (
 )
 from quota_constructs.api_shapes import share_sharing_settings
 from quota_constructs.commands._common import (
+    BackfillOpt,
+    BilledStartupOpt,
     CalendarGraceOpt,
     ExitCode,
     PlanStopOpt,
     check_calendar_grace,
+    check_run_splits,
     data_table,
     endpoint_option,
     fail,
@@ -103,12 +108,13 @@ from quota_constructs.commands.report import (
     load_prices,
     money_table,
     report_data,
-    result_cost,
+    simulation_bills,
+    unfinished_lines,
 )
 from quota_constructs.commands.reserve import exit_on_unmet, print_reservations, reserve_data
 from quota_constructs.config import WindowConfig, load_organisation
 from quota_constructs.model import PLAN_STOP_BEFORE_END_S, Organisation, Problem, QuotaConfigError
-from quota_constructs.model.cost import CostReport, Price
+from quota_constructs.model.cost import Price
 from quota_constructs.scheduling import collector_paused
 
 if TYPE_CHECKING:
@@ -288,6 +294,8 @@ def recommend_command(
         "30 s) to connect to --executor; exit 69 past it.",
     ),
     startup_s: StartupOpt = DEFAULT_STARTUP_S,
+    billed_startup_s: BilledStartupOpt = BILLED_STARTUP_S,
+    backfill_depth: BackfillOpt = 0,
     preemption_s: PreemptionOpt = 20.0,
     as_json: Annotated[bool, json_option("Print the advice (or search) as JSON.")] = False,
     plot: Path | None = typer.Option(
@@ -356,13 +364,18 @@ def recommend_command(
     _check_run(days=days, seed=seed, startup_s=startup_s, preemption_s=preemption_s)
     weeks = default_weeks(days) if weeks is None else weeks
     _check_weeks(weeks)
+    check_run_splits(
+        backfill_depth=backfill_depth, startup_s=startup_s, billed_startup_s=billed_startup_s
+    )
     teams = load_teams(teams_file)
     prices = _parse_prices(price, teams)
     generator = GeneratorOptions(startup_s=startup_s)
     sim = SimulationOptions(
         startup_s=startup_phase_s(teams, startup_s),
+        billed_startup_s=billed_startup_s,
         preemption_s=preemption_s,
         window_s=days * DAY_S,
+        backfill_depth=backfill_depth,
     )
     if optimize_:
         options = SearchOptions(
@@ -513,14 +526,15 @@ def _simulate_advice(
     )
     sizings = {s.team: s for s in sized}
     priced = {t: Price(usd) for t, usd in prices.items()} if prices else None
-    costs = _costs(list(configs.values()), results, priced, options, list(configs))
+    bills = _bills(configs, results, priced, options, workloads[0], reserve_label="all-RESERVE")
+    costs = {label: bill.report for label, bill in bills.items()}
     if as_json:
         data = advice_data(advice)
         for name, team in data["teams"].items():
             team["targets"] = [check_json(c) for c in checks if c.team == name]
             _add_sizing(team, sizings.get(name))
         simulation = json.loads(
-            _with_costs(results_json(results, list(configs)), costs, options.startup_s)
+            _with_costs(results_json(results, list(configs)), bills, options.startup_s)
         )
         found = [{"ok": f.ok, "text": f.text} for f in findings]
         document = {**data, "simulation": simulation, "findings": found}
@@ -531,8 +545,7 @@ def _simulate_advice(
     else:
         console.print(_weeks_line(workloads, days, seed))
         console.print(results_table(results, list(configs)))
-        for label, cost in costs.items():
-            console.print(money_table(cost, label, options.startup_s))
+        _print_bills(bills, options.startup_s, console)
         _print_checks(checks, sizings, findings, console)
         if sized:
             total = ", ".join(
@@ -859,6 +872,8 @@ def simulate_command(
         None, "--save-workload", help="Write the workload used as CSV."
     ),
     startup_s: StartupOpt = DEFAULT_STARTUP_S,
+    billed_startup_s: BilledStartupOpt = BILLED_STARTUP_S,
+    backfill_depth: BackfillOpt = 0,
     preemption_s: PreemptionOpt = 20.0,
     prices_file: Path | None = typer.Option(
         None,
@@ -889,6 +904,9 @@ def simulate_command(
         raise QuotaConfigError([Problem("--weeks", weeks, "needs --generate", fix)])
     weeks = default_weeks(days) if weeks is None else weeks
     _check_weeks(weeks)
+    check_run_splits(
+        backfill_depth=backfill_depth, startup_s=startup_s, billed_startup_s=billed_startup_s
+    )
     check_plan_stop(plan_stop_s)
     check_calendar_grace(calendar_grace)
     if from_queue is not None:
@@ -920,10 +938,12 @@ def simulate_command(
     jobs, window, phase = _workload(workload, generate, (days, seed, intensity, startup_s))
     options = SimulationOptions(
         startup_s=phase,
+        billed_startup_s=billed_startup_s,
         preemption_s=preemption_s,
         window_s=window,
         plan_stop_before_end_s=plan_stop_s,
         calendar_grace_s=calendar_grace,
+        backfill_depth=backfill_depth,
     )
     err = stderr_console()
     progress = _days_printer(err) if err.is_terminal and not as_json else None
@@ -933,13 +953,14 @@ def simulate_command(
     labels = _labels(paths, orgs)
     if save_workload is not None:
         save_workload.write_text(workload_csv(jobs), encoding="utf-8")
-    costs = _costs(orgs, results, prices_file, options, labels)
+    bills = _bills(dict(zip(labels, orgs, strict=True)), results, prices_file, options, jobs)
+    costs = {label: bills[label].report for label in labels if label in bills}
     verdicts = {}
     if generate is not None:
         run = (days, seed, weeks, intensity, startup_s)
         verdicts = _generated_verdicts(generate, orgs, results, run, options)
     if as_json:
-        document = json.loads(_with_costs(results_json(results, labels), costs, options.startup_s))
+        document = json.loads(_with_costs(results_json(results, labels), bills, options.startup_s))
         for label, checks in zip(labels, verdicts.values(), strict=False):
             document[label]["targets"] = _targets_by_team(checks)
         typer.echo(json.dumps(document, indent=2))
@@ -947,8 +968,7 @@ def simulate_command(
         console.print(f"{len(jobs)} jobs")
         console.print(results_table(results, labels))
         _print_stuck(results, console)
-        for label, cost in costs.items():
-            console.print(money_table(cost, label, options.startup_s))
+        _print_bills(bills, options.startup_s, console)
         for label, checks in zip(labels, verdicts.values(), strict=False):
             console.print(
                 f"\nTargets of {label} over {weeks} week(s) (seeds {seed}-{seed + weeks - 1})"
@@ -961,30 +981,42 @@ def simulate_command(
             console.print(f"wrote {plot}")
 
 
-def _costs(
-    orgs: Sequence[Organisation],
+def _bills(
+    orgs: Mapping[str, Organisation],
     results: Sequence[SimulationResult],
     prices_file: Path | dict[str, Price] | None,
     options: SimulationOptions,
-    labels: Sequence[str],
-) -> dict[str, CostReport]:
-    """Each organisation's cost from its simulation's attempts (no second run), by label;
-    none without prices."""
+    jobs: Sequence[WorkloadJob],
+    *,
+    reserve_label: str | None = None,
+) -> dict[str, Bill]:
+    """Each organisation's bill from its simulation's jobs, all run to the end and billed over
+    one period, against an all-RESERVE run (``reserve_label``'s, else one run for it); none
+    without prices."""
     if prices_file is None:
         return {}
     prices = load_prices(prices_file) if isinstance(prices_file, Path) else prices_file
-    return {
-        label: result_cost(org, result, prices, options)
-        for org, result, label in zip(orgs, results, labels, strict=True)
+    runs = {
+        label: (org, result) for (label, org), result in zip(orgs.items(), results, strict=True)
     }
+    return simulation_bills(runs, jobs, prices, options, reserve_label=reserve_label)
 
 
-def _with_costs(results: str, costs: dict[str, CostReport], startup_s: float) -> str:
+def _print_bills(bills: Mapping[str, Bill], startup_s: float, console: Console) -> None:
+    for label, bill in bills.items():
+        console.print(money_table(bill, label, startup_s))
+        for line in unfinished_lines(bill):
+            console.print(warning_line(f"{label}: {line}"))
+
+
+def _with_costs(results: str, bills: Mapping[str, Bill], startup_s: float) -> str:
     """The results JSON with each configuration's ``cost`` (docs/cost.md's report, with the
-    start-up simulated: ``startupS``)."""
+    start-up simulated, ``startupS``, and the equal-work figures: ``jobsBilled``,
+    ``jobsUnfinished``, the saving against the all-RESERVE run)."""
     data = json.loads(results)
-    for label, cost in costs.items():
-        data[label]["cost"] = report_data(cost, startup_s)
+    for label, bill in bills.items():
+        if label in data:
+            data[label]["cost"] = report_data(bill.report, startup_s, bill)
     return json.dumps(data, indent=2)
 
 

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
+from collections.abc import Mapping
 from contextlib import suppress
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from botocore.exceptions import BotoCoreError, ClientError
@@ -41,7 +42,17 @@ from quota_constructs.commands._common import (
     stdout_console,
     styled,
 )
-from quota_constructs.commands._control import virtual_clock_note
+from quota_constructs.commands._control import queue_now, virtual_clock_note
+from quota_constructs.commands._forecast import (
+    ArrivalsOpt,
+    NoForecastOpt,
+    OrgFileOpt,
+    forecast_lines,
+    queue_forecast,
+    start_text,
+    what_if_lines,
+)
+from quota_constructs.config import load_organisation
 from quota_constructs.model import QuotaConfigError
 from quota_constructs.runtime.jobs import ACTIVE_STATUSES, JobStatus, JobSummary
 from quota_constructs.runtime.json_view import (
@@ -56,6 +67,12 @@ from quota_constructs.runtime.queue import JobHandle, QueueClient
 from quota_constructs.runtime.waiting import TrackedJob, Transition, Until
 from quota_constructs.safe_load import load_json
 
+if TYPE_CHECKING:
+    from quota_constructs.forecast import JobForecast
+
+WAITING = (JobStatus.SUBMITTED, JobStatus.PENDING, JobStatus.RUNNABLE)
+"""The statuses whose jobs get a forecast start."""
+NOT_READ = "not among the jobs the forecast read (submitted since)"
 jobs_app = typer.Typer(
     name="jobs",
     help="Submit, re-prioritise, watch and clean up training jobs in a quota share.",
@@ -192,11 +209,17 @@ terminal"); ``--wide`` shows them all and adds ``priority``."""
 
 
 def _jobs_table(
-    jobs: list[JobSummary], title: str, *, priorities: dict[str, int | None] | None = None
+    jobs: list[JobSummary],
+    title: str,
+    *,
+    priorities: dict[str, int | None] | None = None,
+    starts: Mapping[str, JobForecast] | None = None,
 ) -> Table:
-    """Jobs as a table; with ``priorities`` (job id -> priority) a priority column (wide)."""
+    """Jobs as a table; with ``priorities`` (job id -> priority) a priority column (wide);
+    with ``starts`` (job id -> forecast) a ``starts`` column."""
     wide = priorities is not None
     columns = JOB_COLUMNS[:4] + (("priority",) if wide else ()) + JOB_COLUMNS[4:]
+    columns += ("starts",) if starts is not None else ()
     table = data_table(*columns, title=title, drop=JOB_DROP_ORDER, wide=wide)
     for job in jobs:
         usage = ", ".join(f"{n} x {t}" for t, n in job.capacity_usage.items())
@@ -210,6 +233,11 @@ def _jobs_table(
             usage or "-",
             _when(job.created_at),
             job.status_reason,
+            *(
+                (start_text(starts.get(job.job_id)) if job.status in WAITING else "-",)
+                if starts is not None
+                else ()
+            ),
         )
     return table
 
@@ -264,13 +292,28 @@ def submit(
             "--cli-input-json), send nothing."
         ),
     ] = False,
+    what_if: Annotated[
+        bool,
+        typer.Option(
+            "--what-if",
+            help="Say, without submitting, whether it would start now, wait (and how long) or "
+            "never run here, and whom it would preempt; exit 1 when it can never run.",
+        ),
+    ] = False,
+    org_file: OrgFileOpt = None,
+    arrivals: ArrivalsOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Check a job against the live queue and submit it (or print it with --dry-run)."""
+    """Check a job against the live queue and submit it (or print it with --dry-run, or
+    forecast it with --what-if)."""
     options: QueueClientOptions = ctx.obj
     share = share or options.as_team
     if share is None:
         raise CliError("no quota share: pass --share SHARE (or --as-team SHARE)")
+    if dry_run and what_if:
+        raise CliError(
+            "--dry-run prints the request and --what-if forecasts the job: pass one of them"
+        )
     builder = {
         "--image": image,
         "--instance-type": instance_type,
@@ -327,6 +370,9 @@ def submit(
     if dry_run:
         print_json(client.render(submission))  # serviceRequestPayload stays a JSON string
         return
+    if what_if:
+        _what_if(client, submission, org_file, as_json, arrivals=arrivals)
+        return
     handle = client.submit_job(submission)
     if handle.already_submitted:
         _already_submitted(handle, as_json)
@@ -340,6 +386,30 @@ def submit(
         stderr_console().print(
             f"new attempt with clientToken {submission.client_token}", highlight=False
         )
+
+
+def _what_if(
+    client: QueueClient,
+    submission: JobSubmission,
+    org_file: Path | None,
+    as_json: bool,
+    *,
+    arrivals: bool = False,
+) -> None:
+    """Print the what-if of ``submission`` (nothing is sent); exit 1 when it can never run."""
+    org = load_organisation(org_file) if org_file is not None else None
+    now = queue_now(client.endpoint_url).timestamp()
+    answer = client.what_if(submission, now_s=now, org=org, arrivals=arrivals)
+    if as_json:
+        print_json(answer.as_json())
+    else:
+        out = stdout_console()
+        for line in what_if_lines(answer):
+            out.print(line, markup=False, highlight=False)
+    for caveat in answer.forecast.caveats:  # what the answer does not know: stderr, as notes
+        stderr_console().print(f"note: {caveat}", markup=False, highlight=False)
+    if answer.outcome == "never":
+        raise typer.Exit(ExitCode.FAILED)
 
 
 def _new_attempt(client: QueueClient, submission: JobSubmission) -> JobSubmission:
@@ -399,17 +469,37 @@ def list_jobs(
             help="Every column, and each job's priority (one DescribeServiceJob per job).",
         ),
     ] = False,
+    no_forecast: NoForecastOpt = False,
+    org_file: OrgFileOpt = None,
+    arrivals: ArrivalsOpt = False,
 ) -> None:
-    """List jobs by share and status (one API call per status page; --wide: per job)."""
+    """List jobs by share and status, with the forecast start of each waiting job (one API
+    call per status page, and one per active job for the forecast; --wide: per job)."""
     client = _client(ctx)
     if share is not None:
         client.check_share(share)
     jobs = client.list(share=share, statuses=status or ACTIVE_STATUSES)
+    waiting = [job for job in jobs if job.status in WAITING]
+    wanted = waiting and not no_forecast
+    starts = queue_forecast(client, org_file, arrivals=arrivals).jobs if wanted else None
     if as_json:
-        print_json([job_json(job) for job in jobs])
+        print_json([_with_forecast(job_json(job), job, starts) for job in jobs])
     else:
         priorities = _priorities(client, jobs) if wide else None
-        stdout_console().print(_jobs_table(jobs, f"{len(jobs)} job(s)", priorities=priorities))
+        table = _jobs_table(jobs, f"{len(jobs)} job(s)", priorities=priorities, starts=starts)
+        stdout_console().print(table)
+
+
+def _with_forecast(
+    view: dict[str, Any], job: JobSummary, starts: Mapping[str, JobForecast] | None
+) -> dict[str, Any]:
+    """A waiting job's JSON with ``forecastStartS`` and ``forecastReason``."""
+    if starts is None or job.status not in WAITING:
+        return view
+    found = starts.get(job.job_id)
+    if found is None:
+        return {**view, "forecastStartS": None, "forecastReason": NOT_READ}
+    return {**view, **found.fields_json()}
 
 
 @jobs_app.command()
@@ -418,11 +508,25 @@ def describe(
     ctx: typer.Context,
     job_id: Annotated[str, JobArg],
     as_json: JsonOpt = False,
+    no_forecast: NoForecastOpt = False,
+    org_file: OrgFileOpt = None,
+    arrivals: ArrivalsOpt = False,
 ) -> None:
-    """A job's details and preemption history."""
-    job = _client(ctx).find_job(job_id)
+    """A job's details and preemption history; for a waiting job, its forecast start, what it
+    waits on and whom it would preempt."""
+    client = _client(ctx)
+    job = client.find_job(job_id)
+    found = None
+    if job.status in WAITING and not no_forecast:
+        found = queue_forecast(client, org_file, arrivals=arrivals).jobs.get(job.job_id)
     if as_json:
-        print_json(details_json(job))
+        view = details_json(job)
+        if job.status in WAITING and not no_forecast:
+            extra = (
+                found.as_json() if found else {"forecastStartS": None, "forecastReason": NOT_READ}
+            )
+            view = {**view, **extra}
+        print_json(view)
         return
     table = data_table("field", "value", title=f"{job.job_name} ({job.job_id})")
     table.show_header = False
@@ -441,6 +545,10 @@ def describe(
         table.add_row(key, value)
     for attempt in job.preemptions.recent:
         table.add_row(f"  preempted {_when(attempt.stopped_at)}", attempt.reason)
+    if found is not None:
+        for line in forecast_lines(found):
+            key, _, value = line.partition(": ")
+            table.add_row(key, value)
     stdout_console().print(table)
 
 

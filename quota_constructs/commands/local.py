@@ -13,7 +13,7 @@ import signal
 import threading
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import boto3
 import typer
@@ -38,6 +38,7 @@ from quota_constructs.commands._common import (
     styled,
 )
 from quota_constructs.commands._control import ControlError, control
+from quota_constructs.commands._forecast import NoForecastOpt, forecast_lines, queue_forecast
 from quota_constructs.local.emulator import Emulator
 from quota_constructs.local.events import EventSink
 from quota_constructs.local.faults import FaultPlan
@@ -53,9 +54,12 @@ from quota_constructs.local.state.job_service import (
 )
 from quota_constructs.local.testing import DUMMY_CREDENTIALS, SEED_DEMO
 from quota_constructs.local.wire.control_paths import ADVANCE_PATH, EXPLAIN_PREFIX
-from quota_constructs.local.wire.server import MAX_THREADS, start_server
+from quota_constructs.local.wire.server import MAX_THREADS, ServerLimits, start_server
 from quota_constructs.model import PLAN_STOP_BEFORE_END_S, QuotaConfigError
-from quota_constructs.runtime.queue import resolve_job_in_any_queue
+from quota_constructs.runtime.queue import QueueClient, resolve_job_in_any_queue
+
+if TYPE_CHECKING:
+    from quota_constructs.forecast import JobForecast
 
 local_app = typer.Typer(
     help="Local emulator of AWS Batch quota management (offline, no AWS account).",
@@ -80,6 +84,30 @@ def check_serve_options(*, port: int, speed: float, threads: int) -> None:
         )
     if not 1 <= threads <= MAX_THREADS:
         fail(f"--threads {threads}: must be from 1 to {MAX_THREADS}", ExitCode.USAGE)
+
+
+DEFAULT_LIMITS = ServerLimits()
+MAX_REQUEST_DEADLINE_S = 3600
+"""Upper bound of ``--request-deadline``: an hour to send one request of at most 1 MiB."""
+
+
+def server_limits(*, request_deadline: int, per_peer: int) -> ServerLimits:
+    """``--request-deadline`` and ``--max-connections-per-peer`` as :class:`ServerLimits`; exit 2
+    naming the option, its value and the range when one is out of it."""
+    most = DEFAULT_LIMITS.connection_limit
+    if not 1 <= request_deadline <= MAX_REQUEST_DEADLINE_S:
+        fail(
+            f"--request-deadline {request_deadline}: must be from 1 to {MAX_REQUEST_DEADLINE_S} "
+            "seconds (how long a client may take to send one request)",
+            ExitCode.USAGE,
+        )
+    if not 1 <= per_peer <= most:
+        fail(
+            f"--max-connections-per-peer {per_peer}: must be from 1 to {most} (the emulator's "
+            "connections in all)",
+            ExitCode.USAGE,
+        )
+    return ServerLimits(request_deadline=request_deadline, connections_per_peer=per_peer)
 
 
 MAX_FINISHED_JOBS = 10_000_000
@@ -183,9 +211,9 @@ def serve(
     dispatch: Annotated[
         DispatchMode,
         typer.Option(
-            help="When a submitted job is scheduled: on the next scheduler tick (1 emulated "
-            "second; jobs submitted within one tick go by priority), as AWS does, or "
-            "immediately, before the next request."
+            help="When a submitted job is scheduled: RUNNABLE on the next scheduler tick (1 "
+            "emulated second), SCHEDULED from the tick after (jobs submitted within one tick go "
+            "by priority), as AWS's states show, or immediately, before the next request."
         ),
     ] = DispatchMode.TICK,
     payload_validation: Annotated[
@@ -260,6 +288,23 @@ def serve(
             help="Finished jobs kept at most; the oldest expire first (bounds memory).",
         ),
     ] = DEFAULT_MAX_FINISHED,
+    request_deadline: Annotated[
+        int,
+        typer.Option(
+            "--request-deadline",
+            help="Seconds a client may take to send one request whole (from its connection's "
+            "accept, or the request's first byte); a slower one is answered 408 and closed.",
+        ),
+    ] = DEFAULT_LIMITS.request_deadline,
+    per_peer: Annotated[
+        int,
+        typer.Option(
+            "--max-connections-per-peer",
+            help="Connections one client address may hold at once (every local client is "
+            "127.0.0.1); a further one is answered 503. "
+            f"At most {DEFAULT_LIMITS.connection_limit}.",
+        ),
+    ] = DEFAULT_LIMITS.connections_per_peer,
     calendar_grace: CalendarGraceOpt = 0.0,
     plan_stop_s: PlanStopOpt = PLAN_STOP_BEFORE_END_S,
 ) -> None:
@@ -270,6 +315,7 @@ def serve(
     """
     console = stdout_console()  # the banner: one line per setting, never wrapped when piped
     check_serve_options(port=port, speed=speed, threads=threads)
+    limits = server_limits(request_deadline=request_deadline, per_peer=per_peer)
     kept = job_retention(retention, max_finished)
     if plan_stop_problems(plan_stop_s):
         raise QuotaConfigError(plan_stop_problems(plan_stop_s))
@@ -299,6 +345,7 @@ def serve(
             host=host,
             port=port,
             threads=threads,
+            limits=limits,
             allow_hosts=allow_host or (),
             allow_origins=allow_origin or (),
         )
@@ -428,17 +475,33 @@ def why(
     job: Annotated[str, typer.Argument(help="Job id, ARN, or name of an active job (unique).")],
     endpoint_url: EmulatorEndpointOpt = DEFAULT_ENDPOINT,
     as_json: AnswerJsonOpt = False,
+    no_forecast: NoForecastOpt = False,
 ) -> None:
-    """Why a job waits (typed pending reason) and every preemption it suffered, and by whom."""
-    job_id = resolve_job_in_any_queue(job, session=emulator_session(), endpoint_url=endpoint_url)
+    """Why a job waits (typed pending reason), when it is forecast to start, and every
+    preemption it suffered, and by whom."""
+    session = emulator_session()
+    job_id = resolve_job_in_any_queue(job, session=session, endpoint_url=endpoint_url)
     answer = _call(endpoint_url, EXPLAIN_PREFIX + job_id)
+    found = None
+    if answer.get("pending") and not no_forecast:
+        found = _forecast_of(job_id, session, endpoint_url)
     if as_json:
-        print_json(answer)
+        print_json({**answer, "forecast": found.as_json() if found else None})
         return
     console = stdout_console()
     names = _preemptor_names(endpoint_url, answer)
-    for line in explanation_lines(answer, names):
+    lines = explanation_lines(answer, names)
+    if found is not None:
+        lines[1:1] = forecast_lines(found)
+    for line in lines:
         console.print(line, soft_wrap=False)  # wrapped between words, identifiers whole
+
+
+def _forecast_of(job_id: str, session: boto3.Session, endpoint_url: str) -> JobForecast | None:
+    """The forecast of a waiting job, from its queue's (``None`` if it is not among them)."""
+    queue = QueueClient(job_id, session=session, endpoint_url=endpoint_url)
+    queue.queue = str(queue.batch.describe_service_job(jobId=job_id)["jobQueue"])
+    return queue_forecast(queue).jobs.get(job_id)
 
 
 def emulator_session() -> boto3.Session:

@@ -20,21 +20,31 @@ import typer
 from rich.table import Table
 
 from quota_constructs.advisor.billing import (
+    Bill,
+    Run,
     attempts_from_history,
-    attempts_from_jobs,
-    simulated_attempts,
+    equal_work_bills,
 )
 from quota_constructs.advisor.history import parse_duration
 from quota_constructs.advisor.limits import plan_stop_problems
 from quota_constructs.advisor.report import plot_bill
-from quota_constructs.advisor.simulate import SIMULATION_START, SimulationOptions, SimulationResult
+from quota_constructs.advisor.simulate import (
+    BILLED_STARTUP_S,
+    SimulationOptions,
+    SimulationResult,
+    all_reserve,
+    simulated_jobs,
+)
 from quota_constructs.advisor.workload import DEFAULT_STARTUP_S, WorkloadJob, load_workload_csv
 from quota_constructs.commands._common import (
+    BackfillOpt,
+    BilledStartupOpt,
     EndpointOpt,
     OrganisationOpt,
     PlanStopOpt,
     QueueOpt,
     RegionOpt,
+    check_run_splits,
     data_table,
     handle_errors,
     json_option,
@@ -54,7 +64,6 @@ from quota_constructs.model import (
 )
 from quota_constructs.model.cost import (
     CHARGE_RULES,
-    Attempt,
     ChargeRule,
     CostReport,
     Price,
@@ -109,10 +118,49 @@ def share_rows(report: CostReport) -> list[dict[str, Any]]:
             "borrowedFrom": {k: _r(v) for k, v in sorted(r.borrowed_from.items()) if v},
             "lentTo": {k: _r(v) for k, v in sorted(r.lent_to.items()) if v},
             "costUsd": _r(r.cost_usd),
+            "lostUsd": _r(r.lost_usd),
             "chargeUsd": _r(r.charge_usd),
         }
         for r in report.shares
     ]
+
+
+def team_rows(report: CostReport) -> dict[str, dict[str, float]]:
+    """Per team, over its instance types: ``costUsd``, ``lostUsd`` (what its preempted
+    attempts' thrown-away work cost, part of ``costUsd``) and ``chargeUsd``."""
+    teams: dict[str, dict[str, float]] = {}
+    for r in report.shares:
+        sums = teams.setdefault(r.share, {"costUsd": 0.0, "lostUsd": 0.0, "chargeUsd": 0.0})
+        sums["costUsd"] += r.cost_usd
+        sums["lostUsd"] += r.lost_usd
+        sums["chargeUsd"] += r.charge_usd
+    return {team: {k: _r(v) for k, v in sums.items()} for team, sums in teams.items()}
+
+
+def bill_data(bill: Bill) -> dict[str, Any]:
+    """A simulated bill's equal-work figures: jobs billed and unfinished (each with what
+    finishing it on demand would cost), and the saving against the all-RESERVE run."""
+    data: dict[str, Any] = {
+        "jobsBilled": bill.jobs_billed,
+        "jobsUnfinished": len(bill.unfinished),
+        "unfinishedUsd": _r(bill.unfinished_usd),
+        "unfinishedJobs": [
+            {
+                "job": u.job,
+                "share": u.share,
+                "instanceType": u.instance_type,
+                "instances": u.instance_count,
+                "reason": u.reason,
+                "wouldCostUsd": _r(u.would_cost_usd),
+            }
+            for u in bill.unfinished
+        ],
+        "equalWorkCostUsd": _r(bill.equal_work_usd),
+    }
+    if bill.baseline_usd is not None and bill.saving_usd is not None:
+        data["separatePoolsCostUsd"] = _r(bill.baseline_usd)
+        data["sharingSavesUsd"] = _r(bill.saving_usd)
+    return data
 
 
 def startup_note(startup_s: float) -> str:
@@ -123,8 +171,18 @@ def startup_note(startup_s: float) -> str:
     )
 
 
-def report_data(report: CostReport, startup_s: float | None = None) -> dict[str, Any]:
-    """The whole report for ``--json``; of a simulation, with its ``startupS``."""
+def report_data(
+    report: CostReport, startup_s: float | None = None, bill: Bill | None = None
+) -> dict[str, Any]:
+    """The whole report for ``--json``; of a simulation, with its ``startupS`` and its
+    equal-work figures (:func:`bill_data`), whose saving replaces the modelled one."""
+    data = _report_data(report, startup_s)
+    if bill is not None:
+        data.update(bill_data(bill))
+    return data
+
+
+def _report_data(report: CostReport, startup_s: float | None) -> dict[str, Any]:
     return {
         "period": {"start": utc_text(report.start_s), "end": utc_text(report.end_s)},
         **({} if startup_s is None else {"startupS": startup_s}),
@@ -142,6 +200,7 @@ def report_data(report: CostReport, startup_s: float | None = None) -> dict[str,
             }
             for p in report.plans
         ],
+        "teams": team_rows(report),
         "totalCostUsd": _r(report.total_cost_usd),
         "separatePoolsCostUsd": _r(report.fixed_pools_cost_usd),
         "sharingSavesUsd": _r(report.saving_usd),
@@ -173,9 +232,11 @@ def report_csv(report: CostReport) -> str:
     return out.getvalue()
 
 
-def print_report(report: CostReport, startup_s: float | None = None) -> None:
+def print_report(
+    report: CostReport, startup_s: float | None = None, bill: Bill | None = None
+) -> None:
     """The share table, the plans table, the totals, the charge rule; of a simulation, the
-    start-up it simulated."""
+    start-up it simulated and the jobs it did not finish."""
     console = stdout_console()
     title = f"Cost per team, {utc_text(report.start_s)} to {utc_text(report.end_s)}"
     table = data_table(
@@ -225,14 +286,74 @@ def print_report(report: CostReport, startup_s: float | None = None) -> None:
                 f"{p.cost_usd:,.2f}",
             )
         console.print(plans)
-    console.print(
-        f"total cost: {report.total_cost_usd:,.2f} USD; the same teams on separate "
-        f"fixed pools: {report.fixed_pools_cost_usd:,.2f} USD (sharing saves "
-        f"{report.saving_usd:,.2f} USD)"
-    )
+    for line in unfinished_lines(bill) if bill is not None else []:
+        console.print(line)
+    console.print(totals_line(report, bill))
     console.print(f"charge rule '{report.rule.value}': {CHARGE_RULES[report.rule]}")
     if startup_s is not None:
         console.print(startup_note(startup_s))
+
+
+def totals_line(report: CostReport, bill: Bill | None = None) -> str:
+    """The total and the saving: of a simulation (``bill``), against the all-RESERVE run of
+    the same jobs, the unfinished named; of a live queue, against the modelled separate pools."""
+    if bill is None or bill.saving_usd is None:
+        return (
+            f"total cost: {report.total_cost_usd:,.2f} USD; the same teams on separate "
+            f"fixed pools (modelled: borrowed plan hours bought on demand): "
+            f"{report.fixed_pools_cost_usd:,.2f} USD (sharing saves {report.saving_usd:,.2f} USD)"
+        )
+    assert bill.baseline_usd is not None
+    total = report.total_cost_usd
+    text = f"total cost: {total:,.2f} USD for {bill.jobs_billed} jobs run to the end"
+    if bill.unfinished:
+        text += (
+            f", {len(bill.unfinished)} unfinished (finishing them on demand: "
+            f"{bill.unfinished_usd:,.2f} USD, so {bill.equal_work_usd:,.2f} USD for all)"
+        )
+    return (
+        f"{text}; the same jobs on separate pools (the all-RESERVE run, unfinished jobs "
+        f"finished on demand): {bill.baseline_usd:,.2f} USD ({saving_words(bill.saving_usd)})"
+    )
+
+
+def saving_words(saving_usd: float) -> str:
+    """``sharing saves X USD``, or ``sharing costs X USD more`` when it costs more (on demand,
+    the work its preemptions threw away)."""
+    if saving_usd < -0.005:
+        return f"sharing costs {-saving_usd:,.2f} USD more"
+    return f"sharing saves {max(saving_usd, 0.0):,.2f} USD"
+
+
+def unfinished_lines(bill: Bill) -> list[str]:
+    """One line per job a run did not finish: why, and what finishing it would cost."""
+    return [
+        f"{u.job} ({u.share}, {u.instance_count} x {u.instance_type}) did not finish: "
+        f"{u.reason}; finishing it on demand: {u.would_cost_usd:,.2f} USD"
+        for u in bill.unfinished
+    ]
+
+
+def simulation_bill(
+    org: Organisation,
+    jobs: Sequence[WorkloadJob],
+    prices: Mapping[str, Price],
+    options: SimulationOptions,
+    *,
+    start: str | None = None,
+    rule: ChargeRule = ChargeRule.BOTH,
+) -> Bill:
+    """``jobs`` simulated on ``org`` and on its all-RESERVE version, both to the end, billed
+    over one period: the bill of ``org``'s run, its saving the difference on equal work."""
+    start_s = _simulation_start(org, start)
+    options = dataclasses.replace(options, plan_epoch_s=start_s)
+    reserve = dataclasses.replace(org, queue=all_reserve(org.queue), calendars={})
+    runs = {
+        "run": Run(org, simulated_jobs(org, jobs, options=options), start_s),
+        "all-RESERVE": Run(reserve, simulated_jobs(reserve, jobs, options=options), start_s),
+    }
+    bills = equal_work_bills(runs, prices, options, baseline_of={"run": "all-RESERVE"}, rule=rule)
+    return bills["run"]
 
 
 def simulation_cost(
@@ -243,55 +364,48 @@ def simulation_cost(
     *,
     start: str | None = None,
 ) -> CostReport:
-    """The cost of ``jobs`` simulated on ``org`` (a run of its own: attempts are kept)."""
-    start_s = _simulation_start(org, start)
-    attempts = simulated_attempts(org, jobs, options=options, offset_s=start_s)
-    return _window_cost(org, attempts, prices, options, start_s)
+    """The cost of ``jobs`` simulated on ``org`` (:func:`simulation_bill`'s report)."""
+    return simulation_bill(org, jobs, prices, options, start=start).report
 
 
-def result_cost(
-    org: Organisation,
-    result: SimulationResult,
+def simulation_bills(
+    runs: Mapping[str, tuple[Organisation, SimulationResult]],
+    workload: Sequence[WorkloadJob],
     prices: Mapping[str, Price],
     options: SimulationOptions,
-) -> CostReport:
-    """The cost of a simulation that ran already (its jobs' attempts, no second run); time 0
-    is the first plan's start, as the simulator placed the plans."""
-    start_s = _simulation_start(org, None)
-    attempts = attempts_from_jobs(result.jobs, offset_s=start_s)
-    return _window_cost(org, attempts, prices, options, start_s)
+    *,
+    reserve_label: str | None = None,
+) -> dict[str, Bill]:
+    """Bills of simulations that ran already (label -> organisation and result), all to the
+    end over one period; each saving is against ``reserve_label``'s run, else against an
+    all-RESERVE run of each organisation's shares (run here, once per set of shares, labelled
+    ``all-RESERVE`` and returned too)."""
+    labelled = {
+        label: Run(org, result.jobs, _simulation_start(org, None))
+        for label, (org, result) in runs.items()
+    }
+    baseline_of: dict[str, str] = {}
+    if reserve_label is not None:
+        baseline_of = dict.fromkeys(labelled, reserve_label)
+    else:
+        for label, (org, _) in runs.items():
+            reserve = dataclasses.replace(org, queue=all_reserve(org.queue), calendars={})
+            known = [b for b, run in labelled.items() if run.organisation == reserve]
+            if not known:
+                name = "all-RESERVE" if "all-RESERVE" not in labelled else f"all-RESERVE ({label})"
+                jobs = simulated_jobs(reserve, workload, options=options)
+                labelled[name] = Run(reserve, jobs, _simulation_start(reserve, None))
+                known = [name]
+            baseline_of[label] = known[0]
+        for name in set(baseline_of.values()):
+            baseline_of[name] = name
+    return equal_work_bills(labelled, prices, options, baseline_of=baseline_of)
 
 
-def _window_cost(
-    org: Organisation,
-    attempts: list[Attempt],
-    prices: Mapping[str, Price],
-    options: SimulationOptions,
-    start_s: float,
-) -> CostReport:
-    """The cost over the simulated window (``options.window_s``, else to the last stop)."""
-    finite = [a.stop_s for a in attempts if a.stop_s != float("inf")]
-    end_s = start_s + options.window_s if options.window_s else max(finite, default=start_s)
-    return cost_report(
-        org,
-        attempts,
-        prices,
-        start_s=start_s,
-        end_s=end_s,
-        calendar_offset_s=simulated_calendar_offset(start_s),
-    )
-
-
-def simulated_calendar_offset(start_s: float) -> float:
-    """What turns a simulated attempt's time (simulated time + ``start_s``, the plans' epoch)
-    into the time the simulator read the calendars at (simulated time 0 is
-    :data:`~quota_constructs.advisor.simulate.SIMULATION_START`, a Monday)."""
-    return SIMULATION_START.timestamp() - start_s
-
-
-def money_table(report: CostReport, label: str, startup_s: float) -> Table:
-    """Per team: instance-hours own, borrowed, lent, unused (idle), their cost; the totals and
-    the start-up simulated."""
+def money_table(bill: Bill, label: str, startup_s: float) -> Table:
+    """Per team: instance-hours own, borrowed, lent, unused (idle), their cost and what its
+    lost work cost; the totals on equal work and the start-up simulated."""
+    report = bill.report
     table = data_table(
         "team",
         "own h",
@@ -299,22 +413,27 @@ def money_table(report: CostReport, label: str, startup_s: float) -> Table:
         "lent h",
         "unused h",
         "idle USD",
+        "lost USD",
         "cost USD",
         title=f"Money: {label}",
     )
     teams: dict[str, list[float]] = {}
     for row in report.shares:
-        sums = teams.setdefault(row.share, [0.0] * 6)
-        values = (row.own, row.borrowed, row.lent, row.unused, row.idle_usd, row.cost_usd)
+        sums = teams.setdefault(row.share, [0.0] * 7)
+        values = (
+            row.own,
+            row.borrowed,
+            row.lent,
+            row.unused,
+            row.idle_usd,
+            row.lost_usd,
+            row.cost_usd,
+        )
         for i, value in enumerate(values):
             sums[i] += value
     for team, sums in teams.items():
         table.add_row(team, *(f"{v:,.1f}" for v in sums[:4]), *(f"{v:,.2f}" for v in sums[4:]))
-    table.caption = (
-        f"total {report.total_cost_usd:,.2f} USD; the same teams on separate fixed pools "
-        f"{report.fixed_pools_cost_usd:,.2f} USD (sharing saves {report.saving_usd:,.2f} USD); "
-        f"{startup_note(startup_s)}"
-    )
+    table.caption = f"{totals_line(report, bill)}; {startup_note(startup_s)}"
     return table
 
 
@@ -452,6 +571,8 @@ def report_command(
     startup_s: float = typer.Option(
         0.0, "--startup-s", help="Simulation: dispatch-to-running delay (s)."
     ),
+    billed_startup_s: BilledStartupOpt = BILLED_STARTUP_S,
+    backfill_depth: BackfillOpt = 0,
     plan_stop_s: PlanStopOpt = PLAN_STOP_BEFORE_END_S,
     as_json: Annotated[bool, json_option("Print the report as JSON.")] = False,
     as_csv: bool = typer.Option(False, "--csv", help="Print the share rows as CSV."),
@@ -493,24 +614,32 @@ def report_command(
         jobs = load_workload_csv(workload)
         start_s = _simulation_start(org, start)
         check_plan_stop(plan_stop_s)
-        sim = SimulationOptions(startup_s=startup_s, plan_stop_before_end_s=plan_stop_s)
-        attempts = simulated_attempts(org, jobs, options=sim, offset_s=start_s)
-        end_s = max((a.stop_s for a in attempts if a.stop_s != float("inf")), default=start_s)
-    types = {a.instance_type for a in attempts} | {
-        p.instance_type for p in org.training_plans if not p.by_arn
-    }
+        check_run_splits(
+            backfill_depth=backfill_depth, startup_s=startup_s, billed_startup_s=billed_startup_s
+        )
+        sim = SimulationOptions(
+            startup_s=startup_s,
+            billed_startup_s=billed_startup_s,
+            plan_stop_before_end_s=plan_stop_s,
+            backfill_depth=backfill_depth,
+        )
+        attempts = []
+    ran = {a.instance_type for a in attempts} if live else {j.instance_type for j in jobs}
+    types = ran | {p.instance_type for p in org.training_plans if not p.by_arn}
     prices = load_prices(prices_file) if prices_file is not None else _price_list(types, region)
-    offset = 0.0 if live else simulated_calendar_offset(start_s)
-    report = cost_report(
-        org, attempts, prices, start_s=start_s, end_s=end_s, rule=rule, calendar_offset_s=offset
-    )
+    bill = None
+    if live:
+        report = cost_report(org, attempts, prices, start_s=start_s, end_s=end_s, rule=rule)
+    else:
+        bill = simulation_bill(org, jobs, prices, sim, start=start, rule=rule)
+        report = bill.report
     simulated = None if live else startup_s
     if as_json:
-        print_json(report_data(report, simulated))
+        print_json(report_data(report, simulated, bill))
     elif as_csv:
         typer.echo(report_csv(report), nl=False)
     else:
-        print_report(report, simulated)
+        print_report(report, simulated, bill)
     if plot is not None:
         plot_bill(report, plot)
         stderr_console().print(f"wrote {plot}")

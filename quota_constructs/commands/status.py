@@ -11,9 +11,10 @@ from __future__ import annotations
 import json
 import sys
 import time
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.live import Live
@@ -35,12 +36,16 @@ from quota_constructs.commands._common import (
     stdout_console,
 )
 from quota_constructs.commands._control import queue_now
+from quota_constructs.commands._forecast import ArrivalsOpt, NoForecastOpt, start_text
 from quota_constructs.commands._tables import fitted_table
-from quota_constructs.commands.jobs import QueueClientOptions
+from quota_constructs.commands.jobs import NOT_READ, QueueClientOptions
 from quota_constructs.config import load_organisation
 from quota_constructs.model import Organisation, ShareState
 from quota_constructs.runtime.queue import QueueClient
 from quota_constructs.runtime.status import QueueStatus, ShareStatus, read_status, status_json
+
+if TYPE_CHECKING:
+    from quota_constructs.forecast import JobForecast
 
 COLUMNS = (
     "share",
@@ -55,8 +60,9 @@ COLUMNS = (
     "waiting",
     "head job",
     "why it waits",
+    "head starts",
 )
-DROP_ORDER = ("lent", "borrowed", "idle", "running", "strategy", "why it waits")
+DROP_ORDER = ("lent", "borrowed", "idle", "running", "strategy", "why it waits", "head starts")
 """The columns a narrow terminal hides, first to last (docs/cli.md, "Tables at a terminal")."""
 
 
@@ -83,12 +89,16 @@ def status(
         typer.Option(
             "--org-file",
             help="Organisation file whose share calendars to show: the window in force at the "
-            "read and the next change (JSON: 'calendars'); not with --watch.",
+            "read and the next change (JSON: 'calendars'), and which the forecast follows "
+            "(calendars, plans); not with --watch.",
         ),
     ] = None,
     wide: WideOpt = False,
+    no_forecast: NoForecastOpt = False,
+    arrivals: ArrivalsOpt = False,
 ) -> None:
-    """Per share and instance type: limit, in use, borrowed, lent, idle, jobs, head job."""
+    """Per share and instance type: limit, in use, borrowed, lent, idle, jobs, head job, and
+    when the head job is forecast to start (--org-file: following the file's calendars)."""
     options = QueueClientOptions(queue, organisation, endpoint_url, region, as_team)
     if refreshes is not None and not watch:
         fail(f"--refreshes {refreshes} counts --watch refreshes: add --watch", ExitCode.USAGE)
@@ -96,11 +106,46 @@ def status(
         fail("--org-file shows calendars once: drop --watch", ExitCode.USAGE)
     calendars = load_organisation(org_file) if org_file is not None else None
     client = options.client()
+    starts = _starts(client, calendars, no_forecast, arrivals)
     if not watch:
         at = queue_now(client.endpoint_url) if calendars is not None else None
-        _show(read_status(client), as_json, wide, calendars, at)
+        _show(read_status(client), as_json, wide, calendars, at, starts(None))
     else:
-        _watch(client, interval, refreshes, as_json, wide)
+        _watch(client, interval, refreshes, as_json, wide, starts)
+
+
+Starts = Callable[[QueueStatus | None], "Mapping[str, JobForecast] | None"]
+
+
+def _starts(
+    client: QueueClient, org: Organisation | None, no_forecast: bool, arrivals: bool
+) -> Starts:
+    """The forecast of each refresh (``None`` with ``--no-forecast``)."""
+
+    def starts(_: QueueStatus | None) -> Mapping[str, JobForecast] | None:
+        if no_forecast:
+            return None
+        now = queue_now(client.endpoint_url).timestamp()
+        return client.forecast(now_s=now, org=org, arrivals=arrivals).jobs
+
+    return starts
+
+
+def _json(view: QueueStatus, starts: Mapping[str, JobForecast] | None) -> dict[str, Any]:
+    """:func:`status_json` with each head job's ``forecastStartS`` and ``forecastReason``."""
+    out = status_json(view)
+    if starts is None:
+        return out
+    for row in out["quotaShares"]:
+        head = row["headJob"]
+        if head is not None:
+            found = starts.get(head["jobId"])
+            head.update(
+                found.fields_json()
+                if found is not None
+                else {"forecastStartS": None, "forecastReason": NOT_READ}
+            )
+    return out
 
 
 def _show(
@@ -109,21 +154,27 @@ def _show(
     wide: bool,
     org: Organisation | None = None,
     at: datetime | None = None,
+    starts: Mapping[str, JobForecast] | None = None,
 ) -> None:
     """The status; with ``org``, its calendars at ``at`` (the queue's clock: an emulator's own,
     which a virtual clock may put on any day), else at the time of the read."""
     when = at or view.read_at
     if as_json:
         extra = {"calendars": calendar_rows(org, when)} if org is not None else {}
-        print_json({**status_json(view), **extra})
+        print_json({**_json(view, starts), **extra})
     else:
-        stdout_console().print(status_table(view, wide=wide))
+        stdout_console().print(status_table(view, wide=wide, starts=starts))
         if org is not None and org.calendars:
             stdout_console().print(calendar_table(org, when))
 
 
 def _watch(
-    client: QueueClient, interval: float, refreshes: int | None, as_json: bool, wide: bool
+    client: QueueClient,
+    interval: float,
+    refreshes: int | None,
+    as_json: bool,
+    wide: bool,
+    starts: Starts,
 ) -> None:
     """Read and show the status every ``interval`` s, ``refreshes`` times (``None``: forever)."""
     count = 0
@@ -138,22 +189,30 @@ def _watch(
             view = read_status(client)
             count += 1
             if as_json:
-                sys.stdout.write(json.dumps(status_json(view)) + "\n")
+                sys.stdout.write(json.dumps(_json(view, starts(view))) + "\n")
                 sys.stdout.flush()
             else:
-                stdout_console().print(status_table(view, wide=wide))
+                stdout_console().print(status_table(view, wide=wide, starts=starts(view)))
         return
-    with Live(status_table(read_status(client), wide=wide), console=stdout_console()) as live:
+
+    def table() -> Table:
+        view = read_status(client)
+        return status_table(view, wide=wide, starts=starts(view))
+
+    with Live(table(), console=stdout_console()) as live:
         count = 1
         while more():
             time.sleep(interval)
-            live.update(status_table(read_status(client), wide=wide), refresh=True)
+            live.update(table(), refresh=True)
             count += 1
 
 
-def status_table(view: QueueStatus, *, wide: bool = False) -> Table:
+def status_table(
+    view: QueueStatus, *, wide: bool = False, starts: Mapping[str, JobForecast] | None = None
+) -> Table:
     """The status as a table: one row per share and instance type; fitted to the terminal,
-    :data:`DROP_ORDER` hidden first unless ``wide``."""
+    :data:`DROP_ORDER` hidden first unless ``wide``; ``starts``: the forecast (``head starts``;
+    without it that column shows ``-``)."""
     table = fitted_table(
         *COLUMNS,
         title=f"{view.queue} at {view.read_at:%Y-%m-%dT%H:%M:%SZ}",
@@ -163,11 +222,17 @@ def status_table(view: QueueStatus, *, wide: bool = False) -> Table:
         min_widths={"why it waits": 24},
     )
     for row in view.rows:
-        table.add_row(*_cells(row))
+        table.add_row(*_cells(row), _head_start(row, starts))
     if view.unattributed:
         lost = ", ".join(f"{n} x {t}" for t, n in view.unattributed.items())
         table.caption = f"{table.caption}; borrowed from no idle lender: {lost}"
     return table
+
+
+def _head_start(row: ShareStatus, starts: Mapping[str, JobForecast] | None) -> str:
+    if row.head is None or starts is None:
+        return "-"
+    return start_text(starts.get(row.head.job_id))
 
 
 def _cells(row: ShareStatus) -> tuple[str, ...]:

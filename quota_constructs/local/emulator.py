@@ -77,8 +77,9 @@ class Emulator:
     typed pending reason; by default it has none, as on AWS (``explain`` answers either way).
     ``client_token_mode``: a repeated ``clientToken`` is rejected as AWS documents (default) or
     answered with the first job (:class:`~.state.job_service.ClientTokenMode`).
-    ``dispatch``: a submitted job waits SUBMITTED for the next scheduler tick (default, AWS's
-    behaviour) or is dispatched before the next request (:class:`~.state.job_service.DispatchMode`).
+    ``dispatch``: a submitted job waits SUBMITTED for the next scheduler tick, then RUNNABLE for
+    a tick (default, AWS's states) or is dispatched before the next request
+    (:class:`~.state.job_service.DispatchMode`).
     ``payload_validation``: a payload naming no schedulable instance type or count fails its job
     (``passthrough``, default, as AWS passes payloads through) or the submit (``strict``;
     :class:`~.handlers.submit_request.PayloadValidation`).

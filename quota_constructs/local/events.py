@@ -119,8 +119,6 @@ class BatchEvents:
         self.account = account
         self.clock = clock
         self.sink = sink
-        self._ids = uuid.uuid4()
-        self._count = 0
 
     def __call__(self, queue_name: str, event: SchedulerEvent) -> None:
         detail_type = DETAIL_TYPES.get(event.kind)
@@ -135,10 +133,9 @@ class BatchEvents:
         self, detail_type: str, event: SchedulerEvent, detail: dict[str, Any]
     ) -> dict[str, Any]:
         seconds = self.clock.epoch(event.time)
-        self._count += 1
         return {
             "version": "0",
-            "id": str(uuid.uuid5(self._ids, str(self._count))),
+            "id": str(uuid.uuid4()),  # EventBridge: "A Version 4 UUID ... for every event"
             "detail-type": detail_type,
             "source": SOURCE,
             "account": self.account.account_id,

@@ -32,6 +32,9 @@ from quota_constructs.model.organisation import Organisation
 from quota_constructs.model.problems import Problem, QuotaConfigError, raise_if
 from quota_constructs.model.training_plan import HOUR_S, TrainingPlanSpec
 
+GRACE_EPSILON_S = 1e-3
+"""How long before a calendar's edge its settings are read as those it ends (the grace rule)."""
+
 
 class ChargeRule(Enum):
     """How a plan's cost is charged to the shares (on-demand cost always follows usage)."""
@@ -177,10 +180,16 @@ class Attempt:
 
     @property
     def lost_instance_hours(self) -> float:
+        start, stop = self.lost_span
+        return (stop - start) * self.instance_count / HOUR_S
+
+    @property
+    def lost_span(self) -> tuple[float, float]:
+        """When the work thrown away ran: from the last checkpoint to the stop (empty unless
+        preempted)."""
         if not self.preempted:
-            return 0.0
-        ran = max(self.stop_s - self.start_s, 0.0)
-        return max(ran - self.kept_s, 0.0) * self.instance_count / HOUR_S
+            return (self.stop_s, self.stop_s)
+        return (min(self.start_s + self.kept_s, self.stop_s), max(self.stop_s, self.start_s))
 
 
 @dataclass
@@ -193,6 +202,8 @@ class ShareCost:
     borrowed: float = 0.0
     lent: float = 0.0
     lost: float = 0.0
+    lost_on_plan: float = 0.0
+    """Of :attr:`lost`: the instance-hours that ran on a training plan (the rest on demand)."""
     idle: float = 0.0
     """Plan-backed own capacity neither used nor lent (paid for: waste)."""
     unused: float = 0.0
@@ -204,6 +215,9 @@ class ShareCost:
     """What it ran: on-demand hours at their price, plan hours at the plan's rate."""
     idle_usd: float = 0.0
     """Its idle plan hours at the plan's rate (on demand, idle costs nothing)."""
+    lost_usd: float = 0.0
+    """What its lost instance-hours cost (on demand at its price, on a plan at the plan's
+    rate): part of :attr:`cost_usd`, paid for work that was thrown away."""
     charge_usd: float = 0.0
     borrowed_from: dict[str, float] = field(default_factory=dict)
     lent_to: dict[str, float] = field(default_factory=dict)
@@ -257,13 +271,15 @@ class CostReport:
 
 
 def _clip(attempts: Iterable[Attempt], start_s: float, end_s: float) -> list[Attempt]:
-    """Attempts cut to ``[start_s, end_s]`` (those outside dropped)."""
+    """Attempts cut to ``[start_s, end_s]`` (those outside dropped); the work a cut attempt
+    kept stays kept (its lost span is cut, not moved)."""
     out = []
     for a in attempts:
         lo, hi = max(a.start_s, start_s), min(a.stop_s, end_s)
         if hi > lo:
+            kept = max(a.start_s + a.kept_s - lo, 0.0)
             out.append(
-                Attempt(a.share, a.instance_type, a.instance_count, lo, hi, a.preempted, a.kept_s)
+                Attempt(a.share, a.instance_type, a.instance_count, lo, hi, a.preempted, kept)
             )
     return out
 
@@ -299,9 +315,11 @@ class _TypeSweep:
         rows: dict[str, ShareCost],
         plans: Sequence[TrainingPlanSpec],
         calendar_offset_s: float = 0.0,
+        grace: tuple[float, Sequence[float]] = (0.0, ()),
     ) -> None:
         self.itype = itype
         self.calendar_offset_s = calendar_offset_s
+        self.grace_s, self.calendar_edges = grace
         self.org = org
         self.rows = rows
         self.plans = plans
@@ -312,7 +330,10 @@ class _TypeSweep:
         self.plan_borrowed = 0.0
         self.series = UsageSeries([], {name: [] for name in self.capacity}, [])
 
-    def segment(self, t0: float, t1: float, usage: Mapping[str, int]) -> None:
+    def segment(
+        self, t0: float, t1: float, usage: Mapping[str, int], lost: Mapping[str, int]
+    ) -> None:
+        """Usage (and, of it, ``lost``: instances whose work is thrown away) from t0 to t1."""
         hours = (t1 - t0) / HOUR_S
         reserved = sum(p.instance_count for p in self.plans if p.active_at(t0))
         total = sum(usage.values())
@@ -333,6 +354,8 @@ class _TypeSweep:
             row.own += own[share] * hours
             row.plan += used * on_plan * hours
             row.on_demand += used * (1 - on_plan) * hours
+        for share, count in lost.items():
+            self.rows[share].lost_on_plan += count * on_plan * hours
         self._lend(borrowed, spare, hours, on_plan)
         self._idle(own, spare, borrowed, hours, plan_free=max(reserved - total, 0))
 
@@ -340,7 +363,14 @@ class _TypeSweep:
         """Shares that lend at ``t0``: by their calendars' settings in force then, if any."""
         if not self.org.calendars:
             return self.lends
-        when = datetime.fromtimestamp(t0 + self.calendar_offset_s, UTC)
+        lenders = self._lending_at(t0)
+        for edge in self.calendar_edges:  # a share that stopped lending within the grace
+            if t0 - self.grace_s < edge <= t0:
+                lenders |= self._lending_at(edge - GRACE_EPSILON_S)
+        return lenders
+
+    def _lending_at(self, t: float) -> set[str]:
+        when = datetime.fromtimestamp(t + self.calendar_offset_s, UTC)
         return {s.name for s in self.org.shares_in_force(when) if s.strategy.lends}
 
     def _lend(
@@ -399,23 +429,44 @@ def _sweep(
     end_s: float,
     calendar_offset_s: float = 0.0,
     calendar_edges: Sequence[float] = (),
+    calendar_grace_s: float = 0.0,
 ) -> _TypeSweep:
     """``itype``'s usage swept from change to change; ``calendar_edges``: the calendars'
     changes in the attempts' time (the same for every type, found once by the caller)."""
     plans = org.plans_of(itype)
-    sweep = _TypeSweep(org, itype, rows, plans, calendar_offset_s)
+    grace = (calendar_grace_s, calendar_edges if calendar_grace_s else ())
+    sweep = _TypeSweep(org, itype, rows, plans, calendar_offset_s, grace)
     changes: dict[float, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    lost_changes: dict[float, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     for a in attempts:
         changes[a.start_s][a.share] += a.instance_count
         changes[a.stop_s][a.share] -= a.instance_count
-    for edge in (start_s, end_s, *_plan_edges(plans, start_s, end_s), *calendar_edges):
+        lost_from, lost_to = a.lost_span
+        if lost_to > lost_from:
+            lost_changes[lost_from][a.share] += a.instance_count
+            lost_changes[lost_to][a.share] -= a.instance_count
+    ends_of_grace = [e + calendar_grace_s for e in grace[1] if e + calendar_grace_s < end_s]
+    for edge in (
+        start_s,
+        end_s,
+        *_plan_edges(plans, start_s, end_s),
+        *calendar_edges,
+        *ends_of_grace,
+    ):
+        changes.setdefault(edge, defaultdict(int))
+    for edge in lost_changes:
         changes.setdefault(edge, defaultdict(int))
     usage: dict[str, int] = defaultdict(int)
+    lost: dict[str, int] = defaultdict(int)
     times = sorted(changes)
     for t0, t1 in pairwise(times):
         for share, delta in changes[t0].items():
             usage[share] += delta
-        sweep.segment(t0, t1, {s: n for s, n in usage.items() if n})
+        for share, delta in lost_changes.get(t0, {}).items():
+            lost[share] += delta
+        sweep.segment(
+            t0, t1, {s: n for s, n in usage.items() if n}, {s: n for s, n in lost.items() if n}
+        )
     return sweep
 
 
@@ -428,13 +479,16 @@ def cost_report(
     end_s: float,
     rule: ChargeRule = ChargeRule.BOTH,
     calendar_offset_s: float = 0.0,
+    calendar_grace_s: float = 0.0,
 ) -> CostReport:
     """Cost and charge per share and instance type, and per plan, over ``[start_s, end_s]``.
 
     Every type that ran or is reserved needs a price (:class:`MissingPrice` names it). Share
     calendars are read at an attempt's time plus ``calendar_offset_s`` (a simulated bill: the
     simulator places calendars and plans at different epochs), and split the sweep at their
-    changes, so a share lends exactly while its calendar says so and lent hours equal borrowed.
+    changes, so a share lends exactly while its calendar says so and lent hours equal borrowed;
+    ``calendar_grace_s``: how long after a share stops lending its borrowers may stay (the
+    simulator's ``calendar_grace_s``), during which it still counts as their lender.
     """
     kept = _clip(attempts, start_s, end_s)
     types = sorted(
@@ -459,7 +513,15 @@ def cost_report(
         for a in of_type:
             by_share[a.share].lost += a.lost_instance_hours
         sweep = _sweep(
-            org, itype, of_type, by_share, start_s, end_s, calendar_offset_s, calendar_edges
+            org,
+            itype,
+            of_type,
+            by_share,
+            start_s,
+            end_s,
+            calendar_offset_s,
+            calendar_edges,
+            calendar_grace_s,
         )
         price = prices[itype]
         type_plans = [_plan_cost(p, sweep, price, start_s, end_s) for p in org.plans_of(itype)]
@@ -523,6 +585,10 @@ def _charge(
     for row in rows:
         on_demand = row.on_demand * price.on_demand
         row.cost_usd = on_demand + row.plan * price.plan_rate
+        row.lost_usd = (
+            max(row.lost - row.lost_on_plan, 0.0) * price.on_demand
+            + row.lost_on_plan * price.plan_rate
+        )
         row.idle_usd = row.idle * price.plan_rate
         by_capacity = capacity.get(row.share, 0) / held if held else 0.0
         if rule is ChargeRule.BOTH:

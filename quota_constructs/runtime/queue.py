@@ -18,7 +18,7 @@ import json
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import boto3
 from botocore.client import BaseClient
@@ -42,6 +42,7 @@ from quota_constructs.contracts import (
 )
 from quota_constructs.model import (
     JobQueueSpec,
+    Organisation,
     Problem,
     QuotaConfigError,
     QuotaShareSpec,
@@ -84,6 +85,11 @@ from quota_constructs.runtime.training_plans import PlanOverflow, has_room
 from quota_constructs.runtime.training_plans import plan_overflow as _plan_overflow
 from quota_constructs.runtime.waiting import Transition, Until, Waiter, WaitResult, WaitTarget
 
+if TYPE_CHECKING:  # the forecast runs the scheduling core: imported only when asked for
+    from quota_constructs.forecast import ArrivalModel, Forecast, WhatIf
+
+FORECAST_HORIZON_S = 7 * 86400.0
+"""How far ahead :meth:`QueueClient.forecast` looks by default (the forecast's own default)."""
 TEAM_DEFAULT_PRIORITY = 0
 """``schedulingPriority`` sent for a team's share when none is given: the submitter policy's
 priority cap is a condition on ``batch:SchedulingPriority``, which a request without the key
@@ -760,6 +766,76 @@ class QueueClient:
         jobs = [j.job_id for j in self.list(share=share) if not j.is_terminated]
         return self.terminate_many(jobs, reason)
 
+    # --- forecast -------------------------------------------------------------------------
+
+    def forecast(
+        self,
+        *,
+        now_s: float | None = None,
+        org: Organisation | None = None,
+        samples: int | None = None,
+        horizon_s: float = FORECAST_HORIZON_S,
+        seed: int = 0,
+        arrivals: ArrivalModel | bool = False,
+    ) -> Forecast:
+        """When each waiting job of the queue starts: median and 90th percentile, what it
+        waits on, whom it preempts (docs/runtime.md, "Forecasts").
+
+        Reads the queue (:func:`~.forecasting.read_queue_state`: one list call per status
+        page, one describe per active job, the newest finished jobs as run history) and runs
+        the scheduling core forward ``samples`` times with sampled run times, up to
+        ``horizon_s`` seconds, deterministically for ``seed``. ``now_s``: the queue's clock
+        (epoch seconds; default this machine's, an emulator's own clock may differ); ``org``:
+        the organisation file's calendars, plans and priority caps (the API has none of them);
+        ``arrivals``: jobs that may arrive meanwhile (none by default; ``True``: each share's
+        past submit rate by hour, :meth:`~quota_constructs.forecast.ArrivalModel.from_state`).
+        """
+        from quota_constructs.forecast import forecast
+        from quota_constructs.runtime.forecasting import read_queue_state
+
+        state = read_queue_state(self, now_s=now_s, org=org)
+        return forecast(state, samples=samples, horizon_s=horizon_s, seed=seed, arrivals=arrivals)
+
+    def what_if(
+        self,
+        submission: JobSubmission,
+        *,
+        now_s: float | None = None,
+        org: Organisation | None = None,
+        samples: int | None = None,
+        horizon_s: float = FORECAST_HORIZON_S,
+        seed: int = 0,
+        arrivals: ArrivalModel | bool = False,
+    ) -> WhatIf:
+        """What would happen if ``submission`` were submitted now, without submitting it:
+        ``starts_now``, ``waits`` (with its start's median and 90th percentile) or ``never``
+        (with the reason), and which jobs its start preempts (:meth:`forecast`'s arguments).
+
+        Raises :class:`QuotaConfigError` for a submission the pre-submit checks refuse for any
+        other reason than its instances (a bad payload, name or tag).
+        """
+        from quota_constructs.forecast import WHAT_IF_ID, LiveJob, runtime_hint, what_if
+        from quota_constructs.runtime.forecasting import max_runtime_of, read_queue_state
+
+        sent, problems = self.prepare(submission)
+        refused = [p for p in problems if not _demand_problem(p)]
+        raise_if(refused, context=f"job {submission.job_name}")
+        payload = sent.payload_dict
+        job = LiveJob(
+            job_id=WHAT_IF_ID,
+            job_name=str(sent.job_name),
+            share=sent.share,
+            demand=capacity_demand(payload),
+            priority=sent.priority or 0,
+            max_runtime_s=max_runtime_of(json.dumps(payload)),
+            hint_s=runtime_hint(sent.tags, strict=True),
+            preemption_retries=sent.preemption_retries,
+        )
+        state = read_queue_state(self, now_s=now_s, org=org)
+        return what_if(
+            state, job, samples=samples, horizon_s=horizon_s, seed=seed, arrivals=arrivals
+        )
+
     # --- read -----------------------------------------------------------------------------
 
     def list_pages(
@@ -1032,6 +1108,11 @@ def _describe_problem(share: str, error: ClientError) -> Problem:
         "its team tag is unknown",
         "allow batch:DescribeQuotaShare on the share (a team's role has it), or retry",
     )
+
+
+def _demand_problem(problem: Problem) -> bool:
+    """A pre-submit problem about the job's instances: a what-if answers it with ``never``."""
+    return problem.path.startswith("serviceRequestPayload.ResourceConfig.Instance")
 
 
 def _instances(submission: JobSubmission) -> int:

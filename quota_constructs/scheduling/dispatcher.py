@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import heapq
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -214,10 +215,13 @@ class Dispatcher:
         by_share = self._queues.by_share
         disabled_dispatch = self.options.disabled_share_dispatches
         looked: list[BlockedShare] = []
+        arriving = self._lifecycle.waits_to_arrive if self.options.dispatch_delay_s else None
         for account, key in ledger.ordered_subset(names):
             queue = by_share[account.name]
             if not queue.heap or not (account.enabled or disabled_dispatch):
                 continue
+            if arriving is not None and _head_arriving(queue, arriving):
+                continue  # looked at again when its dispatch delay is over
             blocked_head = self._dispatch_own(account, queue)
             touched.discard(account.name)
             if blocked_head is not None:
@@ -496,3 +500,9 @@ class Dispatcher:
 def _order_key(entry: BlockedShare) -> Any:
     """Sort key: the share's place in the pass's share order."""
     return entry.order_key
+
+
+def _head_arriving(queue: RunnableQueue, arriving: Callable[[Job], bool]) -> bool:
+    """Whether the queue's head became RUNNABLE too recently to dispatch."""
+    head = queue.head()
+    return head is not None and arriving(head)

@@ -25,6 +25,8 @@ class TimedEvent(IntEnum):
     PREEMPTION_COMPLETE = 6
     MAX_RUNTIME = 7
     """The attempt ran the training job's ``max_runtime_s``: SageMaker stops it, it fails."""
+    ARRIVED = 8
+    """A new RUNNABLE job's ``dispatch_delay_s`` is over: its share is looked at again."""
 
 
 Handler = Callable[[Job], None]

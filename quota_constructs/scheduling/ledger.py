@@ -267,6 +267,62 @@ class CapacityLedger:
                 if delta:
                     lendable[itype] = lendable.get(itype, 0) + delta
 
+    def relabel(
+        self, victim: Job, lender_name: str, amounts: Mapping[str, int], movable: set[str]
+    ) -> None:
+        """Make ``victim`` hold ``amounts`` of ``lender_name``'s capacity by swapping labels with
+        other jobs of its share that hold it (those in ``movable``, highest priority first):
+        each gives the lender's instances to ``victim`` and takes what ``victim`` held instead.
+        No account's totals change; only which job's instances count as borrowed."""
+        share = victim.share_name
+        lender = self.accounts[lender_name]
+        donors = sorted(
+            (
+                j
+                for j in lender.borrowers.values()
+                if j.share_name == share and j.job_id in movable and j is not victim
+            ),
+            key=lambda j: (-j.priority, j.seq),
+        )
+        for itype, want in amounts.items():
+            short = want - victim.alloc.get(lender_name, {}).get(itype, 0)
+            for donor in donors:
+                if short <= 0:
+                    break
+                short -= self._swap(victim, donor, lender_name, itype, short)
+
+    def _swap(self, victim: Job, donor: Job, lender_name: str, itype: str, most: int) -> int:
+        """Up to ``most`` instances of ``itype``: ``donor``'s from the lender to ``victim``,
+        ``victim``'s from elsewhere (its own share first) to ``donor``; how many moved."""
+        moved = 0
+        sources = sorted(
+            (s for s in victim.alloc if s != lender_name), key=lambda s: s != victim.share_name
+        )
+        for source in sources:
+            k = min(
+                most - moved,
+                donor.alloc.get(lender_name, {}).get(itype, 0),
+                victim.alloc[source].get(itype, 0),
+            )
+            if k <= 0:
+                continue
+            _move(victim.alloc, source, lender_name, itype, k)
+            _move(donor.alloc, lender_name, source, itype, k)
+            moved += k
+        for job in (victim, donor):
+            self._index_borrower(job)
+        return moved
+
+    def _index_borrower(self, job: Job) -> None:
+        """``job`` in the :attr:`ShareAccount.borrowers` of exactly the lenders it holds."""
+        for name, account in self.accounts.items():
+            if name == job.share_name:
+                continue
+            if name in job.alloc:
+                account.borrowers[job.job_id] = job
+            else:
+                account.borrowers.pop(job.job_id, None)
+
     def note_priority_change(self, share_name: str) -> None:
         """A job of the share changed priority: passes must look at the share again."""
         self._changes.touch(share_name)
@@ -407,3 +463,16 @@ class CapacityLedger:
                 idle={t: account.free(t) for t in sorted(types) if account.spec.limit(t) > 0},
             )
         return out
+
+
+def _move(alloc: Allocation, source: str, target: str, itype: str, n: int) -> None:
+    """``n`` instances of ``itype`` in ``alloc`` from ``source``'s to ``target``'s capacity."""
+    left = alloc[source][itype] - n
+    if left:
+        alloc[source][itype] = left
+    else:
+        del alloc[source][itype]
+        if not alloc[source]:
+            del alloc[source]
+    amounts = alloc.setdefault(target, {})
+    amounts[itype] = amounts.get(itype, 0) + n

@@ -90,6 +90,8 @@ class JobLifecycle:
         """Job seq -> when its first attempt without capacity was SCHEDULED."""
         self._timed_head: dict[str, Job] = {}
         """Share -> its first misconfigured RUNNABLE job, whose RUNNABLE time limit runs."""
+        self._arriving: dict[str, float] = {}
+        """``dispatch_delay_s``: job id -> when a job made RUNNABLE from SUBMITTED may dispatch."""
 
     def register(self, job: Job) -> None:
         """Start keeping track of a newly submitted job (in submit order)."""
@@ -110,6 +112,7 @@ class JobLifecycle:
             self._time_limit,
             self.complete_preemption,
             self._stop_at_max_runtime,
+            self._arrived,
         )
 
     def dispatch_count(self, job: Job) -> int:
@@ -245,6 +248,27 @@ class JobLifecycle:
 
     def _to_runnable(self, job: Job) -> None:
         self.make_runnable(job, None)
+        delay = self.options.dispatch_delay_s
+        if delay > 0 and job.status is _RUNNABLE:
+            at = self._events.now + delay
+            self._arriving[job.job_id] = at
+            self._events.schedule(at, TimedEvent.ARRIVED, job)
+
+    def _arrived(self, job: Job) -> None:
+        """``job``'s dispatch delay is over: its share is looked at again."""
+        self._arriving.pop(job.job_id, None)
+        self._ledger.note_priority_change(job.share_name)
+        self._events.pass_due = True
+
+    def waits_to_arrive(self, job: Job) -> bool:
+        """Whether ``job`` became RUNNABLE too recently to dispatch (``dispatch_delay_s``)."""
+        at = self._arriving.get(job.job_id)
+        if at is None:
+            return False
+        if at <= self._events.now:
+            del self._arriving[job.job_id]  # its event was voided (a status change)
+            return False
+        return True
 
     def _to_starting(self, job: Job) -> None:
         if job.request.capacity_errors and self._no_capacity(job):
@@ -347,6 +371,7 @@ class JobLifecycle:
                 stopped_at=now,
                 status_reason=reason,
                 preempted=preempted,
+                starting_at=job.starting_at,
             )
         )
         log = self.usage_log
@@ -362,6 +387,7 @@ class JobLifecycle:
             self._end_attempt(job, reason, preempted=False)
         job.is_terminated = True
         job.stopped_at = self._events.now
+        self._arriving.pop(job.job_id, None)
         blocked = self._queues.infeasible_reason(job) is not None
         self._queues.discard(job)
         self.set_status(job, JobStatus.FAILED, reason)

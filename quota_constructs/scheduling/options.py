@@ -13,7 +13,7 @@ from quota_constructs.model import (
     check_int_range,
     check_scheduling_priority,
 )
-from quota_constructs.scheduling.records import ShareOrder
+from quota_constructs.scheduling.records import ReclaimScope, ShareOrder
 from quota_constructs.scheduling.victims import DefaultVictimPolicy, VictimPolicy
 
 # --- options ----------------------------------------------------------------------------------
@@ -38,6 +38,16 @@ class SchedulerOptions:
     runnable_time_limits: Mapping[str, float] = field(default_factory=dict)
     """RUNNABLE time-limit TERMINATE actions: reason code -> max seconds stuck RUNNABLE."""
     victim_policy: VictimPolicy = field(default_factory=DefaultVictimPolicy)
+    reclaim_scope: ReclaimScope = ReclaimScope.SHARE
+    dispatch_delay_s: float = 0.0
+    """Seconds a job made RUNNABLE from SUBMITTED waits before it may be dispatched (the
+    emulator: one tick, so a job is observably RUNNABLE before SCHEDULED even with capacity
+    free). While it waits at the head of its share, the share dispatches nothing."""
+    track_queue_positions: bool = False
+    """Note every RUNNABLE job's place in the queue-wide order after each pass, so a snapshot
+    tells when it reached that place (``earliestTimeAtPosition``; a sort per instant)."""
+    """Cross-share reclaim: any job of a borrowing share (its borrowed instances counted on its
+    least protected jobs), or ``JOB``: only jobs placed on the lender's instances."""
 
     def __post_init__(self) -> None:
         problems = []
@@ -46,6 +56,7 @@ class SchedulerOptions:
             "scheduled_to_starting_s",
             "starting_to_running_s",
             "preemption_duration_s",
+            "dispatch_delay_s",
         ):
             value = getattr(self, name)
             if not isinstance(value, int | float) or value < 0 or math.isnan(value):

@@ -27,6 +27,7 @@ from quota_constructs.scheduling.records import (
     EventKind,
     PreemptionRecord,
     PreemptionRule,
+    ReclaimScope,
 )
 from quota_constructs.scheduling.victims import VictimCandidate
 
@@ -44,6 +45,9 @@ class PreemptionTarget:
     job: Job
     rule: PreemptionRule
     preemptor: Job | None
+    relabel: Capacity | None = None
+    """Cross-share, ``ReclaimScope.SHARE``: the lender's instances the job is made to hold
+    (labels swapped with its share's other jobs) before it stops."""
 
 
 class Preemptor:
@@ -86,15 +90,10 @@ class Preemptor:
                 need[itype] = short
         if not need:
             return []
-        victims = self.options.victim_policy.choose(
-            self._candidates(account.borrowers.values(), _held_of(account), head), need
-        )
+        victims = self.options.victim_policy.choose(self._reclaim_candidates(account, head), need)
         if not victims or not self._fits_se_after(head, victims):
             return []
-        return [
-            PreemptionTarget(job=v.job, rule=PreemptionRule.CROSS_SHARE, preemptor=head)
-            for v in victims
-        ]
+        return [self._reclaim_target(v, head) for v in victims]
 
     def plan_in_share(self, account: ShareAccount, head: Job) -> list[PreemptionTarget]:
         """In-share: lower-priority jobs of the share make room for a higher-priority head.
@@ -126,9 +125,7 @@ class Preemptor:
         )
         lenders: list[VictimCandidate] = []
         if lent_need:
-            chosen = policy.choose(
-                self._candidates(account.borrowers.values(), _held_of(account), head), lent_need
-            )
+            chosen = policy.choose(self._reclaim_candidates(account, head), lent_need)
             if not chosen:
                 return []
             lenders = chosen
@@ -136,10 +133,7 @@ class Preemptor:
             return []
         return [
             PreemptionTarget(job=v.job, rule=PreemptionRule.IN_SHARE, preemptor=head) for v in own
-        ] + [
-            PreemptionTarget(job=v.job, rule=PreemptionRule.CROSS_SHARE, preemptor=head)
-            for v in lenders
-        ]
+        ] + [self._reclaim_target(v, head) for v in lenders]
 
     def plan_give_back(
         self, jobs: Iterable[Job], lender: str | None, need: dict[str, int]
@@ -174,6 +168,49 @@ class Preemptor:
             PreemptionTarget(job=v.job, rule=PreemptionRule.LIMIT_LOWERED, preemptor=None)
             for v in victims
         ]
+
+    def _reclaim_target(self, victim: VictimCandidate, head: Job) -> PreemptionTarget:
+        share_scope = self.options.reclaim_scope is ReclaimScope.SHARE
+        return PreemptionTarget(
+            job=victim.job,
+            rule=PreemptionRule.CROSS_SHARE,
+            preemptor=head,
+            relabel=dict(victim.frees) if share_scope else None,
+        )
+
+    def _reclaim_candidates(self, lender: ShareAccount, head: Job) -> list[VictimCandidate]:
+        """Cross-share candidates for ``lender``'s ``head`` (``SchedulerOptions.reclaim_scope``)."""
+        if self.options.reclaim_scope is ReclaimScope.JOB:
+            return self._candidates(lender.borrowers.values(), _held_of(lender), head)
+        return self._share_candidates(lender, head)
+
+    def _share_candidates(self, lender: ShareAccount, head: Job) -> list[VictimCandidate]:
+        """Each borrowing share's instances of ``lender`` counted on its least protected jobs
+        (lowest priority, then shortest run, then latest submitted): those jobs are the
+        candidates, each freeing what is counted on it. Instances held by jobs already being
+        preempted are on their way back and counted on no one."""
+        in_progress = self._preemptions.in_progress
+        name = lender.name
+        lent_to: dict[str, dict[str, int]] = {}
+        for job in lender.borrowers.values():
+            if not in_progress(job):
+                add_capacity(lent_to.setdefault(job.share_name, {}), job.alloc.get(name, _NOTHING))
+        out: list[VictimCandidate] = []
+        accounts = self._ledger.accounts
+        for share_name, lent in lent_to.items():
+            left = positive(lent)
+            jobs = accounts[share_name].holding.values()
+            for cand in sorted(self._candidates(jobs, _held_total, head), key=_least_protected):
+                label = {t: min(n, cand.frees.get(t, 0)) for t, n in left.items()}
+                label = positive(label)
+                if not label:
+                    continue
+                add_capacity(left, label, -1)
+                left = positive(left)
+                out.append(VictimCandidate(cand.job, label, True, cand.running_for))
+                if not left:
+                    break
+        return out
 
     def _candidates(
         self, jobs: Iterable[Job], frees: Callable[[Job], Capacity], preemptor: Job
@@ -269,6 +306,10 @@ class Preemptor:
         events = self._events
         now = events.now
         account = self._ledger.accounts.get(job.share_name)
+        if target.relabel and preemptor is not None and account is not None:
+            in_progress = self._preemptions.in_progress
+            movable = {i for i, j in account.holding.items() if not in_progress(j)}
+            self._ledger.relabel(job, preemptor.share_name, target.relabel, movable)
         before = positive(account.borrowed) if account is not None else {}
         reason = _REASONS[rule]
         after = dict(before)
@@ -312,6 +353,19 @@ def _held_of(account: ShareAccount) -> Callable[[Job], Capacity]:
     """What a job holds of ``account``'s capacity."""
     name = account.name
     return lambda job: job.alloc.get(name, _NOTHING)
+
+
+def _held_total(job: Job) -> Capacity:
+    """Every instance a job holds, whichever share's capacity it is."""
+    total: dict[str, int] = {}
+    for amounts in job.alloc.values():
+        add_capacity(total, amounts)
+    return total
+
+
+def _least_protected(cand: VictimCandidate) -> tuple[int, float, int]:
+    """Lowest priority first, then the shorter run, then the later submitted."""
+    return (cand.job.priority, cand.running_for, -cand.job.seq)
 
 
 _NOTHING: Capacity = {}

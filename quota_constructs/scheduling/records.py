@@ -85,6 +85,17 @@ class ShareOrder(StrEnum):
     """Shares using the smallest fraction of their own limits first (ties: declared order)."""
 
 
+class ReclaimScope(StrEnum):
+    """Which jobs of a borrowing share a cross-share reclaim may preempt (UNCONFIRMED)."""
+
+    SHARE = "SHARE"
+    """Any of them: a share borrows as a whole, so its borrowed instances count on its least
+    protected jobs (lowest priority, then shortest run), which the ledger relabels to hold the
+    lender's instances before they stop."""
+    JOB = "JOB"
+    """Only the jobs placed on the lender's instances (the emulator's rule before)."""
+
+
 _OUTCOMES = frozenset(Outcome.__members__)
 
 
@@ -186,6 +197,8 @@ class Attempt:
     stopped_at: float
     status_reason: str
     preempted: bool
+    starting_at: float | None = None
+    """When it reached STARTING (its instances acquired), if it did."""
 
     @property
     def attempt_id(self) -> str:

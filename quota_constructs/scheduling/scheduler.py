@@ -116,6 +116,8 @@ class Scheduler:
         :meth:`follow_plans`), applied as time advances."""
         self._handlers = self._lifecycle.timed_event_handlers()
         self._jobs: dict[str, Job] = {}
+        self._positions: dict[str, tuple[int, float]] = {}
+        """``track_queue_positions``: job id -> (place in the queue-wide order, since when)."""
         self._seq = 0
         self._fifo = False
         self.instants_fed = 0
@@ -221,7 +223,7 @@ class Scheduler:
             self._ledger.update_share(_queue_wide_share((capacity or {}).get(NUM_INSTANCES, 0)))
         self._ledger.set_service_environment(capacity)
         self._config_changed()
-        self._dispatcher.run_passes()
+        self._run_passes()
 
     @property
     def placing(self) -> bool:
@@ -236,7 +238,7 @@ class Scheduler:
         if placing:
             self._events.pass_due = True
             self._dispatcher.forget_blocked_heads()
-            self._dispatcher.run_passes()
+            self._run_passes()
 
     def upsert_share(self, spec: QuotaShareSpec, *, now: float | None = None) -> None:
         """Create or update a share. Lowered limits preempt jobs above them (LIMIT_LOWERED)."""
@@ -248,7 +250,7 @@ class Scheduler:
             self._add_share(spec)
         self._config_changed()
         self._preemptor.enforce_limits()
-        self._dispatcher.run_passes()
+        self._run_passes()
 
     def remove_share(self, name: str, *, now: float | None = None) -> None:
         """Delete a share: its jobs are terminated, borrowers of its capacity preempted."""
@@ -267,7 +269,7 @@ class Scheduler:
         self._queues.remove_share(name)
         self.timetable.forget_share(name)
         self._config_changed()
-        self._dispatcher.run_passes()
+        self._run_passes()
 
     def follow_calendar(
         self,
@@ -501,29 +503,62 @@ class Scheduler:
         """Front of the queue (first ``limit`` RUNNABLE jobs by priority, then share usage),
         the first RUNNABLE job of each share, and capacity usage per share (most instances
         held first: ``topCapacityUtilization``) and in total."""
-        accounts = self._ledger.accounts
-        usage = {name: account.usage_fraction() for name, account in accounts.items()}
         front_entry = self._pending.front_entry
-        runnable: list[Job] = []
         fronts: dict[str, tuple[FrontEntry, ...]] = {}
         for name, queue in self._queues.by_share.items():
-            order = queue.order()
-            runnable += order
-            order_all = order + sorted(queue.infeasible.values(), key=lambda j: j.seq)
+            order_all = queue.order() + sorted(queue.infeasible.values(), key=lambda j: j.seq)
             if order_all:
                 fronts[name] = (front_entry(order_all[0]),)
-        runnable += [j for q in self._queues.by_share.values() for j in q.infeasible.values()]
-        front = heapq.nsmallest(
-            limit, runnable, key=lambda j: (-j.priority, usage[j.share_name], j.seq)
-        )
+        if self._options.track_queue_positions:
+            self._note_positions()
+            positions = self._positions
+            front_of_queue = tuple(
+                replace(front_entry(j), earliest_time_at_position=positions[j.job_id][1])
+                for j in self._queue_order(limit)
+            )
+        else:
+            front_of_queue = tuple(front_entry(j) for j in self._queue_order(limit))
         by_use = sorted(self.usage().items(), key=lambda item: -sum(item[1].values()))
         return SchedulerSnapshot(
             time=self.now,
-            front_of_queue=tuple(front_entry(j) for j in front),
+            front_of_queue=front_of_queue,
             front_of_shares=fronts,
             share_usage=dict(by_use),
             total_usage=self.total_usage(),
         )
+
+    def _queue_order(self, limit: int | None = None) -> list[Job]:
+        """RUNNABLE jobs in the queue-wide order (priority, then share usage, then submit
+        order): the first ``limit``, or all."""
+        usage = {name: a.usage_fraction() for name, a in self._ledger.accounts.items()}
+        runnable: list[Job] = []
+        for queue in self._queues.by_share.values():
+            runnable += queue.order()
+            runnable += queue.infeasible.values()
+
+        def key(j: Job) -> tuple[int, float, int]:
+            return (-j.priority, usage[j.share_name], j.seq)
+
+        if limit is None:
+            return sorted(runnable, key=key)
+        return heapq.nsmallest(limit, runnable, key=key)
+
+    def _note_positions(self) -> None:
+        """Every RUNNABLE job's place in the queue-wide order now; a job whose place changed
+        (or that is new) holds it from now (``track_queue_positions``)."""
+        now = self._events.now
+        old = self._positions
+        new: dict[str, tuple[int, float]] = {}
+        for place, job in enumerate(self._queue_order()):
+            was = old.get(job.job_id)
+            new[job.job_id] = was if was is not None and was[0] == place else (place, now)
+        self._positions = new
+
+    def _run_passes(self) -> None:
+        """The dispatcher's passes at the current instant, then the places in the queue."""
+        self._dispatcher.run_passes()
+        if self._options.track_queue_positions:
+            self._note_positions()
 
     def next_event_time(self) -> float | None:
         """Time of the next timed event (state delay, completion, timeout, time limit)."""
@@ -549,7 +584,7 @@ class Scheduler:
     def _run_until(self, until: float) -> None:
         """The jobs' timed events up to ``until``, a pass after each instant."""
         events = self._events
-        run_passes = self._dispatcher.run_passes
+        run_passes = self._run_passes
         if events.pass_due:
             run_passes()  # changes made at the current instant (priority updates) act now
         events.run_until(until, self._handlers, run_passes)

@@ -12,10 +12,11 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from quota_constructs.advisor.profiles import load_teams
-from quota_constructs.advisor.simulate import simulated_jobs
+from quota_constructs.advisor.simulate import all_reserve, simulated_jobs
 from quota_constructs.advisor.workload import generate_workload, load_workload_csv, workload_csv
 from quota_constructs.commands import app
-from quota_constructs.config import load_organisation
+from quota_constructs.config import OrganisationFile, load_organisation
+from quota_constructs.model import parse_utc
 from quota_constructs.scheduling import Attempt
 from tests.helpers import ORGS_DIR
 
@@ -136,8 +137,23 @@ def test_the_research_teams_with_a_plan_match_their_simulated_attempts(tmp_path:
     total_used = sum(r["ownInstanceHours"] + r["borrowedInstanceHours"] for r in rows.values())
     assert plan["idleInstanceHours"] == pytest.approx(reserved - total_used, abs=1e-3)
     assert data["totalCostUsd"] == pytest.approx(reserved * 0.9, abs=1e-3)
+    # separate pools: the all-RESERVE run of the same jobs, billed by itself, its plan fee
+    # over the same period (the shared run's, here the longer), unfinished jobs on demand
+    alone_file = tmp_path / "alone.yaml"
+    shared_org = load_organisation(org_file)
+    alone_org = replace(shared_org, queue=all_reserve(shared_org.queue), calendars={})
+    alone_file.write_text(OrganisationFile.from_organisation(alone_org).to_yaml())
+    alone = report(str(alone_file), "--workload", str(w), "--prices", str(prices), "--json")
+    alone_start, alone_stop = (parse_utc(alone["period"][k]) for k in ("start", "end"))
+    assert alone_start is not None and alone_stop is not None
+    alone_end = alone_stop - alone_start
+    assert alone_end <= end
+    extra_fee = 8 * (end - alone_end) / H * 0.9
     assert data["separatePoolsCostUsd"] == pytest.approx(
-        data["totalCostUsd"] + borrowed * 1.41, abs=1e-3
+        alone["equalWorkCostUsd"] + extra_fee, abs=1e-3
+    )
+    assert data["sharingSavesUsd"] == pytest.approx(
+        data["separatePoolsCostUsd"] - data["equalWorkCostUsd"], abs=1e-3
     )
 
 
@@ -178,7 +194,10 @@ def test_the_table_states_the_rule_and_the_separate_pools(
     )
     assert result.exit_code == 0, result.output
     assert "charge rule 'both': each team pays what it ran" in result.stdout
-    assert "the same teams on separate fixed pools: 2,179.59 USD" in result.stdout
+    assert (
+        "the same jobs on separate pools (the all-RESERVE run, unfinished jobs finished on "
+        "demand): 3,260.02 USD (sharing saves 1,573.12 USD)"
+    ) in result.stdout
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
@@ -241,28 +260,23 @@ def test_simulate_with_prices_adds_each_teams_money(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     cost = json.loads(result.stdout)["research"]["cost"]
     jobs = simulated_jobs(load_organisation(research), generate_workload(load_teams(TEAMS), days=7))
-    window = 7 * 86400.0
-    for row in cost["shares"]:
+    for row in cost["shares"]:  # every attempt, whole: the runs are billed to their end
         used = sum(
-            (min(a.stopped_at, window) - a.started_at) * j.request.demand[G5]
+            (a.stopped_at - a.started_at) * j.request.demand[G5]
             for j in jobs
             if j.share_name == row["share"]
             for a in j.attempts
-            if a.started_at is not None and a.started_at < window
-        ) + sum(  # still running at the end of the window
-            (window - j.started_at) * j.request.demand[G5]
-            for j in jobs
-            if j.share_name == row["share"]
-            and j.started_at is not None
-            and j.status.is_dispatched
-            and j.started_at < window
+            if a.started_at is not None
         )
         assert row["ownInstanceHours"] + row["borrowedInstanceHours"] == pytest.approx(
             used / H, abs=1e-3
         )
         assert row["costUsd"] == pytest.approx(used / H * 1.41, abs=1e-2)
         assert row["idleUsd"] == 0  # on demand, idle quota costs nothing
-    assert cost["separatePoolsCostUsd"] == cost["totalCostUsd"]  # no plan: sharing saves nothing
+    assert cost["jobsBilled"] == sum(j.status.value == "SUCCEEDED" for j in jobs)
+    assert cost["sharingSavesUsd"] == pytest.approx(
+        cost["separatePoolsCostUsd"] - cost["equalWorkCostUsd"], abs=1e-5
+    )
 
 
 def test_recommend_simulate_with_a_price_shows_the_money_table() -> None:
@@ -271,7 +285,8 @@ def test_recommend_simulate_with_a_price_shows_the_money_table() -> None:
     assert result.exit_code in (0, 1), result.output  # 1: an expectation failed (advisor's)
     assert "Money: recommended" in result.stdout
     assert "Money: all-RESERVE" in result.stdout
-    assert "the same teams on separate fixed pools" in result.stdout
+    assert "Money: all-LEND_AND_BORROW" in result.stdout
+    assert "jobs run to the end; the same jobs on separate pools" in result.stdout
     data = json.loads(CliRunner().invoke(app, [*args, "--json"]).stdout)
     shares = data["simulation"]["recommended"]["cost"]["shares"]
     assert {r["share"] for r in shares} == {"recommendation", "generative", "data-analysis"}

@@ -83,7 +83,9 @@ def test_simulate_prices_bills_the_run_it_measured_without_a_second_one(
     args = ["simulate", str(DOCS / "plan-org.yaml"), "--workload", str(DOCS / "plan-workload.csv")]
     result = CliRunner().invoke(app, [*args, "--prices", str(DOCS / "prices.yaml"), "--json"])
     assert result.exit_code == 0, result.output
-    assert len(runs) == 2  # the organisation and its all-RESERVE baseline, nothing more
+    # the organisation, its all-RESERVE baseline up to the window (utilisation) and the
+    # all-RESERVE run to the end (the money on equal work), nothing more
+    assert len(runs) == 3
     billed = json.loads(result.stdout)["plans-demo"]["cost"]["totalCostUsd"]
     org = load_organisation(DOCS / "plan-org.yaml")
     jobs = load_workload_csv(DOCS / "plan-workload.csv")

@@ -84,6 +84,9 @@ TRAINING_JOBS = "tests/emulator/test_server_training_jobs.py::"
 TUTORIAL = "tests/emulator/test_server_tutorial.py::"
 USER_GUIDE_RULES = "tests/emulator/test_user_guide_rules.py::"
 WIRE_SHAPES = "tests/emulator/test_wire_shapes.py::"
+RECLAIM = "tests/scheduling/test_reclaim.py::"
+FIELDS = "tests/emulator/test_documented_fields.py::"
+POSITIONS = "tests/scheduling/test_arrival_and_positions.py::"
 CFN_SHARE_LIMIT = Source(
     "CloudFormation QuotaShareCapacityLimit",
     "https://docs.aws.amazon.com/AWSCloudFormation/latest/TemplateReference/aws-properties-batch-quotashare-quotasharecapacitylimit.html",
@@ -233,7 +236,7 @@ BEHAVIOURS: tuple[Behaviour, ...] = (
         (guide("service-job-submit"),),
         (
             DISPATCH_TICK
-            + "test_a_job_is_submitted_until_the_next_tick_then_runnable_jobs_dispatch_by_priority",
+            + "test_a_job_is_submitted_then_runnable_for_a_tick_then_dispatched_by_priority",
         ),
     ),
     Behaviour(
@@ -241,7 +244,7 @@ BEHAVIOURS: tuple[Behaviour, ...] = (
         (guide("service-job-status"),),
         (
             DISPATCH_TICK
-            + "test_a_job_is_submitted_until_the_next_tick_then_runnable_jobs_dispatch_by_priority",
+            + "test_a_job_is_submitted_then_runnable_for_a_tick_then_dispatched_by_priority",
         ),
         note="how long AWS takes to evaluate is UNCONFIRMED (the emulator: one tick)",
     ),
@@ -272,7 +275,7 @@ BEHAVIOURS: tuple[Behaviour, ...] = (
         (guide("service-job-submit"),),
         (
             DISPATCH_TICK
-            + "test_a_job_is_submitted_until_the_next_tick_then_runnable_jobs_dispatch_by_priority",
+            + "test_a_job_is_submitted_then_runnable_for_a_tick_then_dispatched_by_priority",
             TRAINING_JOBS + "test_each_batch_status_maps_to_sagemakers_status_as_aws_documents",
         ),
     ),
@@ -620,14 +623,22 @@ BEHAVIOURS: tuple[Behaviour, ...] = (
             "priorities of the jobs and the duration of the jobs, and applies a custom "
             'heuristic"'
         ),
-        (guide("preemption"),),
-        (),
+        (guide("preemption"), guide("quota-shares")),
+        (
+            RECLAIM + "test_reclaim_takes_the_lowest_priority_job_of_the_borrowing_share",
+            RECLAIM + "test_reclaim_relabels_the_victim_to_hold_the_lenders_instance",
+            RECLAIM + "test_among_equal_priorities_the_shorter_run_is_reclaimed",
+            DISPATCH
+            + "test_default_victim_policy_prefers_borrowers_then_low_priority_then_fewest_jobs",
+        ),
         note=(
-            "UNCONFIRMED: the heuristic is not published; the emulator's (borrowers, then "
-            "lowest priority, then shortest run) is "
-            "`tests/scheduling/test_dispatch.py::test_default_victim_policy_prefers_borrowers_then_low_priority_then_fewest_jobs`"
-            " and can be replaced "
-            "(`tests/scheduling/test_dispatch.py::test_custom_victim_policy_is_used`)"
+            "a share borrows as a whole: its borrowed instances count on its lowest-priority, "
+            "then shortest-running jobs, so a reclaim never makes the borrower preempt its own "
+            "job in-share; UNCONFIRMED: the heuristic's weights (`ReclaimScope.JOB`: only jobs "
+            "placed on the lender's instances, "
+            f"`{RECLAIM}test_job_scope_keeps_the_earlier_choice_and_its_second_preemption`; "
+            "`victim_policy` replaces the choice, "
+            "`tests/scheduling/test_dispatch.py::test_custom_victim_policy_is_used`)"
         ),
     ),
     Behaviour(
@@ -986,6 +997,223 @@ SCHEDULING_CORE: tuple[Behaviour, ...] = (
 """Issue 42's scheduling-core behaviours: they live in the core, so the simulator follows them."""
 
 BEHAVIOURS = BEHAVIOURS + SCHEDULING_CORE
+
+
+def sagemaker_member(member: str) -> Source:
+    """A member of SageMaker's ``DescribeTrainingJob`` output (botocore's model)."""
+    return Source(f"botocore `sagemaker` `DescribeTrainingJobResponse.{member}`")
+
+
+EVENT_STRUCTURE = Source(
+    "EventBridge event structure",
+    "https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-events-structure.html",
+)
+SERVICE_QUOTAS_ARNS = Source(
+    "Service Quotas resource types",
+    "https://docs.aws.amazon.com/service-authorization/latest/reference/list_servicequotas.html",
+)
+
+FIELDS_AND_SERVICES: tuple[Behaviour, ...] = (
+    Behaviour(
+        (
+            '`earliestTimeAtPosition`: "The Unix timestamp (in milliseconds) for when the job '
+            'transitioned to its current position in the job queue."'
+        ),
+        (Source("botocore `batch` `FrontOfQueueJobSummary.earliestTimeAtPosition`"),),
+        (
+            JOB_RULES + "test_earliest_time_at_position_is_when_the_job_moved_to_its_place",
+            POSITIONS + "test_earliest_time_at_position_changes_when_the_job_moves_up",
+            POSITIONS + "test_earliest_time_at_position_changes_when_a_job_is_put_ahead",
+        ),
+        note=(
+            "(its place in `frontOfQueue`'s order; in `frontOfQuotaShares`, since it heads "
+            "its share)"
+        ),
+    ),
+    Behaviour(
+        (
+            '`SUBMITTED`: "has not yet been evaluated by the scheduler ... If there are no '
+            'dependencies, the job is moved to `RUNNABLE`" (then `SCHEDULED` when capacity is '
+            "available): DescribeServiceJob sees each state"
+        ),
+        (guide("job_states"), guide("service-job-status")),
+        (
+            FIELDS + "test_a_job_observed_by_describe_passes_through_runnable",
+            DISPATCH_TICK
+            + "test_a_job_is_submitted_then_runnable_for_a_tick_then_dispatched_by_priority",
+            POSITIONS + "test_a_new_job_is_runnable_for_its_dispatch_delay_even_with_capacity_free",
+        ),
+        note=(
+            "UNCONFIRMED: how long AWS leaves a job `RUNNABLE` with capacity free; the "
+            "emulator: one tick (`SchedulerOptions.dispatch_delay_s`; none with "
+            '`dispatch="immediate"`)'
+        ),
+    ),
+    Behaviour(
+        (
+            '"A Service job can transition from `SCHEDULED` back to `RUNNABLE` state when they '
+            'encounter capacity constraints."'
+        ),
+        (Source("botocore `batch` `LatestServiceJobAttempt`"),),
+        (FIELDS + "test_a_job_without_capacity_goes_from_scheduled_back_to_runnable",),
+    ),
+    Behaviour(
+        (
+            "An attempt's `startedAt` / `stoppedAt`: \"for when the service job attempt was "
+            'started" / "stopped running"'
+        ),
+        (Source("botocore `batch` `ServiceJobAttemptDetail`"),),
+        (FIELDS + "test_an_attempts_times_are_when_it_started_and_stopped_running",),
+    ),
+    Behaviour(
+        "`serviceResourceId.name`: `TrainingJobArn`, the only value of `ServiceResourceIdName`",
+        (Source("botocore `batch` `ServiceResourceId`, `ServiceResourceIdName`"),),
+        (FIELDS + "test_an_attempts_resource_is_named_by_its_training_job_arn",),
+    ),
+    Behaviour(
+        (
+            'ListServiceJobs `isTerminated`: "whether a termination request has been accepted '
+            'for the service job. This field is only present when the value is true."'
+        ),
+        (Source("botocore `batch` `ServiceJobSummary.isTerminated`"),),
+        (FIELDS + "test_a_summary_says_is_terminated_only_when_true",),
+    ),
+    Behaviour(
+        (
+            'GetJobQueueSnapshot `lastUpdatedAt`: "for when each of the first 100 `RUNNABLE` '
+            'jobs were last updated", "for when the queue utilization information was last '
+            'updated"'
+        ),
+        (Source("botocore `batch` `FrontOfQueueDetail`, `QueueSnapshotUtilizationDetail`"),),
+        (FIELDS + "test_a_snapshots_last_updated_at_is_the_emulators_now",),
+        note="(the emulator computes the snapshot when asked: its clock's now)",
+    ),
+    Behaviour(
+        (
+            '`TrainingStartTime`: "You are billed for the time interval between this time and '
+            "the value of TrainingEndTime. The start time in CloudWatch Logs might be later "
+            '... due to the time it takes to download the training data"'
+        ),
+        (sagemaker_member("TrainingStartTime"),),
+        (FIELDS + "test_training_start_is_before_the_download_and_end_is_the_attempts_stop",),
+        note=(
+            "(when the attempt's instances were acquired: Batch `STARTING`, SageMaker "
+            "`Downloading`)"
+        ),
+    ),
+    Behaviour(
+        (
+            '`TrainingEndTime`: "For successful jobs and stopped jobs, this is the time after '
+            'model artifacts are uploaded."'
+        ),
+        (sagemaker_member("TrainingEndTime"),),
+        (FIELDS + "test_training_start_is_before_the_download_and_end_is_the_attempts_stop",),
+        note="(the attempt's `stoppedAt`)",
+    ),
+    Behaviour(
+        (
+            '`BillableTimeInSeconds`: "Billable time refers to the absolute wall-clock time." '
+            "(`BillableTimeInSeconds * InstanceCount` is the compute SageMaker bills)"
+        ),
+        (sagemaker_member("BillableTimeInSeconds"),),
+        (FIELDS + "test_billable_time_is_the_wall_clock_from_training_start_to_end",),
+        note="(on demand: equal to `TrainingTimeInSeconds`; the emulator runs no Spot training)",
+    ),
+    Behaviour(
+        '`TrainingTimeInSeconds`: "The training time in seconds." (reported once the job ended)',
+        (sagemaker_member("TrainingTimeInSeconds"),),
+        (
+            FIELDS + "test_billable_time_is_the_wall_clock_from_training_start_to_end",
+            FIELDS + "test_training_and_billable_time_are_reported_once_the_job_ended",
+        ),
+        note="UNCONFIRMED: whether SageMaker reports it while a job runs (the emulator: no)",
+    ),
+    Behaviour(
+        (
+            '`SecondaryStatusTransitions`: "A history of all of the secondary statuses that the '
+            'training job has transitioned through."'
+        ),
+        (sagemaker_member("SecondaryStatusTransitions"),),
+        (
+            FIELDS + "test_secondary_status_transitions_are_the_history_of_the_attempt",
+            FIELDS + "test_a_training_job_being_preempted_is_stopping_since_the_preemption_started",
+        ),
+        note=(
+            "(`Pending`, `Downloading`, `Training`, `Stopping` while a preemption stops it, "
+            "then how it ended; each `EndTime` the next `StartTime`)"
+        ),
+    ),
+    Behaviour(
+        (
+            '`LastModifiedTime`: "A timestamp that indicates when the status of the training '
+            'job was last modified."'
+        ),
+        (sagemaker_member("LastModifiedTime"),),
+        (FIELDS + "test_last_modified_time_is_when_the_status_last_changed",),
+    ),
+    Behaviour(
+        (
+            'Every event\'s `version`: "By default, this is set to 0 (zero) in all events."; '
+            '`id`: "A Version 4 UUID that\'s generated for every event."'
+        ),
+        (EVENT_STRUCTURE,),
+        (FIELDS + "test_every_event_has_version_0_and_its_own_version_4_uuid",),
+    ),
+    Behaviour(
+        (
+            '`account`: "The 12-digit number identifying an AWS account."; `region`: '
+            '"Identifies the AWS Region where the event originated."'
+        ),
+        (EVENT_STRUCTURE,),
+        (FIELDS + "test_every_event_names_its_12_digit_account_and_region",),
+    ),
+    Behaviour(
+        (
+            '`time`: "The event timestamp, which can be specified by the service originating '
+            'the event."'
+        ),
+        (EVENT_STRUCTURE,),
+        (FIELDS + "test_an_events_time_is_when_the_job_changed_state",),
+        note="(the state change's time, `yyyy-mm-ddThh:mm:ssZ` as in AWS's examples)",
+    ),
+    Behaviour(
+        (
+            "SSM GetParameters `InvalidParameters`: \"A list of parameters that aren't "
+            "formatted correctly or don't run during an execution.\""
+        ),
+        (Source("botocore `ssm` `GetParametersResult.InvalidParameters`"),),
+        (FIELDS + "test_get_parameters_lists_the_names_it_did_not_find",),
+        note="(a name not found is listed there, not an error)",
+    ),
+    Behaviour(
+        (
+            'SSM GetParameter of an unknown name: `ParameterNotFound`, "The parameter '
+            "couldn't be found.\""
+        ),
+        (Source("botocore `ssm` `ParameterNotFound`"),),
+        (FIELDS + "test_get_parameter_of_an_unknown_name_is_parameter_not_found",),
+    ),
+    Behaviour(
+        (
+            "Service Quotas `QuotaArn`: `arn:${Partition}:servicequotas:${Region}:${Account}:"
+            "${ServiceCode}/${QuotaCode}`; SageMaker's training quotas are named "
+            '"`<instance type>` for training job usage"'
+        ),
+        (SERVICE_QUOTAS_ARNS, Source("botocore `service-quotas` `ServiceQuota.QuotaArn`")),
+        (FIELDS + "test_a_quotas_arn_is_servicequotas_service_code_and_quota_code",),
+    ),
+    Behaviour(
+        (
+            'GetServiceQuota of an unknown code: `NoSuchResourceException`, "The specified '
+            'resource does not exist."'
+        ),
+        (Source("botocore `service-quotas` `NoSuchResourceException`"),),
+        (FIELDS + "test_get_service_quota_of_an_unknown_code_is_no_such_resource",),
+    ),
+)
+"""Issue 42, remaining part: fields of what the emulator serves besides Batch's own rules."""
+
+BEHAVIOURS = BEHAVIOURS + FIELDS_AND_SERVICES
 
 
 def markdown_table() -> str:

@@ -582,7 +582,7 @@ RULES: tuple[Rule, ...] = (
         "Jobs with a higher scheduling priority are scheduled before jobs with a lower "
         "scheduling priority within a share.",
         "emulator/test_dispatch_tick.py::"
-        "test_a_job_is_submitted_until_the_next_tick_then_runnable_jobs_dispatch_by_priority",
+        "test_a_job_is_submitted_then_runnable_for_a_tick_then_dispatched_by_priority",
     ),
     Rule(
         "UpdateServiceJob.schedulingPriority",

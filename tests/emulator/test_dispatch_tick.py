@@ -1,5 +1,6 @@
-"""When a submitted job is first scheduled: on the next scheduler tick (AWS's behaviour, the
-default), or before the next request (``dispatch="immediate"``, the emulator's earlier one)."""
+"""When a submitted job is first scheduled: SUBMITTED until the next scheduler tick, RUNNABLE
+for a tick, then SCHEDULED (AWS's states, each observable, the default), or before the next
+request (``dispatch="immediate"``, the emulator's earlier behaviour)."""
 
 from __future__ import annotations
 
@@ -20,13 +21,15 @@ def three_back_to_back(batch: Any) -> list[str]:
     return [submit(batch, QUEUE, "QS3", f"p{p}", schedulingPriority=p) for p in (1, 5, 9)]
 
 
-def test_a_job_is_submitted_until_the_next_tick_then_runnable_jobs_dispatch_by_priority(
+def test_a_job_is_submitted_then_runnable_for_a_tick_then_dispatched_by_priority(
     emulator: EmulatorServer,
 ) -> None:
     batch = emulator.client("batch")
     low, mid, high = three_back_to_back(batch)
 
     assert [status(batch, j) for j in (low, mid, high)] == ["SUBMITTED"] * 3
+    emulator.advance(0.5)  # RUNNABLE even with QS3's instance free: SCHEDULED from a tick on
+    assert [status(batch, j) for j in (low, mid, high)] == ["RUNNABLE"] * 3
     emulator.advance(0.5)
     assert [status(batch, j) for j in (low, mid, high)] == ["RUNNABLE", "RUNNABLE", "SCHEDULED"]
 

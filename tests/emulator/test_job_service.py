@@ -25,8 +25,9 @@ from tests.emulator.helpers import GPU, create_queue
 
 RUN_S = 100.0
 """How long every job runs once RUNNING."""
-STARTUP_S = 2.0
-"""SCHEDULED -> STARTING -> RUNNING with the core's default delays (1 s each)."""
+STARTUP_S = 3.0
+"""RUNNABLE -> SCHEDULED (the emulator's one-tick dispatch delay) -> STARTING -> RUNNING with
+the core's default delays (1 s each)."""
 
 
 @dataclass
@@ -72,10 +73,11 @@ def test_a_submitted_job_runs_its_lifecycle_as_the_clock_advances(state: State) 
 
     assert JOB_ID_PATTERN.match(job.job_id) and job.status is JobStatus.SUBMITTED
     seen = []
-    for t in (0.0, 1.0, STARTUP_S, STARTUP_S + RUN_S - 1, STARTUP_S + RUN_S):
+    for t in (0.0, 1.0, 2.0, STARTUP_S, STARTUP_S + RUN_S - 1, STARTUP_S + RUN_S):
         state.advance_to(t)
         seen.append(job.status)
     assert seen == [
+        JobStatus.RUNNABLE,  # a tick, even with capacity free
         JobStatus.SCHEDULED,
         JobStatus.STARTING,
         JobStatus.RUNNING,
@@ -88,7 +90,7 @@ def test_a_job_waits_for_its_shares_capacity_and_is_dispatched_when_it_frees(
     state: State,
 ) -> None:
     first, second = state.submit("first"), state.submit("second")
-    state.advance_to(0)
+    state.advance_to(1)
 
     reason = state.jobs.pending_reason(second.job_id)
     assert (first.status, second.status) == (JobStatus.SCHEDULED, JobStatus.RUNNABLE)

@@ -118,7 +118,7 @@ def test_rejects_terminating_more_than_50_jobs(batch: Any, queue: str) -> None:
     message = refusal(batch.terminate_service_jobs, jobs=[job] * 51, reason="x")
     batch.terminate_service_jobs(jobs=[job] * 50, reason="x")
 
-    assert "jobs: at most 50 job ids per call (got 51)" in message
+    assert "jobs: a list of up to 50 entries (got 51)" in message
 
 
 # --- evaluateOnExit -----------------------------------------------------------------------------
@@ -320,3 +320,21 @@ def test_snapshot_lists_the_first_100_runnable_jobs_and_each_shares_first(
     shares = snapshot["frontOfQuotaShares"]["quotaShares"]
     assert [e["jobArn"].rsplit("/", 1)[1] for e in shares["QS3"]] == [waiting[0]]
     assert status(batch, waiting[-1]) == "RUNNABLE"
+
+
+def test_earliest_time_at_position_is_when_the_job_moved_to_its_place(
+    emulator: EmulatorServer, batch: Any, queue: str
+) -> None:
+    holder = submit(batch, queue, "QS3", "holder", tags=RUNS_1_MIN)
+    first, second, third = (submit(batch, queue, "QS3", n) for n in ("first", "second", "third"))
+    emulator.advance(10)
+
+    def since() -> dict[str, int]:
+        jobs = batch.get_job_queue_snapshot(jobQueue=queue)["frontOfQueue"]["jobs"]
+        return {e["jobArn"].rsplit("/", 1)[1]: e["earliestTimeAtPosition"] for e in jobs}
+
+    dispatched = batch.describe_service_job(jobId=holder)["scheduledAt"]
+    assert since() == {first: dispatched, second: dispatched, third: dispatched}  # each moved up
+    emulator.advance(100)  # the holder ends: "first" runs, "second" and "third" move up
+    ended = batch.describe_service_job(jobId=holder)["stoppedAt"]
+    assert since() == {second: ended, third: ended}

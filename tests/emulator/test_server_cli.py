@@ -139,6 +139,10 @@ def test_rejects_a_port_in_use() -> None:
         ("--threads", "1000000000", "from 1 to 256"),
         ("--port", "70000", "from 0 to 65535"),
         ("--port", "-1", "from 0 to 65535"),
+        ("--request-deadline", "0", "from 1 to 3600"),
+        ("--request-deadline", "100000", "from 1 to 3600"),
+        ("--max-connections-per-peer", "0", "from 1 to 500"),
+        ("--max-connections-per-peer", "501", "from 1 to 500"),
     ],
 )
 def test_rejects_an_option_out_of_range_in_one_line(option: str, value: str, allowed: str) -> None:

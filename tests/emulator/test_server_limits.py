@@ -153,6 +153,8 @@ def test_refuses_a_chunked_body_once_it_passes_the_limit() -> None:
     ("field", "value"),
     [
         ("channel_timeout", 0),
+        ("request_deadline", 0),
+        ("connections_per_peer", 0),
         ("cleanup_interval", -1),
         ("connection_limit", 0),
         ("max_body_bytes", 10),
@@ -176,3 +178,86 @@ def test_refuses_headers_over_the_limit() -> None:
 
         assert response_status(sock) == 431
         assert queue_names(emu) == ["seed-demo-queue"]
+
+
+DEADLINE = ServerLimits(request_deadline=1, cleanup_interval=1)
+"""A request must arrive whole within a second (the idle time-out stays 30 s)."""
+SLOW_REQUEST = (
+    b"POST /v1/describejobqueues HTTP/1.1\r\nHost: localhost\r\n"
+    b"Content-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"
+)
+
+
+def send_slowly(sock: socket.socket, data: bytes, pause_s: float) -> tuple[int, bytes]:
+    """Send ``data`` a byte at a time, ``pause_s`` apart, until it is all sent or the server
+    answers or closes; returns the bytes sent and what the server sent back."""
+    for sent in range(len(data)):
+        try:
+            sock.sendall(data[sent : sent + 1])
+        except (BrokenPipeError, ConnectionResetError):
+            return sent, b""
+        readable, _, _ = select.select([sock], [], [], pause_s)
+        if readable:
+            try:
+                return sent + 1, sock.recv(4096)
+            except ConnectionResetError:
+                return sent + 1, b""
+    return len(data), b""
+
+
+def test_cuts_off_a_client_sending_its_request_byte_by_byte() -> None:
+    with (
+        EmulatorServer(org_files=[SEED_DEMO], limits=DEADLINE) as emu,
+        socket.create_connection((emu.host, emu_port(emu))) as slow,
+    ):
+        sent, answer = send_slowly(slow, SLOW_REQUEST, pause_s=0.25)
+
+        assert sent < len(SLOW_REQUEST)
+        assert answer == b"" or answer.startswith(b"HTTP/1.1 408 ")
+        assert queue_names(emu) == ["seed-demo-queue"]
+
+
+def test_a_request_sent_at_once_is_answered_within_the_deadline() -> None:
+    with (
+        EmulatorServer(org_files=[SEED_DEMO], limits=DEADLINE) as emu,
+        socket.create_connection((emu.host, emu_port(emu))) as sock,
+    ):
+        sock.sendall(SLOW_REQUEST)
+
+        assert response_status(sock) == 200
+
+
+PER_PEER = ServerLimits(connections_per_peer=2)
+HEALTH = b"GET /_quota/health HTTP/1.1\r\nHost: localhost\r\n\r\n"
+
+
+def answer(sock: socket.socket) -> bytes:
+    """What the server sends on ``sock`` until it pauses or closes (one response)."""
+    sock.settimeout(GENEROUS_S)
+    data = b""
+    try:
+        while b"\r\n\r\n" not in data and (chunk := sock.recv(4096)):
+            data += chunk
+    except ConnectionResetError:
+        pass
+    return data
+
+
+def test_refuses_a_connection_beyond_the_per_peer_cap() -> None:
+    with (
+        EmulatorServer(org_files=[SEED_DEMO], limits=PER_PEER) as emu,
+        socket.create_connection((emu.host, emu_port(emu))) as first,
+        socket.create_connection((emu.host, emu_port(emu))) as second,
+    ):
+        for sock in (first, second):  # both accepted and answered, and kept open
+            sock.sendall(HEALTH)
+            assert answer(sock).startswith(b"HTTP/1.1 200 ")
+        with socket.create_connection((emu.host, emu_port(emu))) as third:
+            refused = answer(third)
+            closed = closed_by_server(third)
+
+        first.sendall(HEALTH)
+        assert refused.startswith(b"HTTP/1.1 503 ")
+        assert b"x-amzn-ErrorType: TooManyConnectionsException" in refused
+        assert closed
+        assert answer(first).startswith(b"HTTP/1.1 200 ")

@@ -65,7 +65,7 @@ def test_a_finished_attempt_is_completed_with_its_model_artifacts(
         f"s3://bucket/out/{name}/output/model.tar.gz"
     )
     ran = described["TrainingEndTime"] - described["TrainingStartTime"]
-    assert ran.total_seconds() == pytest.approx(60)
+    assert ran.total_seconds() == pytest.approx(61)  # 1 s downloading (STARTING), 60 s training
 
 
 def test_a_failed_attempt_reports_its_failure_reason(
@@ -179,9 +179,11 @@ def test_each_batch_status_maps_to_sagemakers_status_as_aws_documents(
     emulator: EmulatorServer, batch: Any, sagemaker: Any, queue: str
 ) -> None:
     job = submit(batch, queue, "QS1", "mapped")
+    emulator.advance(0)
+    assert status(batch, job) == "RUNNABLE" and not training_job_names(batch, job)
     seen: list[tuple[str, str, str]] = []
     for _ in range(3):
-        emulator.advance(0 if not seen else 1)
+        emulator.advance(1)
         (name,) = training_job_names(batch, job)
         described = sagemaker.describe_training_job(TrainingJobName=name)
         seen.append(

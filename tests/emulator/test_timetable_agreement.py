@@ -18,6 +18,7 @@ from quota_constructs.advisor.workload import WorkloadJob
 from quota_constructs.config import load_organisation
 from quota_constructs.local.emulator import Emulator
 from quota_constructs.local.state.clock import VirtualClock
+from quota_constructs.local.state.job_service import DispatchMode
 from quota_constructs.local.testing import DUMMY_CREDENTIALS
 from quota_constructs.local.wire.server import start_server
 from quota_constructs.scheduling import CalendarFlip
@@ -53,6 +54,7 @@ def _emulator_run(
         clock=VirtualClock(start_epoch=SIMULATION_START.timestamp()),
         calendar_grace_s=grace_s,
         options=options.scheduler_options(org.queue),
+        dispatch=DispatchMode.IMMEDIATE,  # as the simulator: no tick between RUNNABLE and SCHEDULED
     )
     emulator.provision_file(org_file)
     server = start_server(emulator, host="127.0.0.1", port=0)

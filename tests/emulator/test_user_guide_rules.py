@@ -184,10 +184,13 @@ def test_scheduled_at_is_when_the_job_was_dispatched(
     job = submit(batch, queue, "QS1", "dispatched")
     before = batch.describe_service_job(jobId=job)
     emulator.advance(0)
+    runnable = batch.describe_service_job(jobId=job)
+    emulator.advance(1)
     after = batch.describe_service_job(jobId=job)
 
     assert (before["status"], "scheduledAt" in before) == ("SUBMITTED", False)
-    assert (after["status"], after["scheduledAt"]) == ("SCHEDULED", before["createdAt"])
+    assert (runnable["status"], "scheduledAt" in runnable) == ("RUNNABLE", False)
+    assert (after["status"], after["scheduledAt"]) == ("SCHEDULED", before["createdAt"] + 1000)
 
 
 def test_capacity_usage_is_the_payloads_instance_count(batch: Any, queue: str) -> None:

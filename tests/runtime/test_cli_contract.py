@@ -36,7 +36,7 @@ def quota(*args: str, env: dict[str, str] | None = None) -> subprocess.Completed
 
 def test_piped_ls_prints_each_job_whole_on_one_line(emu: EmulatorServer) -> None:
     job_id = submit(emu, LONG_NAME, "QS1")
-    emu.advance(0)  # the scheduler's next tick dispatches it
+    emu.advance(1)  # RUNNABLE at the scheduler's next tick, SCHEDULED a tick later
     result = quota("jobs", "--endpoint-url", emu.endpoint_url, "-o", "seed-demo", "ls")
     assert result.returncode == 0, result.stderr
     row = next(line for line in result.stdout.splitlines() if job_id in line)

@@ -46,7 +46,12 @@ runner = CliRunner()
 @pytest.fixture
 def research_day() -> Iterator[tuple[EmulatorServer, JobHistory]]:
     """A generated Monday of the research teams run on the emulator, and its history."""
-    with EmulatorServer(org_files=[RESEARCH], options=INSTANT, start_epoch=last_monday()) as emu:
+    with EmulatorServer(
+        org_files=[RESEARCH],
+        options=INSTANT,
+        start_epoch=last_monday(),
+        dispatch="immediate",  # as the simulator: no tick between RUNNABLE and SCHEDULED
+    ) as emu:
         client = emulator_client(emu, "research", retry=FAST_RETRIES)
         for index, job in enumerate(DAY):
             emu.advance(round(job.submit_time_s) - emu.now)  # whole seconds: no ms rounding

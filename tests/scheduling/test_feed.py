@@ -123,6 +123,11 @@ def test_the_usage_log_holds_what_a_listener_sees_hold_release_and_preempt(
         job = event.job
         if event.kind is EventKind.PREEMPTION_STARTED and event.preemption is not None:
             preemptions.append((event.time, job.share_name, event.preemption.rule.value))
+            # a cross-share reclaim may relabel which of the share's jobs hold the lender's
+            # instances (the share's totals stay): releases give back what is held now
+            for other in sched.jobs:
+                if other.job_id in held:
+                    held[other.job_id] = {k: dict(v) for k, v in other.alloc.items()}
         if event.kind is not EventKind.STATE_CHANGE:
             return
         was, holds = event.previous_status in DISPATCHED, event.status in DISPATCHED

@@ -197,7 +197,7 @@ def test_records_built_by_the_core_equal_the_dataclasses_own() -> None:
         with pytest.raises(FrozenInstanceError):  # a native __init__ keeps them frozen
             setattr(record, names[-1], getattr(record, names[-1]))
     assert any(r.completed_at is not None for r in records if isinstance(r, PreemptionRecord))
-    values: tuple[Any, ...] = (1, "id", 0.0, 1.0, 2.0, "done", False)
+    values: tuple[Any, ...] = (1, "id", 0.0, 1.0, 2.0, "done", False, 0.5)
     built = Attempt(**dict(zip([f.name for f in fields(Attempt)], values, strict=True)))
     assert built == Attempt(*values) and replace(built, number=2) == Attempt(2, *values[1:])
     request = sched.jobs[0].request

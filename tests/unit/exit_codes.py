@@ -40,6 +40,7 @@ EXIT_CODES: tuple[Code, ...] = (
             "`allow_destructive` does not name, or a change that would fail; "
             "`quota local apply` was refused and rolled back; `quota jobs audit` found a job "
             "whose payload names a foreign training plan or cost tag; "
+            "`quota jobs submit --what-if` found that the job can never run here; "
             "Batch refused a call (`error: ClientException: ...`) or its "
             "endpoint did not answer; `terminate` could not terminate a job"
         ),

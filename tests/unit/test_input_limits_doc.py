@@ -9,6 +9,9 @@ import pytest
 
 from quota_constructs import model, safe_load
 from quota_constructs.advisor import limits
+from quota_constructs.local.wire.input_bounds import DEFAULT_LIST_ITEMS, default_string_chars
+from quota_constructs.local.wire.protocol import MAX_PROBLEMS_SHOWN
+from quota_constructs.local.wire.server import ServerLimits
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "input-limits.md"
@@ -37,6 +40,11 @@ DOC = ROOT / "docs" / "input-limits.md"
         f"at most {limits.MAX_INTENSITY:,.0f}",
         f"{model.TRAINING_JOB_PREFIX_LENGTH}-character prefix",
         f"SageMaker allows {model.TRAINING_JOB_NAME_MAX}",
+        f"{DEFAULT_LIST_ITEMS} entries per list or map",
+        f"{default_string_chars():,} characters per string",
+        f"within {ServerLimits().request_deadline} s of its connection's accept",
+        f"{ServerLimits().connections_per_peer} from one address",
+        f"a refusal lists at most {MAX_PROBLEMS_SHOWN} problems",
     ],
 )
 def test_the_doc_states_the_limits_the_code_enforces(value: str) -> None:

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from quota_constructs.local.handlers.job_view import is_quota_share
@@ -117,11 +118,20 @@ class JobFilter:
             return (job.request.job_name, *newest_first)
         return newest_first
 
+    @cached_property
+    def _name_patterns(self) -> tuple[frozenset[str], tuple[str, ...]]:
+        """JOB_NAME values as :func:`name_matches` reads them: exact names and prefixes, lower
+        case, so that a job is matched against all values at once (not jobs x values calls)."""
+        exact = frozenset(v.lower() for v in self.values if not v.endswith("*"))
+        return exact, tuple(v[:-1].lower() for v in self.values if v.endswith("*"))
+
     def _keeps(self, job: Job, created: int) -> bool:
         if self.status is not None and job.status.value != self.status:
             return False
         if self.name == "JOB_NAME":
-            return any(name_matches(job.request.job_name, v) for v in self.values)
+            exact, prefixes = self._name_patterns
+            name = job.request.job_name.lower()
+            return name in exact or name.startswith(prefixes)
         if self.name == "QUOTA_SHARE_NAME":  # a FIFO queue's jobs are in no quota share
             return is_quota_share(job.share_name) and job.share_name in self.values
         if self.name == "SHARE_IDENTIFIER":

@@ -29,6 +29,7 @@ from quota_constructs.local.state.registry import (
     ShareRecord,
 )
 from quota_constructs.local.state.tags import TagStore
+from quota_constructs.local.wire.input_bounds import documented_bound
 from quota_constructs.model import (
     Problem,
     QuotaShareSpec,
@@ -38,7 +39,7 @@ from quota_constructs.model import (
 
 QUEUE_HEALTHY = "JobQueue Healthy"
 VALID = "VALID"
-MAX_DESCRIBED = 100
+MAX_DESCRIBED = documented_bound("DescribeJobQueuesRequest", "jobQueues")
 """DescribeJobQueues ``jobQueues`` and DescribeSchedulingPolicies ``arns``: "up to 100"."""
 
 

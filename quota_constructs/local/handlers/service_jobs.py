@@ -43,10 +43,12 @@ from quota_constructs.local.state.job_service import JobService, Submission
 from quota_constructs.local.state.registry import SAGEMAKER_TRAINING, JobQueue, Registry
 from quota_constructs.local.state.tags import TagStore
 from quota_constructs.local.wire.api_errors import DOMAIN_ERRORS, ApiError, api_error
+from quota_constructs.local.wire.input_bounds import documented_bound
 from quota_constructs.model import MAX_PAYLOAD_BYTES, MAX_SUBMIT_REQUEST_BYTES
 from quota_constructs.scheduling import Job
 
-MAX_TERMINATE_BATCH = 50
+MAX_TERMINATE_BATCH = documented_bound("TerminateServiceJobsRequest", "jobs")
+"""TerminateServiceJobs ``jobs``: "up to 50" (the wire refuses more before any handler)."""
 
 
 def _fingerprint(params: Mapping[str, Any]) -> str:

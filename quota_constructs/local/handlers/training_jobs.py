@@ -49,7 +49,9 @@ AWS's status mapping (service-job-status.html) gives it."""
 
 @dataclass(frozen=True)
 class AttemptState:
-    """A training job's status, secondary status, failure reason and times (emulator seconds)."""
+    """A training job's status, secondary status, failure reason and times (emulator seconds):
+    created (SCHEDULED), instances acquired (STARTING: SageMaker's ``TrainingStartTime``, from
+    which it bills), training (RUNNING), ended."""
 
     status: str
     secondary: str
@@ -57,6 +59,36 @@ class AttemptState:
     started: float | None
     ended: float | None
     failure: str | None = None
+    acquired: float | None = None
+    stopping: float | None = None
+    """When SageMaker was told to stop it (a preemption in progress), while it stops."""
+
+    @property
+    def billed_from(self) -> float | None:
+        """``TrainingStartTime``: when the instances were acquired (else training began)."""
+        return self.acquired if self.acquired is not None else self.started
+
+    def transitions(self) -> list[tuple[str, float, float | None]]:
+        """The secondary statuses passed through: (status, start, end; ``None`` while in it)."""
+        steps = [("Pending", self.created)]
+        if self.acquired is not None:
+            steps.append(("Downloading", self.acquired))
+        if self.started is not None:
+            steps.append(("Training", self.started))
+        if self.stopping is not None:
+            steps.append(("Stopping", self.stopping))
+        if self.ended is not None:
+            steps.append((self.secondary, self.ended))
+        ends: list[float | None] = [start for _, start in steps[1:]]
+        ends.append(self.ended)
+        return [(name, start, end) for (name, start), end in zip(steps, ends, strict=True)]
+
+    def training_seconds(self) -> int | None:
+        """``TrainingTimeInSeconds`` (= ``BillableTimeInSeconds`` on demand) once it ended."""
+        start = self.billed_from
+        if self.ended is None or start is None:
+            return None
+        return int(self.ended - start)
 
 
 def attempt_state(job: Job, number: int, now: float) -> AttemptState:
@@ -65,25 +97,36 @@ def attempt_state(job: Job, number: int, now: float) -> AttemptState:
     if ended is None:
         secondary = IN_PROGRESS.get(job.status, "Pending")
         status = "InProgress"
+        stopping = None
         if (job.status_reason or "").startswith(PREEMPTION_IN_PROGRESS):
             status, secondary = "Stopping", "Stopping"
+            stopping = job.preemptions[-1].time if job.preemptions else now
         created = job.scheduled_at if job.scheduled_at is not None else now
-        return AttemptState(status, secondary, created, job.started_at, None)
+        return AttemptState(
+            status,
+            secondary,
+            created,
+            job.started_at,
+            None,
+            acquired=job.starting_at,
+            stopping=stopping,
+        )
     return _ended_state(job, ended)
 
 
 def _ended_state(job: Job, attempt: Attempt) -> AttemptState:
     times = (attempt.scheduled_at, attempt.started_at, attempt.stopped_at)
+    acquired = attempt.starting_at
     if attempt.status_reason == REASON_SUCCEEDED:
-        return AttemptState("Completed", "Completed", *times)
+        return AttemptState("Completed", "Completed", *times, acquired=acquired)
     if attempt.status_reason == REASON_MAX_RUNTIME:
-        return AttemptState("Stopped", "MaxRuntimeExceeded", *times)
+        return AttemptState("Stopped", "MaxRuntimeExceeded", *times, acquired=acquired)
     last = attempt.number == len(job.attempts)
     failed_by_sagemaker = attempt.status_reason.startswith(SAGEMAKER_STATUS_PREFIX)
     if attempt.preempted or (job.is_terminated and last) or not failed_by_sagemaker:
-        return AttemptState("Stopped", "Stopped", *times)
+        return AttemptState("Stopped", "Stopped", *times, acquired=acquired)
     failure = attempt.status_reason.removeprefix(SAGEMAKER_STATUS_PREFIX).strip()
-    return AttemptState("Failed", "Failed", *times, failure=failure)
+    return AttemptState("Failed", "Failed", *times, failure=failure, acquired=acquired)
 
 
 class TrainingJobHandlers:
@@ -118,6 +161,8 @@ class TrainingJobHandlers:
         output = payload.get("OutputDataConfig") or {}
         s3_output = str(output.get("S3OutputPath", "")).rstrip("/")
         epoch = self.clock.epoch
+        transitions = state.transitions()
+        seconds = state.training_seconds()
         return {
             **payload,
             "TrainingJobName": name,
@@ -128,12 +173,16 @@ class TrainingJobHandlers:
             "ModelArtifacts": {"S3ModelArtifacts": f"{s3_output}/{name}/output/model.tar.gz"},
             "StoppingCondition": payload.get("StoppingCondition") or DEFAULT_STOPPING,
             "CreationTime": epoch(state.created),
-            "TrainingStartTime": None if state.started is None else epoch(state.started),
+            "TrainingStartTime": None if state.billed_from is None else epoch(state.billed_from),
             "TrainingEndTime": None if state.ended is None else epoch(state.ended),
-            "LastModifiedTime": epoch(state.ended if state.ended is not None else state.created),
+            "LastModifiedTime": epoch(transitions[-1][1]),
             "SecondaryStatusTransitions": [
-                {"Status": state.secondary, "StartTime": epoch(state.started or state.created)}
+                {"Status": status, "StartTime": epoch(start)}
+                | ({} if end is None else {"EndTime": epoch(end)})
+                for status, start, end in transitions
             ],
+            "TrainingTimeInSeconds": seconds,
+            "BillableTimeInSeconds": seconds,
         }
 
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from itertools import combinations
 from typing import Any
 
 from quota_constructs.model import Problem
@@ -68,14 +67,44 @@ def overlap(a: str, b: str) -> bool:
     return (b.endswith("*") and a.startswith(b[:-1])) or a == b
 
 
+MAX_OVERLAPS_SHOWN = 10
+"""Overlapping pairs a refusal names; the rest are counted."""
+
+
 def _overlaps(identifiers: list[str], path: str) -> list[Problem]:
-    return [
+    """Each identifier that overlaps another, paired with it (at most :data:`MAX_OVERLAPS_SHOWN`
+    problems). Sorted, an identifier is preceded by every prefix wildcard that covers it, so one
+    pass with a stack of open prefixes finds them in O(n log n), not by comparing every pair."""
+    pairs: list[tuple[str, str]] = []
+    open_prefixes: list[str] = []
+    previous: str | None = None
+    for identifier in sorted(identifiers):
+        while open_prefixes and not identifier.startswith(open_prefixes[-1][:-1]):
+            open_prefixes.pop()
+        stem = identifier.removesuffix("*")
+        if open_prefixes:
+            pairs.append((open_prefixes[-1], identifier))
+        elif previous in (identifier, stem):
+            pairs.append((previous, identifier))
+        if identifier.endswith("*"):
+            open_prefixes.append(identifier)
+        previous = identifier
+    problems = [
         Problem(
             f"{path}.shareDistribution",
             [a, b],
             "share identifiers can't overlap",
             "keep one of them, or make the prefixes distinct",
         )
-        for a, b in combinations(identifiers, 2)
-        if overlap(a, b)
+        for a, b in pairs[:MAX_OVERLAPS_SHOWN]
     ]
+    if len(pairs) > MAX_OVERLAPS_SHOWN:
+        problems.append(
+            Problem(
+                f"{path}.shareDistribution",
+                len(pairs),
+                f"{len(pairs) - MAX_OVERLAPS_SHOWN} more identifiers overlap another",
+                "give each share identifier once, with distinct prefixes",
+            )
+        )
+    return problems

@@ -212,8 +212,22 @@ class JobService:
     # --- scheduler lifecycle (registry listener) ---------------------------------------------
 
     def _options(self, queue: JobQueue) -> SchedulerOptions:
-        limits = time_limits_from_api(queue.time_limit_actions)
-        return replace(self.options, runnable_time_limits=limits)
+        """The queue's time limits, positions tracked for ``earliestTimeAtPosition``, and in
+        ``tick`` mode a new job RUNNABLE for a tick (:data:`WALL_TICK_S`) before it may be
+        SCHEDULED (on a wall clock it becomes RUNNABLE at the next tick, so it is observably
+        SUBMITTED, RUNNABLE, then SCHEDULED, a tick each)."""
+        options = replace(
+            self.options,
+            runnable_time_limits=time_limits_from_api(queue.time_limit_actions),
+            track_queue_positions=True,
+        )
+        if self.dispatch is not DispatchMode.TICK:
+            return options
+        return replace(
+            options,
+            dispatch_delay_s=max(options.dispatch_delay_s, WALL_TICK_S),
+            submitted_to_runnable_s=max(options.submitted_to_runnable_s, self.tick_s),
+        )
 
     def queue_created(self, queue: JobQueue) -> None:
         if queue.quota_managed:

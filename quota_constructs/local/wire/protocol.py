@@ -142,18 +142,27 @@ def _unreadable(service: str, message: str) -> ApiError:
     return ApiError("SerializationException", message, 400)
 
 
+MAX_PROBLEMS_SHOWN = 20
+"""Broken constraints a refusal lists; the rest are counted (the message stays small)."""
+
+
 def validate(op: OperationModel, params: Mapping[str, Any]) -> None:
-    """Check ``params`` against every constraint of the operation's input shape.
+    """Check ``params`` against every constraint of the operation's input shape and the bounds
+    :mod:`.input_bounds` gives its open members.
 
     Raises the service's validation error (Batch ``ClientException``, SSM and SageMaker
-    ``ValidationException``) listing each broken constraint with the member's path.
+    ``ValidationException``) listing each broken constraint with the member's path (at most
+    :data:`MAX_PROBLEMS_SHOWN`, then how many more).
     """
     if op.input_shape is None:
         return
-    found = problems(dict(params), op.input_shape, "")
+    service = op.service_model.service_name
+    found = problems(dict(params), op.input_shape, "", service=service)
     if found:
-        service = op.service_model.service_name
-        raise validation_error(service, f"{op.name}: " + "; ".join(found))
+        shown = found[:MAX_PROBLEMS_SHOWN]
+        if len(found) > MAX_PROBLEMS_SHOWN:
+            shown.append(f"and {len(found) - MAX_PROBLEMS_SHOWN} more problems")
+        raise validation_error(service, f"{op.name}: " + "; ".join(shown))
 
 
 def serialize(shape: Shape | None, value: Any) -> Any:

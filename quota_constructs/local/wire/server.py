@@ -14,8 +14,10 @@ on (a bug) is answered ``ServerException`` (HTTP 500) and logged with its traceb
 key (SigV4 ``Authorization``) only tells :mod:`..state.identities` who is calling.
 
 The server cannot be wedged by its clients (:class:`ServerLimits`): idle and stalled
-connections are closed after ``channel_timeout`` seconds, at most ``connection_limit``
-connections are open at once, and a body longer than ``max_body_bytes`` is refused with HTTP 413
+connections are closed after ``channel_timeout`` seconds, a request still being sent
+``request_deadline`` seconds after it began (byte by byte) is answered 408 and closed, at most
+``connection_limit`` connections are open at once and ``connections_per_peer`` from one
+address, and a body longer than ``max_body_bytes`` is refused with HTTP 413
 while it is read (a declared ``Content-Length`` before any of the body, a chunked body as soon
 as it passes the limit), so memory never holds more than the limit of any request.
 
@@ -29,8 +31,11 @@ import json
 import logging
 import math
 import threading
+import time
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from waitress.channel import HTTPChannel
@@ -223,23 +228,33 @@ class ServerLimits:
     ``channel_timeout``: a connection with no request in progress (idle keep-alive, or a
     request whose sending stalled) is closed after this many seconds without a byte
     (UNCONFIRMED: AWS's own idle timeout is not documented; botocore reopens closed pooled
-    connections by itself). ``cleanup_interval``: how often that is checked. ``connection_limit``:
-    most connections open at once; beyond it new ones wait in the listen backlog.
-    ``max_body_bytes``: longest request body (HTTP 413 beyond it); ``max_header_bytes``: longest
-    request line and headers (HTTP 431 beyond it).
+    connections by itself). ``request_deadline``: a request must be received whole (request
+    line, headers and body) within this many seconds, counted from the connection's accept for
+    its first request and from the first byte of each later one; a client still sending then
+    (one byte every few seconds, the slowloris) is answered 408 and its connection closed.
+    ``cleanup_interval``: how often both are checked. ``connection_limit``: most connections
+    open at once; beyond it new ones wait in the listen backlog. ``connections_per_peer``: most
+    connections one client address may hold; a further one is answered 503 and closed, so no
+    one host takes every connection (on loopback every local client is the same peer).
+    ``max_body_bytes``: longest request body (HTTP 413 beyond it); ``max_header_bytes``:
+    longest request line and headers (HTTP 431 beyond it).
     """
 
     channel_timeout: int = 30
+    request_deadline: int = 60
     cleanup_interval: int = 5
     connection_limit: int = 500
+    connections_per_peer: int = 250
     max_body_bytes: int = 1024 * 1024
     max_header_bytes: int = 64 * 1024
 
     def __post_init__(self) -> None:
         for name, low in (
             ("channel_timeout", 1),
+            ("request_deadline", 1),
             ("cleanup_interval", 1),
             ("connection_limit", 1),
+            ("connections_per_peer", 1),
             ("max_body_bytes", 1024),
             ("max_header_bytes", 1024),
         ):
@@ -248,7 +263,8 @@ class ServerLimits:
                 raise ValueError(f"{name} must be a whole number >= {low} (got {value!r})")
 
     def adjustments(self) -> dict[str, Any]:
-        """The waitress adjustments that enforce these limits."""
+        """The waitress adjustments that enforce these limits (the deadline and the per-peer
+        cap are :class:`_GuardedChannel`'s)."""
         return {
             "channel_timeout": self.channel_timeout,
             "cleanup_interval": self.cleanup_interval,
@@ -261,12 +277,122 @@ class ServerLimits:
         }
 
 
-class _CountingChannel(HTTPChannel):
-    """waitress's connection, counting the bytes read from clients on its server."""
+def _raw_error(status: str, code: str, message: str) -> bytes:
+    """A whole HTTP/1.1 error response, written by the connection itself (no WSGI task)."""
+    body = json.dumps({"__type": code, "message": message}).encode()
+    head = (
+        f"HTTP/1.1 {status}\r\nContent-Type: application/json\r\nx-amzn-ErrorType: {code}\r\n"
+        f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+    )
+    return head.encode() + body
+
+
+class _GuardedChannel(HTTPChannel):
+    """waitress's connection, with the request deadline and the per-peer cap of the server's
+    :class:`ServerLimits`, counting the bytes read from clients.
+
+    Runs on waitress's loop thread (accept, reads, the periodic maintenance), as waitress's
+    own idle timeout does.
+    """
+
+    counted = False
+    reading_since: float | None = None
+
+    def __init__(self, server: Any, sock: Any, addr: Any, adj: Any, map: Any = None) -> None:
+        super().__init__(server, sock, addr, adj, map)
+        self.limits: ServerLimits = server.limits
+        self.peer = str(addr[0]) if isinstance(addr, tuple) else str(addr)
+        self.reading_since = self.creation_time  # the request being received began (accept)
+        self.counted = server.peers.enter(self.peer, self.limits.connections_per_peer)
+        if not self.counted:
+            self._answer_and_close(
+                "503 Service Unavailable",
+                "TooManyConnectionsException",
+                f"this client ({self.peer}) already holds {self.limits.connections_per_peer} "
+                "connections, the most the emulator allows one address; reuse or close them "
+                "(botocore: max_pool_connections), or start the emulator with a larger "
+                "quota local serve --max-connections-per-peer",
+            )
 
     def received(self, data: bytes) -> bool:
         self.server.bytes_received += len(data)
-        return bool(super().received(data))
+        now = time.time()
+        if self.reading_since is None:
+            self.reading_since = now
+        if self.overdue(now):
+            self.cut_off()
+            return False
+        before = self.request
+        result = bool(super().received(data))
+        if self.request is None:
+            self.reading_since = None  # nothing half-received
+        elif before is not None and self.request is not before:
+            self.reading_since = now  # a pipelined request began in this data
+        return result
+
+    def overdue(self, now: float) -> bool:
+        """Whether the request being received has passed the deadline (a request already
+        received and being answered is not counted: that time is the emulator's)."""
+        return (
+            self.reading_since is not None
+            and not self.requests
+            and not (self.will_close or self.close_when_flushed)
+            and now - self.reading_since > self.limits.request_deadline
+        )
+
+    def cut_off(self) -> None:
+        """Answer 408 and close: the client did not send its request within the deadline."""
+        self.request = None
+        self._answer_and_close(
+            "408 Request Timeout",
+            "RequestTimeoutException",
+            f"the request was not received whole within {self.limits.request_deadline} s of "
+            "its start; send each request at once (quota local serve --request-deadline)",
+        )
+
+    def _answer_and_close(self, status: str, code: str, message: str) -> None:
+        response = _raw_error(status, code, message)
+        with self.outbuf_lock:
+            self.outbufs[-1].append(response)
+            self.current_outbuf_count += len(response)
+            self.total_outbufs_len += len(response)
+        self.close_when_flushed = True
+
+    def del_channel(self, map: Any = None) -> None:
+        if self.counted:
+            self.counted = False
+            self.server.peers.leave(self.peer)
+        super().del_channel(map)
+
+
+class _Peers:
+    """Open connections per client address (the per-peer cap)."""
+
+    def __init__(self) -> None:
+        self._open: Counter[str] = Counter()
+        self._lock = threading.Lock()
+
+    def enter(self, peer: str, most: int) -> bool:
+        """Count one more connection of ``peer``, unless it already holds ``most``."""
+        with self._lock:
+            if self._open[peer] >= most:
+                return False
+            self._open[peer] += 1
+            return True
+
+    def leave(self, peer: str) -> None:
+        with self._lock:
+            self._open[peer] -= 1
+            if self._open[peer] <= 0:
+                del self._open[peer]
+
+
+def _maintenance(server: Any, waitress_maintenance: Any, now: float) -> None:
+    """waitress's idle timeout, then the request deadline of every connection."""
+    waitress_maintenance(now)
+    for channel in list(server.active_channels.values()):
+        if isinstance(channel, _GuardedChannel) and channel.overdue(now):
+            channel.cut_off()
 
 
 class RunningServer:
@@ -290,8 +416,11 @@ class RunningServer:
             ident="quota-emulator",
             **self.limits.adjustments(),
         )
-        self._server.channel_class = _CountingChannel
+        self._server.limits = self.limits
+        self._server.peers = _Peers()
+        self._server.channel_class = _GuardedChannel
         self._server.bytes_received = 0
+        self._server.maintenance = partial(_maintenance, self._server, self._server.maintenance)
         # Bursts above ``threads`` queue up; waitress warns about that on every request, which
         # is noise for an emulator. A private, disabled logger keeps library code silent.
         quiet = logging.Logger("quota-emulator-queue")

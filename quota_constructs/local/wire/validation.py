@@ -6,17 +6,25 @@ every broken declaration: required members, unknown members, types (a JSON boole
 number; ``null`` is no member's value, as botocore never sends one), ``enum``, ``min`` / ``max``
 (numbers: value; strings: length; lists and maps: entries) and ``pattern`` (matched whole, as
 the services' Java regular expressions are; the ``regex`` module reads Java's ``\p{L}`` classes).
+Lists, maps and strings the model leaves open get the bound :mod:`.input_bounds` gives them
+(AWS's documented numbers, else the emulator's stated defaults), and the refusal names it.
 Nothing here is written per operation: the constraints are the model's.
+
+The walk is linear in the request: a list or string over its bound is refused without reading
+its items, and nothing compares items with each other.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
 import regex
 from botocore.model import Shape
+
+from quota_constructs.local.wire.input_bounds import Bound, member_bound
 
 MAX_SHOWN = 60
 """Characters of a refused value quoted in a message."""
@@ -72,38 +80,77 @@ def compiled(pattern: str) -> regex.Pattern[str]:
     return regex.compile(java_pattern(pattern))
 
 
-def problems(value: Any, shape: Shape, path: str, *, optional: bool = False) -> list[str]:
+@dataclass(frozen=True)
+class Member:
+    """Where a value sits: its ``path`` in the request, the ``service`` and the structure
+    (``owner``) and member name that declare it (for :func:`~.input_bounds.member_bound`)."""
+
+    path: str
+    service: str = ""
+    owner: str = ""
+    name: str = ""
+
+    def bound(self, shape: Shape) -> Bound | None:
+        """The bound :mod:`.input_bounds` gives this member, if its shape leaves it open."""
+        if not self.service:
+            return None
+        return member_bound(self.service, self.owner, self.name, shape)
+
+    def inner(self, path: str, owner: str, name: str) -> Member:
+        """A value inside this one."""
+        return Member(path, self.service, owner, name)
+
+
+def problems(
+    value: Any, shape: Shape, path: str, *, optional: bool = False, service: str = ""
+) -> list[str]:
     """Every constraint of ``shape`` that ``value`` (found at ``path``) breaks, as messages.
 
     ``null`` is refused everywhere (``optional``: the member may be left out instead).
+    ``service``: also apply :mod:`.input_bounds`' bounds of that service's open members.
     """
+    return _problems(value, shape, Member(path, service), optional=optional)
+
+
+def _problems(value: Any, shape: Shape, at: Member, *, optional: bool = False) -> list[str]:
     kind = shape.type_name
     check = _CHECKS.get(kind)
     if check is None:  # document, jsonvalue: anything goes
         return []
     if value is None:
         fix = ", or leave the member out" if optional else ""
-        return [f"{path}: must not be null; send {_WANTED[kind]}{fix}"]
-    return check(value, shape, path)
+        return [f"{at.path}: must not be null; send {_WANTED[kind]}{fix}"]
+    return check(value, shape, at)
 
 
-def _type_problem(value: Any, path: str, wanted: str) -> list[str]:
+def _type_problem(value: Any, at: Member | str, wanted: str) -> list[str]:
+    path = at.path if isinstance(at, Member) else at
     return [f"{path}: must be {wanted} (got {type(value).__name__} {shown(value)})"]
 
 
-def _length_problems(size: int, shape: Shape, path: str, unit: str) -> list[str]:
+def _length_problems(size: int, shape: Shape, at: Member, unit: str) -> list[str]:
     low, high = shape.metadata.get("min"), shape.metadata.get("max")
     if low is not None and size < low:
-        return [f"{path}: needs at least {low} {unit} (got {size})"]
+        return [f"{at.path}: needs at least {low} {unit} (got {size})"]
     if high is not None and size > high:
-        return [f"{path}: allows at most {high} {unit} (got {size})"]
+        return [f"{at.path}: allows at most {high} {unit} (got {size})"]
+    bound = at.bound(shape)
+    if bound is not None and size > bound.limit:
+        kind = _KIND_OF[shape.type_name]
+        return [
+            f"{at.path}: {kind} of up to {bound.limit} {unit} (got {size}); {bound.source}; "
+            f"fix: send at most {bound.limit}"
+        ]
     return []
 
 
-def _structure(value: Any, shape: Shape, path: str) -> list[str]:
+_KIND_OF = {"list": "a list", "map": "a map", "string": "a string"}
+
+
+def _structure(value: Any, shape: Shape, at: Member) -> list[str]:
     if not isinstance(value, Mapping):
-        return _type_problem(value, path or "request", "a JSON object")
-    prefix = f"{path}." if path else ""
+        return _type_problem(value, at.path or "request", "a JSON object")
+    prefix = f"{at.path}." if at.path else ""
     found: list[str] = []
     for name in shape.required_members:
         if name not in value:
@@ -115,24 +162,26 @@ def _structure(value: Any, shape: Shape, path: str) -> list[str]:
             found.append(f"{prefix}{name}: unknown member; the members are {known}")
         else:
             optional = name not in shape.required_members
-            found += problems(item, member, f"{prefix}{name}", optional=optional)
+            inner = at.inner(f"{prefix}{name}", shape.name, name)
+            found += _problems(item, member, inner, optional=optional)
     return found
 
 
-def _string(value: Any, shape: Shape, path: str) -> list[str]:
+def _string(value: Any, shape: Shape, at: Member) -> list[str]:
     if not isinstance(value, str):
-        return _type_problem(value, path, "a string")
+        return _type_problem(value, at, "a string")
     enum = shape.enum
     if enum and not _in_enum(value, shape):
-        return [f"{path}: must be one of {', '.join(enum)} (got {shown(value)})"]
-    found = _length_problems(len(value), shape, path, "characters")
+        return [f"{at.path}: must be one of {', '.join(enum)} (got {shown(value)})"]
+    found = _length_problems(len(value), shape, at, "characters")
     pattern = shape.metadata.get("pattern")
     if not found and pattern and not compiled(pattern).fullmatch(value):
-        found.append(f"{path}: must match the pattern {pattern} (got {shown(value)})")
+        found.append(f"{at.path}: must match the pattern {pattern} (got {shown(value)})")
     return found
 
 
-def _number(value: Any, shape: Shape, path: str) -> list[str]:
+def _number(value: Any, shape: Shape, at: Member) -> list[str]:
+    path = at.path
     integral = shape.type_name in ("integer", "long")
     allowed: tuple[type, ...] = (int,) if integral else (int, float)
     if isinstance(value, bool) or not isinstance(value, allowed):
@@ -145,39 +194,45 @@ def _number(value: Any, shape: Shape, path: str) -> list[str]:
     return []
 
 
-def _boolean(value: Any, shape: Shape, path: str) -> list[str]:
-    return [] if isinstance(value, bool) else _type_problem(value, path, "true or false")
+def _boolean(value: Any, shape: Shape, at: Member) -> list[str]:
+    return [] if isinstance(value, bool) else _type_problem(value, at, "true or false")
 
 
-def _timestamp(value: Any, shape: Shape, path: str) -> list[str]:
+def _timestamp(value: Any, shape: Shape, at: Member) -> list[str]:
     if isinstance(value, bool) or not isinstance(value, int | float | str):
-        return _type_problem(value, path, "a timestamp (epoch seconds)")
+        return _type_problem(value, at, "a timestamp (epoch seconds)")
     return []
 
 
-def _blob(value: Any, shape: Shape, path: str) -> list[str]:
-    return [] if isinstance(value, str) else _type_problem(value, path, "base64 text")
+def _blob(value: Any, shape: Shape, at: Member) -> list[str]:
+    return [] if isinstance(value, str) else _type_problem(value, at, "base64 text")
 
 
-def _list(value: Any, shape: Shape, path: str) -> list[str]:
+def _list(value: Any, shape: Shape, at: Member) -> list[str]:
     if not isinstance(value, list):
-        return _type_problem(value, path, "a JSON array")
-    found = _length_problems(len(value), shape, path, "items")
+        return _type_problem(value, at, "a JSON array")
+    found = _length_problems(len(value), shape, at, "entries")
+    if found:  # too long or too short: its items are not read
+        return found
     member: Shape = shape.member
     for index, item in enumerate(value):
-        found += problems(item, member, f"{path}[{index}]")
+        found += _problems(item, member, at.inner(f"{at.path}[{index}]", shape.name, "member"))
     return found
 
 
-def _map(value: Any, shape: Shape, path: str) -> list[str]:
+def _map(value: Any, shape: Shape, at: Member) -> list[str]:
     if not isinstance(value, Mapping):
-        return _type_problem(value, path, "a JSON object")
-    found = _length_problems(len(value), shape, path, "entries")
+        return _type_problem(value, at, "a JSON object")
+    found = _length_problems(len(value), shape, at, "entries")
+    if found:
+        return found
     key_shape: Shape = shape.key
     value_shape: Shape = shape.value
     for key, item in value.items():
-        found += [f"{m} (a key)" for m in problems(key, key_shape, f"{path}[{key!r}]")]
-        found += problems(item, value_shape, f"{path}[{key!r}]")
+        where = f"{at.path}[{key!r}]"
+        key_problems = _problems(key, key_shape, at.inner(where, shape.name, "key"))
+        found += [f"{m} (a key)" for m in key_problems]
+        found += _problems(item, value_shape, at.inner(where, shape.name, "value"))
     return found
 
 

@@ -1,0 +1,113 @@
+"""Forecasts as the commands show them: the option, the column text, the what-if lines.
+
+``quota status``, ``quota jobs ls``, ``quota jobs describe`` and ``quota jobs submit --what-if``
+share these (docs/runtime.md, "Forecasts").
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from quota_constructs.commands._control import queue_now
+from quota_constructs.config import load_organisation
+
+if TYPE_CHECKING:
+    from quota_constructs.forecast import Forecast, JobForecast, WhatIf
+    from quota_constructs.runtime.queue import QueueClient
+
+OrgFileOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--org-file",
+        help="Organisation file whose share calendars, training plans and teams' priority caps "
+        "the forecast follows (the API tells none of them).",
+    ),
+]
+ArrivalsOpt = Annotated[
+    bool,
+    typer.Option(
+        "--arrivals",
+        help="Foresee jobs that may arrive meanwhile: each share's past submit rate by hour "
+        "(default: none foreseen).",
+    ),
+]
+NoForecastOpt = Annotated[
+    bool,
+    typer.Option(
+        "--no-forecast",
+        help="Leave out the start forecast of waiting jobs (no DescribeServiceJob per job).",
+    ),
+]
+
+
+def queue_forecast(
+    client: QueueClient, org_file: Path | None = None, *, arrivals: bool = False
+) -> Forecast:
+    """The forecast of ``client``'s queue at the queue's clock (an emulator's own)."""
+    org = load_organisation(org_file) if org_file is not None else None
+    now = queue_now(client.endpoint_url).timestamp()
+    return client.forecast(now_s=now, org=org, arrivals=arrivals)
+
+
+def duration_text(seconds: float | None) -> str:
+    """``0 s``, ``45 s``, ``12 min``, ``3.5 h``, ``2.1 d``; ``None``: beyond the horizon."""
+    if seconds is None:
+        return "beyond the horizon"
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    if seconds < 2 * 86400:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 86400:.1f} d"
+
+
+def start_text(job: JobForecast | None) -> str:
+    """A job's forecast start for a table cell: ``now``, ``~12 min (90%: 30 min)``, or why not."""
+    if job is None:
+        return "-"
+    if job.never:
+        return "never"
+    if job.p50_s is None:
+        return "beyond the horizon"
+    if job.p90_s == 0.0:
+        return "now"
+    return f"~{duration_text(job.p50_s)} (90%: {duration_text(job.p90_s)})"
+
+
+def forecast_lines(job: JobForecast) -> list[str]:
+    """The whole answer for one job: when it starts, what it waits on, whom it preempts."""
+    if job.never:
+        return [f"never starts here: {job.reason}"]
+    lines = [f"forecast start: {start_text(job)}"]
+    if job.reason:
+        lines.append(f"  {job.reason}")
+    if job.waiting_on:
+        lines.append(f"waits on: {job.waiting_on}")
+    lines += [
+        f"would preempt: {p.job_name} ({p.job_id}) of {p.share}, {p.kind}" for p in job.preempts
+    ]
+    lines.append(f"run times from: {job.runtime_source}")
+    return lines
+
+
+def what_if_lines(answer: WhatIf) -> list[str]:
+    """``quota jobs submit --what-if`` as text."""
+    job = answer.job
+    if answer.outcome == "never":
+        return [f"never: {job.reason}"]
+    if answer.outcome == "starts_now":
+        head = "starts now"
+    else:
+        head = (
+            f"waits: starts in about {duration_text(job.p50_s)} (median), "
+            f"{duration_text(job.p90_s)} at the 90th percentile"
+        )
+    lines = [head]
+    if answer.outcome == "waits" and job.waiting_on:
+        lines.append(f"waits on: {job.waiting_on}")
+    lines += [f"preempts: {p.job_name} ({p.job_id}) of {p.share} ({p.kind})" for p in job.preempts]
+    return lines

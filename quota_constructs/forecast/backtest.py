@@ -1,0 +1,242 @@
+"""Calibration backtest: forecast each job at its submit, then compare with when it started.
+
+A workload (jobs with a submit time, share, instances, run time and priority: the advisor's
+generated team workloads, or a recorded history) is run through the scheduling core the
+emulator runs, in virtual time. Just before each selected job is submitted, the queue's state
+is read as the live API would show it (running jobs with their start times, waiting jobs, the
+finished jobs' run times; never the future) and the what-if of that job is forecast. After the
+run, its actual start (first placement) is compared with:
+
+- the forecast's 10th-90th percentile interval (nominal 80 %) and its 90th percentile
+  (nominal 90 % of starts at or before it);
+- the median absolute error of the forecast's median, next to the naive forecast's: queue
+  position x the share's mean past run time, the position being the share's jobs waiting ahead
+  of it plus one when its share has no idle instance for it now.
+
+Only jobs submitted after ``warmup_s`` are forecast (the history has to exist first).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from quota_constructs.forecast.arrivals import ArrivalModel
+from quota_constructs.forecast.engine import DEFAULT_HORIZON_S, what_if
+from quota_constructs.forecast.inputs import LiveJob, PastRun, QueueState
+from quota_constructs.model import JobQueueSpec, JobStatus
+from quota_constructs.scheduling import Job, JobRequest, Scheduler
+
+EPOCH_S = 1_704_067_200.0
+"""Epoch seconds of workload time 0 (2024-01-01, a Monday, as the simulator's)."""
+
+
+class WorkloadItem(Protocol):
+    """What the backtest reads of a job to replay (the advisor's ``WorkloadJob`` is one)."""
+
+    @property
+    def submit_time_s(self) -> float: ...
+    @property
+    def share(self) -> str: ...
+    @property
+    def instance_type(self) -> str: ...
+    @property
+    def instance_count(self) -> int: ...
+    @property
+    def duration_s(self) -> float: ...
+    @property
+    def priority(self) -> int: ...
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """One job's forecast at its submit and its actual wait (seconds; ``inf``: never started)."""
+
+    share: str
+    p10_s: float
+    p50_s: float
+    p90_s: float
+    naive_s: float
+    actual_s: float
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """Calibration of a group of predictions."""
+
+    jobs: int
+    interval: float
+    """Share of actual starts inside [p10, p90] (nominal 0.8)."""
+    below_p90: float
+    """Share of actual starts at or before p90 (nominal 0.9)."""
+    median_error_s: float
+    naive_median_error_s: float
+
+    @classmethod
+    def of(cls, predictions: Sequence[Prediction]) -> Coverage:
+        n = len(predictions)
+        if not n:
+            return cls(0, math.nan, math.nan, math.nan, math.nan)
+        return cls(
+            jobs=n,
+            interval=sum(p.p10_s <= p.actual_s <= p.p90_s for p in predictions) / n,
+            below_p90=sum(p.actual_s <= p.p90_s for p in predictions) / n,
+            median_error_s=statistics.median(_error(p.p50_s, p.actual_s) for p in predictions),
+            naive_median_error_s=statistics.median(
+                _error(p.naive_s, p.actual_s) for p in predictions
+            ),
+        )
+
+    def as_json(self) -> dict[str, float]:
+        return {
+            "jobs": self.jobs,
+            "intervalCoverage": round(self.interval, 3),
+            "p90Coverage": round(self.below_p90, 3),
+            "medianErrorS": round(self.median_error_s, 1),
+            "naiveMedianErrorS": round(self.naive_median_error_s, 1),
+        }
+
+
+def _error(forecast: float, actual: float) -> float:
+    if math.isinf(forecast) and math.isinf(actual):
+        return 0.0
+    return abs(forecast - actual) if math.isfinite(forecast - actual) else DEFAULT_HORIZON_S
+
+
+@dataclass(frozen=True)
+class BacktestResult:
+    """Every prediction, and coverage per share and overall."""
+
+    predictions: tuple[Prediction, ...]
+    per_share: Mapping[str, Coverage] = field(default_factory=dict)
+
+    @property
+    def overall(self) -> Coverage:
+        return Coverage.of(self.predictions)
+
+
+def backtest(
+    queue: JobQueueSpec,
+    jobs: Sequence[WorkloadItem],
+    *,
+    warmup_s: float = 86400.0,
+    every: int = 1,
+    samples: int = 60,
+    horizon_s: float = DEFAULT_HORIZON_S,
+    seed: int = 0,
+    arrivals: bool = False,
+) -> BacktestResult:
+    """Replay ``jobs`` on ``queue`` and forecast every ``every``-th job submitted after
+    ``warmup_s`` (see the module docstring); ``arrivals``: the forecast uses an
+    :class:`ArrivalModel` of each share's past submit rate."""
+    sched = Scheduler.for_queue(queue, queue_name="backtest")
+    ordered = sorted(jobs, key=lambda j: j.submit_time_s)
+    asked: dict[str, tuple[str, float, tuple[float, float, float], float]] = {}
+    for index, item in enumerate(ordered):
+        t = item.submit_time_s
+        sched.advance(t)
+        job_id = f"job-{index:06d}"
+        request = JobRequest(
+            job_name=f"{item.share}-{index}",
+            share_name=item.share,
+            demand={item.instance_type: item.instance_count},
+            duration_s=item.duration_s,
+            priority=item.priority,
+            job_id=job_id,
+        )
+        if t >= warmup_s and index % every == 0:
+            state = queue_state(sched, queue, t)
+            live = LiveJob(job_id, request.job_name, item.share, request.demand, item.priority)
+            model = ArrivalModel.from_state(state, EPOCH_S) if arrivals else None
+            answer = what_if(
+                state, live, samples=samples, horizon_s=horizon_s, seed=seed, arrivals=model
+            )
+            mine = answer.job
+            quantiles = tuple(
+                math.inf if v is None else v for v in (mine.p10_s, mine.p50_s, mine.p90_s)
+            )
+            if mine.never:
+                quantiles = (math.inf, math.inf, math.inf)
+            asked[job_id] = (item.share, t, quantiles, naive(sched, state, live))  # type: ignore[assignment]
+        sched.submit(request, now=t)
+    sched.run_until_idle()
+    predictions = tuple(
+        Prediction(share, q[0], q[1], q[2], naive_s, _first_start(sched.job(job_id)) - t)
+        for job_id, (share, t, q, naive_s) in asked.items()
+    )
+    shares = sorted({p.share for p in predictions})
+    per_share = {s: Coverage.of([p for p in predictions if p.share == s]) for s in shares}
+    return BacktestResult(predictions, per_share)
+
+
+def _first_start(job: Job) -> float:
+    if job.attempts:
+        return job.attempts[0].scheduled_at
+    return math.inf if job.scheduled_at is None else job.scheduled_at
+
+
+def queue_state(sched: Scheduler, queue: JobQueueSpec, t: float) -> QueueState:
+    """The queue at ``t`` as the live API shows it: running and waiting jobs, finished runs
+    (epoch seconds from :data:`EPOCH_S`)."""
+    running, waiting, history = [], [], []
+    for job in sched.jobs:
+        live = LiveJob(
+            job.job_id,
+            job.request.job_name,
+            job.share_name,
+            job.demand,
+            job.priority,
+            created_s=EPOCH_S + job.created_at,
+            started_s=_running_since(job),
+        )
+        if job.status.is_dispatched:
+            running.append(live)
+        elif job.status in (JobStatus.SUBMITTED, JobStatus.RUNNABLE):
+            waiting.append(live)
+        elif job.attempts and job.attempts[-1].started_at is not None:
+            last = job.attempts[-1]
+            (itype, count), *_ = job.demand.items()
+            run_s = max(last.stopped_at - (last.started_at or last.stopped_at), 1.0)
+            history.append(
+                PastRun(
+                    job.share_name,
+                    job.request.job_name,
+                    itype,
+                    count,
+                    run_s,
+                    job.priority,
+                    EPOCH_S + job.created_at,
+                )
+            )
+    return QueueState(
+        now_s=EPOCH_S + t,
+        shares=tuple(queue.shares),
+        running=tuple(running),
+        waiting=tuple(waiting),
+        history=tuple(history),
+    )
+
+
+def _running_since(job: Job) -> float | None:
+    """As the live reader: a dispatched job's ``startedAt``, else ``scheduledAt``; ``None``
+    for a job not holding capacity (a preempted one keeps its last attempt's times)."""
+    if not job.status.is_dispatched:
+        return None
+    since = job.started_at if job.started_at is not None else job.scheduled_at
+    return None if since is None else EPOCH_S + since
+
+
+def naive(sched: Scheduler, state: QueueState, job: LiveJob) -> float:
+    """Queue position x the share's mean past run time (see the module docstring)."""
+    runs = [r.run_s for r in state.history if r.share == job.share] or [
+        r.run_s for r in state.history
+    ]
+    mean = statistics.fmean(runs) if runs else 3600.0
+    ahead = sum(1 for w in state.waiting if w.share == job.share and w.priority >= job.priority)
+    idle = sched.ledger()[job.share].idle if job.share in sched.ledger() else {}
+    fits = all(idle.get(itype, 0) >= n for itype, n in job.demand.items())
+    position = ahead + (0 if fits and not ahead else 1)
+    return 0.0 if position == 0 else position * mean

@@ -1,0 +1,502 @@
+"""The forecast: the scheduling core run forward many times with sampled run times.
+
+Each sample builds one :class:`~quota_constructs.scheduling.Scheduler` of the queue's shares,
+places the jobs running now (each with a sampled remaining run time), follows the
+organisation's calendars and plans from now on (the core's timetable flips them inside the
+horizon), submits the waiting jobs in their submit order, and advances until every waiting job
+has been placed or the horizon is reached. A job's start is when it is first placed
+(``SCHEDULED``, holding its instances). Over the samples each job gets its 10th, 50th and 90th
+percentile start; a sample in which it is not placed inside the horizon counts as later than
+the horizon. Preemptions a job causes in at least half of the samples are reported.
+
+What it does not know is said in :attr:`Forecast.caveats`: shares with too short a history
+(run times then drawn from every team's runs), and jobs that may arrive meanwhile (not
+foreseen unless an :class:`~.arrivals.ArrivalModel` is given). Deterministic for a ``seed``.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import suppress
+from dataclasses import dataclass, replace
+
+from quota_constructs.forecast.arrivals import ArrivalModel
+from quota_constructs.forecast.inputs import LiveJob, QueueState
+from quota_constructs.forecast.runtimes import MIN_RUNS, RunTimeModel, Sampler
+from quota_constructs.model import JobQueueSpec, JobStatus, ShareState
+from quota_constructs.scheduling import (
+    EventKind,
+    JobRequest,
+    PreemptionRule,
+    Scheduler,
+    SchedulerEvent,
+    SchedulerOptions,
+    SubmitRejected,
+)
+
+DEFAULT_HORIZON_S = 7 * 86400.0
+"""How far ahead the forecast runs (a job not placed by then starts "beyond the horizon")."""
+JOB_BUDGET = 12000
+"""Jobs simulated in all samples together when ``samples`` is not given: the samples are
+``JOB_BUDGET`` / jobs, between :data:`MIN_SAMPLES` and :data:`MAX_SAMPLES` (a status view of
+1,000 waiting jobs stays within its CPU budget, docs/runtime.md)."""
+MIN_SAMPLES = 12
+MAX_SAMPLES = 200
+PREEMPT_SHARE = 0.5
+"""A preemption is reported when a job causes it in at least this share of the samples."""
+KIND_OF_RULE = {PreemptionRule.CROSS_SHARE: "reclaim", PreemptionRule.IN_SHARE: "in_share"}
+WHAT_IF_ID = "what-if"
+"""Job id of the job a what-if asks about (it is not submitted)."""
+NO_ARRIVALS = "jobs submitted after now are not foreseen (no arrival model)"
+
+
+@dataclass(frozen=True)
+class Preempt:
+    """A job another job's start preempts: ``kind`` ``reclaim`` (cross-share) or ``in_share``;
+    ``probability``: share of the samples in which it happens."""
+
+    job_id: str
+    job_name: str
+    share: str
+    kind: str
+    probability: float
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "jobId": self.job_id,
+            "jobName": self.job_name,
+            "share": self.share,
+            "kind": self.kind,
+        }
+
+
+@dataclass(frozen=True)
+class JobForecast:
+    """When one waiting job starts: percentiles in seconds from now (``None``: beyond the
+    horizon), or ``never`` with the reason; what it waits on now; what it would preempt."""
+
+    job_id: str
+    job_name: str
+    share: str
+    p10_s: float | None = None
+    p50_s: float | None = None
+    p90_s: float | None = None
+    never: bool = False
+    reason: str = ""
+    waiting_on: str = ""
+    preempts: tuple[Preempt, ...] = ()
+    runtime_source: str = ""
+
+    def start_json(self) -> dict[str, float | None] | None:
+        """``forecastStartS``: ``{"p50", "p90"}`` (seconds from now), ``None`` when it is not
+        known to start inside the horizon (then :attr:`reason` says why)."""
+        if self.never or self.p50_s is None:
+            return None
+        return {"p50": _round(self.p50_s), "p90": _round(self.p90_s)}
+
+    def fields_json(self) -> dict[str, object]:
+        """The fields a job or share head carries: ``forecastStartS`` and ``forecastReason``."""
+        return {"forecastStartS": self.start_json(), "forecastReason": self.reason or None}
+
+    def as_json(self) -> dict[str, object]:
+        """The whole answer: start, reason, what it waits on, whom it preempts."""
+        return {
+            "jobName": self.job_name,
+            "share": self.share,
+            **self.fields_json(),
+            "waitingOn": self.waiting_on,
+            "runtimeFrom": self.runtime_source,
+            "preempts": [p.as_json() for p in self.preempts],
+        }
+
+
+@dataclass(frozen=True)
+class Forecast:
+    """Every waiting job's :class:`JobForecast` (submit order) and what the forecast does not
+    know (:attr:`caveats`)."""
+
+    now_s: float
+    horizon_s: float
+    samples: int
+    seed: int
+    jobs: Mapping[str, JobForecast]
+    caveats: tuple[str, ...] = ()
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "horizonS": self.horizon_s,
+            "samples": self.samples,
+            "seed": self.seed,
+            "caveats": list(self.caveats),
+            "jobs": [{"jobId": f.job_id, **f.as_json()} for f in self.jobs.values()],
+        }
+
+
+@dataclass(frozen=True)
+class WhatIf:
+    """The answer to "what if I submitted this job now": ``outcome`` ``starts_now``,
+    ``waits`` or ``never``, with the job's :class:`JobForecast` and the whole queue's."""
+
+    outcome: str
+    job: JobForecast
+    forecast: Forecast
+
+    @property
+    def reason(self) -> str:
+        return self.job.reason or self.job.waiting_on
+
+    def as_json(self) -> dict[str, object]:
+        """The ``--what-if --json`` answer, exactly its four fields (the caveats are in
+        :attr:`forecast`)."""
+        job = self.job
+        starts = None if job.never else {"p50": _round(job.p50_s), "p90": _round(job.p90_s)}
+        return {
+            "outcome": self.outcome,
+            "startsInS": starts,
+            "preempts": [p.as_json() for p in job.preempts],
+            "reason": self.reason,
+        }
+
+
+def forecast(
+    state: QueueState,
+    *,
+    samples: int | None = None,
+    horizon_s: float = DEFAULT_HORIZON_S,
+    seed: int = 0,
+    options: SchedulerOptions | None = None,
+    arrivals: ArrivalModel | bool | None = None,
+    what_if: LiveJob | None = None,
+) -> Forecast:
+    """The forecast of every waiting job of ``state`` (and of ``what_if``, not submitted).
+
+    ``samples``: runs of the core (default: from :data:`JOB_BUDGET`); ``horizon_s``: how far
+    ahead; ``seed``: the random draws; ``options``: the core's (delays, choices);
+    ``arrivals``: jobs that may arrive meanwhile (``True``: :meth:`ArrivalModel.from_state`).
+    """
+    if arrivals is True:
+        arrivals = ArrivalModel.from_state(state)
+    arrivals = arrivals or None
+    waiting = sorted(state.waiting, key=lambda j: j.created_s)  # stable: listed order on ties
+    queue = JobQueueSpec(shares=state.shares)
+    never = _never_reasons(state, queue, waiting)
+    if what_if is not None:
+        waiting.append(what_if)
+        if why := never_reason(state, queue, what_if, submitting=True):
+            never[what_if.job_id] = why
+    model = RunTimeModel(state.history)
+    count = samples or _samples_for(len(waiting) + len(state.running))
+    runner = _Runner(state, waiting, never, model, options or SchedulerOptions(), horizon_s)
+    rng = random.Random(seed)
+    for index in range(count):
+        runner.sample(rng, first=index == 0, arrivals=arrivals)
+    jobs = {j.job_id: runner.result(j, count, model) for j in waiting}
+    return Forecast(state.now_s, horizon_s, count, seed, jobs, _caveats(state, model, arrivals))
+
+
+def what_if(
+    state: QueueState,
+    job: LiveJob,
+    *,
+    samples: int | None = None,
+    horizon_s: float = DEFAULT_HORIZON_S,
+    seed: int = 0,
+    options: SchedulerOptions | None = None,
+    arrivals: ArrivalModel | bool | None = None,
+) -> WhatIf:
+    """Whether ``job``, submitted now, starts now, waits (and how long) or can never run, and
+    whom it preempts; the other arguments are :func:`forecast`'s."""
+    result = forecast(
+        state,
+        samples=samples,
+        horizon_s=horizon_s,
+        seed=seed,
+        options=options,
+        arrivals=arrivals,
+        what_if=job,
+    )
+    mine = result.jobs[job.job_id]
+    if mine.never:
+        outcome = "never"
+    elif mine.p90_s == 0.0:
+        outcome = "starts_now"
+    else:
+        outcome = "waits"
+    return WhatIf(outcome, mine, result)
+
+
+def never_reason(
+    state: QueueState, queue: JobQueueSpec, job: LiveJob, *, submitting: bool = False
+) -> str:
+    """Why ``job`` can never run in its share ("" when it can): no share, an instance type the
+    share has no capacity for, more instances than it can ever use, a plan that has ended; and
+    for a job ``submitting`` (a what-if): a DISABLED share, a priority above the team's cap
+    (a job in the queue was let in: DISABLED shares run theirs, caps are checked at submit)."""
+    names = [s.name for s in state.shares]
+    if not job.share:
+        return "a job queue without quota shares (first in, first out): not forecast"
+    if job.share not in names:
+        return f"no quota share {job.share!r} on this queue (shares: {', '.join(names)})"
+    if submitting and _disabled(state, job.share):
+        return f"quota share {job.share} is DISABLED and accepts no new jobs"
+    cap = state.priority_caps.get(job.share) if submitting else None
+    if cap is not None and job.priority > cap:
+        return (
+            f"priority {job.priority} is above team {job.share}'s cap of {cap} "
+            "(access.max_priority): the submit would be denied"
+        )
+    for itype, count in job.demand.items():
+        usable = queue.max_usable(job.share, itype)
+        if queue.share(job.share).limit(itype) == 0 and usable == 0:
+            return f"quota share {job.share} has no capacity for {itype}"
+        if count > usable:
+            return (
+                f"{count} x {itype} is more than quota share {job.share} can ever use "
+                f"({usable}, borrowing included)"
+            )
+    ended = _ended_plan(state, job)
+    if ended:
+        return ended
+    se = state.service_environment if not state.plans else None
+    why = queue.infeasibility(job.share, job.demand, service_environment=se)
+    return why or ""
+
+
+def _never_reasons(
+    state: QueueState, queue: JobQueueSpec, jobs: Sequence[LiveJob]
+) -> dict[str, str]:
+    """Job id -> why it can never run, for the jobs that cannot; asked once per kind of job
+    (share, instances, priority), as a queue holds many alike."""
+    asked: dict[tuple[str, tuple[tuple[str, int], ...], int], str] = {}
+    found = {}
+    for job in jobs:
+        key = (job.share, tuple(sorted(job.demand.items())), job.priority)
+        if key not in asked:
+            asked[key] = never_reason(state, queue, job)
+        if asked[key]:
+            found[job.job_id] = asked[key]
+    return found
+
+
+def _ended_plan(state: QueueState, job: LiveJob) -> str:
+    """The reason when every plan reserving the job's type has ended and the type has no other
+    capacity (its instances come only from plans)."""
+    for itype in job.demand:
+        plans = [p for p in state.plans if not p.by_arn and p.instance_type == itype]
+        if plans and all(p.end_s <= state.now_s for p in plans):
+            se = (state.service_environment or {}).get(itype)
+            if se == 0:
+                last = max(plans, key=lambda p: p.end_s)
+                return (
+                    f"training plan {last.label} for {itype} has ended ({last.start} + "
+                    f"{last.duration_hours} h): no capacity of that type is left"
+                )
+    return ""
+
+
+def _disabled(state: QueueState, share: str) -> bool:
+    return any(s.name == share and s.state is not ShareState.ENABLED for s in state.shares)
+
+
+def _samples_for(jobs: int) -> int:
+    return max(MIN_SAMPLES, min(MAX_SAMPLES, JOB_BUDGET // max(jobs, 1)))
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 1)
+
+
+def _caveats(
+    state: QueueState, model: RunTimeModel, arrivals: ArrivalModel | None
+) -> tuple[str, ...]:
+    notes = [] if arrivals is not None else [NO_ARRIVALS]
+    active = {j.share for j in (*state.running, *state.waiting)}
+    for share in sorted(active):
+        runs = model.runs_of(share)
+        if runs < MIN_RUNS:
+            notes.append(
+                f"share {share}: {runs} past run(s) in the history (fewer than {MIN_RUNS}): run "
+                "times of its jobs without a hint are drawn from every team's runs, or uniform "
+                "up to their MaxRuntimeInSeconds when the queue has fewer than that"
+            )
+    if not state.calendars and not state.plans:
+        notes.append("no share calendars or training plans given: none are assumed")
+    return tuple(notes)
+
+
+class _Runner:
+    """The samples of one forecast: their starts and preemptions per job."""
+
+    def __init__(
+        self,
+        state: QueueState,
+        waiting: Sequence[LiveJob],
+        never: Mapping[str, str],
+        model: RunTimeModel,
+        options: SchedulerOptions,
+        horizon_s: float,
+    ) -> None:
+        self.state = state
+        self.running = sorted(state.running, key=lambda j: j.started_s or 0.0)
+        self.waiting = [j for j in waiting if j.job_id not in never]
+        self.never = never
+        self.options = options
+        self.horizon = horizon_s
+        now = state.now_s
+        self.samplers: dict[str, Sampler] = {
+            j.job_id: model.sampler(j, now) for j in (*self.running, *self.waiting)
+        }
+        self.starts: dict[str, list[float]] = {j.job_id: [] for j in self.waiting}
+        self.preempts: dict[str, dict[str, tuple[str, str, str, int]]] = {}
+        self.waiting_on: dict[str, str] = {}
+        self.names = {j.job_id: j for j in (*self.running, *self.waiting)}
+
+    def _scheduler(self) -> Scheduler:
+        """The queue's shares, every one ENABLED until its jobs are in (:meth:`_disable`)."""
+        state = self.state
+        return Scheduler(
+            queue_name="forecast",
+            shares=[replace(s, state=ShareState.ENABLED) for s in state.shares],
+            service_environment=state.service_environment,
+            options=self.options,
+            start_time=0.0,
+        )
+
+    def _disable(self, sched: Scheduler) -> None:
+        """DISABLED shares as they are: their jobs in the queue still run (as Batch runs
+        them), new ones are refused."""
+        for spec in self.state.shares:
+            if spec.state is not ShareState.ENABLED:
+                sched.upsert_share(spec, now=0.0)
+
+    def _submit(self, sched: Scheduler, job: LiveJob, duration: float, *, now: float = 0.0) -> None:
+        request = JobRequest(
+            job_name=job.job_name,
+            share_name=job.share,
+            demand=job.demand,
+            duration_s=duration,
+            priority=job.priority,
+            preemption_retries=job.preemption_retries,
+            job_id=job.job_id,
+        )
+        with suppress(SubmitRejected):  # refused now (a share DISABLED since): never placed
+            sched.submit(request, now=now)
+
+    def sample(self, rng: random.Random, *, first: bool, arrivals: ArrivalModel | None) -> None:
+        sched = self._scheduler()
+        draw = self.samplers
+        for job in self.running:
+            self._submit(sched, job, draw[job.job_id].draw(rng))
+        sched.advance(0.0)
+        self._follow_timetable(sched)
+        tracked = set(self.starts)
+        started: dict[str, float] = {}
+        sched.subscribe(_on_placed(tracked, started))
+        for job in self.waiting:
+            self._submit(sched, job, draw[job.job_id].draw(rng))
+        self._disable(sched)
+        arriving = [] if arrivals is None else arrivals.draw(rng, self.state.now_s, self.horizon)
+        sched.advance(0.0)
+        if first:
+            self._note_waiting_on(sched, started)
+        horizon, timetable = self.horizon, sched.timetable
+        next_arrival = 0
+        while len(started) < len(tracked):
+            nxt = sched.next_event_time()
+            due = min(math.inf if nxt is None else nxt, timetable.next_time())
+            if next_arrival < len(arriving):
+                due = min(due, arriving[next_arrival][0])
+            if due > horizon:
+                break
+            while next_arrival < len(arriving) and arriving[next_arrival][0] <= due:
+                self._submit(sched, arriving[next_arrival][1], arriving[next_arrival][2], now=due)
+                next_arrival += 1
+            sched.advance(due)
+        for job_id in tracked:
+            self.starts[job_id].append(started.get(job_id, math.inf))
+        self._note_preemptions(sched, tracked)
+
+    def _follow_timetable(self, sched: Scheduler) -> None:
+        state = self.state
+        for share in state.shares:
+            calendar = state.calendars.get(share.name)
+            if calendar is not None:
+                sched.follow_calendar(share, calendar, epoch_s=state.now_s)
+        if state.plans:
+            sched.follow_plans([p for p in state.plans if not p.by_arn], epoch_s=state.now_s)
+
+    def _note_waiting_on(self, sched: Scheduler, started: Mapping[str, float]) -> None:
+        for job_id in self.starts:
+            if job_id in started:
+                continue
+            try:
+                reason = sched.pending_reason(job_id)
+            except KeyError:
+                continue
+            if reason is not None:
+                self.waiting_on[job_id] = f"{reason.kind.value}: {reason.message}"
+
+    def _note_preemptions(self, sched: Scheduler, tracked: set[str]) -> None:
+        for job in sched.jobs:
+            seen: set[tuple[str, str]] = set()
+            for record in job.preemptions:
+                preemptor = record.preemptor_job_id
+                kind = KIND_OF_RULE.get(record.rule)
+                if preemptor not in tracked or kind is None or (preemptor, kind) in seen:
+                    continue
+                seen.add((preemptor, kind))
+                found = self.preempts.setdefault(preemptor, {})
+                key = f"{job.job_id}/{kind}"
+                name, share, _, n = found.get(key, (job.request.job_name, job.share_name, kind, 0))
+                found[key] = (name, share, kind, n + 1)
+
+    def result(self, job: LiveJob, count: int, model: RunTimeModel) -> JobForecast:
+        base = JobForecast(
+            job.job_id, job.job_name, job.share, runtime_source=model.source(job).kind
+        )
+        why = self.never.get(job.job_id)
+        if why:
+            return replace(base, never=True, reason=why, waiting_on=why)
+        starts = sorted(self.starts[job.job_id])
+        p10, p50, p90 = (_percentile(starts, q) for q in (0.1, 0.5, 0.9))
+        preempts = tuple(
+            Preempt(key.split("/")[0], name, share, kind, n / count)
+            for key, (name, share, kind, n) in self.preempts.get(job.job_id, {}).items()
+            if n / count >= PREEMPT_SHARE
+        )
+        reason = ""
+        if p50 is None:
+            reason = f"not placed within the horizon ({self.horizon / 3600:g} h) in most samples"
+        return replace(
+            base,
+            p10_s=p10,
+            p50_s=p50,
+            p90_s=p90,
+            reason=reason,
+            waiting_on=self.waiting_on.get(job.job_id, "" if p90 == 0.0 else "capacity"),
+            preempts=preempts,
+        )
+
+
+def _percentile(sorted_values: Sequence[float], q: float) -> float | None:
+    """Nearest-rank percentile; ``None`` when it falls beyond the horizon."""
+    if not sorted_values:
+        return None
+    value = sorted_values[
+        min(len(sorted_values) - 1, max(0, math.ceil(q * len(sorted_values)) - 1))
+    ]
+    return None if math.isinf(value) else value
+
+
+def _on_placed(tracked: set[str], started: dict[str, float]) -> Callable[[SchedulerEvent], None]:
+    """A listener noting when each tracked job is first placed."""
+
+    def listener(event: SchedulerEvent) -> None:
+        if event.status is JobStatus.SCHEDULED and event.kind is EventKind.STATE_CHANGE:
+            job_id = event.job.job_id
+            if job_id in tracked and job_id not in started:
+                started[job_id] = event.time
+
+    return listener

@@ -1,0 +1,172 @@
+"""Owns reading a live queue into the forecast's inputs, and the what-if of a submission.
+
+:func:`read_queue_state` reads, per forecast: ``ListServiceJobs`` once per active status (one
+call per page of 100), ``DescribeServiceJob`` once per active job (priority, payload's
+``MaxRuntimeInSeconds``, run-time hint tag, preemption retries: the list has none of them),
+and the newest finished jobs (``SUCCEEDED`` and ``FAILED``, at most ``history_jobs``, from the
+list alone) as the run history; the shares come from the client's cached ``ListQuotaShares``.
+Calendars, plans and the teams' priority caps are not in the API: they come from the
+organisation file when one is given. The forecast itself is
+:func:`quota_constructs.forecast.forecast` (docs/runtime.md, "Forecasts").
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from botocore.exceptions import ClientError
+
+from quota_constructs.api_shapes import SAGEMAKER_DEFAULT_MAX_RUNTIME_S
+from quota_constructs.forecast import LiveJob, PastRun, QueueState, runtime_hint
+from quota_constructs.model import JobQueueSpec, Organisation
+from quota_constructs.runtime.jobs import ACTIVE_STATUSES, JobDetails, JobStatus, JobSummary
+
+HISTORY_JOBS = 2000
+"""Finished jobs read as the run history (newest first; 20 list calls per status at most)."""
+WAITING = frozenset({JobStatus.SUBMITTED, JobStatus.PENDING, JobStatus.RUNNABLE})
+
+
+class JobSource(Protocol):
+    """What the reading uses of a queue client (a :class:`~.queue.QueueClient` is one)."""
+
+    def spec(self, *, refresh: bool = False) -> JobQueueSpec: ...
+
+    def list_pages(
+        self, status: JobStatus, *, share: str | None = None, page_size: int | None = None
+    ) -> Iterator[list[JobSummary]]: ...
+
+    def describe(self, job: Any) -> JobDetails: ...
+
+
+@dataclass(frozen=True)
+class OrganisationExtras:
+    """What the organisation file adds to a live queue: calendars, plans, priority caps."""
+
+    calendars: Mapping[str, Any]
+    plans: tuple[Any, ...]
+    priority_caps: Mapping[str, int]
+
+    @classmethod
+    def of(cls, org: Organisation | None) -> OrganisationExtras:
+        if org is None:
+            return cls({}, (), {})
+        caps = {
+            s.name: s.access.max_priority
+            for s in org.queue.shares
+            if s.access is not None and s.access.max_priority is not None
+        }
+        return cls(dict(org.calendars), tuple(org.training_plans), caps)
+
+
+def max_runtime_of(payload: str | None) -> float:
+    """``StoppingCondition.MaxRuntimeInSeconds`` of a payload (SageMaker's default without)."""
+    try:
+        value = (json.loads(payload or "{}").get("StoppingCondition") or {}).get(
+            "MaxRuntimeInSeconds"
+        )
+    except (ValueError, AttributeError):
+        value = None
+    return (
+        float(value)
+        if isinstance(value, int | float) and value > 0
+        else float(SAGEMAKER_DEFAULT_MAX_RUNTIME_S)
+    )
+
+
+def live_job(details: JobDetails, fallback_demand: Mapping[str, int] | None = None) -> LiveJob:
+    """A described job as the forecast's :class:`LiveJob`."""
+    demand = dict(details.capacity_usage or fallback_demand or {})
+    return LiveJob(
+        job_id=details.job_id,
+        job_name=details.job_name,
+        share=details.share or "",
+        demand=demand,
+        priority=details.priority or 0,
+        created_s=details.created_at.timestamp() if details.created_at else 0.0,
+        started_s=_running_since(details),
+        max_runtime_s=max_runtime_of(details.payload),
+        hint_s=runtime_hint(details.tags),
+        preemption_retries=details.preemption_retries,
+        status_reason=details.status_reason,
+    )
+
+
+def _running_since(details: JobDetails) -> float | None:
+    """When a dispatched job's run began: ``startedAt`` (RUNNING, as the history's run times
+    count), else ``scheduledAt`` (still starting); ``None`` for a waiting job."""
+    if not details.status.is_dispatched:
+        return None
+    since = details.started_at or details.scheduled_at
+    return since.timestamp() if since else None
+
+
+def _described(client: JobSource, summary: JobSummary) -> JobDetails:
+    """The job described; a job gone since it was listed (finished and expired) keeps what
+    the list said, with the defaults for the rest."""
+    try:
+        return client.describe(summary.job_id)
+    except ClientError:
+        fields = {f.name: getattr(summary, f.name) for f in dataclasses.fields(JobSummary)}
+        return JobDetails(**fields)
+
+
+def past_runs(jobs: Iterable[JobSummary]) -> list[PastRun]:
+    """Finished jobs that ran, as :class:`PastRun` (one instance type each)."""
+    runs = []
+    for job in jobs:
+        if job.started_at is None or job.stopped_at is None or len(job.capacity_usage) != 1:
+            continue
+        (itype, count), *_ = job.capacity_usage.items()
+        run_s = (job.stopped_at - job.started_at).total_seconds()
+        created = job.created_at.timestamp() if job.created_at else None
+        share = job.share or ""
+        runs.append(PastRun(share, job.job_name, itype, count, max(run_s, 1.0), created_s=created))
+    return runs
+
+
+def read_history(client: JobSource, limit: int = HISTORY_JOBS) -> list[PastRun]:
+    """The newest ``limit`` finished jobs of each final status as past runs."""
+    runs: list[PastRun] = []
+    for status in (JobStatus.SUCCEEDED, JobStatus.FAILED):
+        seen: list[JobSummary] = []
+        for page in client.list_pages(status):
+            seen += page
+            if len(seen) >= limit:
+                break
+        runs += past_runs(seen[:limit])
+    return runs
+
+
+def read_queue_state(
+    client: JobSource,
+    *,
+    now_s: float | None = None,
+    org: Organisation | None = None,
+    history_jobs: int = HISTORY_JOBS,
+) -> QueueState:
+    """The queue as the forecast sees it now (see the module docstring for the calls)."""
+    spec = client.spec()
+    active = [
+        job for status in ACTIVE_STATUSES for page in client.list_pages(status) for job in page
+    ]
+    running: list[LiveJob] = []
+    waiting: list[LiveJob] = []
+    for summary in active:
+        job = live_job(_described(client, summary), summary.capacity_usage)
+        (waiting if summary.status in WAITING else running).append(job)
+    extras = OrganisationExtras.of(org)
+    return QueueState(
+        now_s=time.time() if now_s is None else now_s,
+        shares=tuple(spec.shares),
+        running=tuple(running),
+        waiting=tuple(waiting),
+        history=tuple(read_history(client, history_jobs)),
+        calendars=extras.calendars,
+        plans=extras.plans,
+        priority_caps=extras.priority_caps,
+    )

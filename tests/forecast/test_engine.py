@@ -1,0 +1,270 @@
+"""The forecast engine on plain queue states: calendars and plans inside the horizon, never
+reasons, run-time sources, determinism, arrivals, and the backtest's bookkeeping."""
+
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+
+import pytest
+
+from quota_constructs.forecast import (
+    RUNTIME_HINT_TAG,
+    ArrivalModel,
+    LiveJob,
+    PastRun,
+    QueueState,
+    forecast,
+    runtime_hint,
+    what_if,
+)
+from quota_constructs.forecast.arrivals import slot_of
+from quota_constructs.forecast.backtest import Coverage, Prediction, backtest
+from quota_constructs.forecast.runtimes import MIN_RUNS, RunTimeModel, name_stem
+from quota_constructs.model import (
+    JobQueueSpec,
+    QuotaConfigError,
+    QuotaShareSpec,
+    ShareCalendar,
+    ShareState,
+    ShareWindow,
+    SharingStrategy,
+    TrainingPlanSpec,
+)
+
+GPU = "ml.g5.xlarge"
+P5 = "ml.p5.48xlarge"
+MONDAY = datetime(2024, 1, 1, tzinfo=UTC).timestamp()
+HOUR = 3600.0
+
+
+def shares(**strategy: SharingStrategy) -> tuple[QuotaShareSpec, ...]:
+    return tuple(QuotaShareSpec(name, {GPU: 1}, s) for name, s in strategy.items())
+
+
+def job(job_id: str, share: str, **fields: object) -> LiveJob:
+    base = LiveJob(job_id, job_id, share, {GPU: 1}, max_runtime_s=12 * HOUR)
+    return replace(base, **fields)  # type: ignore[arg-type]
+
+
+def test_a_waiting_job_starts_when_the_running_one_ends() -> None:
+    state = QueueState(
+        now_s=MONDAY,
+        shares=shares(a=SharingStrategy.RESERVE),
+        running=(job("r", "a", started_s=MONDAY - HOUR, hint_s=3 * HOUR),),
+        waiting=(job("w", "a", created_s=MONDAY - 60, hint_s=HOUR),),
+    )
+    result = forecast(state, samples=100).jobs["w"]
+    assert result.p10_s is not None and result.p50_s is not None and result.p90_s is not None
+    assert result.p10_s < 2 * HOUR < result.p90_s  # the hint's median: 2 h left of 3
+    assert 1.5 * HOUR < result.p50_s < 2.5 * HOUR
+    assert result.waiting_on.startswith("SHARE_LIMIT") or "capacity" in result.waiting_on.lower()
+
+
+def test_the_same_seed_gives_the_same_forecast_and_another_seed_another() -> None:
+    state = QueueState(
+        now_s=MONDAY,
+        shares=shares(a=SharingStrategy.RESERVE),
+        running=(job("r", "a", started_s=MONDAY, hint_s=HOUR),),
+        waiting=(job("w", "a"),),
+    )
+    first, again = forecast(state, seed=3), forecast(state, seed=3)
+    assert first.jobs["w"] == again.jobs["w"]
+    assert forecast(state, seed=4).jobs["w"].p50_s != first.jobs["w"].p50_s
+
+
+def test_a_calendar_that_opens_borrowing_inside_the_horizon_starts_the_job_then() -> None:
+    """Share b may borrow only on weekends (its calendar): its job waits for Saturday 00:00."""
+    specs = (
+        QuotaShareSpec("a", {GPU: 1}, SharingStrategy.LEND),
+        QuotaShareSpec("b", {GPU: 1}, SharingStrategy.RESERVE),
+    )
+    weekend = ShareCalendar(
+        (ShareWindow(("sat", "sun"), strategy=SharingStrategy.LEND_AND_BORROW, borrow_limit=-1),)
+    )
+    friday_noon = MONDAY + 4 * 86400 + 12 * HOUR
+    state = QueueState(
+        now_s=friday_noon,
+        shares=specs,
+        running=(job("own", "b", started_s=friday_noon, hint_s=48 * HOUR, max_runtime_s=None),),
+        waiting=(job("w", "b", hint_s=HOUR),),
+        calendars={"b": weekend},
+    )
+    result = forecast(state, samples=20).jobs["w"]
+    assert result.p10_s == pytest.approx(12 * HOUR, abs=60)
+    assert result.p90_s == pytest.approx(12 * HOUR, abs=60)
+    without = forecast(replace(state, calendars={}), samples=20).jobs["w"]
+    assert without.p50_s is not None and without.p50_s > 24 * HOUR
+
+
+def test_a_plan_starting_inside_the_horizon_starts_its_jobs_then() -> None:
+    starts = datetime.fromtimestamp(MONDAY + 5 * HOUR, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    plan = TrainingPlanSpec("p5-june", P5, 2, starts, 24)
+    state = QueueState(
+        now_s=MONDAY,
+        shares=(QuotaShareSpec("llm", {P5: 2}, SharingStrategy.RESERVE),),
+        waiting=(replace(job("w", "llm", hint_s=HOUR), demand={P5: 2}),),
+        plans=(plan,),
+    )
+    result = forecast(state, samples=20).jobs["w"]
+    assert result.p50_s == pytest.approx(5 * HOUR, abs=60)
+
+
+@pytest.mark.parametrize(
+    ("share", "demand", "priority", "reason"),
+    [
+        ("a", {P5: 1}, 0, "has no capacity for ml.p5.48xlarge"),
+        ("a", {GPU: 3}, 0, "more than quota share a can ever use (2, borrowing included)"),
+        ("a", {GPU: 1}, 60, "above team a's cap of 50"),
+        ("nope", {GPU: 1}, 0, "no quota share 'nope'"),
+    ],
+)
+def test_what_if_never_says_why(
+    share: str, demand: dict[str, int], priority: int, reason: str
+) -> None:
+    specs = (
+        QuotaShareSpec("a", {GPU: 1}, SharingStrategy.LEND_AND_BORROW, borrow_limit=-1),
+        QuotaShareSpec("b", {GPU: 1}, SharingStrategy.LEND),
+    )
+    state = QueueState(now_s=MONDAY, shares=specs, priority_caps={"a": 50})
+    answer = what_if(state, replace(job("x", share, priority=priority), demand=demand))
+    assert answer.outcome == "never"
+    assert reason in answer.reason
+    assert answer.as_json()["startsInS"] is None
+
+
+def test_what_if_never_when_the_plan_of_its_type_has_ended() -> None:
+    plan = TrainingPlanSpec("old", P5, 2, "2023-12-01T00:00:00Z", 24)
+    state = QueueState(
+        now_s=MONDAY,
+        shares=(QuotaShareSpec("llm", {P5: 2}, SharingStrategy.RESERVE),),
+        plans=(plan,),
+        service_environment={P5: 0},
+    )
+    answer = what_if(state, replace(job("x", "llm"), demand={P5: 1}))
+    assert (answer.outcome, "training plan old" in answer.reason) == ("never", True)
+
+
+def test_run_times_come_from_the_hint_then_similar_runs_then_the_queue() -> None:
+    runs = [PastRun("a", f"train-{i}", GPU, 1, 600.0 + i) for i in range(MIN_RUNS)]
+    runs += [PastRun("b", f"other-{i}", GPU, 1, 60.0) for i in range(MIN_RUNS)]
+    model = RunTimeModel(runs)
+    assert model.source(job("x", "a", hint_s=5.0)).kind == "hint"
+    similar = model.source(job("train-99", "a"))
+    assert (similar.kind, min(similar.runs)) == ("history", 600.0)
+    assert model.source(job("new", "c")).kind == "queue-history"
+    assert RunTimeModel([]).source(job("new", "c")).kind == "max-runtime"
+    assert name_stem("train-0042") == "train"
+
+
+def test_a_drawn_run_never_passes_max_runtime() -> None:
+    sampler = RunTimeModel([]).sampler(job("x", "a", max_runtime_s=100.0, hint_s=5000.0), 0.0)
+    rng = random.Random(0)
+    assert max(sampler.draw(rng) for _ in range(200)) <= 100.0
+
+
+def test_a_bad_hint_is_refused_when_strict_and_ignored_otherwise() -> None:
+    assert runtime_hint({RUNTIME_HINT_TAG: "5400"}) == 5400.0
+    assert runtime_hint({RUNTIME_HINT_TAG: "soon"}) is None
+    with pytest.raises(QuotaConfigError, match=RUNTIME_HINT_TAG):
+        runtime_hint({RUNTIME_HINT_TAG: "-3"}, strict=True)
+
+
+def test_a_short_history_and_unforeseen_arrivals_are_said() -> None:
+    state = QueueState(
+        now_s=MONDAY, shares=shares(a=SharingStrategy.RESERVE), waiting=(job("w", "a"),)
+    )
+    caveats = forecast(state, samples=12).caveats
+    assert any("share a: 0 past run(s)" in c for c in caveats)
+    assert any("not foreseen" in c for c in caveats)
+    assert not any("not foreseen" in c for c in forecast(state, samples=12, arrivals=True).caveats)
+
+
+def test_arrivals_of_a_higher_priority_delay_a_waiting_job() -> None:
+    runs = tuple(PastRun("a", "hi", GPU, 1, HOUR, priority=9) for _ in range(MIN_RUNS))
+    state = QueueState(
+        now_s=MONDAY,
+        shares=shares(a=SharingStrategy.RESERVE),
+        running=(job("r", "a", started_s=MONDAY, hint_s=HOUR),),
+        waiting=(job("w", "a", hint_s=HOUR),),
+        history=runs,
+    )
+    busy = ArrivalModel.steady({"a": 2.0}, {"a": [(GPU, 1, HOUR, 9)]})
+    calm = forecast(state, samples=40).jobs["w"]
+    crowded = forecast(state, samples=40, arrivals=busy).jobs["w"]
+    assert calm.p50_s is not None and (crowded.p50_s is None or crowded.p50_s > 2 * calm.p50_s)
+
+
+def test_the_arrival_model_counts_jobs_per_hour_of_weekdays_and_weekends() -> None:
+    assert (slot_of(MONDAY), slot_of(MONDAY + 5 * 86400 + 3 * HOUR)) == (0, 27)
+    runs = tuple(
+        PastRun("a", "x", GPU, 1, 60.0, created_s=MONDAY + d * 86400 + 9 * HOUR + 60)
+        for d in range(5)
+    )
+    state = QueueState(
+        now_s=MONDAY + 7 * 86400, shares=shares(a=SharingStrategy.RESERVE), history=runs
+    )
+    model = ArrivalModel.from_state(state, since_s=MONDAY)
+    assert model.rates["a"][9] == pytest.approx(1.0)  # one a weekday at 09:00
+    assert sum(model.rates["a"]) == pytest.approx(1.0)
+
+
+@dataclass(frozen=True)
+class Item:
+    submit_time_s: float
+    share: str
+    instance_type: str
+    instance_count: int
+    duration_s: float
+    priority: int
+
+
+def test_the_backtest_compares_each_forecast_with_the_actual_start() -> None:
+    queue = JobQueueSpec(shares=shares(a=SharingStrategy.RESERVE))
+    items = [Item(i * 600.0, "a", GPU, 1, 1800.0, 0) for i in range(12)]
+    result = backtest(queue, items, warmup_s=3000.0, samples=20)
+    assert len(result.predictions) == 7  # the jobs submitted at 3000 s and later
+    waits = [p.actual_s for p in result.predictions]
+    assert waits == sorted(waits) and waits[0] > 0  # a queue that only grows
+    overall = result.overall
+    assert 0.0 <= overall.interval <= overall.below_p90 <= 1.0
+    assert result.per_share["a"].jobs == 7
+
+
+def test_coverage_counts_starts_inside_the_interval() -> None:
+    found = [
+        Prediction("a", 10, 20, 30, 5, 25),
+        Prediction("a", 10, 20, 30, 5, 5),
+        Prediction("a", 10, 20, 30, 5, 40),
+        Prediction("a", 0, 0, 0, 0, 0),
+    ]
+    coverage = Coverage.of(found)
+    assert (coverage.interval, coverage.below_p90) == (0.5, 0.75)
+    assert (coverage.median_error_s, coverage.naive_median_error_s) == (10.0, 10.0)
+    assert math.isnan(Coverage.of([]).interval)
+
+
+def test_a_disabled_share_runs_its_queued_jobs_and_refuses_a_new_one() -> None:
+    specs = (QuotaShareSpec("a", {GPU: 1}, SharingStrategy.RESERVE, state=ShareState.DISABLED),)
+    state = QueueState(
+        now_s=MONDAY,
+        shares=specs,
+        running=(job("r", "a", started_s=MONDAY, hint_s=HOUR),),
+        waiting=(job("w", "a", hint_s=HOUR),),
+    )
+    answer = what_if(state, job("x", "a"))
+    assert answer.forecast.jobs["w"].p50_s == pytest.approx(HOUR, rel=0.5)
+    assert (answer.outcome, "DISABLED" in answer.reason) == ("never", True)
+
+
+def test_a_queued_job_above_the_cap_was_let_in_and_is_forecast() -> None:
+    state = QueueState(
+        now_s=MONDAY,
+        shares=shares(a=SharingStrategy.RESERVE),
+        waiting=(job("w", "a", priority=90, hint_s=HOUR),),
+        priority_caps={"a": 50},
+    )
+    assert forecast(state, samples=12).jobs["w"].p90_s == 0.0
+    assert what_if(state, job("x", "a", priority=90)).outcome == "never"

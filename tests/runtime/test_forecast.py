@@ -1,0 +1,298 @@
+"""Forecasts and what-ifs over real HTTP against the emulator: each kind of answer (starts now,
+waits, preempts, never) is checked against what happens when the job is really submitted."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from botocore.exceptions import ClientError
+from typer.testing import CliRunner
+
+from quota_constructs.commands import app
+from quota_constructs.commands.demo import emulator_client
+from quota_constructs.forecast import RUNTIME_HINT_TAG, WhatIf
+from quota_constructs.local.testing import EmulatorServer
+from quota_constructs.model import JobQueueSpec, QuotaConfigError, QuotaShareSpec, SharingStrategy
+from quota_constructs.runtime import JobDetails, JobStatus, JobSubmission, JobSummary, QueueClient
+from quota_constructs.runtime.forecasting import read_queue_state
+from tests.runtime.helpers import BUILDER, jobs, last_monday, runs_for, training_job
+
+GPU = "ml.g5.xlarge"
+ORG = """organisation: seed-demo
+shares:
+  - {name: QS1, capacity: {ml.g5.xlarge: 1}, strategy: LEND_AND_BORROW, borrow_limit: 200,
+     in_share_preemption: true}
+  - {name: QS2, capacity: {ml.g5.xlarge: 1}, strategy: LEND}
+  - {name: QS3, capacity: {ml.g5.xlarge: 1}, strategy: RESERVE}
+  - {name: QS4, capacity: {ml.g5.xlarge: 1}, strategy: RESERVE}
+"""
+START = last_monday()
+
+
+def hinted(seconds: float) -> dict[str, str]:
+    """Tags: the emulator runs the job ``seconds``; its run-time hint says the same."""
+    return {**runs_for(seconds), RUNTIME_HINT_TAG: str(seconds)}
+
+
+@pytest.fixture
+def busy(tmp_path: Path) -> Iterator[tuple[EmulatorServer, QueueClient, dict[str, str]]]:
+    """Jobs running and waiting in several shares: QS1 runs p3 on its own GPU and p2 on QS2's
+    (borrowed), p1 waits; QS3 runs one job and one waits; QS4 is idle."""
+    org = tmp_path / "org.yaml"
+    org.write_text(ORG)
+    with EmulatorServer(org_files=[org], start_epoch=START) as emu:
+        client = emulator_client(emu)
+        ids = {}
+        for name, share, priority, seconds in (
+            ("qs1-p3", "QS1", 3, 3600),
+            ("qs1-p2", "QS1", 2, 3600),
+            ("qs1-p1", "QS1", 1, 1800),
+            ("qs3-a", "QS3", 0, 1200),
+            ("qs3-b", "QS3", 0, 1200),
+        ):
+            handle = client.submit(
+                name, share, training_job(), priority=priority, tags=hinted(seconds)
+            )
+            ids[name] = handle.job_id
+        emu.advance(60)
+        yield emu, client, ids
+
+
+def now_of(emu: EmulatorServer) -> float:
+    return START + emu.now
+
+
+def ask(
+    emu: EmulatorServer, client: QueueClient, share: str, *, count: int = 1, **options: Any
+) -> WhatIf:
+    submission = JobSubmission("new", share, training_job(count=count), **options)
+    return client.what_if(submission, now_s=now_of(emu))
+
+
+def submit(client: QueueClient, share: str, seconds: float, **options: object) -> str:
+    return client.submit("new", share, training_job(), tags=hinted(seconds), **options).job_id
+
+
+def test_what_if_starts_now_and_the_job_then_starts_at_once(busy) -> None:
+    emu, client, _ = busy
+    answer = ask(emu, client, "QS4", tags=hinted(600))
+    assert (answer.outcome, answer.job.preempts) == ("starts_now", ())
+    job_id = submit(client, "QS4", 600)
+    emu.advance(1)
+    assert client.describe(job_id).status.is_dispatched
+
+
+def test_what_if_waits_and_the_job_starts_inside_the_interval(busy) -> None:
+    emu, client, _ = busy
+    answer = ask(emu, client, "QS3", tags=hinted(600))
+    assert answer.outcome == "waits"
+    job = answer.job
+    assert job.p10_s is not None and job.p90_s is not None
+    job_id = submit(client, "QS3", 600)
+    submitted = emu.now
+    while not client.describe(job_id).status.is_dispatched:
+        emu.advance(30)
+    started = client.describe(job_id).scheduled_at
+    assert started is not None
+    waited = started.timestamp() - (START + submitted)
+    assert job.p10_s - 60 <= waited <= job.p90_s + 60
+
+
+def test_what_if_preempts_the_borrower_and_the_submit_reclaims_it(busy) -> None:
+    emu, client, ids = busy
+    answer = ask(emu, client, "QS2", tags=hinted(600))
+    assert answer.outcome == "starts_now"
+    [preempt] = answer.job.preempts
+    assert (preempt.share, preempt.kind) == ("QS1", "reclaim")
+    assert preempt.job_id in (ids["qs1-p2"], ids["qs1-p3"])  # QS1's running jobs
+    job_id = submit(client, "QS2", 600)
+    emu.advance(5)
+    for running in (ids["qs1-p2"], ids["qs1-p3"]):
+        records = emu.explain(running)["preemptions"]
+        if running == preempt.job_id:
+            assert [(r["preemptorJobId"], r["rule"]) for r in records] == [(job_id, "CROSS_SHARE")]
+        else:
+            assert records == []
+    assert client.describe(job_id).status.is_dispatched
+
+
+def test_what_if_in_share_preemption_matches_the_submit(busy) -> None:
+    emu, client, _ = busy
+    answer = ask(emu, client, "QS1", priority=9, tags=hinted(600))
+    assert answer.outcome == "starts_now"
+    [preempt] = answer.job.preempts
+    assert preempt.kind == "in_share"
+    job_id = submit(client, "QS1", 600, priority=9)
+    emu.advance(5)
+    record = emu.explain(preempt.job_id)["preemptions"][0]
+    assert (record["preemptorJobId"], record["rule"]) == (job_id, "IN_SHARE")
+
+
+def test_what_if_never_and_the_submit_waits_forever(busy) -> None:
+    emu, client, _ = busy
+    answer = ask(emu, client, "QS3", count=2)
+    assert answer.outcome == "never"
+    assert "more than quota share QS3 can ever use" in answer.reason
+    with pytest.raises(QuotaConfigError, match="at most 1"):
+        client.submit("new", "QS3", training_job(count=2))
+    batch = client.batch  # sent as is, around the runtime's checks: Batch keeps it waiting
+    request = JobSubmission("raw", "QS3", training_job(count=2)).request(client.queue)
+    job_id = batch.submit_service_job(**request)["jobId"]
+    emu.advance(600)
+    job = client.describe(job_id)
+    assert job.status is JobStatus.RUNNABLE
+    assert job.status_reason.startswith("MISCONFIGURATION")
+
+
+def test_forecast_covers_every_waiting_job(busy) -> None:
+    emu, client, ids = busy
+    result = client.forecast(now_s=now_of(emu))
+    assert set(result.jobs) == {ids["qs1-p1"], ids["qs3-b"]}
+    p1 = result.jobs[ids["qs1-p1"]]
+    assert p1.p50_s is not None and p1.runtime_source == "hint"
+    assert p1.start_json() == {"p50": round(p1.p50_s, 1), "p90": round(p1.p90_s or 0, 1)}
+
+
+def test_what_if_cli_json_and_exit_codes(busy) -> None:
+    emu, _, _ = busy
+    code, out, err = jobs(emu, "submit", "x", "--share", "QS4", *BUILDER, "--what-if", "--json")
+    assert code == 0, err
+    answer = json.loads(out)
+    assert answer["outcome"] == "starts_now"
+    assert set(answer) >= {"outcome", "startsInS", "preempts", "reason"}
+    code, out, _ = jobs(
+        emu,
+        "submit",
+        "x",
+        "--share",
+        "QS3",
+        *BUILDER,
+        "--instance-count",
+        "2",
+        "--what-if",
+        "--json",
+    )
+    assert (code, json.loads(out)["outcome"]) == (1, "never")
+
+
+def quota(emu: EmulatorServer, *args: str) -> tuple[int, str, str]:
+    """``quota ARGS... --endpoint-url EMU --organisation seed-demo``: exit code, out, err."""
+    base = ["--endpoint-url", emu.endpoint_url, "--organisation", "seed-demo"]
+    result = CliRunner().invoke(app, [*args, *base], env={"COLUMNS": "200"})
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_status_json_gives_each_share_head_its_forecast_start(busy) -> None:
+    emu, client, ids = busy
+    code, out, err = quota(emu, "status", "--json")
+    assert code == 0, err
+    heads = {r["quotaShareName"]: r["headJob"] for r in json.loads(out)["quotaShares"]}
+    expected = client.forecast(now_s=now_of(emu)).jobs
+    for share, name in (("QS1", "qs1-p1"), ("QS3", "qs3-b")):
+        assert heads[share]["jobId"] == ids[name]
+        assert heads[share]["forecastStartS"] == expected[ids[name]].start_json()
+        assert heads[share]["forecastStartS"]["p50"] <= heads[share]["forecastStartS"]["p90"]
+    assert heads["QS4"] is None
+
+
+def test_jobs_ls_json_gives_each_waiting_job_its_forecast(busy) -> None:
+    emu, _, ids = busy
+    code, out, err = jobs(emu, "ls", "--json")
+    assert code == 0, err
+    listed = {j["jobId"]: j for j in json.loads(out)}
+    for name in ("qs1-p1", "qs3-b"):
+        start = listed[ids[name]]["forecastStartS"]
+        assert 0 < start["p50"] <= start["p90"]
+        assert listed[ids[name]]["forecastReason"] is None
+    assert "forecastStartS" not in listed[ids["qs1-p3"]]  # running: nothing to forecast
+
+
+def test_a_job_that_can_never_run_has_no_forecast_start_and_says_why(busy) -> None:
+    emu, client, _ = busy
+    request = JobSubmission("raw", "QS3", training_job(count=2)).request(client.queue)
+    job_id = client.batch.submit_service_job(**request)["jobId"]
+    emu.advance(5)
+    code, out, err = jobs(emu, "ls", "--json")
+    assert code == 0, err
+    listed = {j["jobId"]: j for j in json.loads(out)}
+    assert listed[job_id]["forecastStartS"] is None
+    assert "can ever use" in listed[job_id]["forecastReason"]
+
+
+def test_local_why_and_jobs_describe_give_the_whole_answer(busy) -> None:
+    emu, client, ids = busy
+    waiting = ids["qs1-p1"]
+    expected = client.forecast(now_s=now_of(emu)).jobs[waiting]
+    result = CliRunner().invoke(
+        app, ["local", "why", waiting, "--endpoint-url", emu.endpoint_url, "--json"]
+    )
+    assert result.exit_code == 0, result.stderr
+    answer = json.loads(result.stdout)
+    assert answer["forecast"]["forecastStartS"] == expected.start_json()
+    assert answer["pending"]["kind"] in answer["forecast"]["waitingOn"]
+    text = CliRunner().invoke(app, ["local", "why", waiting, "--endpoint-url", emu.endpoint_url])
+    assert "forecast start: ~" in text.stdout
+    code, out, err = jobs(emu, "describe", waiting, "--json")
+    assert code == 0, err
+    assert json.loads(out)["forecastStartS"] == expected.start_json()
+    code, out, _ = jobs(emu, "describe", waiting)
+    assert "forecast start" in out and "waits on" in out
+
+
+class GoneJobs:
+    """A queue whose one waiting job finished and expired between the list and the describe."""
+
+    def spec(self, *, refresh: bool = False) -> JobQueueSpec:
+        return JobQueueSpec(shares=(QuotaShareSpec("QS1", {GPU: 1}, SharingStrategy.RESERVE),))
+
+    def list_pages(self, status: JobStatus, **_: Any) -> Iterator[list[JobSummary]]:
+        if status is JobStatus.RUNNABLE:
+            yield [
+                JobSummary(
+                    "gone", "gone", None, status, "", "QS1", None, None, None, None, {GPU: 1}
+                )
+            ]
+
+    def describe(self, job: Any) -> JobDetails:
+        error = {"Error": {"Code": "ClientException", "Message": "no such job"}}
+        raise ClientError(error, "DescribeServiceJob")
+
+
+def test_a_job_gone_between_the_list_and_the_describe_keeps_what_the_list_said() -> None:
+    state = read_queue_state(GoneJobs(), now_s=START)
+    [job] = state.waiting
+    assert (job.job_id, job.share, dict(job.demand), job.priority) == ("gone", "QS1", {GPU: 1}, 0)
+
+
+def test_quota_status_table_shows_when_each_head_starts(busy) -> None:
+    emu, _, _ = busy
+    code, out, err = quota(emu, "status", "--wide")
+    assert code == 0, err
+    assert "head starts" in out
+    assert "~" in out and "(90%:" in out
+
+
+def test_rejects_dry_run_with_what_if(busy) -> None:
+    emu, _, _ = busy
+    code, _, err = jobs(emu, "submit", "x", "--share", "QS4", *BUILDER, "--what-if", "--dry-run")
+    assert code == 2
+    assert "pass one of them" in err
+
+
+def test_arrivals_foreseen_on_request_never_bring_a_start_forward(busy) -> None:
+    emu, client, _ = busy
+    for seconds in (600, 900, 1200, 300, 600):  # a history: QS4 gets five jobs in a row
+        submit(client, "QS4", seconds)
+    emu.advance(3600)
+    calm = client.forecast(now_s=now_of(emu)).jobs
+    busier = client.forecast(now_s=now_of(emu), arrivals=True)
+    assert not any("not foreseen" in c for c in busier.caveats)
+    for job_id, start in busier.jobs.items():
+        assert (start.p50_s or 0) >= (calm[job_id].p50_s or 0) - 60
+    code, out, err = jobs(emu, "ls", "--json", "--arrivals")
+    assert code == 0, err
+    assert all("forecastStartS" in j for j in json.loads(out) if j["status"] == "RUNNABLE")
