@@ -15,15 +15,25 @@ from quota_constructs.model import MAX_INSTANCES_PER_TYPE, Problem
 
 DAY_S = 86400.0
 MAX_DAYS = 366
-"""Most days of a generated workload (``--days``) and of a CSV's submit times: a year."""
-MAX_SUBMIT_S = MAX_DAYS * DAY_S
+"""Most days of a generated workload (``--days``): a year."""
+MAX_CSV_DAYS = 3653
+"""Most days of a CSV's submit times: ten years (a public cluster trace spans several)."""
+MAX_SUBMIT_S = MAX_CSV_DAYS * DAY_S
 MAX_JOB_S = 28 * DAY_S
 """Longest job, and longest checkpoint interval: SageMaker's ``MaxRuntimeInSeconds`` limit
 (2,419,200 s, 28 days)."""
 MAX_JOB_MINUTES = MAX_JOB_S / 60
-MAX_WAIT_TARGET_MINUTES = MAX_SUBMIT_S / 60
+MAX_WAIT_TARGET_MINUTES = MAX_DAYS * DAY_S / 60
 MAX_WORKLOAD_JOBS = 100_000
-"""Most jobs in one workload, read from a CSV or expected from the generator."""
+"""Most jobs of a workload held in memory: a generated one (expected count), and a CSV file
+that is not in submit-time order (sorted in memory) or is plotted, priced or saved."""
+MAX_STREAM_JOBS = 10_000_000
+"""Most jobs of a CSV file streamed through ``quota simulate`` (in submit-time order): about
+ten minutes of CPU at the measured 18,000 jobs a second (docs/figures.md)."""
+MAX_STREAM_FILE_BYTES = 2 * 1024**3
+"""Largest streamed CSV file: 2 GiB (10 million rows of about 100 bytes, twice over)."""
+MAX_PROBLEMS_SHOWN = 100
+"""Most bad rows a streamed file's error lists (then how many more there are)."""
 MAX_SEED = 2**63 - 1
 MAX_INTENSITY = 1000.0
 MAX_DELAY_S = DAY_S
@@ -52,8 +62,8 @@ def job_problems(
             Problem(
                 f"{where}.submit_time_s",
                 submit_time_s,
-                f"must be at most {MAX_SUBMIT_S:.0f} seconds ({MAX_DAYS} days)",
-                "submit the jobs within a year of time 0",
+                f"must be at most {MAX_SUBMIT_S:.0f} seconds ({MAX_CSV_DAYS} days)",
+                "submit the jobs within ten years of time 0",
             )
         )
     problems += _at_most(duration_s, f"{where}.duration_s", MAX_JOB_S, "seconds (28 days)")
@@ -72,16 +82,36 @@ def _at_most(value: float, path: str, high: float, unit: str) -> list[Problem]:
     return [Problem(path, value, f"must be at most {high:.0f} {unit}", f"lower it to {high:.0f}")]
 
 
-def workload_size_problems(count: float, where: str, *, expected: bool = False) -> list[Problem]:
-    """At most :data:`MAX_WORKLOAD_JOBS` jobs (``expected``: the generator's mean count)."""
+def workload_size_problems(
+    count: float, where: str, *, expected: bool = False, why: str = ""
+) -> list[Problem]:
+    """At most :data:`MAX_WORKLOAD_JOBS` jobs in memory (``expected``: the generator's mean
+    count; ``why``: what needs them in memory, for a streamed CSV file)."""
     if count <= MAX_WORKLOAD_JOBS:
         return []
     if expected:
         what = "the generated workload would have about this many jobs"
         fix = "use fewer --days, a lower --intensity or fewer scheduled runs a day"
+    elif why:
+        what = f"the workload has this many jobs; {why} takes"
+        fix = "leave it out (the simulation itself streams the file), or split the file"
     else:
         what, fix = "the workload has this many jobs", "split it into several files"
     return [Problem(where, round(count), f"{what}; at most {MAX_WORKLOAD_JOBS}", fix)]
+
+
+def stream_size_problems(count: int, where: str) -> list[Problem]:
+    """At most :data:`MAX_STREAM_JOBS` jobs in a streamed CSV file."""
+    if count <= MAX_STREAM_JOBS:
+        return []
+    return [
+        Problem(
+            where,
+            count,
+            f"the workload has this many jobs; at most {MAX_STREAM_JOBS}",
+            "split it into several files (e.g. by year)",
+        )
+    ]
 
 
 def run_problems(*, days: int, seed: int, startup_s: float, preemption_s: float) -> list[Problem]:

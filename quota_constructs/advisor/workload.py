@@ -12,7 +12,7 @@ import io
 import math
 import random
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from operator import attrgetter, itemgetter
 from pathlib import Path
@@ -148,29 +148,47 @@ def _name_problems(names: tuple[str, str, int], where: str) -> list[Problem]:
     return problems
 
 
-def _read_plain(text: str, header: list[str]) -> list[WorkloadJob] | None:
-    """Every job of ``text`` (its header on line 1 alone) when each of its lines is blank or a
-    plain row (:data:`_PLAIN_VALUE` per column, one line pattern) of a valid job, as the full
-    reader would read them; ``None`` when a line is anything else: the full reader then reads
-    the whole text and reports every problem."""
+PlainReader = Callable[[str, int, set[tuple[str, str, int]]], "WorkloadJob | None"]
+"""Reads one line (without its ``\\n``) at a line number: its job when the line is a plain
+row of a valid job, else ``None``."""
+
+
+def plain_reader(header: list[str]) -> PlainReader | None:
+    """The reader of plain rows under ``header`` (one line pattern, :data:`_PLAIN_VALUE` per
+    column); ``None`` when the header repeats a column (only the full reader reads it)."""
     if len(set(header)) != len(header):
         return None
-    line_pattern = re.compile(", *".join(_PLAIN_VALUE[c] for c in header) + "\r?")
+    fullmatch = re.compile(", *".join(_PLAIN_VALUE[c] for c in header) + "\r?").fullmatch
     required = itemgetter(*(header.index(c) for c in REQUIRED_COLUMNS))
     optional = OPTIONAL_COLUMNS[0]
     checkpoint = header.index(optional) if optional in header else None
-    lines = text.split("\n")
-    jobs: list[WorkloadJob] = []
-    valid: set[tuple[str, str, int]] = set()
-    for line, match in enumerate(map(line_pattern.fullmatch, lines[1:]), start=2):
+
+    def read(text: str, line: int, valid: set[tuple[str, str, int]]) -> WorkloadJob | None:
+        match = fullmatch(text)
         if match is None:
-            if lines[line - 1] in ("", "\r"):
-                continue  # a blank line, skipped as csv skips it
             return None
         values = match.groups()
         found = None if checkpoint is None else values[checkpoint]
-        job = _valid_plain_job((*required(values), found), line, valid)
+        return _valid_plain_job((*required(values), found), line, valid)
+
+    return read
+
+
+def _read_plain(text: str, header: list[str]) -> list[WorkloadJob] | None:
+    """Every job of ``text`` (its header on line 1 alone) when each of its lines is blank or a
+    plain row (:func:`plain_reader`) of a valid job, as the full reader would read them;
+    ``None`` when a line is anything else: the full reader then reads the whole text and
+    reports every problem."""
+    read = plain_reader(header)
+    if read is None:
+        return None
+    jobs: list[WorkloadJob] = []
+    valid: set[tuple[str, str, int]] = set()
+    for line, text_line in enumerate(text.split("\n")[1:], start=2):
+        job = read(text_line, line, valid)
         if job is None:
+            if text_line in ("", "\r"):
+                continue  # a blank line, skipped as csv skips it
             return None
         jobs.append(job)
     return jobs
@@ -225,35 +243,48 @@ def parse_workload_csv(text: str, *, source: str = "<csv>") -> list[WorkloadJob]
     jobs: list[WorkloadJob] = []
     valid: set[tuple[str, str, int]] = set()
     for line, values in _csv_rows(reader, problems):
-        row = _as_dict(values, header)
-        if row.get(None):
-            problems.append(
-                Problem(
-                    f"line {line}",
-                    row[None],
-                    f"more values than the {len(header)} columns of the header",
-                    "remove the extra values or quote values containing commas",
-                )
-            )
-            continue
-        if all(v in ("", None) for v in row.values()):
-            continue  # blank line
-        if any(row.get(c) is None for c in REQUIRED_COLUMNS):
-            values = [v for v in row.values() if v is not None]
-            problems.append(
-                Problem(
-                    f"line {line}",
-                    ",".join(values),
-                    f"{len(values)} values for the {len(header)} columns of the header",
-                    "give every required column a value",
-                )
-            )
-            continue
-        job, row_problems = _row_problems(row, line, valid)
-        problems += row_problems
+        job = row_job(values, header, line, valid, problems)
         if job is not None:
             jobs.append(job)
     return _checked_size(jobs, source, problems)
+
+
+def row_job(
+    values: list[str],
+    header: list[str],
+    line: int,
+    valid: set[tuple[str, str, int]],
+    problems: list[Problem],
+) -> WorkloadJob | None:
+    """The job of one CSV row (``values`` under ``header``, its last line ``line``), checked in
+    full; ``None`` for a blank row or a bad one (its problems appended to ``problems``)."""
+    row = _as_dict(values, header)
+    if row.get(None):
+        problems.append(
+            Problem(
+                f"line {line}",
+                row[None],
+                f"more values than the {len(header)} columns of the header",
+                "remove the extra values or quote values containing commas",
+            )
+        )
+        return None
+    if all(v in ("", None) for v in row.values()):
+        return None  # blank line
+    if any(row.get(c) is None for c in REQUIRED_COLUMNS):
+        given = [v for v in row.values() if v is not None]
+        problems.append(
+            Problem(
+                f"line {line}",
+                ",".join(given),
+                f"{len(given)} values for the {len(header)} columns of the header",
+                "give every required column a value",
+            )
+        )
+        return None
+    job, row_problems = _row_problems(row, line, valid)
+    problems += row_problems
+    return job
 
 
 def _checked_size(

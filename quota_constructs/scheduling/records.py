@@ -7,10 +7,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from quota_constructs.model import ExitRule, PendingKind, QuotaConfigError
 from quota_constructs.scheduling.capacity import Capacity
+
+if TYPE_CHECKING:
+    from quota_constructs.scheduling.job import Job
 
 # --- constants --------------------------------------------------------------------------------
 
@@ -205,7 +208,7 @@ class UsageLog:
     simulator's usage metrics). Kept only when asked for (:meth:`Scheduler.keep_usage_log`).
     """
 
-    __slots__ = ("changes", "preemptions")
+    __slots__ = ("changes", "finished", "preemptions")
 
     def __init__(self) -> None:
         self.changes: list[tuple[float, str, str, str, int]] = []
@@ -214,6 +217,9 @@ class UsageLog:
         allocation, in order."""
         self.preemptions: list[tuple[float, str, str]] = []
         """(time, victim's share, rule) of each preemption started."""
+        self.finished: list[Job] = []
+        """Each job that ended (SUCCEEDED or FAILED), when it ended: a streaming consumer
+        measures and forgets them (:meth:`Scheduler.forget`) and clears this list."""
 
     def note(
         self, now: float, share: str, alloc: Mapping[str, Mapping[str, int]], sign: int
