@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import heapq
 import math
+from array import array
 import statistics
 from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -287,6 +288,8 @@ class _Usage:
         """Instance-seconds per share: own, borrowed, lent (whole run), own within the window
         (set by :meth:`integrate`)."""
         self.used_in_window = 0.0
+        self.samples = 0
+        """Spans integrated so far."""
         self.times: list[float] = [0.0]
         """Time of each sample (an instant that changed something; time 0 first)."""
         self.steps = 0
@@ -300,6 +303,9 @@ class _Usage:
         self._steps_ended: list[int] = []
         """Log lengths at the end of steps that must be samples of their own (a calendar
         flip and submits at the same time are two steps)."""
+        self._carry = np.zeros((len(names), 3), dtype=np.float64)
+        """Each share's own, borrowed and lent instances at the last sample integrated so far
+        (whose span is not yet known: :meth:`flush`)."""
         self._types: dict[str, int] = {}
         self._rows = np.zeros((5, 0), dtype=np.int64)
         """Sample, share, lender share, instance type and signed instances of each row."""
@@ -314,9 +320,14 @@ class _Usage:
         self._steps_ended.append(len(self.log.changes))
 
     def _read_log(self) -> None:
-        """Rows from the log and the sample times: a new sample at each new time or step."""
+        """Rows from the log and the sample times: a new sample at each new time or step
+        (the first sample is the one carried from the last flush: time 0 at first)."""
         changes = self.log.changes
+        self.times = self.times[-1:]
         if not changes:
+            self._rows = np.zeros((5, 0), dtype=np.int64)
+            if self.closed_at is not None and self.closed_at > self.times[-1]:
+                self.times.append(self.closed_at)
             return
         when, holders, lenders, itypes, counts = zip(*changes, strict=True)
         rows = len(changes)
@@ -326,7 +337,7 @@ class _Usage:
         starts[1:] = times[1:] != times[:-1]
         ended = [end for end in self._steps_ended if end < len(times)]
         starts[ended] = True
-        self.times = [0.0, *times[starts].tolist()]
+        self.times = [self.times[-1], *times[starts].tolist()]
         if self.closed_at is not None and self.closed_at > self.times[-1]:
             self.times.append(self.closed_at)  # no change there: the counts stay as they were
         index = {name: i for i, name in enumerate(self.names)}
@@ -355,43 +366,63 @@ class _Usage:
         return np.cumsum(per_sample)
 
     def share_counts(self, name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The share's own, borrowed and lent instances at each sample."""
+        """The share's own, borrowed and lent instances at each sample (of the last flush)."""
         share = self.names.index(name)
         holder, lender = self._rows[1], self._rows[2]
         own = holder == lender
+        carried = self._carry[share]
         return (
-            self._counts(own & (holder == share)),
-            self._counts(~own & (holder == share)),
-            self._counts(~own & (lender == share)),
+            carried[0] + self._counts(own & (holder == share)),
+            carried[1] + self._counts(~own & (holder == share)),
+            carried[2] + self._counts(~own & (lender == share)),
         )
 
     def integrate(self) -> None:
-        """Set :attr:`totals` and :attr:`used_in_window`: span i (sample i to i+1) at the
-        values of sample i, summed span after span, shares in order."""
+        """Set :attr:`totals` and :attr:`used_in_window` for the whole run (its last
+        :meth:`flush`); the log is kept (the baseline reads it)."""
+        self.flush(keep=True)
+
+    def flush(self, *, keep: bool = False) -> None:
+        """Add the log so far to :attr:`totals` and :attr:`used_in_window` (span i, sample i
+        to i+1, at the values of sample i, summed span after span, shares in order) and drop
+        it; the last sample, whose span the next change ends, is carried to the next flush.
+
+        A streamed run flushes between two instants, where the next change starts a new
+        sample, so its figures are those of one flush at the end to the last bit (sums
+        continued left to right)."""
         self._read_log()
         times = np.array(self.times, dtype=np.float64)
-        if len(times) < 2:
-            return
-        window = self.window_s
         span = times[1:] - times[:-1]
+        window = self.window_s
         in_window = np.maximum(0.0, np.minimum(times[1:], window) - np.minimum(times[:-1], window))
         used = np.empty((len(span), len(self.names)), dtype=np.float64)
         for column, name in enumerate(self.names):
-            own, borrowed, lent = (series[:-1] for series in self.share_counts(name))
+            series = self.share_counts(name)
+            own, borrowed, lent = (values[:-1] for values in series)
+            totals = self.totals[name]
             self.totals[name] = [
-                _running_sum(own * span),
-                _running_sum(borrowed * span),
-                _running_sum(lent * span),
-                _running_sum(own * in_window),
+                _running_sum(own * span, totals[0]),
+                _running_sum(borrowed * span, totals[1]),
+                _running_sum(lent * span, totals[2]),
+                _running_sum(own * in_window, totals[3]),
             ]
             used[:, column] = (own + borrowed) * in_window
-        self.used_in_window = _running_sum(used.ravel())
+            self._carry[column] = [values[-1] for values in series]
+        self.used_in_window = _running_sum(used.ravel(), self.used_in_window)
+        self.samples += len(span)
+        if not keep:
+            del self.log.changes[:]
+            self._steps_ended = []
 
 
-def _running_sum(values: np.ndarray) -> float:
-    """``0.0 + values[0] + values[1] + ...`` added left to right, as a loop would (not
+def _running_sum(values: np.ndarray, start: float = 0.0) -> float:
+    """``start + values[0] + values[1] + ...`` added left to right, as a loop would (not
     ``np.sum``'s pairwise order, whose last bits differ)."""
-    return float(np.add.accumulate(values)[-1]) if len(values) else 0.0
+    if not len(values):
+        return start
+    if start:
+        values = np.concatenate(([start], values))
+    return float(np.add.accumulate(values)[-1])
 
 
 class _Recorder(_Usage):
@@ -602,11 +633,15 @@ def _rejected(exc: SubmitRejected, index: int, job: WorkloadJob, org: str) -> Wo
 
 
 def _percentile(values: Sequence[float], q: float) -> float:
-    if not values:
+    """Percentile ``q`` of sorted ``values``: ``statistics.quantiles(values, n=100,
+    method="inclusive")[round(q) - 1]``, the same arithmetic without copying the values."""
+    count = len(values)
+    if not count:
         return 0.0
-    if len(values) == 1:
-        return values[0]
-    return statistics.quantiles(values, n=100, method="inclusive")[round(q) - 1]
+    if count == 1:
+        return float(values[0])
+    j, delta = divmod(round(q) * (count - 1), 100)
+    return (float(values[j]) * (100 - delta) + float(values[j + 1]) * delta) / 100
 
 
 def _lost_instance_hours(job: Job) -> float:
@@ -626,59 +661,104 @@ def _pending_message(sched: Scheduler, job: Job) -> str:
     return pending.message if pending else "unknown"
 
 
-def _share_metrics(
-    sched: Scheduler, spec: QuotaShareSpec, jobs: list[Job], totals: list[float], window_s: float
-) -> tuple[ShareMetrics, float | None, list[float]]:
-    waits, completions, stretch = [], [], []
-    preemptions = {rule.value: 0 for rule in PreemptionRule}
-    not_started: dict[str, int] = {}
-    lost, failed, preempted = 0.0, 0, 0
-    for job in jobs:
+def _add_exact(partials: list[float], value: float) -> None:
+    """Add ``value`` to the exact sum held as non-overlapping ``partials`` (Shewchuk's, as
+    ``math.fsum`` keeps them): ``math.fsum(partials)`` is then ``math.fsum`` of every value."""
+    kept = 0
+    for other in partials:
+        if abs(value) < abs(other):
+            value, other = other, value
+        high = value + other
+        low = other - (high - value)
+        if low:
+            partials[kept] = low
+            kept += 1
+        value = high
+    partials[kept:] = [value]
+
+
+class _ShareTally:
+    """One share's per-job figures, added job by job in any order (a streamed run adds each
+    job when it ends and forgets it): the waits and completion times as 8 bytes each (their
+    percentiles are exact), sums kept exact or in submit order, so the metrics are the same
+    to the last bit whatever the order."""
+
+    def __init__(self) -> None:
+        self.jobs = self.failed = self.preempted = 0
+        self.waits = array("d")
+        self.completions = array("d")
+        self.stretch: list[float] = []
+        """Exact partial sums of ``duration / completion time`` (:func:`_add_exact`)."""
+        self.stretched = 0
+        self.preemptions = {rule.value: 0 for rule in PreemptionRule}
+        self.not_started: dict[str, list[int]] = {}
+        """Reason -> [first job's submit order, jobs]."""
+        self.lost: list[tuple[int, float]] = []
+        """(submit order, lost instance-hours) of each preempted job."""
+
+    def add(self, sched: Scheduler, job: Job) -> None:
+        """Count ``job`` (still known to ``sched``)."""
+        self.jobs += 1
         first = job.attempts[0].scheduled_at if job.attempts else job.scheduled_at
         if first is not None:
-            waits.append(first - job.created_at)
+            self.waits.append(first - job.created_at)
         else:
             reason = job.status_reason or _pending_message(sched, job)
-            not_started[reason] = not_started.get(reason, 0) + 1
+            seen = self.not_started.setdefault(reason, [job.seq, 0])
+            seen[0] = min(seen[0], job.seq)
+            seen[1] += 1
         if job.status is JobStatus.SUCCEEDED and job.stopped_at is not None:
             completion = job.stopped_at - job.created_at
-            completions.append(completion)
+            self.completions.append(completion)
             if job.request.duration_s and completion > 0:
-                stretch.append(min(1.0, job.request.duration_s / completion))
+                _add_exact(self.stretch, min(1.0, job.request.duration_s / completion))
+                self.stretched += 1
         elif job.status is JobStatus.FAILED:
-            failed += 1
+            self.failed += 1
         for record in job.preemptions:
-            preemptions[record.rule.value] += 1
+            self.preemptions[record.rule.value] += 1
         if job.preemptions:  # only a preempted attempt loses work
-            preempted += 1
-            lost += _lost_instance_hours(job)
-    waits.sort()
-    completions.sort()
-    capacity_s = sum(spec.capacity.values()) * window_s
-    metrics = ShareMetrics(
-        share=spec.name,
-        strategy=spec.strategy.value,
-        jobs=len(jobs),
-        completed=len(completions),
-        failed=failed,
-        never_started=len(jobs) - len(waits),
-        not_started_reasons=not_started,
-        wait_p50_s=_percentile(waits, 50),
-        wait_p95_s=_percentile(waits, 95),
-        wait_max_s=waits[-1] if waits else 0.0,
-        completion_mean_s=statistics.fmean(completions) if completions else 0.0,
-        completion_p95_s=_percentile(completions, 95),
-        completion_max_s=completions[-1]
-        if len(completions) == len(jobs) and jobs
-        else (math.inf if jobs else 0.0),
-        preemptions=preemptions,
-        preempted_jobs=preempted,
-        lost_instance_hours=lost,
-        own_use=totals[3] / capacity_s if capacity_s else 0.0,
-        borrowed_instance_hours=totals[1] / HOUR_S,
-        lent_instance_hours=totals[2] / HOUR_S,
-    )
-    return metrics, (statistics.fmean(stretch) if stretch else None), waits
+            self.preempted += 1
+            self.lost.append((job.seq, _lost_instance_hours(job)))
+
+    def metrics(
+        self, spec: QuotaShareSpec, totals: list[float], window_s: float
+    ) -> tuple[ShareMetrics, float | None, np.ndarray]:
+        """The share's metrics, its mean stretch (``None`` without a completed job) and its
+        waits, sorted."""
+        waits = np.sort(np.frombuffer(self.waits, dtype=np.float64))
+        completions = np.sort(np.frombuffer(self.completions, dtype=np.float64))
+        lost = 0.0
+        for _, hours in sorted(self.lost):
+            lost += hours
+        reasons = sorted(self.not_started.items(), key=lambda item: item[1][0])
+        capacity_s = sum(spec.capacity.values()) * window_s
+        jobs, done = self.jobs, len(completions)
+        metrics = ShareMetrics(
+            share=spec.name,
+            strategy=spec.strategy.value,
+            jobs=jobs,
+            completed=done,
+            failed=self.failed,
+            never_started=jobs - len(waits),
+            not_started_reasons={reason: seen[1] for reason, seen in reasons},
+            wait_p50_s=_percentile(waits, 50),
+            wait_p95_s=_percentile(waits, 95),
+            wait_max_s=float(waits[-1]) if len(waits) else 0.0,
+            completion_mean_s=math.fsum(self.completions) / done if done else 0.0,
+            completion_p95_s=_percentile(completions, 95),
+            completion_max_s=float(completions[-1])
+            if done == jobs and jobs
+            else (math.inf if jobs else 0.0),
+            preemptions=self.preemptions,
+            preempted_jobs=self.preempted,
+            lost_instance_hours=lost,
+            own_use=totals[3] / capacity_s if capacity_s else 0.0,
+            borrowed_instance_hours=totals[1] / HOUR_S,
+            lent_instance_hours=totals[2] / HOUR_S,
+        )
+        stretch = math.fsum(self.stretch) / self.stretched if self.stretched else None
+        return metrics, stretch, waits
 
 
 def jain(values: Sequence[float]) -> float:
@@ -727,29 +807,41 @@ def simulate(
         baseline = _utilisation(org.queue, recorder.used_in_window, window)  # it is the baseline
     elif baseline is None:
         baseline = baseline_utilisation(org, jobs, options=options, window_s=window, run=recorder)
-    by_share: dict[str, list[Job]] = {n: [] for n in recorder.names}
+    tallies = {n: _ShareTally() for n in recorder.names}
     for job in sched.jobs:
-        by_share[job.share_name].append(job)
+        tallies[job.share_name].add(sched, job)
+    return _result(org, tallies, recorder, baseline, recorder.finish(), tuple(sched.jobs))
+
+
+def _result(
+    org: Organisation,
+    tallies: Mapping[str, _ShareTally],
+    usage: _Usage,
+    baseline: float,
+    timeline: Timeline,
+    jobs: tuple[Job, ...],
+) -> SimulationResult:
+    """The result of ``org``'s run: its shares' ``tallies``, its ``usage`` (integrated)."""
+    window = usage.window_s
     metrics, stretches = [], []
     for spec in org.queue.shares:
-        m, stretch, waits = _share_metrics(
-            sched, spec, by_share[spec.name], recorder.totals[spec.name], window
-        )
+        m, stretch, waits = tallies[spec.name].metrics(spec, usage.totals[spec.name], window)
         metrics.append(m)
-        recorder.timeline.waits[spec.name] = waits
+        if jobs:  # the whole run is kept: the waits for the plots
+            timeline.waits[spec.name] = waits.tolist()
         if stretch is not None:
             stretches.append(stretch)
     return SimulationResult(
         organisation=org.name,
         window_s=window,
-        end_s=recorder.end_time,
-        utilisation=_utilisation(org.queue, recorder.used_in_window, window),
+        end_s=usage.end_time,
+        utilisation=_utilisation(org.queue, usage.used_in_window, window),
         baseline_utilisation=baseline,
         fairness=jain(stretches),
         shares=tuple(metrics),
-        timeline=recorder.finish(),
-        events=recorder.steps,
-        jobs=tuple(sched.jobs),
+        timeline=timeline,
+        events=usage.steps,
+        jobs=jobs,
     )
 
 

@@ -233,7 +233,7 @@ def parse_workload_csv(text: str, *, source: str = "<csv>") -> list[WorkloadJob]
     """
     reader = csv.reader(io.StringIO(text), skipinitialspace=True)
     header = [h.strip() for h in next(reader, [])]
-    problems = _header_problems(header)
+    problems = header_problems(header)
     if problems:
         raise WorkloadError(problems, context=source)
     if reader.line_num == 1:
@@ -332,7 +332,7 @@ def _csv_rows(reader: Reader, problems: list[Problem]) -> Iterator[tuple[int, li
         )
 
 
-def _header_problems(header: Sequence[str]) -> list[Problem]:
+def header_problems(header: Sequence[str]) -> list[Problem]:
     expected = ", ".join(REQUIRED_COLUMNS) + f" [, {OPTIONAL_COLUMNS[0]}]"
     given = ", ".join(header)
     problems = [

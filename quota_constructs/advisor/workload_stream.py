@@ -1,0 +1,245 @@
+"""Workload CSV files read as a stream: one row at a time, in bounded memory.
+
+:func:`scan_workload_csv` checks a whole file in one pass (every row as
+:func:`~quota_constructs.advisor.workload.parse_workload_csv` checks it, the first
+:data:`~quota_constructs.advisor.limits.MAX_PROBLEMS_SHOWN` bad rows listed by line) and
+returns what a streamed run needs before it starts: the job count, the window, whether the rows
+are in submit-time order and the share names; :func:`iter_workload_csv` then yields the jobs
+one at a time, as often as a run needs them (a simulation and its all-RESERVE baseline each
+read the file once). Nothing holds more than one row.
+"""
+
+from __future__ import annotations
+
+import csv
+import itertools
+import os
+import stat
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import BinaryIO, NoReturn
+
+from quota_constructs.advisor.limits import (
+    MAX_PROBLEMS_SHOWN,
+    MAX_STREAM_FILE_BYTES,
+    stream_size_problems,
+)
+from quota_constructs.advisor.workload import (
+    WorkloadError,
+    WorkloadJob,
+    header_problems,
+    plain_reader,
+    row_job,
+)
+from quota_constructs.model import Problem
+
+_ENCODING_FIX = "save the file as UTF-8 (without a byte-order mark)"
+SHARE_LINES_KEPT = 5
+"""Lines kept per share name (an unknown share's error names its first lines)."""
+
+
+@dataclass
+class WorkloadScan:
+    """What one checking pass over a workload file found (no job is kept)."""
+
+    source: str
+    jobs: int = 0
+    window_s: float = 0.0
+    """The latest submit + duration: the default measurement window."""
+    in_order: bool = True
+    """Every row's submit time is at least the one before (a stream needs no sorting)."""
+    shares: dict[str, tuple[int, list[int]]] = field(default_factory=dict)
+    """Share name -> (jobs, first :data:`SHARE_LINES_KEPT` lines)."""
+
+    def add(self, job: WorkloadJob, last_submit_s: float) -> None:
+        self.jobs += 1
+        self.window_s = max(self.window_s, job.submit_time_s + job.duration_s)
+        if job.submit_time_s < last_submit_s:
+            self.in_order = False
+        count, lines = self.shares.get(job.share, (0, []))
+        if len(lines) < SHARE_LINES_KEPT and job.line is not None:
+            lines.append(job.line)
+        self.shares[job.share] = (count + 1, lines)
+
+
+class _Lines:
+    """A file's lines as text (split at ``\\n`` only, as the whole-file reader splits them),
+    counted; a byte that is not UTF-8, a NUL byte or a byte-order mark is a
+    :class:`WorkloadError` naming its line."""
+
+    def __init__(self, handle: Iterator[bytes], source: str) -> None:
+        self._handle = handle
+        self.source = source
+        self.line = 0
+
+    def __iter__(self) -> _Lines:
+        return self
+
+    def __next__(self) -> str:
+        raw = next(self._handle)
+        self.line += 1
+        if self.line == 1 and raw.startswith((b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")):
+            self._fail(raw, 0, "a byte-order mark")
+        if b"\x00" in raw:
+            self._fail(raw, raw.index(b"\x00"), "a NUL byte (UTF-16, UTF-32 or binary?)")
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            self._fail(raw, exc.start, f"byte 0x{raw[exc.start]:02x}, which is not valid UTF-8")
+
+    def _fail(self, raw: bytes, offset: int, what: str) -> NoReturn:
+        problem = Problem(
+            f"line {self.line}, column {offset + 1}",
+            None,
+            f"the file has {what}",
+            _ENCODING_FIX,
+        )
+        raise WorkloadError([problem], context=self.source)
+
+
+def _open(path: str | Path) -> BinaryIO:
+    """The lines of a regular file of at most :data:`MAX_STREAM_FILE_BYTES`, as bytes."""
+    source = str(path)
+    try:
+        info = os.stat(path)
+        if not stat.S_ISREG(info.st_mode):
+            raise WorkloadError(
+                [Problem("<file>", source, "not a regular file", "pass a regular file")],
+                context=source,
+            )
+        if info.st_size > MAX_STREAM_FILE_BYTES:
+            raise WorkloadError(
+                [
+                    Problem(
+                        "<file>",
+                        f"{info.st_size} bytes",
+                        f"the file is larger than the limit of {MAX_STREAM_FILE_BYTES} bytes",
+                        "split it into several files (e.g. by year)",
+                    )
+                ],
+                context=source,
+            )
+        return open(path, "rb")
+    except OSError as exc:
+        problem = Problem("<file>", source, f"cannot read the file: {exc.strerror or exc}", "")
+        raise WorkloadError([problem], context=source) from None
+
+
+def csv_jobs(path: str | Path, problems: list[Problem]) -> Iterator[WorkloadJob]:
+    """Every valid job of the file at ``path``, in file order, one at a time, each with its
+    line; each bad row's problems are appended to ``problems`` (a header problem ends the
+    jobs at once). A plain line is read by :func:`plain_reader`, any other row by the csv
+    module and checked in full (:func:`row_job`), as the whole-file reader reads them."""
+    source = str(path)
+    with _open(path) as handle:
+        lines = _Lines(iter(handle), source)
+        header_row = next(csv.reader(lines, skipinitialspace=True), [])
+        header = [h.strip() for h in header_row]
+        found = header_problems(header)
+        if found:
+            problems += found
+            return
+        plain = plain_reader(header) if lines.line == 1 else None
+        valid: set[tuple[str, str, int]] = set()
+        for text in lines:
+            line = lines.line
+            body = text[:-1] if text.endswith("\n") else text
+            job = plain(body, line, valid) if plain is not None else None
+            if job is not None:
+                yield job
+                continue
+            if body in ("", "\r"):
+                continue  # a blank line, skipped as csv skips it
+            full = _full_row(text, lines, header, valid, problems)
+            if full is False:
+                return
+            if isinstance(full, WorkloadJob):
+                yield full
+
+
+def _full_row(
+    text: str,
+    lines: _Lines,
+    header: list[str],
+    valid: set[tuple[str, str, int]],
+    problems: list[Problem],
+) -> WorkloadJob | bool | None:
+    """The row starting with ``text`` read by the csv module (a quoted value may take more
+    lines) and checked in full; ``False`` when the csv module cannot read it (the file's
+    last problem, as in the whole-file reader)."""
+    reader = csv.reader(itertools.chain([text], lines), skipinitialspace=True)
+    first = lines.line
+    try:
+        values = next(reader, [])
+    except csv.Error as error:
+        problems.append(
+            Problem(
+                f"line {first}",
+                str(error),
+                "not valid CSV",
+                "quote values that hold a line break or a carriage return",
+            )
+        )
+        return False
+    if not values:
+        return None
+    return row_job(values, header, lines.line, valid, problems)
+
+
+class _FirstProblems(list[Problem]):
+    """The first :data:`MAX_PROBLEMS_SHOWN` problems appended; the others only counted."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.more = 0
+
+    def append(self, problem: Problem) -> None:
+        if len(self) < MAX_PROBLEMS_SHOWN:
+            super().append(problem)
+        else:
+            self.more += 1
+
+    def __iadd__(self, problems: Iterable[Problem]) -> _FirstProblems:  # type: ignore[override, misc]
+        for problem in problems:
+            self.append(problem)
+        return self
+
+    def append_shown(self, problem: Problem) -> None:
+        super().append(problem)
+
+
+def scan_workload_csv(path: str | Path) -> WorkloadScan:
+    """Check every row of the file at ``path`` in one pass, keeping no job.
+
+    :class:`WorkloadError` lists the first :data:`MAX_PROBLEMS_SHOWN` problems (then how many
+    more bad rows there are), or says the file has no jobs or more than
+    :data:`~quota_constructs.advisor.limits.MAX_STREAM_JOBS`."""
+    problems = _FirstProblems()
+    scan = WorkloadScan(str(path))
+    last = 0.0
+    for job in csv_jobs(path, problems):
+        scan.add(job, last)
+        last = job.submit_time_s
+    if not scan.jobs and not problems:
+        problems.append(Problem("<file>", str(path), "the workload has no jobs", "add rows"))
+    problems += stream_size_problems(scan.jobs, "<file>")
+    if problems.more:
+        problems.append_shown(
+            Problem("<file>", problems.more, "more problems not shown", "fix the rows above first")
+        )
+    if problems:
+        raise WorkloadError(problems, context=str(path))
+    return scan
+
+
+def iter_workload_csv(path: str | Path) -> Iterator[WorkloadJob]:
+    """The jobs of a file :func:`scan_workload_csv` accepted, in file order, one at a time
+    (a problem found now, the file having changed, is a :class:`WorkloadError`)."""
+    problems: list[Problem] = []
+    for job in csv_jobs(path, problems):
+        if problems:
+            break
+        yield job
+    if problems:
+        raise WorkloadError(problems[:MAX_PROBLEMS_SHOWN], context=str(path))
