@@ -21,7 +21,6 @@ from __future__ import annotations
 import heapq
 import math
 from array import array
-import statistics
 from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -632,7 +631,7 @@ def _rejected(exc: SubmitRejected, index: int, job: WorkloadJob, org: str) -> Wo
     return WorkloadError(problems, context=f"workload for {org}")
 
 
-def _percentile(values: Sequence[float], q: float) -> float:
+def _percentile(values: Sequence[float] | np.ndarray, q: float) -> float:
     """Percentile ``q`` of sorted ``values``: ``statistics.quantiles(values, n=100,
     method="inclusive")[round(q) - 1]``, the same arithmetic without copying the values."""
     count = len(values)
