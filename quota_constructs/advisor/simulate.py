@@ -19,9 +19,10 @@ event and measures. Definitions (also in docs/advisor.md):
 from __future__ import annotations
 
 import heapq
+import itertools
 import math
 from array import array
-from collections.abc import Callable, Container, Iterable, Mapping, Sequence
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from operator import attrgetter, itemgetter
@@ -230,14 +231,22 @@ def check_workload(org: Organisation, jobs: Sequence[WorkloadJob]) -> None:
         if job.share not in names:
             where = f"line {job.line}" if job.line is not None else f"job {index}"
             unknown.setdefault(job.share, []).append(where)
+    check_share_names(org, {share: (len(where), where) for share, where in unknown.items()})
+
+
+def check_share_names(org: Organisation, shares: Mapping[str, tuple[int, Sequence[str]]]) -> None:
+    """Every name of ``shares`` (share name -> its job count and its first jobs' places, e.g.
+    ``line 3``) must be a share of ``org``; :class:`WorkloadError` names the others."""
+    names = {s.name for s in org.queue.shares}
     problems = [
         Problem(
-            f"{', '.join(where[:5])}{', ...' if len(where) > 5 else ''} ({len(where)} jobs).share",
+            f"{', '.join(where[:5])}{', ...' if count > 5 else ''} ({count} jobs).share",
             share,
             f"not a quota share of organisation {org.name!r} (shares: {', '.join(sorted(names))})",
             "use one of the organisation's share names",
         )
-        for share, where in unknown.items()
+        for share, (count, where) in shares.items()
+        if share not in names
     ]
     if problems:
         raise WorkloadError(problems, context=f"workload for {org.name}")
@@ -522,8 +531,10 @@ def _run(
     follow_timetable(sched, calendars or {}, plans, options)
     recorder = recorder_type(sched, window_s)
     recorder.start()
+    feeder = _Feeder(sched, recorder, name, progress, until)
     with collector_paused():
-        recorder.steps += _feed(sched, recorder, workload, name, progress, until)
+        feeder.feed(workload.requests, workload.times, workload)
+    recorder.steps += feeder.steps
     if until != math.inf:
         recorder.closed_at = until
     recorder.integrate()
@@ -588,40 +599,100 @@ def simulated_scheduler(
     return sched
 
 
-def _feed(
-    sched: Scheduler,
-    recorder: _Usage,
-    workload: _Workload,
-    name: str,
-    progress: Progress | None,
-    until: float = math.inf,
-) -> int:
-    """Submit each job at its time and advance from instant to instant (the core's
-    :meth:`~Scheduler.feed`, between calendar flips) until the run ends or the next instant is
-    ``until`` or later; returns the instants stepped through. ``progress`` every
-    :data:`PROGRESS_EVERY` instants. Calendar flips are applied at their times while jobs
-    remain (they never prolong a run); a plan's edge does while jobs wait."""
-    requests, times = workload.requests, workload.times
-    index, count, flipped = 0, len(requests), 0
-    report = None if progress is None else (lambda now: progress(name, now))
-    timetable = sched.timetable
-    while True:
-        before = min(timetable.next_time(), until)
-        try:
-            index = sched.feed(requests, times, index, before, report, PROGRESS_EVERY)
-        except SubmitRejected as exc:
-            raise _rejected(exc, len(sched.jobs), workload[len(sched.jobs)], name) from None
-        next_submit = times[index] if index < count else math.inf
-        next_event = sched.next_event_time()
-        now = min(next_submit, math.inf if next_event is None else next_event)
-        if now == math.inf and any(j.status.is_active for j in sched.jobs):
-            now = timetable.next_plan_edge()  # jobs wait for a plan's window
-        if now == math.inf or now >= until:
-            return sched.instants_fed + flipped
-        now = timetable.next_time()  # the feed stopped before it
-        sched.advance(now)
-        recorder.end_step()  # a sample of its own, even if jobs are submitted at the same time
-        flipped += 1
+class _Feeder:
+    """Submits a workload to a scheduler, a chunk at a time: each job at its time, advancing
+    from instant to instant (the core's :meth:`~Scheduler.feed`, between calendar flips)
+    until the run ends or the next instant is ``until`` or later. Calendar flips are applied
+    at their times while jobs remain (they never prolong a run); a plan's edge is while jobs
+    wait. Fed chunk by chunk (:meth:`feed`: every job of the chunk, and the time of the next
+    chunk's first job), a run makes the same calls as fed the whole workload at once."""
+
+    def __init__(
+        self,
+        sched: Scheduler,
+        recorder: _Usage,
+        name: str,
+        progress: Progress | None,
+        until: float,
+    ) -> None:
+        self.sched, self.recorder, self.name, self.until = sched, recorder, name, until
+        self.report = None if progress is None else (lambda now: progress(name, now))
+        self.requests: list[JobRequest] = []
+        self.times: list[float] = []
+        self.jobs: list[WorkloadJob] = []
+        self.index = 0
+        self.flipped = 0
+        self.ended = False
+        """The run is over (nothing left before ``until``): later jobs are not submitted."""
+        self.forgotten = 0
+        """Finished jobs the scheduler was told to forget (:meth:`forget_finished`)."""
+
+    def feed(
+        self,
+        requests: Sequence[JobRequest],
+        times: Sequence[float],
+        jobs: Sequence[WorkloadJob],
+        next_time: float = math.inf,
+    ) -> None:
+        """Add a chunk and run every instant before ``next_time`` (``math.inf``: the last
+        chunk, run to the end)."""
+        if self.index:
+            del self.requests[: self.index], self.times[: self.index], self.jobs[: self.index]
+            self.index = 0
+        self.requests += requests
+        self.times += times
+        self.jobs += jobs
+        if not self.ended:
+            self._run_before(next_time)
+
+    def _run_before(self, limit: float) -> None:
+        sched, timetable = self.sched, self.sched.timetable
+        requests, times = self.requests, self.times
+        count = len(requests)
+        while True:
+            before = min(timetable.next_time(), self.until, limit)
+            try:
+                self.index = sched.feed(
+                    requests, times, self.index, before, self.report, PROGRESS_EVERY
+                )
+            except SubmitRejected as exc:
+                index = self.forgotten + len(sched.jobs)
+                job = self.jobs[index - self._first_index()]
+                raise _rejected(exc, index, job, self.name) from None
+            next_submit = times[self.index] if self.index < count else limit
+            next_event = sched.next_event_time()
+            now = min(next_submit, math.inf if next_event is None else next_event)
+            if now == math.inf and any(j.status.is_active for j in sched.jobs):
+                now = timetable.next_plan_edge()  # jobs wait for a plan's window
+            if now == math.inf or now >= self.until:
+                self.ended = True
+                return
+            if now >= limit:
+                return  # the next chunk's first job comes first
+            now = timetable.next_time()  # the feed stopped before it
+            sched.advance(now)
+            self.recorder.end_step()  # a sample of its own, even with submits at that time
+            self.flipped += 1
+
+    def _first_index(self) -> int:
+        """The workload index of ``self.jobs[0]``."""
+        return self.forgotten + len(self.sched.jobs) - self.index
+
+    @property
+    def steps(self) -> int:
+        """Instants stepped through so far."""
+        return self.sched.instants_fed + self.flipped
+
+    def forget_finished(self, tallies: Mapping[str, _ShareTally]) -> None:
+        """Add every job that ended since the last call to its share's tally and make the
+        scheduler forget it: a streamed run holds only the jobs that have not ended."""
+        sched = self.sched
+        finished = sched.keep_usage_log().finished
+        for job in finished:
+            tallies[job.share_name].add(sched, job)
+            sched.forget(job.job_id)
+        self.forgotten += len(finished)
+        del finished[:]
 
 
 def _rejected(exc: SubmitRejected, index: int, job: WorkloadJob, org: str) -> WorkloadError:
@@ -956,3 +1027,166 @@ def alternatives(org: Organisation) -> dict[str, Organisation]:
         "all-RESERVE": replace(org, queue=all_reserve(org.queue), calendars={}),
         "all-LEND_AND_BORROW": replace(org, queue=unlimited, calendars={}),
     }
+
+
+# --- streamed runs ----------------------------------------------------------------------------
+
+STREAM_CHUNK_JOBS = 16_384
+"""Jobs read from a streamed workload at a time; between two chunks every run forgets the jobs
+that ended and integrates its usage so far."""
+
+
+@dataclass
+class _StreamRun:
+    """One run of a streamed comparison: an organisation's, or an all-RESERVE baseline."""
+
+    feeder: _Feeder
+    usage: _Usage
+    tallies: dict[str, _ShareTally] | None
+    """Per share (a measured run); ``None`` for a baseline (only its usage counts)."""
+
+    def between_chunks(self) -> None:
+        """Measure and forget the jobs that ended; integrate the usage so far."""
+        self.feeder.forget_finished(self.tallies or _Discard())
+        self.usage.flush()
+        del self.usage.log.preemptions[:]  # only the plot reads them (a kept run's timeline)
+
+    def finish(self) -> None:
+        self.feeder.forget_finished(self.tallies or _Discard())
+        if self.feeder.until != math.inf:
+            self.usage.closed_at = self.feeder.until
+        self.usage.steps += self.feeder.steps
+        self.usage.flush()
+        self.usage.end_time = self.feeder.sched.now
+        sched = self.feeder.sched
+        if self.tallies is not None:
+            for job in sched.jobs:  # the jobs that never ended
+                self.tallies[job.share_name].add(sched, job)
+
+
+class _Discard(dict[str, _ShareTally]):
+    """Tallies that count nothing (a baseline's jobs)."""
+
+    def __missing__(self, key: str) -> _ShareTally:
+        return _NO_TALLY
+
+
+class _NoTally(_ShareTally):
+    def add(self, sched: Scheduler, job: Job) -> None:
+        return None
+
+
+_NO_TALLY = _NoTally()
+
+
+def _stream_run(
+    queue: JobQueueSpec,
+    org: Organisation,
+    options: SimulationOptions,
+    window_s: float,
+    *,
+    baseline: bool,
+    progress: Progress | None = None,
+) -> _StreamRun:
+    """A run of ``queue`` (``org``'s, or its all-RESERVE ``baseline`` up to the window)."""
+    sched = Scheduler.for_queue(
+        queue, queue_name=f"{org.name}-queue", options=options.scheduler_options(queue)
+    )
+    follow_timetable(sched, {} if baseline else org.calendars, org.training_plans, options)
+    usage = _Usage(sched, window_s)
+    usage.start()
+    until = window_s if baseline else math.inf
+    feeder = _Feeder(sched, usage, org.name, None if baseline else progress, until)
+    tallies = None if baseline else {s.name: _ShareTally() for s in queue.shares}
+    return _StreamRun(feeder, usage, tallies)
+
+
+def _chunks(
+    jobs: Iterator[WorkloadJob],
+) -> Iterator[tuple[list[JobRequest], list[float], list[WorkloadJob]]]:
+    """``jobs`` (in submit-time order) :data:`STREAM_CHUNK_JOBS` at a time, with their
+    requests (numbered from 0 across chunks) and submit times."""
+    index = 0
+    while True:
+        chunk = list(itertools.islice(jobs, STREAM_CHUNK_JOBS))
+        if not chunk:
+            return
+        requests = [_request(i, job) for i, job in enumerate(chunk, start=index)]
+        yield requests, [job.submit_time_s for job in chunk], chunk
+        index += len(chunk)
+
+
+def simulate_stream(
+    orgs: Sequence[Organisation],
+    jobs: Iterator[WorkloadJob],
+    *,
+    window_s: float,
+    options: SimulationOptions | None = None,
+    progress: Progress | None = None,
+    read: Callable[[int], None] | None = None,
+) -> list[SimulationResult]:
+    """:func:`compare` for a workload read once, as a stream: ``jobs`` in submit-time order
+    (their shares checked, e.g. by :func:`check_share_names`), ``window_s`` the window
+    (:func:`default_window` of the jobs, unless ``options`` sets one).
+
+    Every organisation's run and each all-RESERVE baseline it needs run side by side, a chunk
+    of :data:`STREAM_CHUNK_JOBS` jobs at a time; between chunks each run measures the jobs that
+    ended and forgets them, and integrates its usage, so memory holds the jobs that have not
+    ended, the chunk and 16 bytes per job (each wait and completion time, for exact
+    percentiles). The figures are :func:`compare`'s to the last bit; the results have no
+    per-job data (``jobs`` empty, the timeline without series): plots and bills need the
+    workload in memory. ``read``: called after each chunk with the jobs read so far.
+    """
+    options = options or SimulationOptions()
+    window = options.window_s or window_s
+    runs = [
+        _stream_run(org.queue, org, options, window, baseline=False, progress=progress)
+        for org in orgs
+    ]
+    sources: list[tuple[JobQueueSpec, _StreamRun]] = []
+    """Each all-RESERVE queue and the run whose usage gives its figure (the first
+    organisation needing it decides, as in :func:`compare`)."""
+    measured_by: list[_StreamRun] = []
+    baselines: list[_StreamRun] = []
+    for org, run in zip(orgs, runs, strict=True):
+        reserve = baseline_queue(org.queue)
+        known = [source for queue, source in sources if queue == reserve]
+        if not known:
+            if org.queue == reserve and not org.calendars:
+                known = [run]  # it is its own baseline
+            else:
+                known = [_stream_run(reserve, org, options, window, baseline=True)]
+                baselines.append(known[0])
+            sources.append((reserve, known[0]))
+        measured_by.append(known[0])
+    _stream_chunks([*runs, *baselines], jobs, read)
+    results = []
+    for org, run, source in zip(orgs, runs, measured_by, strict=True):
+        reserve = baseline_queue(org.queue)
+        baseline = _utilisation(reserve, source.usage.used_in_window, window)
+        timeline = Timeline(capacity=org.queue.service_environment_capacity())
+        assert run.tallies is not None
+        results.append(_result(org, run.tallies, run.usage, baseline, timeline, ()))
+    return results
+
+
+def _stream_chunks(
+    runs: Sequence[_StreamRun], jobs: Iterator[WorkloadJob], read: Callable[[int], None] | None
+) -> None:
+    """Feed ``runs`` side by side, chunk by chunk; finish them."""
+    chunks = _chunks(jobs)
+    chunk = next(chunks, None)
+    done = 0
+    with collector_paused():
+        while chunk is not None:
+            following = next(chunks, None)
+            next_time = following[1][0] if following is not None else math.inf
+            for run in runs:
+                run.feeder.feed(*chunk, next_time)
+                run.between_chunks()
+            done += len(chunk[0])
+            if read is not None:
+                read(done)
+            chunk = following
+        for run in runs:
+            run.finish()
