@@ -17,12 +17,14 @@ import os
 import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from operator import attrgetter
 from pathlib import Path
 from typing import BinaryIO, NoReturn
 
 from quota_constructs.advisor.limits import (
     MAX_PROBLEMS_SHOWN,
     MAX_STREAM_FILE_BYTES,
+    MAX_WORKLOAD_JOBS,
     stream_size_problems,
 )
 from quota_constructs.advisor.workload import (
@@ -243,3 +245,36 @@ def iter_workload_csv(path: str | Path) -> Iterator[WorkloadJob]:
         yield job
     if problems:
         raise WorkloadError(problems[:MAX_PROBLEMS_SHOWN], context=str(path))
+
+
+@dataclass(frozen=True)
+class StreamedWorkload:
+    """A checked workload file too big to hold in memory, read again for each run."""
+
+    path: Path
+    scan: WorkloadScan
+
+    def jobs(self) -> Iterator[WorkloadJob]:
+        """Its jobs, in submit-time order, one at a time."""
+        return iter_workload_csv(self.path)
+
+
+def read_workload_file(path: str | Path) -> list[WorkloadJob] | StreamedWorkload:
+    """The workload of the CSV file at ``path``, checked in one streamed pass: its jobs sorted
+    by submit time (as :func:`~quota_constructs.advisor.workload.load_workload_csv` reads
+    them) when it has at most :data:`MAX_WORKLOAD_JOBS`, else a :class:`StreamedWorkload`,
+    whose rows must be in submit-time order (:class:`WorkloadError` with the fix otherwise)."""
+    scan = scan_workload_csv(path)
+    if scan.jobs <= MAX_WORKLOAD_JOBS:
+        return sorted(iter_workload_csv(path), key=attrgetter("submit_time_s"))
+    if not scan.in_order:
+        problem = Problem(
+            "<file>",
+            scan.jobs,
+            f"the rows are not in submit-time order; a file of more than {MAX_WORKLOAD_JOBS} "
+            "jobs is streamed, which needs them in order",
+            "sort the rows by submit_time_s, e.g. "
+            "(head -n 1 W.csv; tail -n +2 W.csv | sort -t, -k1,1g -s) > sorted.csv",
+        )
+        raise WorkloadError([problem], context=str(path))
+    return StreamedWorkload(Path(path), scan)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor
@@ -59,10 +60,10 @@ from quota_constructs.advisor.workload import (
     GeneratorOptions,
     WorkloadJob,
     generate_workload,
-    load_workload_csv,
     startup_phase_s,
     workload_csv,
 )
+from quota_constructs.advisor.workload_stream import StreamedWorkload, read_workload_file
 from quota_constructs.api_shapes import share_sharing_settings
 from quota_constructs.commands._common import (
     CalendarGraceOpt,
@@ -89,6 +90,11 @@ from quota_constructs.commands._reports import (
     search_json,
     search_summary,
     search_table,
+)
+from quota_constructs.commands._stream import (
+    StreamProgress,
+    check_streamable,
+    simulate_streamed,
 )
 from quota_constructs.commands.report import (
     check_plan_stop,
@@ -698,9 +704,10 @@ def _workload(
     workload: Path | None,
     generate: Path | None,
     run: tuple[int, int, float, float],
-) -> tuple[list[WorkloadJob], float | None, float]:
-    """Jobs from --workload or --generate, the window (generated: the days) and the start-up
-    phase to simulate (generated: the shortest team's, the rest is in its jobs)."""
+) -> tuple[list[WorkloadJob] | StreamedWorkload, float | None, float]:
+    """Jobs from --workload (a file too big for memory: streamed) or --generate, the window
+    (generated: the days) and the start-up phase to simulate (generated: the shortest
+    team's, the rest is in its jobs)."""
     days, seed, intensity, startup_s = run
     if (workload is None) == (generate is None):
         raise QuotaConfigError(
@@ -714,7 +721,7 @@ def _workload(
             ]
         )
     if workload is not None:
-        return load_workload_csv(workload), None, startup_s
+        return read_workload_file(workload), None, startup_s
     assert generate is not None
     teams: TeamsFile = load_teams(generate)
     options = GeneratorOptions(intensity=intensity, startup_s=startup_s)
@@ -776,8 +783,18 @@ def simulate_command(
     region: Annotated[str | None, region_option("With --from-queue: AWS region.")] = None,
     plan_stop_s: PlanStopOpt = PLAN_STOP_BEFORE_END_S,
     calendar_grace: CalendarGraceOpt = 0.0,
+    show_progress: bool = typer.Option(
+        False,
+        "--progress",
+        help="Progress on stderr even when it is not a terminal (or with --json): a line "
+        "each tenth of a streamed workload's jobs.",
+    ),
 ) -> None:
-    """Run a workload through the emulator's scheduler in virtual time; measure each share."""
+    """Run a workload through the emulator's scheduler in virtual time; measure each share.
+
+    A --workload file of more than 100,000 jobs (at most 10,000,000, in submit-time order) is
+    streamed in bounded memory: the same table and JSON, without --plot, --prices or
+    --save-workload."""
     _check_run(days=days, seed=seed, startup_s=startup_s, preemption_s=preemption_s)
     check_plan_stop(plan_stop_s)
     check_calendar_grace(calendar_grace)
@@ -816,11 +833,28 @@ def simulate_command(
         calendar_grace_s=calendar_grace,
     )
     err = stderr_console()
-    progress = _days_printer(err) if err.is_terminal and not as_json else None
+    labels = _labels(paths, orgs)
+    if isinstance(jobs, StreamedWorkload):
+        flags = {"--plot": plot, "--prices": prices_file, "--save-workload": save_workload}
+        check_streamable(jobs, flags)
+        shown = show_progress or (err.is_terminal and not as_json)
+        meter = StreamProgress(sys.stderr, jobs.scan.jobs, terminal=err.is_terminal)
+        simulate_streamed(
+            orgs,
+            labels,
+            jobs,
+            options,
+            progress=meter if shown else None,
+            as_json=as_json,
+            console=console,
+            print_stuck=_print_stuck,
+        )
+        return
+    shown = show_progress or (err.is_terminal and not as_json)
+    progress = _days_printer(err) if shown else None
     results: list[SimulationResult] = compare(orgs, jobs, options=options, progress=progress)
     if progress is not None:
-        err.file.write("\r\033[K")  # the progress line cleared: results follow
-    labels = _labels(paths, orgs)
+        err.file.write("\r\033[K" if err.is_terminal else "\n")  # cleared: results follow
     if save_workload is not None:
         save_workload.write_text(workload_csv(jobs), encoding="utf-8")
     costs = _costs(orgs, results, prices_file, options, labels)
