@@ -110,11 +110,13 @@ _Values = tuple[str, str, str, str, str, str, str | None]
 """A row's values in :data:`REQUIRED_COLUMNS` order, then ``checkpoint_interval_s``."""
 
 
-def _valid_plain_job(
-    values: _Values, line: int, valid: set[tuple[str, str, int]]
-) -> WorkloadJob | None:
-    """The job of a row whose values are plain (``_PLAIN_VALUE``), when its names (checked once
-    for each ``valid`` combination) and bounds are valid; ``None`` otherwise."""
+JobFields = tuple[float, str, str, int, float, int, float | None]
+"""A job's fields in :class:`WorkloadJob` order (``line`` apart)."""
+
+
+def _valid_plain_fields(values: _Values, valid: set[tuple[str, str, int]]) -> JobFields | None:
+    """The fields of a row whose values are plain (``_PLAIN_VALUE``), when its names (checked
+    once for each ``valid`` combination) and bounds are valid; ``None`` otherwise."""
     submit, share, itype, instances, duration, priority, checkpoint = values
     names = (share, itype, int(priority))
     if names not in valid:
@@ -122,21 +124,12 @@ def _valid_plain_job(
             return None
         valid.add(names)
     interval = float(checkpoint) if checkpoint else None
-    job = WorkloadJob(
-        submit_time_s=float(submit),
-        share=share,
-        instance_type=itype,
-        instance_count=int(instances),
-        duration_s=float(duration),
-        priority=names[2],
-        checkpoint_interval_s=interval,
-        line=line,
-    )
-    if not job.duration_s > 0 or (interval is not None and not interval > 0):
+    submit_s, count, duration_s = float(submit), int(instances), float(duration)
+    if not duration_s > 0 or (interval is not None and not interval > 0):
         return None
-    if job_problems(job.submit_time_s, job.instance_count, job.duration_s, interval, ""):
+    if job_problems(submit_s, count, duration_s, interval, ""):
         return None
-    return job
+    return (submit_s, share, itype, count, duration_s, names[2], interval)
 
 
 def _name_problems(names: tuple[str, str, int], where: str) -> list[Problem]:
@@ -148,9 +141,9 @@ def _name_problems(names: tuple[str, str, int], where: str) -> list[Problem]:
     return problems
 
 
-PlainReader = Callable[[str, int, set[tuple[str, str, int]]], "WorkloadJob | None"]
-"""Reads one line (without its ``\\n``) at a line number: its job when the line is a plain
-row of a valid job, else ``None``."""
+PlainReader = Callable[[str, set[tuple[str, str, int]]], "JobFields | None"]
+"""Reads one line (without its ``\\n``): its job's fields when the line is a plain row of a
+valid job, else ``None``."""
 
 
 def plain_reader(header: list[str]) -> PlainReader | None:
@@ -163,13 +156,13 @@ def plain_reader(header: list[str]) -> PlainReader | None:
     optional = OPTIONAL_COLUMNS[0]
     checkpoint = header.index(optional) if optional in header else None
 
-    def read(text: str, line: int, valid: set[tuple[str, str, int]]) -> WorkloadJob | None:
+    def read(text: str, valid: set[tuple[str, str, int]]) -> JobFields | None:
         match = fullmatch(text)
         if match is None:
             return None
         values = match.groups()
         found = None if checkpoint is None else values[checkpoint]
-        return _valid_plain_job((*required(values), found), line, valid)
+        return _valid_plain_fields((*required(values), found), valid)
 
     return read
 
@@ -185,12 +178,12 @@ def _read_plain(text: str, header: list[str]) -> list[WorkloadJob] | None:
     jobs: list[WorkloadJob] = []
     valid: set[tuple[str, str, int]] = set()
     for line, text_line in enumerate(text.split("\n")[1:], start=2):
-        job = read(text_line, line, valid)
-        if job is None:
+        fields = read(text_line, valid)
+        if fields is None:
             if text_line in ("", "\r"):
                 continue  # a blank line, skipped as csv skips it
             return None
-        jobs.append(job)
+        jobs.append(WorkloadJob(*fields, line=line))
     return jobs
 
 

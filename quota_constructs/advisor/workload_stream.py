@@ -28,6 +28,7 @@ from quota_constructs.advisor.limits import (
     stream_size_problems,
 )
 from quota_constructs.advisor.workload import (
+    JobFields,
     WorkloadError,
     WorkloadJob,
     header_problems,
@@ -54,15 +55,23 @@ class WorkloadScan:
     shares: dict[str, tuple[int, list[int]]] = field(default_factory=dict)
     """Share name -> (jobs, first :data:`SHARE_LINES_KEPT` lines)."""
 
-    def add(self, job: WorkloadJob, last_submit_s: float) -> None:
+    def add(self, line: int, fields: JobFields, last_submit_s: float) -> None:
+        """Count the job of ``line``; ``last_submit_s``: the submit time of the row before."""
+        submit_s, share, _, _, duration_s, _, _ = fields
         self.jobs += 1
-        self.window_s = max(self.window_s, job.submit_time_s + job.duration_s)
-        if job.submit_time_s < last_submit_s:
+        end_s = submit_s + duration_s
+        if end_s > self.window_s:
+            self.window_s = end_s
+        if submit_s < last_submit_s:
             self.in_order = False
-        count, lines = self.shares.get(job.share, (0, []))
-        if len(lines) < SHARE_LINES_KEPT and job.line is not None:
-            lines.append(job.line)
-        self.shares[job.share] = (count + 1, lines)
+        seen = self.shares.get(share)
+        if seen is None:
+            self.shares[share] = (1, [line])
+            return
+        lines = seen[1]
+        if len(lines) < SHARE_LINES_KEPT:
+            lines.append(line)
+        self.shares[share] = (seen[0] + 1, lines)
 
 
 class _Lines:
@@ -128,11 +137,11 @@ def _open(path: str | Path) -> BinaryIO:
         raise WorkloadError([problem], context=source) from None
 
 
-def csv_jobs(path: str | Path, problems: list[Problem]) -> Iterator[WorkloadJob]:
-    """Every valid job of the file at ``path``, in file order, one at a time, each with its
-    line; each bad row's problems are appended to ``problems`` (a header problem ends the
-    jobs at once). A plain line is read by :func:`plain_reader`, any other row by the csv
-    module and checked in full (:func:`row_job`), as the whole-file reader reads them."""
+def csv_rows(path: str | Path, problems: list[Problem]) -> Iterator[tuple[int, JobFields]]:
+    """The line and fields of every valid job of the file at ``path``, in file order, one at a
+    time; each bad row's problems are appended to ``problems`` (a header problem ends them at
+    once). A plain line is read by :func:`plain_reader`, any other row by the csv module and
+    checked in full (:func:`row_job`), as the whole-file reader reads them."""
     source = str(path)
     with _open(path) as handle:
         lines = _Lines(iter(handle), source)
@@ -147,9 +156,9 @@ def csv_jobs(path: str | Path, problems: list[Problem]) -> Iterator[WorkloadJob]
         for text in lines:
             line = lines.line
             body = text[:-1] if text.endswith("\n") else text
-            job = plain(body, line, valid) if plain is not None else None
-            if job is not None:
-                yield job
+            fields = plain(body, valid) if plain is not None else None
+            if fields is not None:
+                yield line, fields
                 continue
             if body in ("", "\r"):
                 continue  # a blank line, skipped as csv skips it
@@ -157,7 +166,19 @@ def csv_jobs(path: str | Path, problems: list[Problem]) -> Iterator[WorkloadJob]
             if full is False:
                 return
             if isinstance(full, WorkloadJob):
-                yield full
+                yield lines.line, _fields(full)
+
+
+def _fields(job: WorkloadJob) -> JobFields:
+    return (
+        job.submit_time_s,
+        job.share,
+        job.instance_type,
+        job.instance_count,
+        job.duration_s,
+        job.priority,
+        job.checkpoint_interval_s,
+    )
 
 
 def _full_row(
@@ -220,9 +241,9 @@ def scan_workload_csv(path: str | Path) -> WorkloadScan:
     problems = _FirstProblems()
     scan = WorkloadScan(str(path))
     last = 0.0
-    for job in csv_jobs(path, problems):
-        scan.add(job, last)
-        last = job.submit_time_s
+    for line, fields in csv_rows(path, problems):
+        scan.add(line, fields, last)
+        last = fields[0]
     if not scan.jobs and not problems:
         problems.append(Problem("<file>", str(path), "the workload has no jobs", "add rows"))
     problems += stream_size_problems(scan.jobs, "<file>")
@@ -239,10 +260,10 @@ def iter_workload_csv(path: str | Path) -> Iterator[WorkloadJob]:
     """The jobs of a file :func:`scan_workload_csv` accepted, in file order, one at a time
     (a problem found now, the file having changed, is a :class:`WorkloadError`)."""
     problems: list[Problem] = []
-    for job in csv_jobs(path, problems):
+    for line, fields in csv_rows(path, problems):
         if problems:
             break
-        yield job
+        yield WorkloadJob(*fields, line=line)
     if problems:
         raise WorkloadError(problems[:MAX_PROBLEMS_SHOWN], context=str(path))
 
