@@ -4,7 +4,8 @@ Run: ``.venv/bin/python tools/gen_big_workload.py OUT_DIR [--jobs 1000000] [--da
 
 The organisation is a 20-team one: the research profiles (``stacks/teams/research.yaml``:
 hourly, experimental, weekend ad-hoc) repeated under new names, and ``quota recommend``'s
-organisation for them (``OUT_DIR/org.yaml``). The jobs (``OUT_DIR/workload.csv``, in submit-time
+organisation for them (``OUT_DIR/org.yaml``; sized on the first 28 days, or on the first 14
+or 7 when 28 days hold more than the advisor's 100,000 jobs). The jobs (``OUT_DIR/workload.csv``, in submit-time
 order, so ``quota simulate`` streams it) are generated in periods of 28 days (day 0 of each is a
 Monday), one seed each, at the intensity that gives about ``--jobs`` jobs over ``--days`` (a
 multiple of 28), as ``benchmarks/bench_year.py`` builds its year; each period is written before
@@ -31,6 +32,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.days % PERIOD_DAYS or args.days <= 0:
         sys.exit(f"--days must be a positive multiple of {PERIOD_DAYS}")
+    from quota_constructs.advisor.limits import MAX_WORKLOAD_JOBS
     from quota_constructs.advisor.profiles import load_teams
     from quota_constructs.advisor.recommend import recommend
     from quota_constructs.advisor.workload import GeneratorOptions, generate_workload, workload_csv
@@ -49,7 +51,10 @@ def main() -> None:
     per_unit = len(generate_workload(teams, days=PERIOD_DAYS, seed=0))
     options = GeneratorOptions(intensity=args.jobs / (per_unit * periods))
     args.out.mkdir(parents=True, exist_ok=True)
-    advice = recommend(teams, options=options, days=PERIOD_DAYS)
+    sized_days = PERIOD_DAYS  # the advisor's workload: at most 100,000 jobs (limits.py)
+    while per_unit * options.intensity * sized_days / PERIOD_DAYS > MAX_WORKLOAD_JOBS:
+        sized_days //= 2
+    advice = recommend(teams, options=options, days=sized_days)
     (args.out / "org.yaml").write_text(advice.to_yaml(), encoding="utf-8")
     written = 0
     with (args.out / "workload.csv").open("w", encoding="utf-8") as out:

@@ -82,19 +82,13 @@ def _at_most(value: float, path: str, high: float, unit: str) -> list[Problem]:
     return [Problem(path, value, f"must be at most {high:.0f} {unit}", f"lower it to {high:.0f}")]
 
 
-def workload_size_problems(
-    count: float, where: str, *, expected: bool = False, why: str = ""
-) -> list[Problem]:
-    """At most :data:`MAX_WORKLOAD_JOBS` jobs in memory (``expected``: the generator's mean
-    count; ``why``: what needs them in memory, for a streamed CSV file)."""
+def workload_size_problems(count: float, where: str, *, expected: bool = False) -> list[Problem]:
+    """At most :data:`MAX_WORKLOAD_JOBS` jobs (``expected``: the generator's mean count)."""
     if count <= MAX_WORKLOAD_JOBS:
         return []
     if expected:
         what = "the generated workload would have about this many jobs"
         fix = "use fewer --days, a lower --intensity or fewer scheduled runs a day"
-    elif why:
-        what = f"the workload has this many jobs; {why} takes"
-        fix = "leave it out (the simulation itself streams the file), or split the file"
     else:
         what, fix = "the workload has this many jobs", "split it into several files"
     return [Problem(where, round(count), f"{what}; at most {MAX_WORKLOAD_JOBS}", fix)]

@@ -16,7 +16,7 @@ from typing import TextIO
 import typer
 from rich.console import Console
 
-from quota_constructs.advisor.limits import workload_size_problems
+from quota_constructs.advisor.limits import MAX_WORKLOAD_JOBS
 from quota_constructs.advisor.simulate import (
     SimulationOptions,
     SimulationResult,
@@ -26,16 +26,23 @@ from quota_constructs.advisor.simulate import (
 from quota_constructs.advisor.workload import DAY_S
 from quota_constructs.advisor.workload_stream import StreamedWorkload
 from quota_constructs.commands._reports import results_json, results_table
-from quota_constructs.model import Organisation, QuotaConfigError
+from quota_constructs.model import Organisation, Problem, QuotaConfigError
 
 
 def check_streamable(workload: StreamedWorkload, flags: Mapping[str, object]) -> None:
     """Refuse each given flag of ``flags`` (name -> value, ``None`` when not given) that needs
     the jobs in memory, naming it, before anything is simulated."""
-    problems = []
-    for flag, value in flags.items():
-        if value is not None:
-            problems += workload_size_problems(workload.scan.jobs, flag, why=flag)
+    problems = [
+        Problem(
+            flag,
+            str(value),
+            f"needs the jobs in memory, at most {MAX_WORKLOAD_JOBS}; the workload has "
+            f"{workload.scan.jobs}, so it is streamed",
+            "leave it out (the simulation itself streams the file), or split the file",
+        )
+        for flag, value in flags.items()
+        if value is not None
+    ]
     if problems:
         raise QuotaConfigError(problems, context=workload.scan.source)
 
