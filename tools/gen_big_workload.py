@@ -4,13 +4,13 @@ Run: ``.venv/bin/python tools/gen_big_workload.py OUT_DIR [--jobs 1000000] [--da
 
 The organisation is a 20-team one: the research profiles (``stacks/teams/research.yaml``:
 hourly, experimental, weekend ad-hoc) repeated under new names, and ``quota recommend``'s
-organisation for them (``OUT_DIR/org.yaml``; sized on the first 28 days, or on the first 14
-or 7 when 28 days hold more than the advisor's 100,000 jobs). The jobs (``OUT_DIR/workload.csv``, in submit-time
-order, so ``quota simulate`` streams it) are generated in periods of 28 days (day 0 of each is a
-Monday), one seed each, at the intensity that gives about ``--jobs`` jobs over ``--days`` (a
-multiple of 28), as ``benchmarks/bench_year.py`` builds its year; each period is written before
-the next is drawn, so the tool holds one period at a time. The data is not committed: a million
-jobs are about 60 MB.
+organisation for them (``OUT_DIR/org.yaml``, sized on the first period). The jobs
+(``OUT_DIR/workload.csv``, in submit-time order, so ``quota simulate`` streams it) are
+generated in periods of 28 days (14 or 7 when 28 days would hold more than the generator's
+100,000 jobs; day 0 of each is a Monday), one seed each, at the intensity that gives about
+``--jobs`` jobs over ``--days`` (a multiple of 28), as ``benchmarks/bench_year.py`` builds its
+year (the same jobs for its million). Each period is written before the next is drawn, so the
+tool holds one period at a time. The data is not committed: a million jobs are about 60 MB.
 """
 
 from __future__ import annotations
@@ -47,22 +47,22 @@ def main() -> None:
             ],
         }
     )
-    periods = args.days // PERIOD_DAYS
     per_unit = len(generate_workload(teams, days=PERIOD_DAYS, seed=0))
-    options = GeneratorOptions(intensity=args.jobs / (per_unit * periods))
+    options = GeneratorOptions(intensity=args.jobs / (per_unit * (args.days // PERIOD_DAYS)))
+    period_days = PERIOD_DAYS  # a generator call: at most 100,000 jobs (limits.py)
+    while per_unit * options.intensity * period_days / PERIOD_DAYS > MAX_WORKLOAD_JOBS:
+        period_days //= 2
     args.out.mkdir(parents=True, exist_ok=True)
-    sized_days = PERIOD_DAYS  # the advisor's workload: at most 100,000 jobs (limits.py)
-    while per_unit * options.intensity * sized_days / PERIOD_DAYS > MAX_WORKLOAD_JOBS:
-        sized_days //= 2
-    advice = recommend(teams, options=options, days=sized_days)
+    advice = recommend(teams, options=options, days=period_days)
     (args.out / "org.yaml").write_text(advice.to_yaml(), encoding="utf-8")
+    periods = args.days // period_days
     written = 0
     with (args.out / "workload.csv").open("w", encoding="utf-8") as out:
         for period in range(periods):
-            offset = period * PERIOD_DAYS * 86400.0
+            offset = period * period_days * 86400.0
             jobs = [
                 dataclasses.replace(job, submit_time_s=job.submit_time_s + offset)
-                for job in generate_workload(teams, days=PERIOD_DAYS, seed=period, options=options)
+                for job in generate_workload(teams, days=period_days, seed=period, options=options)
             ]
             text = workload_csv(jobs)
             out.write(text if period == 0 else text.split("\n", 1)[1])
