@@ -621,6 +621,8 @@ class _Feeder:
         self.times: list[float] = []
         self.jobs: list[WorkloadJob] = []
         self.index = 0
+        self.first = 0
+        """The workload index of ``jobs[0]``."""
         self.flipped = 0
         self.ended = False
         """The run is over (nothing left before ``until``): later jobs are not submitted."""
@@ -638,6 +640,7 @@ class _Feeder:
         chunk, run to the end)."""
         if self.index:
             del self.requests[: self.index], self.times[: self.index], self.jobs[: self.index]
+            self.first += self.index
             self.index = 0
         self.requests += requests
         self.times += times
@@ -656,9 +659,8 @@ class _Feeder:
                     requests, times, self.index, before, self.report, PROGRESS_EVERY
                 )
             except SubmitRejected as exc:
-                index = self.forgotten + len(sched.jobs)
-                job = self.jobs[index - self._first_index()]
-                raise _rejected(exc, index, job, self.name) from None
+                index = self.forgotten + len(sched.jobs)  # the jobs submitted before it
+                raise _rejected(exc, index, self.jobs[index - self.first], self.name) from None
             next_submit = times[self.index] if self.index < count else limit
             next_event = sched.next_event_time()
             now = min(next_submit, math.inf if next_event is None else next_event)
@@ -673,10 +675,6 @@ class _Feeder:
             sched.advance(now)
             self.recorder.end_step()  # a sample of its own, even with submits at that time
             self.flipped += 1
-
-    def _first_index(self) -> int:
-        """The workload index of ``self.jobs[0]``."""
-        return self.forgotten + len(self.sched.jobs) - self.index
 
     @property
     def steps(self) -> int:

@@ -265,3 +265,12 @@ def test_rejects_plot_prices_and_save_workload_for_a_streamed_file(
     assert "--plot" in result.output and "--save-workload" in result.output
     assert "leave it out (the simulation itself streams the file)" in result.output
     assert not (tmp_path / "p.png").exists()
+
+
+def test_a_refused_submit_names_its_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(simulate_module, "STREAM_CHUNK_JOBS", 3)
+    jobs = [replace(job, line=i + 2) for i, job in enumerate(_week()[:20])]
+    jobs[11] = replace(jobs[11], share="nobody")  # not checked first (check_share_names) here
+    with pytest.raises(WorkloadError) as streamed:
+        simulate_stream([_research()], iter(jobs), window_s=1e6)
+    assert "line 13: quotaShareName" in str(streamed.value)
