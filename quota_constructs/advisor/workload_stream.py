@@ -15,7 +15,7 @@ import csv
 import itertools
 import os
 import stat
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from operator import attrgetter
 from pathlib import Path
@@ -232,18 +232,27 @@ class _FirstProblems(list[Problem]):
         super().append(problem)
 
 
-def scan_workload_csv(path: str | Path) -> WorkloadScan:
+CHECKED_EVERY = 1 << 18
+"""Rows between two calls of :func:`scan_workload_csv`'s ``checked``."""
+
+
+def scan_workload_csv(
+    path: str | Path, checked: Callable[[int], None] | None = None
+) -> WorkloadScan:
     """Check every row of the file at ``path`` in one pass, keeping no job.
 
     :class:`WorkloadError` lists the first :data:`MAX_PROBLEMS_SHOWN` problems (then how many
     more bad rows there are), or says the file has no jobs or more than
-    :data:`~quota_constructs.advisor.limits.MAX_STREAM_JOBS`."""
+    :data:`~quota_constructs.advisor.limits.MAX_STREAM_JOBS`. ``checked``: called with the
+    jobs read so far every :data:`CHECKED_EVERY` of them (progress)."""
     problems = _FirstProblems()
     scan = WorkloadScan(str(path))
     last = 0.0
     for line, fields in csv_rows(path, problems):
         scan.add(line, fields, last)
         last = fields[0]
+        if checked is not None and not scan.jobs % CHECKED_EVERY:
+            checked(scan.jobs)
     if not scan.jobs and not problems:
         problems.append(Problem("<file>", str(path), "the workload has no jobs", "add rows"))
     problems += stream_size_problems(scan.jobs, "<file>")
@@ -280,12 +289,15 @@ class StreamedWorkload:
         return iter_workload_csv(self.path)
 
 
-def read_workload_file(path: str | Path) -> list[WorkloadJob] | StreamedWorkload:
+def read_workload_file(
+    path: str | Path, checked: Callable[[int], None] | None = None
+) -> list[WorkloadJob] | StreamedWorkload:
     """The workload of the CSV file at ``path``, checked in one streamed pass: its jobs sorted
     by submit time (as :func:`~quota_constructs.advisor.workload.load_workload_csv` reads
     them) when it has at most :data:`MAX_WORKLOAD_JOBS`, else a :class:`StreamedWorkload`,
-    whose rows must be in submit-time order (:class:`WorkloadError` with the fix otherwise)."""
-    scan = scan_workload_csv(path)
+    whose rows must be in submit-time order (:class:`WorkloadError` with the fix otherwise).
+    ``checked``: progress of the checking pass (:func:`scan_workload_csv`)."""
+    scan = scan_workload_csv(path, checked)
     if scan.jobs <= MAX_WORKLOAD_JOBS:
         return sorted(iter_workload_csv(path), key=attrgetter("submit_time_s"))
     if not scan.in_order:

@@ -48,15 +48,22 @@ def check_streamable(workload: StreamedWorkload, flags: Mapping[str, object]) ->
 
 
 class StreamProgress:
-    """Progress of a streamed run on stderr: jobs read of the file's, simulated days.
+    """Progress of a big workload on stderr: rows checked, then jobs read of the file's and
+    simulated days.
 
     On a terminal one line rewritten in place; otherwise (``--progress`` with stderr
-    redirected) a line each tenth of the jobs."""
+    redirected) a line each 262,144 rows checked and each tenth of the jobs simulated."""
 
-    def __init__(self, out: TextIO, total: int, *, terminal: bool) -> None:
-        self.out, self.total, self.terminal = out, total, terminal
+    def __init__(self, out: TextIO, *, terminal: bool) -> None:
+        self.out, self.terminal = out, terminal
+        self.total = 0
         self.days: dict[str, float] = {}
         self._tenth = 0
+
+    def checked(self, rows: int) -> None:
+        text = f"{rows:,} rows checked"
+        self.out.write(f"\r{text}" if self.terminal else f"{text}\n")
+        self.out.flush()
 
     def simulated(self, organisation: str, now_s: float) -> None:
         self.days[organisation] = now_s / DAY_S
@@ -97,6 +104,8 @@ def simulate_streamed(
                 for share, (count, lines) in workload.scan.shares.items()
             },
         )
+    if progress is not None:
+        progress.total = workload.scan.jobs
     results = simulate_stream(
         orgs,
         workload.jobs(),

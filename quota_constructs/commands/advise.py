@@ -704,6 +704,7 @@ def _workload(
     workload: Path | None,
     generate: Path | None,
     run: tuple[int, int, float, float],
+    checked: Callable[[int], None] | None = None,
 ) -> tuple[list[WorkloadJob] | StreamedWorkload, float | None, float]:
     """Jobs from --workload (a file too big for memory: streamed) or --generate, the window
     (generated: the days) and the start-up phase to simulate (generated: the shortest
@@ -721,7 +722,7 @@ def _workload(
             ]
         )
     if workload is not None:
-        return read_workload_file(workload), None, startup_s
+        return read_workload_file(workload, checked), None, startup_s
     assert generate is not None
     teams: TeamsFile = load_teams(generate)
     options = GeneratorOptions(intensity=intensity, startup_s=startup_s)
@@ -824,7 +825,11 @@ def simulate_command(
     console = stdout_console()
     paths = [org_file, *compare_files]
     orgs = [load_organisation(p) for p in paths]
-    jobs, window, phase = _workload(workload, generate, (days, seed, intensity, startup_s))
+    err = stderr_console()
+    shown = show_progress or (err.is_terminal and not as_json)
+    meter = StreamProgress(sys.stderr, terminal=err.is_terminal)
+    run = (days, seed, intensity, startup_s)
+    jobs, window, phase = _workload(workload, generate, run, meter.checked if shown else None)
     options = SimulationOptions(
         startup_s=phase,
         preemption_s=preemption_s,
@@ -832,13 +837,10 @@ def simulate_command(
         plan_stop_before_end_s=plan_stop_s,
         calendar_grace_s=calendar_grace,
     )
-    err = stderr_console()
     labels = _labels(paths, orgs)
     if isinstance(jobs, StreamedWorkload):
         flags = {"--plot": plot, "--prices": prices_file, "--save-workload": save_workload}
         check_streamable(jobs, flags)
-        shown = show_progress or (err.is_terminal and not as_json)
-        meter = StreamProgress(sys.stderr, jobs.scan.jobs, terminal=err.is_terminal)
         simulate_streamed(
             orgs,
             labels,
@@ -850,7 +852,6 @@ def simulate_command(
             print_stuck=_print_stuck,
         )
         return
-    shown = show_progress or (err.is_terminal and not as_json)
     progress = _days_printer(err) if shown else None
     results: list[SimulationResult] = compare(orgs, jobs, options=options, progress=progress)
     if progress is not None:
