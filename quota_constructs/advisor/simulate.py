@@ -1141,23 +1141,30 @@ def simulate_stream(
         _stream_run(org.queue, org, options, window, baseline=False, progress=progress)
         for org in orgs
     ]
-    sources: list[tuple[JobQueueSpec, _StreamRun]] = []
+    sources: list[tuple[JobQueueSpec, _StreamRun | _DerivedBaseline]] = []
     """Each all-RESERVE queue and the run whose usage gives its figure (the first
     organisation needing it decides, as in :func:`compare`)."""
-    measured_by: list[_StreamRun] = []
+    measured_by: list[_StreamRun | _DerivedBaseline] = []
     baselines: list[_StreamRun] = []
+    derived: list[_DerivedBaseline] = []
     for org, run in zip(orgs, runs, strict=True):
         reserve = baseline_queue(org.queue)
         known = [source for queue, source in sources if queue == reserve]
-        if not known:
-            if org.queue == reserve and not org.calendars:
-                known = [run]  # it is its own baseline
+        if known:
+            measured_by.append(known[0])
+            continue
+        source: _StreamRun | _DerivedBaseline = run  # it is its own baseline
+        if org.queue != reserve or org.calendars:
+            if runs_as_baseline(org):
+                source = _DerivedBaseline(org, run, options, window)
+                derived.append(source)
+                baselines += [] if source.rest is None else [source.rest]
             else:
-                known = [_stream_run(reserve, org, options, window, baseline=True)]
-                baselines.append(known[0])
-            sources.append((reserve, known[0]))
-        measured_by.append(known[0])
-    _stream_chunks([*runs, *baselines], jobs, read)
+                source = _stream_run(reserve, org, options, window, baseline=True)
+                baselines.append(source)
+        sources.append((reserve, source))
+        measured_by.append(source)
+    _stream_chunks([*runs, *baselines], derived, jobs, read)
     results = []
     for org, run, source in zip(orgs, runs, measured_by, strict=True):
         reserve = baseline_queue(org.queue)
@@ -1168,10 +1175,46 @@ def simulate_stream(
     return results
 
 
+class _DerivedBaseline:
+    """An all-RESERVE baseline read partly from an organisation's own streamed run, as
+    :func:`baseline_utilisation` reads it from a run in memory: the shares the run runs as the
+    baseline does (:func:`runs_as_baseline`) from its usage log, chunk by chunk, the others
+    from a run of their own (``rest``) up to the window; their logs merged in time order."""
+
+    def __init__(
+        self, org: Organisation, run: _StreamRun, options: SimulationOptions, window_s: float
+    ) -> None:
+        queue = baseline_queue(org.queue)
+        self.kept = runs_as_baseline(org)
+        self.run = run
+        self.window_s = window_s
+        rest = replace(queue, shares=tuple(s for s in queue.shares if s.name not in self.kept))
+        self.rest = (
+            _stream_run(rest, org, options, window_s, baseline=True) if rest.shares else None
+        )
+        self.usage = _Usage.of_changes([s.name for s in queue.shares], [], window_s)
+
+    def collect(self) -> None:
+        """Merge the changes both runs logged since the last call (before they flush)."""
+        kept, window = self.kept, self.window_s
+        simulated = [] if self.rest is None else self.rest.usage.log.changes
+        reused = (c for c in self.run.usage.log.changes if c[1] in kept and c[0] < window)
+        self.usage.log.changes.extend(heapq.merge(simulated, reused, key=itemgetter(0)))
+        self.usage.flush()
+
+    def finish(self) -> None:
+        self.usage.closed_at = self.window_s
+        self.usage.flush()
+
+
 def _stream_chunks(
-    runs: Sequence[_StreamRun], jobs: Iterator[WorkloadJob], read: Callable[[int], None] | None
+    runs: Sequence[_StreamRun],
+    derived: Sequence[_DerivedBaseline],
+    jobs: Iterator[WorkloadJob],
+    read: Callable[[int], None] | None,
 ) -> None:
-    """Feed ``runs`` side by side, chunk by chunk; finish them."""
+    """Feed ``runs`` side by side, chunk by chunk, the ``derived`` baselines collecting their
+    logs before they flush; finish them."""
     chunks = _chunks(jobs)
     chunk = next(chunks, None)
     done = 0
@@ -1181,6 +1224,9 @@ def _stream_chunks(
             next_time = following[1][0] if following is not None else math.inf
             for run in runs:
                 run.feeder.feed(*chunk, next_time)
+            for baseline in derived:
+                baseline.collect()
+            for run in runs:
                 run.between_chunks()
             done += len(chunk[0])
             if read is not None:
@@ -1188,3 +1234,5 @@ def _stream_chunks(
             chunk = following
         for run in runs:
             run.finish()
+        for baseline in derived:
+            baseline.finish()
