@@ -761,8 +761,10 @@ class _ShareTally:
         self.preemptions = {rule.value: 0 for rule in PreemptionRule}
         self.not_started: dict[str, list[int]] = {}
         """Reason -> [first job's submit order, jobs]."""
-        self.lost: list[tuple[int, float]] = []
-        """(submit order, lost instance-hours) of each preempted job."""
+        self.lost_order = array("q")
+        self.lost = array("d")
+        """Lost instance-hours of each preempted job, its submit order in ``lost_order``
+        (arrays, not objects: a long run leaves no small objects behind)."""
 
     def add(self, sched: Scheduler, job: Job) -> None:
         """Count ``job`` (still known to ``sched``)."""
@@ -787,7 +789,8 @@ class _ShareTally:
             self.preemptions[record.rule.value] += 1
         if job.preemptions:  # only a preempted attempt loses work
             self.preempted += 1
-            self.lost.append((job.seq, _lost_instance_hours(job)))
+            self.lost_order.append(job.seq)
+            self.lost.append(_lost_instance_hours(job))
 
     def metrics(
         self, spec: QuotaShareSpec, totals: list[float], window_s: float
@@ -797,7 +800,8 @@ class _ShareTally:
         waits = np.sort(np.frombuffer(self.waits, dtype=np.float64))
         completions = np.sort(np.frombuffer(self.completions, dtype=np.float64))
         lost = 0.0
-        for _, hours in sorted(self.lost):
+        order = np.argsort(np.frombuffer(self.lost_order, dtype=np.int64), kind="stable")
+        for hours in np.frombuffer(self.lost, dtype=np.float64)[order].tolist():
             lost += hours
         reasons = sorted(self.not_started.items(), key=lambda item: item[1][0])
         capacity_s = sum(spec.capacity.values()) * window_s
