@@ -637,10 +637,17 @@ def progress_printer(err: Console, what: str, *, as_json: bool) -> Callable[[int
 
 
 def _days_printer(err: Console) -> Callable[[str, float], None]:
-    """``quota simulate``'s progress on stderr: the organisation and its simulated days."""
+    """``quota simulate``'s progress on stderr: the organisation and its simulated days (on a
+    terminal one line rewritten; otherwise, with ``--progress``, a line each simulated day)."""
+    shown: dict[str, int] = {}
 
     def show(organisation: str, now_s: float) -> None:
-        err.file.write(f"\r{organisation}: {now_s / DAY_S:,.0f} simulated days")
+        text = f"{organisation}: {now_s / DAY_S:,.0f} simulated days"
+        if err.is_terminal:
+            err.file.write(f"\r{text}")
+        elif shown.setdefault(organisation, -1) < int(now_s // DAY_S):
+            shown[organisation] = int(now_s // DAY_S)
+            err.file.write(f"{text}\n")
         err.file.flush()
 
     return show
@@ -855,7 +862,7 @@ def simulate_command(
     progress = _days_printer(err) if shown else None
     results: list[SimulationResult] = compare(orgs, jobs, options=options, progress=progress)
     if progress is not None:
-        err.file.write("\r\033[K" if err.is_terminal else "\n")  # cleared: results follow
+        err.file.write("\r\033[K" if err.is_terminal else "")  # cleared: results follow
     if save_workload is not None:
         save_workload.write_text(workload_csv(jobs), encoding="utf-8")
     costs = _costs(orgs, results, prices_file, options, labels)

@@ -274,3 +274,14 @@ def test_a_refused_submit_names_its_line(monkeypatch: pytest.MonkeyPatch) -> Non
     with pytest.raises(WorkloadError) as streamed:
         simulate_stream([_research()], iter(jobs), window_s=1e6)
     assert "line 13: quotaShareName" in str(streamed.value)
+
+
+def test_progress_on_a_redirected_stderr_is_a_line_a_simulated_day(tmp_path: Path) -> None:
+    path = _file(tmp_path, workload_csv(_week(days=28)))
+    args = ["simulate", str(ORG_FILE), "--workload", str(path), "--json", "--progress"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    lines = result.stderr.splitlines()
+    assert lines and all(line.startswith("research: ") for line in lines)
+    assert "\r" not in result.stderr and len(set(lines)) == len(lines)
+    json.loads(result.stdout)
