@@ -1135,9 +1135,9 @@ def simulate_stream(
     of :data:`STREAM_CHUNK_JOBS` jobs at a time; between chunks each run measures the jobs that
     ended and forgets them, and integrates its usage, so memory holds the jobs that have not
     ended, the chunk and 16 bytes per job (each wait and completion time, for exact
-    percentiles), besides the core's per-job counters. The figures are :func:`compare`'s to the last bit; the results have no
-    per-job data (``jobs`` empty, the timeline without series): plots and bills need the
-    workload in memory. ``read``: called after each chunk with the jobs read so far.
+    percentiles), besides the core's per-job counters. The figures are :func:`compare`'s to
+    the last bit; the results have no per-job data (``jobs`` empty, the timeline without
+    series): plots and bills need the workload in memory. ``read``: called after each chunk with the jobs read so far.
     """
     options = options or SimulationOptions()
     window = options.window_s or window_s

@@ -12,11 +12,13 @@ read the file once). Nothing holds more than one row.
 from __future__ import annotations
 
 import csv
+import heapq
 import itertools
 import os
 import stat
+import tempfile
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from operator import attrgetter
 from pathlib import Path
 from typing import BinaryIO, NoReturn
@@ -277,16 +279,70 @@ def iter_workload_csv(path: str | Path) -> Iterator[WorkloadJob]:
         raise WorkloadError(problems[:MAX_PROBLEMS_SHOWN], context=str(path))
 
 
+SORT_RUN_JOBS = MAX_WORKLOAD_JOBS
+"""Jobs sorted in memory at a time when a streamed file is not in submit-time order."""
+_ORDER = attrgetter("submit_time_s", "line")
+"""Submit time, then file order (a stable sort's order)."""
+
+
 @dataclass(frozen=True)
 class StreamedWorkload:
     """A checked workload file too big to hold in memory, read again for each run."""
 
     path: Path
     scan: WorkloadScan
+    runs: tuple[Path, ...] = ()
+    """A file out of submit-time order: its jobs in sorted runs (temporary files), merged."""
+    directory: tempfile.TemporaryDirectory[str] | None = field(default=None, compare=False)
+    """Where the runs are (removed with this object, or at exit)."""
 
     def jobs(self) -> Iterator[WorkloadJob]:
-        """Its jobs, in submit-time order, one at a time."""
-        return iter_workload_csv(self.path)
+        """Its jobs, in submit-time order (file order for equal times), one at a time."""
+        if not self.runs:
+            return iter_workload_csv(self.path)
+        return heapq.merge(*(_read_run(run) for run in self.runs), key=_ORDER)
+
+
+def _sorted_runs(path: str | Path) -> StreamedWorkload:
+    """The jobs of the file at ``path`` sorted in runs of :data:`SORT_RUN_JOBS`, each written
+    to a temporary file (about the size of the file in all), for :meth:`StreamedWorkload.jobs`
+    to merge: an external sort, in bounded memory."""
+    directory = tempfile.TemporaryDirectory(prefix="quota-workload-")
+    runs: list[Path] = []
+    jobs = iter_workload_csv(path)
+    while chunk := list(itertools.islice(jobs, SORT_RUN_JOBS)):
+        chunk.sort(key=_ORDER)
+        run = Path(directory.name) / f"run-{len(runs)}.tsv"
+        with run.open("w", encoding="utf-8") as out:
+            out.writelines(map(_run_line, chunk))
+        runs.append(run)
+    return StreamedWorkload(Path(path), WorkloadScan(str(path)), tuple(runs), directory)
+
+
+def _run_line(job: WorkloadJob) -> str:
+    """One job of a sorted run: every field exactly (``repr`` of each float), tab-separated
+    (names hold no tab)."""
+    interval = "" if job.checkpoint_interval_s is None else repr(job.checkpoint_interval_s)
+    return (
+        f"{job.submit_time_s!r}\t{job.share}\t{job.instance_type}\t{job.instance_count}\t"
+        f"{job.duration_s!r}\t{job.priority}\t{interval}\t{job.line}\n"
+    )
+
+
+def _read_run(run: Path) -> Iterator[WorkloadJob]:
+    with run.open(encoding="utf-8") as lines:
+        for text in lines:
+            submit, share, itype, count, duration, priority, interval, line = text.split("\t")
+            yield WorkloadJob(
+                float(submit),
+                share,
+                itype,
+                int(count),
+                float(duration),
+                int(priority),
+                float(interval) if interval else None,
+                line=int(line),
+            )
 
 
 def read_workload_file(
@@ -294,20 +350,12 @@ def read_workload_file(
 ) -> list[WorkloadJob] | StreamedWorkload:
     """The workload of the CSV file at ``path``, checked in one streamed pass: its jobs sorted
     by submit time (as :func:`~quota_constructs.advisor.workload.load_workload_csv` reads
-    them) when it has at most :data:`MAX_WORKLOAD_JOBS`, else a :class:`StreamedWorkload`,
-    whose rows must be in submit-time order (:class:`WorkloadError` with the fix otherwise).
+    them) when it has at most :data:`MAX_WORKLOAD_JOBS`, else a :class:`StreamedWorkload`
+    (sorted in runs on disk first when its rows are not in submit-time order).
     ``checked``: progress of the checking pass (:func:`scan_workload_csv`)."""
     scan = scan_workload_csv(path, checked)
     if scan.jobs <= MAX_WORKLOAD_JOBS:
         return sorted(iter_workload_csv(path), key=attrgetter("submit_time_s"))
     if not scan.in_order:
-        problem = Problem(
-            "<file>",
-            scan.jobs,
-            f"the rows are not in submit-time order; a file of more than {MAX_WORKLOAD_JOBS} "
-            "jobs is streamed, which needs them in order",
-            "sort the rows by submit_time_s, e.g. "
-            "(head -n 1 W.csv; tail -n +2 W.csv | sort -t, -k1,1g -s) > sorted.csv",
-        )
-        raise WorkloadError([problem], context=str(path))
+        return replace(_sorted_runs(path), scan=scan)
     return StreamedWorkload(Path(path), scan)

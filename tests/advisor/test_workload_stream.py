@@ -151,17 +151,23 @@ def test_rejects_a_file_of_many_bad_rows_with_the_first_hundred_and_a_count(
     assert (problems[-1].value, problems[-1].message) == (150, "more problems not shown")
 
 
-def test_rejects_a_streamed_file_out_of_submit_time_order_with_the_sort_command(
+def test_a_streamed_file_out_of_submit_time_order_is_sorted_in_runs_on_disk(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(workload_stream, "MAX_WORKLOAD_JOBS", 2)
-    text = f"{HEADER}\n5,a,ml.g5.xlarge,1,60,1\n1,a,ml.g5.xlarge,1,60,1\n9,a,ml.g5.xlarge,1,60,1\n"
+    monkeypatch.setattr(workload_stream, "SORT_RUN_JOBS", 3)
+    rows = ["5,a,ml.g5.xlarge,1,60.125,1", "1,b,ml.g5.xlarge,2,0.1,3,7.5", "5,b,ml.g5.xlarge,1,9,1"]
+    rows += ["0.3,a,ml.g5.xlarge,1,60,1", "5,a,ml.g5.xlarge,4,1,2", "2,a,ml.g5.xlarge,1,60,1"]
+    text = f"{HEADER},checkpoint_interval_s\n" + "\n".join(rows) + "\n"
     path = _file(tmp_path, text)
-    with pytest.raises(WorkloadError, match="not in submit-time order") as caught:
-        read_workload_file(path)
-    assert "sort -t, -k1,1g -s" in caught.value.problems[0].fix
-    in_order = _file(tmp_path, text.replace("\n1,a", "\n6,a"), "sorted.csv")
-    assert isinstance(read_workload_file(in_order), StreamedWorkload)
+    workload = read_workload_file(path)
+    assert isinstance(workload, StreamedWorkload) and len(workload.runs) == 2
+    assert not workload.scan.in_order and workload.scan.jobs == 6
+    assert list(workload.jobs()) == parse_workload_csv(text, source=str(path))  # stable order
+    assert list(workload.jobs()) == list(workload.jobs())  # read again for each run
+    directory = workload.runs[0].parent
+    del workload
+    assert not directory.exists()  # the runs go with the workload
 
 
 def _both(
