@@ -1137,7 +1137,8 @@ def simulate_stream(
     ended, the chunk and 16 bytes per job (each wait and completion time, for exact
     percentiles), besides the core's per-job counters. The figures are :func:`compare`'s to
     the last bit; the results have no per-job data (``jobs`` empty, the timeline without
-    series): plots and bills need the workload in memory. ``read``: called after each chunk with the jobs read so far.
+    series): plots and bills need the workload in memory. ``read``: called after each chunk
+    with the jobs read so far.
     """
     options = options or SimulationOptions()
     window = options.window_s or window_s
