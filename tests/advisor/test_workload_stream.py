@@ -17,6 +17,7 @@ from quota_constructs.advisor import workload_stream
 from quota_constructs.advisor.profiles import load_teams
 from quota_constructs.advisor.simulate import (
     SimulationOptions,
+    _StreamRun,
     all_reserve,
     compare,
     simulate_stream,
@@ -102,8 +103,8 @@ def test_the_reader_is_an_iterator_that_yields_a_job_before_reading_the_rest(
     path = _file(tmp_path, f"{HEADER}\n{rows}")
     with path.open("ab") as handle:
         handle.write(b"1,a,ml.g5.xlarge,1,60,\xff\n")  # a bad byte on the last line
+    assert inspect.isgenerator(iter_workload_csv(path))
     jobs = iter_workload_csv(path)
-    assert inspect.isgenerator(jobs)
     assert next(jobs).line == 2  # yielded before the bad last line was read
     with pytest.raises(WorkloadError, match="line 20002, column 23"):
         list(jobs)
@@ -217,15 +218,15 @@ def test_a_streamed_run_holds_only_the_jobs_that_have_not_ended(
 ) -> None:
     monkeypatch.setattr(simulate_module, "STREAM_CHUNK_JOBS", 50)
     held: list[tuple[int, int]] = []
-    between = simulate_module._StreamRun.between_chunks
+    between = _StreamRun.between_chunks
 
-    def watched(run: simulate_module._StreamRun) -> None:
+    def watched(run: _StreamRun) -> None:
         between(run)
         sched = run.feeder.sched
         held.append((len(sched.jobs), len(run.usage.log.changes)))
         assert all(not job.status.is_terminal for job in sched.jobs)
 
-    monkeypatch.setattr(simulate_module._StreamRun, "between_chunks", watched)
+    monkeypatch.setattr(_StreamRun, "between_chunks", watched)
     jobs = _week(days=28)
     window = max(j.submit_time_s + j.duration_s for j in jobs)
     simulate_stream([_research()], iter(jobs), window_s=window)
