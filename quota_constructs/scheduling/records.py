@@ -7,13 +7,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from quota_constructs.model import ExitRule, PendingKind, QuotaConfigError
 from quota_constructs.scheduling.capacity import Capacity
-
-if TYPE_CHECKING:
-    from quota_constructs.scheduling.job import Job
 
 # --- constants --------------------------------------------------------------------------------
 
@@ -217,9 +214,11 @@ class UsageLog:
         allocation, in order."""
         self.preemptions: list[tuple[float, str, str]] = []
         """(time, victim's share, rule) of each preemption started."""
-        self.finished: list[Job] = []
-        """Each job that ended (SUCCEEDED or FAILED), when it ended: a streaming consumer
-        measures and forgets them (:meth:`Scheduler.forget`) and clears this list."""
+        self.finished: list[Any] = []
+        """Each job that ended (SUCCEEDED or FAILED), when it ended (a
+        :class:`~quota_constructs.scheduling.job.Job`, not imported: that module imports this
+        one); a streaming consumer measures and forgets them (:meth:`Scheduler.forget`) and
+        clears this list."""
 
     def note(
         self, now: float, share: str, alloc: Mapping[str, Mapping[str, int]], sign: int

@@ -39,12 +39,37 @@ from quota_constructs.advisor.workload_stream import (
 from quota_constructs.commands import app
 from quota_constructs.commands._reports import results_json
 from quota_constructs.config import load_organisation
-from quota_constructs.model import Organisation
+from quota_constructs.model import (
+    JobQueueSpec,
+    Organisation,
+    QuotaShareSpec,
+    ShareCalendar,
+    ShareWindow,
+    SharingStrategy,
+)
 from tests.advisor.helpers import ORG_FILE, TEAMS_FILE
-from tests.advisor.test_simulate_calendar import CALENDAR
-from tests.advisor.test_simulate_calendar import JOBS as CALENDAR_JOBS
 from tests.helpers import ORGS_DIR
 
+GPU = "ml.g5.xlarge"
+SATURDAY, H = 5 * 86400.0, 3600.0
+CALENDAR = Organisation(
+    name="lab",
+    queue=JobQueueSpec(
+        shares=(
+            QuotaShareSpec("weekend", {GPU: 1}, SharingStrategy.LEND),
+            QuotaShareSpec("weekday", {GPU: 1}, SharingStrategy.LEND_AND_BORROW),
+        )
+    ),
+    calendars={
+        "weekend": ShareCalendar((ShareWindow(("sat", "sun"), strategy=SharingStrategy.RESERVE),))
+    },
+)
+"""A weekday lender turning RESERVE at Saturday 00:00 (as tests/advisor/test_simulate_calendar)."""
+CALENDAR_JOBS = [
+    WorkloadJob(SATURDAY - 2 * H, "weekday", GPU, 1, 6 * H, 1),
+    WorkloadJob(SATURDAY - 2 * H + 1, "weekday", GPU, 1, 6 * H, 1),
+    WorkloadJob(SATURDAY + 1 * H, "weekend", GPU, 1, 2 * H, 1),
+]
 HEADER = "submit_time_s,share,instance_type,instance_count,duration_s,priority"
 simulate_module = importlib.import_module("quota_constructs.advisor.simulate")
 PLAN_ORG = ORGS_DIR.parent.parent / "docs" / "examples" / "plan-org.yaml"
