@@ -26,10 +26,10 @@ MAX_JOB_MINUTES = MAX_JOB_S / 60
 MAX_WAIT_TARGET_MINUTES = MAX_DAYS * DAY_S / 60
 MAX_WORKLOAD_JOBS = 100_000
 """Most jobs of a workload held in memory: a generated one (expected count), and a CSV file
-that is not in submit-time order (sorted in memory) or is plotted, priced or saved."""
+that is plotted, priced or saved; a bigger file is streamed (and sorted in runs of this many)."""
 MAX_STREAM_JOBS = 10_000_000
-"""Most jobs of a CSV file streamed through ``quota simulate`` (in submit-time order): about
-ten minutes of CPU at the measured 18,000 jobs a second (docs/figures.md)."""
+"""Most jobs of a CSV file streamed through ``quota simulate``: about ten minutes of CPU at the
+measured 20,000 jobs a second, and about 1 GB (docs/figures.md)."""
 MAX_STREAM_FILE_BYTES = 2 * 1024**3
 """Largest streamed CSV file: 2 GiB (10 million rows of about 100 bytes, twice over)."""
 MAX_PROBLEMS_SHOWN = 100

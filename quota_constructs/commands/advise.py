@@ -800,9 +800,9 @@ def simulate_command(
 ) -> None:
     """Run a workload through the emulator's scheduler in virtual time; measure each share.
 
-    A --workload file of more than 100,000 jobs (at most 10,000,000, in submit-time order) is
-    streamed in bounded memory: the same table and JSON, without --plot, --prices or
-    --save-workload."""
+    A --workload file of more than 100,000 jobs (at most 10,000,000; sorted on disk first
+    when out of submit-time order) is streamed in bounded memory: the same table and JSON,
+    without --plot, --prices or --save-workload."""
     _check_run(days=days, seed=seed, startup_s=startup_s, preemption_s=preemption_s)
     check_plan_stop(plan_stop_s)
     check_calendar_grace(calendar_grace)
