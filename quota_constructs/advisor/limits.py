@@ -15,15 +15,25 @@ from quota_constructs.model import MAX_INSTANCES_PER_TYPE, Problem
 
 DAY_S = 86400.0
 MAX_DAYS = 366
-"""Most days of a generated workload (``--days``) and of a CSV's submit times: a year."""
-MAX_SUBMIT_S = MAX_DAYS * DAY_S
+"""Most days of a generated workload (``--days``): a year."""
+MAX_CSV_DAYS = 3653
+"""Most days of a CSV's submit times: ten years (a public cluster trace spans several)."""
+MAX_SUBMIT_S = MAX_CSV_DAYS * DAY_S
 MAX_JOB_S = 28 * DAY_S
 """Longest job, and longest checkpoint interval: SageMaker's ``MaxRuntimeInSeconds`` limit
 (2,419,200 s, 28 days)."""
 MAX_JOB_MINUTES = MAX_JOB_S / 60
-MAX_WAIT_TARGET_MINUTES = MAX_SUBMIT_S / 60
+MAX_WAIT_TARGET_MINUTES = MAX_DAYS * DAY_S / 60
 MAX_WORKLOAD_JOBS = 100_000
-"""Most jobs in one workload, read from a CSV or expected from the generator."""
+"""Most jobs of a workload held in memory: a generated one (expected count), and a CSV file
+that is plotted, priced or saved; a bigger file is streamed (and sorted in runs of this many)."""
+MAX_STREAM_JOBS = 10_000_000
+"""Most jobs of a CSV file streamed through ``quota simulate``: about ten minutes of CPU at the
+measured 20,000 jobs a second, and about 1 GB (docs/figures.md)."""
+MAX_STREAM_FILE_BYTES = 2 * 1024**3
+"""Largest streamed CSV file: 2 GiB (10 million rows of about 100 bytes, twice over)."""
+MAX_PROBLEMS_SHOWN = 100
+"""Most bad rows a streamed file's error lists (then how many more there are)."""
 MAX_SEED = 2**63 - 1
 MAX_INTENSITY = 1000.0
 MAX_DELAY_S = DAY_S
@@ -53,8 +63,8 @@ def job_problems(
             Problem(
                 f"{where}.submit_time_s",
                 submit_time_s,
-                f"must be at most {MAX_SUBMIT_S:.0f} seconds ({MAX_DAYS} days)",
-                "submit the jobs within a year of time 0",
+                f"must be at most {MAX_SUBMIT_S:.0f} seconds ({MAX_CSV_DAYS} days)",
+                "submit the jobs within ten years of time 0",
             )
         )
     problems += _at_most(duration_s, f"{where}.duration_s", MAX_JOB_S, "seconds (28 days)")
@@ -83,6 +93,20 @@ def workload_size_problems(count: float, where: str, *, expected: bool = False) 
     else:
         what, fix = "the workload has this many jobs", "split it into several files"
     return [Problem(where, round(count), f"{what}; at most {MAX_WORKLOAD_JOBS}", fix)]
+
+
+def stream_size_problems(count: int, where: str) -> list[Problem]:
+    """At most :data:`MAX_STREAM_JOBS` jobs in a streamed CSV file."""
+    if count <= MAX_STREAM_JOBS:
+        return []
+    return [
+        Problem(
+            where,
+            count,
+            f"the workload has this many jobs; at most {MAX_STREAM_JOBS}",
+            "split it into several files (e.g. by year)",
+        )
+    ]
 
 
 def run_problems(*, days: int, seed: int, startup_s: float, preemption_s: float) -> list[Problem]:

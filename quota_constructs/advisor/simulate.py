@@ -19,9 +19,10 @@ event and measures. Definitions (also in docs/advisor.md):
 from __future__ import annotations
 
 import heapq
+import itertools
 import math
-import statistics
-from collections.abc import Callable, Container, Iterable, Mapping, Sequence
+from array import array
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from operator import attrgetter, itemgetter
@@ -247,14 +248,22 @@ def check_workload(org: Organisation, jobs: Sequence[WorkloadJob]) -> None:
         if job.share not in names:
             where = f"line {job.line}" if job.line is not None else f"job {index}"
             unknown.setdefault(job.share, []).append(where)
+    check_share_names(org, {share: (len(where), where) for share, where in unknown.items()})
+
+
+def check_share_names(org: Organisation, shares: Mapping[str, tuple[int, Sequence[str]]]) -> None:
+    """Every name of ``shares`` (share name -> its job count and its first jobs' places, e.g.
+    ``line 3``) must be a share of ``org``; :class:`WorkloadError` names the others."""
+    names = {s.name for s in org.queue.shares}
     problems = [
         Problem(
-            f"{', '.join(where[:5])}{', ...' if len(where) > 5 else ''} ({len(where)} jobs).share",
+            f"{', '.join(where[:5])}{', ...' if count > 5 else ''} ({count} jobs).share",
             share,
             f"not a quota share of organisation {org.name!r} (shares: {', '.join(sorted(names))})",
             "use one of the organisation's share names",
         )
-        for share, where in unknown.items()
+        for share, (count, where) in shares.items()
+        if share not in names
     ]
     if problems:
         raise WorkloadError(problems, context=f"workload for {org.name}")
@@ -304,6 +313,8 @@ class _Usage:
         """Instance-seconds per share: own, borrowed, lent (whole run), own within the window
         (set by :meth:`integrate`)."""
         self.used_in_window = 0.0
+        self.samples = 0
+        """Spans integrated so far."""
         self.times: list[float] = [0.0]
         """Time of each sample (an instant that changed something; time 0 first)."""
         self.steps = 0
@@ -317,6 +328,9 @@ class _Usage:
         self._steps_ended: list[int] = []
         """Log lengths at the end of steps that must be samples of their own (a calendar
         flip and submits at the same time are two steps)."""
+        self._carry = np.zeros((len(names), 3), dtype=np.float64)
+        """Each share's own, borrowed and lent instances at the last sample integrated so far
+        (whose span is not yet known: :meth:`flush`)."""
         self._types: dict[str, int] = {}
         self._rows = np.zeros((5, 0), dtype=np.int64)
         """Sample, share, lender share, instance type and signed instances of each row."""
@@ -331,9 +345,14 @@ class _Usage:
         self._steps_ended.append(len(self.log.changes))
 
     def _read_log(self) -> None:
-        """Rows from the log and the sample times: a new sample at each new time or step."""
+        """Rows from the log and the sample times: a new sample at each new time or step
+        (the first sample is the one carried from the last flush: time 0 at first)."""
         changes = self.log.changes
+        self.times = self.times[-1:]
         if not changes:
+            self._rows = np.zeros((5, 0), dtype=np.int64)
+            if self.closed_at is not None and self.closed_at > self.times[-1]:
+                self.times.append(self.closed_at)
             return
         when, holders, lenders, itypes, counts = zip(*changes, strict=True)
         rows = len(changes)
@@ -343,7 +362,7 @@ class _Usage:
         starts[1:] = times[1:] != times[:-1]
         ended = [end for end in self._steps_ended if end < len(times)]
         starts[ended] = True
-        self.times = [0.0, *times[starts].tolist()]
+        self.times = [self.times[-1], *times[starts].tolist()]
         if self.closed_at is not None and self.closed_at > self.times[-1]:
             self.times.append(self.closed_at)  # no change there: the counts stay as they were
         index = {name: i for i, name in enumerate(self.names)}
@@ -372,43 +391,63 @@ class _Usage:
         return np.cumsum(per_sample)
 
     def share_counts(self, name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The share's own, borrowed and lent instances at each sample."""
+        """The share's own, borrowed and lent instances at each sample (of the last flush)."""
         share = self.names.index(name)
         holder, lender = self._rows[1], self._rows[2]
         own = holder == lender
+        carried = self._carry[share]
         return (
-            self._counts(own & (holder == share)),
-            self._counts(~own & (holder == share)),
-            self._counts(~own & (lender == share)),
+            carried[0] + self._counts(own & (holder == share)),
+            carried[1] + self._counts(~own & (holder == share)),
+            carried[2] + self._counts(~own & (lender == share)),
         )
 
     def integrate(self) -> None:
-        """Set :attr:`totals` and :attr:`used_in_window`: span i (sample i to i+1) at the
-        values of sample i, summed span after span, shares in order."""
+        """Set :attr:`totals` and :attr:`used_in_window` for the whole run (its last
+        :meth:`flush`); the log is kept (the baseline reads it)."""
+        self.flush(keep=True)
+
+    def flush(self, *, keep: bool = False) -> None:
+        """Add the log so far to :attr:`totals` and :attr:`used_in_window` (span i, sample i
+        to i+1, at the values of sample i, summed span after span, shares in order) and drop
+        it; the last sample, whose span the next change ends, is carried to the next flush.
+
+        A streamed run flushes between two instants, where the next change starts a new
+        sample, so its figures are those of one flush at the end to the last bit (sums
+        continued left to right)."""
         self._read_log()
         times = np.array(self.times, dtype=np.float64)
-        if len(times) < 2:
-            return
-        window = self.window_s
         span = times[1:] - times[:-1]
+        window = self.window_s
         in_window = np.maximum(0.0, np.minimum(times[1:], window) - np.minimum(times[:-1], window))
         used = np.empty((len(span), len(self.names)), dtype=np.float64)
         for column, name in enumerate(self.names):
-            own, borrowed, lent = (series[:-1] for series in self.share_counts(name))
+            series = self.share_counts(name)
+            own, borrowed, lent = (values[:-1] for values in series)
+            totals = self.totals[name]
             self.totals[name] = [
-                _running_sum(own * span),
-                _running_sum(borrowed * span),
-                _running_sum(lent * span),
-                _running_sum(own * in_window),
+                _running_sum(own * span, totals[0]),
+                _running_sum(borrowed * span, totals[1]),
+                _running_sum(lent * span, totals[2]),
+                _running_sum(own * in_window, totals[3]),
             ]
             used[:, column] = (own + borrowed) * in_window
-        self.used_in_window = _running_sum(used.ravel())
+            self._carry[column] = [values[-1] for values in series]
+        self.used_in_window = _running_sum(used.ravel(), self.used_in_window)
+        self.samples += len(span)
+        if not keep:
+            del self.log.changes[:]
+            self._steps_ended = []
 
 
-def _running_sum(values: np.ndarray) -> float:
-    """``0.0 + values[0] + values[1] + ...`` added left to right, as a loop would (not
+def _running_sum(values: np.ndarray, start: float = 0.0) -> float:
+    """``start + values[0] + values[1] + ...`` added left to right, as a loop would (not
     ``np.sum``'s pairwise order, whose last bits differ)."""
-    return float(np.add.accumulate(values)[-1]) if len(values) else 0.0
+    if not len(values):
+        return start
+    if start:
+        values = np.concatenate(([start], values))
+    return float(np.add.accumulate(values)[-1])
 
 
 class _Recorder(_Usage):
@@ -526,8 +565,10 @@ def _run(
     follow_timetable(sched, calendars or {}, plans, options)
     recorder = recorder_type(sched, window_s)
     recorder.start()
+    feeder = _Feeder(sched, recorder, name, progress, until)
     with collector_paused():
-        recorder.steps += _feed(sched, recorder, workload, name, progress, until)
+        feeder.feed(workload.requests, workload.times, workload)
+    recorder.steps += feeder.steps
     if until != math.inf:
         recorder.closed_at = until
     recorder.integrate()
@@ -592,40 +633,98 @@ def simulated_scheduler(
     return sched
 
 
-def _feed(
-    sched: Scheduler,
-    recorder: _Usage,
-    workload: _Workload,
-    name: str,
-    progress: Progress | None,
-    until: float = math.inf,
-) -> int:
-    """Submit each job at its time and advance from instant to instant (the core's
-    :meth:`~Scheduler.feed`, between calendar flips) until the run ends or the next instant is
-    ``until`` or later; returns the instants stepped through. ``progress`` every
-    :data:`PROGRESS_EVERY` instants. Calendar flips are applied at their times while jobs
-    remain (they never prolong a run); a plan's edge does while jobs wait."""
-    requests, times = workload.requests, workload.times
-    index, count, flipped = 0, len(requests), 0
-    report = None if progress is None else (lambda now: progress(name, now))
-    timetable = sched.timetable
-    while True:
-        before = min(timetable.next_time(), until)
-        try:
-            index = sched.feed(requests, times, index, before, report, PROGRESS_EVERY)
-        except SubmitRejected as exc:
-            raise _rejected(exc, len(sched.jobs), workload[len(sched.jobs)], name) from None
-        next_submit = times[index] if index < count else math.inf
-        next_event = sched.next_event_time()
-        now = min(next_submit, math.inf if next_event is None else next_event)
-        if now == math.inf and any(j.status.is_active for j in sched.jobs):
-            now = timetable.next_plan_edge()  # jobs wait for a plan's window
-        if now == math.inf or now >= until:
-            return sched.instants_fed + flipped
-        now = timetable.next_time()  # the feed stopped before it
-        sched.advance(now)
-        recorder.end_step()  # a sample of its own, even if jobs are submitted at the same time
-        flipped += 1
+class _Feeder:
+    """Submits a workload to a scheduler, a chunk at a time: each job at its time, advancing
+    from instant to instant (the core's :meth:`~Scheduler.feed`, between calendar flips)
+    until the run ends or the next instant is ``until`` or later. Calendar flips are applied
+    at their times while jobs remain (they never prolong a run); a plan's edge is while jobs
+    wait. Fed chunk by chunk (:meth:`feed`: every job of the chunk, and the time of the next
+    chunk's first job), a run makes the same calls as fed the whole workload at once."""
+
+    def __init__(
+        self,
+        sched: Scheduler,
+        recorder: _Usage,
+        name: str,
+        progress: Progress | None,
+        until: float,
+    ) -> None:
+        self.sched, self.recorder, self.name, self.until = sched, recorder, name, until
+        self.report = None if progress is None else (lambda now: progress(name, now))
+        self.requests: list[JobRequest] = []
+        self.times: list[float] = []
+        self.jobs: list[WorkloadJob] = []
+        self.index = 0
+        self.first = 0
+        """The workload index of ``jobs[0]``."""
+        self.flipped = 0
+        self.ended = False
+        """The run is over (nothing left before ``until``): later jobs are not submitted."""
+        self.forgotten = 0
+        """Finished jobs the scheduler was told to forget (:meth:`forget_finished`)."""
+
+    def feed(
+        self,
+        requests: Sequence[JobRequest],
+        times: Sequence[float],
+        jobs: Sequence[WorkloadJob],
+        next_time: float = math.inf,
+    ) -> None:
+        """Add a chunk and run every instant before ``next_time`` (``math.inf``: the last
+        chunk, run to the end)."""
+        if self.index:
+            del self.requests[: self.index], self.times[: self.index], self.jobs[: self.index]
+            self.first += self.index
+            self.index = 0
+        self.requests += requests
+        self.times += times
+        self.jobs += jobs
+        if not self.ended:
+            self._run_before(next_time)
+
+    def _run_before(self, limit: float) -> None:
+        sched, timetable = self.sched, self.sched.timetable
+        requests, times = self.requests, self.times
+        count = len(requests)
+        while True:
+            before = min(timetable.next_time(), self.until, limit)
+            try:
+                self.index = sched.feed(
+                    requests, times, self.index, before, self.report, PROGRESS_EVERY
+                )
+            except SubmitRejected as exc:
+                index = self.forgotten + len(sched.jobs)  # the jobs submitted before it
+                raise _rejected(exc, index, self.jobs[index - self.first], self.name) from None
+            next_submit = times[self.index] if self.index < count else limit
+            next_event = sched.next_event_time()
+            now = min(next_submit, math.inf if next_event is None else next_event)
+            if now == math.inf and any(j.status.is_active for j in sched.jobs):
+                now = timetable.next_plan_edge()  # jobs wait for a plan's window
+            if now == math.inf or now >= self.until:
+                self.ended = True
+                return
+            if now >= limit:
+                return  # the next chunk's first job comes first
+            now = timetable.next_time()  # the feed stopped before it
+            sched.advance(now)
+            self.recorder.end_step()  # a sample of its own, even with submits at that time
+            self.flipped += 1
+
+    @property
+    def steps(self) -> int:
+        """Instants stepped through so far."""
+        return self.sched.instants_fed + self.flipped
+
+    def forget_finished(self, tallies: Mapping[str, _ShareTally]) -> None:
+        """Add every job that ended since the last call to its share's tally and make the
+        scheduler forget it: a streamed run holds only the jobs that have not ended."""
+        sched = self.sched
+        finished = sched.keep_usage_log().finished
+        for job in finished:
+            tallies[job.share_name].add(sched, job)
+            sched.forget(job.job_id)
+        self.forgotten += len(finished)
+        del finished[:]
 
 
 def _rejected(exc: SubmitRejected, index: int, job: WorkloadJob, org: str) -> WorkloadError:
@@ -635,12 +734,16 @@ def _rejected(exc: SubmitRejected, index: int, job: WorkloadJob, org: str) -> Wo
     return WorkloadError(problems, context=f"workload for {org}")
 
 
-def _percentile(values: Sequence[float], q: float) -> float:
-    if not values:
+def _percentile(values: Sequence[float] | np.ndarray, q: float) -> float:
+    """Percentile ``q`` of sorted ``values``: ``statistics.quantiles(values, n=100,
+    method="inclusive")[round(q) - 1]``, the same arithmetic without copying the values."""
+    count = len(values)
+    if not count:
         return 0.0
-    if len(values) == 1:
-        return values[0]
-    return statistics.quantiles(values, n=100, method="inclusive")[round(q) - 1]
+    if count == 1:
+        return float(values[0])
+    j, delta = divmod(round(q) * (count - 1), 100)
+    return (float(values[j]) * (100 - delta) + float(values[j + 1]) * delta) / 100
 
 
 def _lost_instance_hours(job: Job) -> float:
@@ -660,59 +763,108 @@ def _pending_message(sched: Scheduler, job: Job) -> str:
     return pending.message if pending else "unknown"
 
 
-def _share_metrics(
-    sched: Scheduler, spec: QuotaShareSpec, jobs: list[Job], totals: list[float], window_s: float
-) -> tuple[ShareMetrics, float | None, list[float]]:
-    waits, completions, stretch = [], [], []
-    preemptions = {rule.value: 0 for rule in PreemptionRule}
-    not_started: dict[str, int] = {}
-    lost, failed, preempted = 0.0, 0, 0
-    for job in jobs:
+def _add_exact(partials: list[float], value: float) -> None:
+    """Add ``value`` to the exact sum held as non-overlapping ``partials`` (Shewchuk's, as
+    ``math.fsum`` keeps them): ``math.fsum(partials)`` is then ``math.fsum`` of every value."""
+    kept = 0
+    for other in partials:
+        if abs(value) < abs(other):
+            value, other = other, value
+        high = value + other
+        low = other - (high - value)
+        if low:
+            partials[kept] = low
+            kept += 1
+        value = high
+    partials[kept:] = [value]
+
+
+class _ShareTally:
+    """One share's per-job figures, added job by job in any order (a streamed run adds each
+    job when it ends and forgets it): the waits and completion times as 8 bytes each (their
+    percentiles are exact), sums kept exact or in submit order, so the metrics are the same
+    to the last bit whatever the order."""
+
+    def __init__(self) -> None:
+        self.jobs = self.failed = self.preempted = 0
+        self.waits = array("d")
+        self.completions = array("d")
+        self.stretch: list[float] = []
+        """Exact partial sums of ``duration / completion time`` (:func:`_add_exact`)."""
+        self.stretched = 0
+        self.preemptions = {rule.value: 0 for rule in PreemptionRule}
+        self.not_started: dict[str, list[int]] = {}
+        """Reason -> [first job's submit order, jobs]."""
+        self.lost_order = array("q")
+        self.lost = array("d")
+        """Lost instance-hours of each preempted job, its submit order in ``lost_order``
+        (arrays, not objects: a long run leaves no small objects behind)."""
+
+    def add(self, sched: Scheduler, job: Job) -> None:
+        """Count ``job`` (still known to ``sched``)."""
+        self.jobs += 1
         first = job.attempts[0].scheduled_at if job.attempts else job.scheduled_at
         if first is not None:
-            waits.append(first - job.created_at)
+            self.waits.append(first - job.created_at)
         else:
             reason = job.status_reason or _pending_message(sched, job)
-            not_started[reason] = not_started.get(reason, 0) + 1
+            seen = self.not_started.setdefault(reason, [job.seq, 0])
+            seen[0] = min(seen[0], job.seq)
+            seen[1] += 1
         if job.status is JobStatus.SUCCEEDED and job.stopped_at is not None:
             completion = job.stopped_at - job.created_at
-            completions.append(completion)
+            self.completions.append(completion)
             if job.request.duration_s and completion > 0:
-                stretch.append(min(1.0, job.request.duration_s / completion))
+                _add_exact(self.stretch, min(1.0, job.request.duration_s / completion))
+                self.stretched += 1
         elif job.status is JobStatus.FAILED:
-            failed += 1
+            self.failed += 1
         for record in job.preemptions:
-            preemptions[record.rule.value] += 1
+            self.preemptions[record.rule.value] += 1
         if job.preemptions:  # only a preempted attempt loses work
-            preempted += 1
-            lost += _lost_instance_hours(job)
-    waits.sort()
-    completions.sort()
-    capacity_s = sum(spec.capacity.values()) * window_s
-    metrics = ShareMetrics(
-        share=spec.name,
-        strategy=spec.strategy.value,
-        jobs=len(jobs),
-        completed=len(completions),
-        failed=failed,
-        never_started=len(jobs) - len(waits),
-        not_started_reasons=not_started,
-        wait_p50_s=_percentile(waits, 50),
-        wait_p95_s=_percentile(waits, 95),
-        wait_max_s=waits[-1] if waits else 0.0,
-        completion_mean_s=statistics.fmean(completions) if completions else 0.0,
-        completion_p95_s=_percentile(completions, 95),
-        completion_max_s=completions[-1]
-        if len(completions) == len(jobs) and jobs
-        else (math.inf if jobs else 0.0),
-        preemptions=preemptions,
-        preempted_jobs=preempted,
-        lost_instance_hours=lost,
-        own_use=totals[3] / capacity_s if capacity_s else 0.0,
-        borrowed_instance_hours=totals[1] / HOUR_S,
-        lent_instance_hours=totals[2] / HOUR_S,
-    )
-    return metrics, (statistics.fmean(stretch) if stretch else None), waits
+            self.preempted += 1
+            self.lost_order.append(job.seq)
+            self.lost.append(_lost_instance_hours(job))
+
+    def metrics(
+        self, spec: QuotaShareSpec, totals: list[float], window_s: float
+    ) -> tuple[ShareMetrics, float | None, np.ndarray]:
+        """The share's metrics, its mean stretch (``None`` without a completed job) and its
+        waits, sorted."""
+        waits = np.sort(np.frombuffer(self.waits, dtype=np.float64))
+        completions = np.sort(np.frombuffer(self.completions, dtype=np.float64))
+        lost = 0.0
+        order = np.argsort(np.frombuffer(self.lost_order, dtype=np.int64), kind="stable")
+        for hours in np.frombuffer(self.lost, dtype=np.float64)[order].tolist():
+            lost += hours
+        reasons = sorted(self.not_started.items(), key=lambda item: item[1][0])
+        capacity_s = sum(spec.capacity.values()) * window_s
+        jobs, done = self.jobs, len(completions)
+        metrics = ShareMetrics(
+            share=spec.name,
+            strategy=spec.strategy.value,
+            jobs=jobs,
+            completed=done,
+            failed=self.failed,
+            never_started=jobs - len(waits),
+            not_started_reasons={reason: seen[1] for reason, seen in reasons},
+            wait_p50_s=_percentile(waits, 50),
+            wait_p95_s=_percentile(waits, 95),
+            wait_max_s=float(waits[-1]) if len(waits) else 0.0,
+            completion_mean_s=math.fsum(self.completions) / done if done else 0.0,
+            completion_p95_s=_percentile(completions, 95),
+            completion_max_s=float(completions[-1])
+            if done == jobs and jobs
+            else (math.inf if jobs else 0.0),
+            preemptions=self.preemptions,
+            preempted_jobs=self.preempted,
+            lost_instance_hours=lost,
+            own_use=totals[3] / capacity_s if capacity_s else 0.0,
+            borrowed_instance_hours=totals[1] / HOUR_S,
+            lent_instance_hours=totals[2] / HOUR_S,
+        )
+        stretch = math.fsum(self.stretch) / self.stretched if self.stretched else None
+        return metrics, stretch, waits
 
 
 def jain(values: Sequence[float]) -> float:
@@ -761,29 +913,41 @@ def simulate(
         baseline = _utilisation(org.queue, recorder.used_in_window, window)  # it is the baseline
     elif baseline is None:
         baseline = baseline_utilisation(org, jobs, options=options, window_s=window, run=recorder)
-    by_share: dict[str, list[Job]] = {n: [] for n in recorder.names}
+    tallies = {n: _ShareTally() for n in recorder.names}
     for job in sched.jobs:
-        by_share[job.share_name].append(job)
+        tallies[job.share_name].add(sched, job)
+    return _result(org, tallies, recorder, baseline, recorder.finish(), tuple(sched.jobs))
+
+
+def _result(
+    org: Organisation,
+    tallies: Mapping[str, _ShareTally],
+    usage: _Usage,
+    baseline: float,
+    timeline: Timeline,
+    jobs: tuple[Job, ...],
+) -> SimulationResult:
+    """The result of ``org``'s run: its shares' ``tallies``, its ``usage`` (integrated)."""
+    window = usage.window_s
     metrics, stretches = [], []
     for spec in org.queue.shares:
-        m, stretch, waits = _share_metrics(
-            sched, spec, by_share[spec.name], recorder.totals[spec.name], window
-        )
+        m, stretch, waits = tallies[spec.name].metrics(spec, usage.totals[spec.name], window)
         metrics.append(m)
-        recorder.timeline.waits[spec.name] = waits
+        if jobs:  # the whole run is kept: the waits for the plots
+            timeline.waits[spec.name] = waits.tolist()
         if stretch is not None:
             stretches.append(stretch)
     return SimulationResult(
         organisation=org.name,
         window_s=window,
-        end_s=recorder.end_time,
-        utilisation=_utilisation(org.queue, recorder.used_in_window, window),
+        end_s=usage.end_time,
+        utilisation=_utilisation(org.queue, usage.used_in_window, window),
         baseline_utilisation=baseline,
         fairness=jain(stretches),
         shares=tuple(metrics),
-        timeline=recorder.finish(),
-        events=recorder.steps,
-        jobs=tuple(sched.jobs),
+        timeline=timeline,
+        events=usage.steps,
+        jobs=jobs,
     )
 
 
@@ -899,3 +1063,215 @@ def alternatives(org: Organisation) -> dict[str, Organisation]:
         "all-RESERVE": replace(org, queue=all_reserve(org.queue), calendars={}),
         "all-LEND_AND_BORROW": replace(org, queue=unlimited, calendars={}),
     }
+
+
+# --- streamed runs ----------------------------------------------------------------------------
+
+STREAM_CHUNK_JOBS = 16_384
+"""Jobs read from a streamed workload at a time; between two chunks every run forgets the jobs
+that ended and integrates its usage so far."""
+
+
+@dataclass
+class _StreamRun:
+    """One run of a streamed comparison: an organisation's, or an all-RESERVE baseline."""
+
+    feeder: _Feeder
+    usage: _Usage
+    tallies: dict[str, _ShareTally] | None
+    """Per share (a measured run); ``None`` for a baseline (only its usage counts)."""
+
+    def between_chunks(self) -> None:
+        """Measure and forget the jobs that ended; integrate the usage so far."""
+        self.feeder.forget_finished(self.tallies or _Discard())
+        self.usage.flush()
+        del self.usage.log.preemptions[:]  # only the plot reads them (a kept run's timeline)
+
+    def finish(self) -> None:
+        self.feeder.forget_finished(self.tallies or _Discard())
+        if self.feeder.until != math.inf:
+            self.usage.closed_at = self.feeder.until
+        self.usage.steps += self.feeder.steps
+        self.usage.flush()
+        self.usage.end_time = self.feeder.sched.now
+        sched = self.feeder.sched
+        if self.tallies is not None:
+            for job in sched.jobs:  # the jobs that never ended
+                self.tallies[job.share_name].add(sched, job)
+
+
+class _Discard(dict[str, _ShareTally]):
+    """Tallies that count nothing (a baseline's jobs)."""
+
+    def __missing__(self, key: str) -> _ShareTally:
+        return _NO_TALLY
+
+
+class _NoTally(_ShareTally):
+    def add(self, sched: Scheduler, job: Job) -> None:
+        return None
+
+
+_NO_TALLY = _NoTally()
+
+
+def _stream_run(
+    queue: JobQueueSpec,
+    org: Organisation,
+    options: SimulationOptions,
+    window_s: float,
+    *,
+    baseline: bool,
+    progress: Progress | None = None,
+) -> _StreamRun:
+    """A run of ``queue`` (``org``'s, or its all-RESERVE ``baseline`` up to the window)."""
+    sched = Scheduler.for_queue(
+        queue, queue_name=f"{org.name}-queue", options=options.scheduler_options(queue)
+    )
+    follow_timetable(sched, {} if baseline else org.calendars, org.training_plans, options)
+    usage = _Usage(sched, window_s)
+    usage.start()
+    until = window_s if baseline else math.inf
+    feeder = _Feeder(sched, usage, org.name, None if baseline else progress, until)
+    tallies = None if baseline else {s.name: _ShareTally() for s in queue.shares}
+    return _StreamRun(feeder, usage, tallies)
+
+
+def _chunks(
+    jobs: Iterator[WorkloadJob],
+) -> Iterator[tuple[list[JobRequest], list[float], list[WorkloadJob]]]:
+    """``jobs`` (in submit-time order) :data:`STREAM_CHUNK_JOBS` at a time, with their
+    requests (numbered from 0 across chunks) and submit times."""
+    index = 0
+    while True:
+        chunk = list(itertools.islice(jobs, STREAM_CHUNK_JOBS))
+        if not chunk:
+            return
+        requests = [_request(i, job) for i, job in enumerate(chunk, start=index)]
+        yield requests, [job.submit_time_s for job in chunk], chunk
+        index += len(chunk)
+
+
+def simulate_stream(
+    orgs: Sequence[Organisation],
+    jobs: Iterator[WorkloadJob],
+    *,
+    window_s: float,
+    options: SimulationOptions | None = None,
+    progress: Progress | None = None,
+    read: Callable[[int], None] | None = None,
+) -> list[SimulationResult]:
+    """:func:`compare` for a workload read once, as a stream: ``jobs`` in submit-time order
+    (their shares checked, e.g. by :func:`check_share_names`), ``window_s`` the window
+    (:func:`default_window` of the jobs, unless ``options`` sets one).
+
+    Every organisation's run and each all-RESERVE baseline it needs run side by side, a chunk
+    of :data:`STREAM_CHUNK_JOBS` jobs at a time; between chunks each run measures the jobs that
+    ended and forgets them, and integrates its usage, so memory holds the jobs that have not
+    ended, the chunk and 16 bytes per job (each wait and completion time, for exact
+    percentiles), besides the core's per-job counters. The figures are :func:`compare`'s to
+    the last bit; the results have no per-job data (``jobs`` empty, the timeline without
+    series): plots and bills need the workload in memory. ``read``: called after each chunk
+    with the jobs read so far.
+    """
+    options = options or SimulationOptions()
+    window = options.window_s or window_s
+    runs = [
+        _stream_run(org.queue, org, options, window, baseline=False, progress=progress)
+        for org in orgs
+    ]
+    sources: list[tuple[JobQueueSpec, _StreamRun | _DerivedBaseline]] = []
+    """Each all-RESERVE queue and the run whose usage gives its figure (the first
+    organisation needing it decides, as in :func:`compare`)."""
+    measured_by: list[_StreamRun | _DerivedBaseline] = []
+    baselines: list[_StreamRun] = []
+    derived: list[_DerivedBaseline] = []
+    for org, run in zip(orgs, runs, strict=True):
+        reserve = baseline_queue(org.queue)
+        known = [source for queue, source in sources if queue == reserve]
+        if known:
+            measured_by.append(known[0])
+            continue
+        source: _StreamRun | _DerivedBaseline = run  # it is its own baseline
+        if org.queue != reserve or org.calendars:
+            if runs_as_baseline(org):
+                source = _DerivedBaseline(org, run, options, window)
+                derived.append(source)
+                baselines += [] if source.rest is None else [source.rest]
+            else:
+                source = _stream_run(reserve, org, options, window, baseline=True)
+                baselines.append(source)
+        sources.append((reserve, source))
+        measured_by.append(source)
+    _stream_chunks([*runs, *baselines], derived, jobs, read)
+    results = []
+    for org, run, source in zip(orgs, runs, measured_by, strict=True):
+        reserve = baseline_queue(org.queue)
+        baseline = _utilisation(reserve, source.usage.used_in_window, window)
+        timeline = Timeline(capacity=org.queue.service_environment_capacity())
+        assert run.tallies is not None
+        results.append(_result(org, run.tallies, run.usage, baseline, timeline, ()))
+    return results
+
+
+class _DerivedBaseline:
+    """An all-RESERVE baseline read partly from an organisation's own streamed run, as
+    :func:`baseline_utilisation` reads it from a run in memory: the shares the run runs as the
+    baseline does (:func:`runs_as_baseline`) from its usage log, chunk by chunk, the others
+    from a run of their own (``rest``) up to the window; their logs merged in time order."""
+
+    def __init__(
+        self, org: Organisation, run: _StreamRun, options: SimulationOptions, window_s: float
+    ) -> None:
+        queue = baseline_queue(org.queue)
+        self.kept = runs_as_baseline(org)
+        self.run = run
+        self.window_s = window_s
+        rest = replace(queue, shares=tuple(s for s in queue.shares if s.name not in self.kept))
+        self.rest = (
+            _stream_run(rest, org, options, window_s, baseline=True) if rest.shares else None
+        )
+        self.usage = _Usage.of_changes([s.name for s in queue.shares], [], window_s)
+
+    def collect(self) -> None:
+        """Merge the changes both runs logged since the last call (before they flush)."""
+        kept, window = self.kept, self.window_s
+        simulated = [] if self.rest is None else self.rest.usage.log.changes
+        reused = (c for c in self.run.usage.log.changes if c[1] in kept and c[0] < window)
+        self.usage.log.changes.extend(heapq.merge(simulated, reused, key=itemgetter(0)))
+        self.usage.flush()
+
+    def finish(self) -> None:
+        self.usage.closed_at = self.window_s
+        self.usage.flush()
+
+
+def _stream_chunks(
+    runs: Sequence[_StreamRun],
+    derived: Sequence[_DerivedBaseline],
+    jobs: Iterator[WorkloadJob],
+    read: Callable[[int], None] | None,
+) -> None:
+    """Feed ``runs`` side by side, chunk by chunk, the ``derived`` baselines collecting their
+    logs before they flush; finish them."""
+    chunks = _chunks(jobs)
+    chunk = next(chunks, None)
+    done = 0
+    with collector_paused():
+        while chunk is not None:
+            following = next(chunks, None)
+            next_time = following[1][0] if following is not None else math.inf
+            for run in runs:
+                run.feeder.feed(*chunk, next_time)
+            for baseline in derived:
+                baseline.collect()
+            for run in runs:
+                run.between_chunks()
+            done += len(chunk[0])
+            if read is not None:
+                read(done)
+            chunk = following
+        for run in runs:
+            run.finish()
+        for baseline in derived:
+            baseline.finish()

@@ -12,7 +12,7 @@ import io
 import math
 import random
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from operator import attrgetter, itemgetter
 from pathlib import Path
@@ -110,11 +110,13 @@ _Values = tuple[str, str, str, str, str, str, str | None]
 """A row's values in :data:`REQUIRED_COLUMNS` order, then ``checkpoint_interval_s``."""
 
 
-def _valid_plain_job(
-    values: _Values, line: int, valid: set[tuple[str, str, int]]
-) -> WorkloadJob | None:
-    """The job of a row whose values are plain (``_PLAIN_VALUE``), when its names (checked once
-    for each ``valid`` combination) and bounds are valid; ``None`` otherwise."""
+JobFields = tuple[float, str, str, int, float, int, float | None]
+"""A job's fields in :class:`WorkloadJob` order (``line`` apart)."""
+
+
+def _valid_plain_fields(values: _Values, valid: set[tuple[str, str, int]]) -> JobFields | None:
+    """The fields of a row whose values are plain (``_PLAIN_VALUE``), when its names (checked
+    once for each ``valid`` combination) and bounds are valid; ``None`` otherwise."""
     submit, share, itype, instances, duration, priority, checkpoint = values
     names = (share, itype, int(priority))
     if names not in valid:
@@ -122,21 +124,12 @@ def _valid_plain_job(
             return None
         valid.add(names)
     interval = float(checkpoint) if checkpoint else None
-    job = WorkloadJob(
-        submit_time_s=float(submit),
-        share=share,
-        instance_type=itype,
-        instance_count=int(instances),
-        duration_s=float(duration),
-        priority=names[2],
-        checkpoint_interval_s=interval,
-        line=line,
-    )
-    if not job.duration_s > 0 or (interval is not None and not interval > 0):
+    submit_s, count, duration_s = float(submit), int(instances), float(duration)
+    if not duration_s > 0 or (interval is not None and not interval > 0):
         return None
-    if job_problems(job.submit_time_s, job.instance_count, job.duration_s, interval, ""):
+    if job_problems(submit_s, count, duration_s, interval, ""):
         return None
-    return job
+    return (submit_s, share, itype, count, duration_s, names[2], interval)
 
 
 def _name_problems(names: tuple[str, str, int], where: str) -> list[Problem]:
@@ -148,31 +141,49 @@ def _name_problems(names: tuple[str, str, int], where: str) -> list[Problem]:
     return problems
 
 
-def _read_plain(text: str, header: list[str]) -> list[WorkloadJob] | None:
-    """Every job of ``text`` (its header on line 1 alone) when each of its lines is blank or a
-    plain row (:data:`_PLAIN_VALUE` per column, one line pattern) of a valid job, as the full
-    reader would read them; ``None`` when a line is anything else: the full reader then reads
-    the whole text and reports every problem."""
+PlainReader = Callable[[str, set[tuple[str, str, int]]], "JobFields | None"]
+"""Reads one line (without its ``\\n``): its job's fields when the line is a plain row of a
+valid job, else ``None``."""
+
+
+def plain_reader(header: list[str]) -> PlainReader | None:
+    """The reader of plain rows under ``header`` (one line pattern, :data:`_PLAIN_VALUE` per
+    column); ``None`` when the header repeats a column (only the full reader reads it)."""
     if len(set(header)) != len(header):
         return None
-    line_pattern = re.compile(", *".join(_PLAIN_VALUE[c] for c in header) + "\r?")
+    fullmatch = re.compile(", *".join(_PLAIN_VALUE[c] for c in header) + "\r?").fullmatch
     required = itemgetter(*(header.index(c) for c in REQUIRED_COLUMNS))
     optional = OPTIONAL_COLUMNS[0]
     checkpoint = header.index(optional) if optional in header else None
-    lines = text.split("\n")
-    jobs: list[WorkloadJob] = []
-    valid: set[tuple[str, str, int]] = set()
-    for line, match in enumerate(map(line_pattern.fullmatch, lines[1:]), start=2):
+
+    def read(text: str, valid: set[tuple[str, str, int]]) -> JobFields | None:
+        match = fullmatch(text)
         if match is None:
-            if lines[line - 1] in ("", "\r"):
-                continue  # a blank line, skipped as csv skips it
             return None
         values = match.groups()
         found = None if checkpoint is None else values[checkpoint]
-        job = _valid_plain_job((*required(values), found), line, valid)
-        if job is None:
+        return _valid_plain_fields((*required(values), found), valid)
+
+    return read
+
+
+def _read_plain(text: str, header: list[str]) -> list[WorkloadJob] | None:
+    """Every job of ``text`` (its header on line 1 alone) when each of its lines is blank or a
+    plain row (:func:`plain_reader`) of a valid job, as the full reader would read them;
+    ``None`` when a line is anything else: the full reader then reads the whole text and
+    reports every problem."""
+    read = plain_reader(header)
+    if read is None:
+        return None
+    jobs: list[WorkloadJob] = []
+    valid: set[tuple[str, str, int]] = set()
+    for line, text_line in enumerate(text.split("\n")[1:], start=2):
+        fields = read(text_line, valid)
+        if fields is None:
+            if text_line in ("", "\r"):
+                continue  # a blank line, skipped as csv skips it
             return None
-        jobs.append(job)
+        jobs.append(WorkloadJob(*fields, line=line))
     return jobs
 
 
@@ -215,7 +226,7 @@ def parse_workload_csv(text: str, *, source: str = "<csv>") -> list[WorkloadJob]
     """
     reader = csv.reader(io.StringIO(text), skipinitialspace=True)
     header = [h.strip() for h in next(reader, [])]
-    problems = _header_problems(header)
+    problems = header_problems(header)
     if problems:
         raise WorkloadError(problems, context=source)
     if reader.line_num == 1:
@@ -225,35 +236,48 @@ def parse_workload_csv(text: str, *, source: str = "<csv>") -> list[WorkloadJob]
     jobs: list[WorkloadJob] = []
     valid: set[tuple[str, str, int]] = set()
     for line, values in _csv_rows(reader, problems):
-        row = _as_dict(values, header)
-        if row.get(None):
-            problems.append(
-                Problem(
-                    f"line {line}",
-                    row[None],
-                    f"more values than the {len(header)} columns of the header",
-                    "remove the extra values or quote values containing commas",
-                )
-            )
-            continue
-        if all(v in ("", None) for v in row.values()):
-            continue  # blank line
-        if any(row.get(c) is None for c in REQUIRED_COLUMNS):
-            values = [v for v in row.values() if v is not None]
-            problems.append(
-                Problem(
-                    f"line {line}",
-                    ",".join(values),
-                    f"{len(values)} values for the {len(header)} columns of the header",
-                    "give every required column a value",
-                )
-            )
-            continue
-        job, row_problems = _row_problems(row, line, valid)
-        problems += row_problems
+        job = row_job(values, header, line, valid, problems)
         if job is not None:
             jobs.append(job)
     return _checked_size(jobs, source, problems)
+
+
+def row_job(
+    values: list[str],
+    header: list[str],
+    line: int,
+    valid: set[tuple[str, str, int]],
+    problems: list[Problem],
+) -> WorkloadJob | None:
+    """The job of one CSV row (``values`` under ``header``, its last line ``line``), checked in
+    full; ``None`` for a blank row or a bad one (its problems appended to ``problems``)."""
+    row = _as_dict(values, header)
+    if row.get(None):
+        problems.append(
+            Problem(
+                f"line {line}",
+                row[None],
+                f"more values than the {len(header)} columns of the header",
+                "remove the extra values or quote values containing commas",
+            )
+        )
+        return None
+    if all(v in ("", None) for v in row.values()):
+        return None  # blank line
+    if any(row.get(c) is None for c in REQUIRED_COLUMNS):
+        given = [v for v in row.values() if v is not None]
+        problems.append(
+            Problem(
+                f"line {line}",
+                ",".join(given),
+                f"{len(given)} values for the {len(header)} columns of the header",
+                "give every required column a value",
+            )
+        )
+        return None
+    job, row_problems = _row_problems(row, line, valid)
+    problems += row_problems
+    return job
 
 
 def _checked_size(
@@ -301,7 +325,7 @@ def _csv_rows(reader: Reader, problems: list[Problem]) -> Iterator[tuple[int, li
         )
 
 
-def _header_problems(header: Sequence[str]) -> list[Problem]:
+def header_problems(header: Sequence[str]) -> list[Problem]:
     expected = ", ".join(REQUIRED_COLUMNS) + f" [, {OPTIONAL_COLUMNS[0]}]"
     given = ", ".join(header)
     problems = [

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor
@@ -69,10 +70,10 @@ from quota_constructs.advisor.workload import (
     GeneratorOptions,
     WorkloadJob,
     generate_workload,
-    load_workload_csv,
     startup_phase_s,
     workload_csv,
 )
+from quota_constructs.advisor.workload_stream import StreamedWorkload, read_workload_file
 from quota_constructs.api_shapes import share_sharing_settings
 from quota_constructs.commands._common import (
     BackfillOpt,
@@ -102,6 +103,11 @@ from quota_constructs.commands._reports import (
     search_json,
     search_summary,
     search_table,
+)
+from quota_constructs.commands._stream import (
+    StreamProgress,
+    check_streamable,
+    simulate_streamed,
 )
 from quota_constructs.commands.report import (
     check_plan_stop,
@@ -714,10 +720,17 @@ def progress_printer(err: Console, what: str, *, as_json: bool) -> Callable[[int
 
 
 def _days_printer(err: Console) -> Callable[[str, float], None]:
-    """``quota simulate``'s progress on stderr: the organisation and its simulated days."""
+    """``quota simulate``'s progress on stderr: the organisation and its simulated days (on a
+    terminal one line rewritten; otherwise, with ``--progress``, a line each simulated day)."""
+    shown: dict[str, int] = {}
 
     def show(organisation: str, now_s: float) -> None:
-        err.file.write(f"\r{organisation}: {now_s / DAY_S:,.0f} simulated days")
+        text = f"{organisation}: {now_s / DAY_S:,.0f} simulated days"
+        if err.is_terminal:
+            err.file.write(f"\r{text}")
+        elif shown.setdefault(organisation, -1) < int(now_s // DAY_S):
+            shown[organisation] = int(now_s // DAY_S)
+            err.file.write(f"{text}\n")
         err.file.flush()
 
     return show
@@ -781,9 +794,11 @@ def _workload(
     workload: Path | None,
     generate: Path | None,
     run: tuple[int, int, float, float],
-) -> tuple[list[WorkloadJob], float | None, float]:
-    """Jobs from --workload or --generate, the window (generated: the days) and the start-up
-    phase to simulate (generated: the shortest team's, the rest is in its jobs)."""
+    checked: Callable[[int], None] | None = None,
+) -> tuple[list[WorkloadJob] | StreamedWorkload, float | None, float]:
+    """Jobs from --workload (a file too big for memory: streamed) or --generate, the window
+    (generated: the days) and the start-up phase to simulate (generated: the shortest
+    team's, the rest is in its jobs)."""
     days, seed, intensity, startup_s = run
     if (workload is None) == (generate is None):
         raise QuotaConfigError(
@@ -797,7 +812,7 @@ def _workload(
             ]
         )
     if workload is not None:
-        return load_workload_csv(workload), None, startup_s
+        return read_workload_file(workload, checked), None, startup_s
     assert generate is not None
     teams: TeamsFile = load_teams(generate)
     options = GeneratorOptions(intensity=intensity, startup_s=startup_s)
@@ -896,8 +911,18 @@ def simulate_command(
     region: Annotated[str | None, region_option("With --from-queue: AWS region.")] = None,
     plan_stop_s: PlanStopOpt = PLAN_STOP_BEFORE_END_S,
     calendar_grace: CalendarGraceOpt = 0.0,
+    show_progress: bool = typer.Option(
+        False,
+        "--progress",
+        help="Progress on stderr even when it is not a terminal (or with --json): a line "
+        "each tenth of a streamed workload's jobs.",
+    ),
 ) -> None:
-    """Run a workload through the emulator's scheduler in virtual time; measure each share."""
+    """Run a workload through the emulator's scheduler in virtual time; measure each share.
+
+    A --workload file of more than 100,000 jobs (at most 10,000,000; sorted on disk first
+    when out of submit-time order) is streamed in bounded memory: the same table and JSON,
+    without --plot, --prices or --save-workload."""
     _check_run(days=days, seed=seed, startup_s=startup_s, preemption_s=preemption_s)
     if weeks is not None and generate is None:
         fix = "judge targets on generated weeks with --generate TEAMS.yaml, or drop --weeks"
@@ -935,7 +960,11 @@ def simulate_command(
     console = stdout_console()
     paths = [org_file, *compare_files]
     orgs = [load_organisation(p) for p in paths]
-    jobs, window, phase = _workload(workload, generate, (days, seed, intensity, startup_s))
+    err = stderr_console()
+    shown = show_progress or (err.is_terminal and not as_json)
+    meter = StreamProgress(sys.stderr, terminal=err.is_terminal)
+    run = (days, seed, intensity, startup_s)
+    jobs, window, phase = _workload(workload, generate, run, meter.checked if shown else None)
     options = SimulationOptions(
         startup_s=phase,
         billed_startup_s=billed_startup_s,
@@ -945,12 +974,25 @@ def simulate_command(
         calendar_grace_s=calendar_grace,
         backfill_depth=backfill_depth,
     )
-    err = stderr_console()
-    progress = _days_printer(err) if err.is_terminal and not as_json else None
+    labels = _labels(paths, orgs)
+    if isinstance(jobs, StreamedWorkload):
+        flags = {"--plot": plot, "--prices": prices_file, "--save-workload": save_workload}
+        check_streamable(jobs, flags)
+        simulate_streamed(
+            orgs,
+            labels,
+            jobs,
+            options,
+            progress=meter if shown else None,
+            as_json=as_json,
+            console=console,
+            print_stuck=_print_stuck,
+        )
+        return
+    progress = _days_printer(err) if shown else None
     results: list[SimulationResult] = compare(orgs, jobs, options=options, progress=progress)
     if progress is not None:
-        err.file.write("\r\033[K")  # the progress line cleared: results follow
-    labels = _labels(paths, orgs)
+        err.file.write("\r\033[K" if err.is_terminal else "")  # cleared: results follow
     if save_workload is not None:
         save_workload.write_text(workload_csv(jobs), encoding="utf-8")
     bills = _bills(dict(zip(labels, orgs, strict=True)), results, prices_file, options, jobs)

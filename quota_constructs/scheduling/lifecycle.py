@@ -157,6 +157,10 @@ class JobLifecycle:
         job.status = status
         job.status_reason = reason
         self._events.cancel(job)
+        if status is _SUCCEEDED or status is _FAILED:
+            log = self.usage_log
+            if log is not None:
+                log.finished.append(job)
         if self._listeners:
             self.notify(_STATE_CHANGE, job, previous)
 

@@ -43,6 +43,10 @@ class PreemptionsInProgress:
         """``victim`` may not preempt ``preemptor`` during its dispatch ``preemptor_dispatch``."""
         self._shielded.setdefault(victim.job_id, {})[preemptor.job_id] = preemptor_dispatch
 
+    def forget(self, job: Job) -> None:
+        """Drop what is kept of a finished ``job`` (it preempts no one any more)."""
+        self._shielded.pop(job.job_id, None)
+
     def shielded_dispatch(self, preemptor: Job, candidate: Job) -> int | None:
         """The dispatch of ``candidate`` during which ``preemptor`` may not preempt it."""
         shielded = self._shielded.get(preemptor.job_id)

@@ -218,7 +218,7 @@ class UsageLog:
     simulator's usage metrics). Kept only when asked for (:meth:`Scheduler.keep_usage_log`).
     """
 
-    __slots__ = ("changes", "preemptions")
+    __slots__ = ("changes", "finished", "preemptions")
 
     def __init__(self) -> None:
         self.changes: list[tuple[float, str, str, str, int]] = []
@@ -227,6 +227,11 @@ class UsageLog:
         allocation, in order."""
         self.preemptions: list[tuple[float, str, str]] = []
         """(time, victim's share, rule) of each preemption started."""
+        self.finished: list[Any] = []
+        """Each job that ended (SUCCEEDED or FAILED), when it ended (a
+        :class:`~quota_constructs.scheduling.job.Job`, not imported: that module imports this
+        one); a streaming consumer measures and forgets them (:meth:`Scheduler.forget`) and
+        clears this list."""
 
     def note(
         self, now: float, share: str, alloc: Mapping[str, Mapping[str, int]], sign: int

@@ -456,6 +456,7 @@ class Scheduler:
             )
         del self._jobs[job_id]
         self._ledger.forget(job)
+        self._preemptions.forget(job)
 
     def subscribe(self, listener: Callable[[SchedulerEvent], None]) -> None:
         """Call ``listener`` synchronously for every :class:`SchedulerEvent`, once the job's new

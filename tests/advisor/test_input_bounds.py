@@ -23,6 +23,7 @@ from quota_constructs.advisor.workload import (
     generate_workload,
     parse_workload_csv,
 )
+from quota_constructs.advisor.workload_stream import scan_workload_csv
 from quota_constructs.commands import app
 from quota_constructs.local.testing import SEED_DEMO
 from tests.advisor.helpers import TEAMS_FILE
@@ -46,10 +47,10 @@ def profile_problems(**facts: Any) -> str:
     return str(caught.value)
 
 
-def test_rejects_a_submit_time_beyond_a_year() -> None:
+def test_rejects_a_submit_time_beyond_ten_years() -> None:
     message = csv_problems("1e11,QS1,ml.g5.xlarge,1,60,1,")
-    assert "line 2.submit_time_s: must be at most 31622400 seconds (366 days)" in message
-    assert "got 100000000000.0" in message and "fix: submit the jobs within a year" in message
+    assert "line 2.submit_time_s: must be at most 315619200 seconds (3653 days)" in message
+    assert "got 100000000000.0" in message and "fix: submit the jobs within ten years" in message
 
 
 def test_rejects_a_duration_beyond_28_days() -> None:
@@ -69,8 +70,20 @@ def test_rejects_an_instance_count_beyond_the_apis_integer() -> None:
 
 
 def test_accepts_every_csv_value_at_its_bound() -> None:
-    jobs = parse_workload_csv(HEADER + "31622400,QS1,ml.g5.xlarge,10000,2419200,9999,2419200\n")
+    jobs = parse_workload_csv(HEADER + "315619200,QS1,ml.g5.xlarge,10000,2419200,9999,2419200\n")
     assert jobs[0].submit_time_s == limits.MAX_SUBMIT_S and jobs[0].duration_s == limits.MAX_JOB_S
+
+
+def test_rejects_a_streamed_workload_of_more_jobs_than_its_limit(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setattr(limits, "MAX_STREAM_JOBS", 2)
+    path = tmp_path / "w.csv"
+    path.write_text(HEADER + "\n".join("0,QS1,ml.g5.xlarge,1,60,1," for _ in range(3)) + "\n")
+    with pytest.raises(WorkloadError) as caught:
+        scan_workload_csv(path)
+    assert "<file>: the workload has this many jobs; at most 2 (got 3)" in str(caught.value)
+    assert "split it into several files (e.g. by year)" in str(caught.value)
 
 
 def test_rejects_a_workload_of_more_jobs_than_the_limit(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -160,7 +173,7 @@ def test_the_day_axis_of_the_longest_run_has_at_most_21_ticks() -> None:
     axes = Figure().add_subplot()
     _day_axis(axes, limits.MAX_SUBMIT_S + limits.MAX_JOB_S)
     ticks = axes.get_xticks()
-    assert len(ticks) <= 21 and ticks[1] - ticks[0] == 7 * 24.0 * 3
+    assert len(ticks) <= 21 and ticks[1] - ticks[0] == 7 * 24.0 * 27  # ten years: 27 weeks
 
 
 def test_a_plotted_series_has_at_most_the_plot_points_and_keeps_its_ends() -> None:

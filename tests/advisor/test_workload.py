@@ -261,7 +261,7 @@ def test_files_of_plain_rows_read_in_one_pass_as_the_full_reader_reads_them(
         "7,a,ml.g5.xlarge,1,6e1,1,",  # an exponent
         "7,a,ml.g5.xlarge,1,2419201,1,",  # longer than 28 days
         "7,a,ml.g5.xlarge,2147483648,60,1,",  # too many instances
-        "31622401,a,ml.g5.xlarge,1,60,1,",  # submitted after a year
+        "315619201,a,ml.g5.xlarge,1,60,1,",  # submitted after ten years
     ],
 )
 def test_a_line_that_is_not_plain_sends_the_whole_file_to_the_full_reader(row: str) -> None:
