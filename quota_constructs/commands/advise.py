@@ -999,8 +999,8 @@ def simulate_command(
     costs = {label: bills[label].report for label in labels if label in bills}
     verdicts = {}
     if generate is not None:
-        run = (days, seed, weeks, intensity, startup_s)
-        verdicts = _generated_verdicts(generate, orgs, results, run, options)
+        weeks_run = (days, seed, weeks, intensity, startup_s)
+        verdicts = _generated_verdicts(generate, orgs, results, weeks_run, options)
     if as_json:
         document = json.loads(_with_costs(results_json(results, labels), bills, options.startup_s))
         for label, checks in zip(labels, verdicts.values(), strict=False):
