@@ -26,22 +26,23 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from quota_constructs.advisor.workload import WorkloadJob
+    from collections.abc import Iterator
+
+    from quota_constructs.advisor.profiles import TeamsFile
+    from quota_constructs.advisor.workload import GeneratorOptions, WorkloadJob
     from quota_constructs.model import Organisation
 
 ROOT = Path(__file__).resolve().parent.parent
 PERIOD_DAYS, PERIODS, TEAMS = 28, 13, 20
 
 
-def year_workload(jobs: int) -> tuple[Organisation, list[WorkloadJob]]:
-    """The 20-team organisation and about ``jobs`` jobs over 364 days."""
+def year_teams() -> TeamsFile:
+    """The 20 teams: the research profiles repeated under new names."""
     from quota_constructs.advisor.profiles import load_teams
-    from quota_constructs.advisor.recommend import recommend
-    from quota_constructs.advisor.workload import GeneratorOptions, generate_workload
 
     research = load_teams(ROOT / "stacks" / "teams" / "research.yaml")
     profiles = [research.teams[i % len(research.teams)] for i in range(TEAMS)]
-    teams = research.model_copy(
+    return research.model_copy(
         update={
             "organisation": "year",
             "teams": [
@@ -49,13 +50,33 @@ def year_workload(jobs: int) -> tuple[Organisation, list[WorkloadJob]]:
             ],
         }
     )
+
+
+def year_periods(
+    teams: TeamsFile, options: GeneratorOptions, period_days: int, periods: int
+) -> Iterator[list[WorkloadJob]]:
+    """Each period's jobs (seed = the period's index), shifted to the period's start."""
+    from quota_constructs.advisor.workload import generate_workload
+
+    for period in range(periods):
+        offset = period * period_days * 86400.0
+        yield [
+            dataclasses.replace(job, submit_time_s=job.submit_time_s + offset)
+            for job in generate_workload(teams, days=period_days, seed=period, options=options)
+        ]
+
+
+def year_workload(jobs: int) -> tuple[Organisation, list[WorkloadJob]]:
+    """The 20-team organisation and about ``jobs`` jobs over 364 days."""
+    from quota_constructs.advisor.recommend import recommend
+    from quota_constructs.advisor.workload import GeneratorOptions, generate_workload
+
+    teams = year_teams()
     per_unit = len(generate_workload(teams, days=PERIOD_DAYS, seed=0))
     options = GeneratorOptions(intensity=jobs / (per_unit * PERIODS))
-    workload = []
-    for period in range(PERIODS):
-        offset = period * PERIOD_DAYS * 86400.0
-        for job in generate_workload(teams, days=PERIOD_DAYS, seed=period, options=options):
-            workload.append(dataclasses.replace(job, submit_time_s=job.submit_time_s + offset))
+    workload = [
+        job for period in year_periods(teams, options, PERIOD_DAYS, PERIODS) for job in period
+    ]
     org = recommend(teams, options=options, days=PERIOD_DAYS).organisation
     return org, workload
 

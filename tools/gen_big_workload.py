@@ -16,12 +16,12 @@ tool holds one period at a time. The data is not committed: a million jobs are a
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PERIOD_DAYS, TEAMS = 28, 20
+PERIOD_DAYS = 28
+sys.path.insert(0, str(ROOT / "benchmarks"))  # bench_year: the 20 teams and their periods
 
 
 def main() -> None:
@@ -32,21 +32,13 @@ def main() -> None:
     args = parser.parse_args()
     if args.days % PERIOD_DAYS or args.days <= 0:
         sys.exit(f"--days must be a positive multiple of {PERIOD_DAYS}")
+    from bench_year import year_periods, year_teams
+
     from quota_constructs.advisor.limits import MAX_WORKLOAD_JOBS
-    from quota_constructs.advisor.profiles import load_teams
     from quota_constructs.advisor.recommend import recommend
     from quota_constructs.advisor.workload import GeneratorOptions, generate_workload, workload_csv
 
-    research = load_teams(ROOT / "stacks" / "teams" / "research.yaml")
-    profiles = [research.teams[i % len(research.teams)] for i in range(TEAMS)]
-    teams = research.model_copy(
-        update={
-            "organisation": "year",
-            "teams": [
-                t.model_copy(update={"name": f"{t.name}-{i}"}) for i, t in enumerate(profiles)
-            ],
-        }
-    )
+    teams = year_teams()
     per_unit = len(generate_workload(teams, days=PERIOD_DAYS, seed=0))
     options = GeneratorOptions(intensity=args.jobs / (per_unit * (args.days // PERIOD_DAYS)))
     period_days = PERIOD_DAYS  # a generator call: at most 100,000 jobs (limits.py)
@@ -58,12 +50,7 @@ def main() -> None:
     periods = args.days // period_days
     written = 0
     with (args.out / "workload.csv").open("w", encoding="utf-8") as out:
-        for period in range(periods):
-            offset = period * period_days * 86400.0
-            jobs = [
-                dataclasses.replace(job, submit_time_s=job.submit_time_s + offset)
-                for job in generate_workload(teams, days=period_days, seed=period, options=options)
-            ]
+        for period, jobs in enumerate(year_periods(teams, options, period_days, periods)):
             text = workload_csv(jobs)
             out.write(text if period == 0 else text.split("\n", 1)[1])
             written += len(jobs)
