@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from quota_constructs.commands._common import stderr_console
 from quota_constructs.commands._control import queue_now
 from quota_constructs.config import load_organisation
 
@@ -50,6 +51,19 @@ def queue_forecast(
     org = load_organisation(org_file) if org_file is not None else None
     now = queue_now(client.endpoint_url).timestamp()
     return client.forecast(now_s=now, org=org, arrivals=arrivals)
+
+
+def print_caveats(result: Forecast | None) -> None:
+    """What ``result`` does not know (:attr:`Forecast.caveats`) as ``note:`` lines on stderr,
+    under the data (nothing without a forecast)."""
+    for caveat in result.caveats if result is not None else ():
+        stderr_console().print(f"note: {caveat}", markup=False, highlight=False)
+
+
+def caveats_json(result: Forecast | None) -> dict[str, list[str]]:
+    """``{"forecastCaveats": [...]}``, the top-level field of a command's ``--json`` (empty
+    without a forecast: ``--no-forecast``, or nothing waiting)."""
+    return {} if result is None else {"forecastCaveats": list(result.caveats)}
 
 
 def duration_text(seconds: float | None) -> str:

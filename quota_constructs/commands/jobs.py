@@ -47,7 +47,9 @@ from quota_constructs.commands._forecast import (
     ArrivalsOpt,
     NoForecastOpt,
     OrgFileOpt,
+    caveats_json,
     forecast_lines,
+    print_caveats,
     queue_forecast,
     start_text,
     what_if_lines,
@@ -406,8 +408,7 @@ def _what_if(
         out = stdout_console()
         for line in what_if_lines(answer):
             out.print(line, markup=False, highlight=False)
-    for caveat in answer.forecast.caveats:  # what the answer does not know: stderr, as notes
-        stderr_console().print(f"note: {caveat}", markup=False, highlight=False)
+    print_caveats(answer.forecast)  # what the answer does not know: stderr, as notes
     if answer.outcome == "never":
         raise typer.Exit(ExitCode.FAILED)
 
@@ -481,13 +482,15 @@ def list_jobs(
     jobs = client.list(share=share, statuses=status or ACTIVE_STATUSES)
     waiting = [job for job in jobs if job.status in WAITING]
     wanted = waiting and not no_forecast
-    starts = queue_forecast(client, org_file, arrivals=arrivals).jobs if wanted else None
-    if as_json:
+    result = queue_forecast(client, org_file, arrivals=arrivals) if wanted else None
+    starts = result.jobs if result is not None else None
+    if as_json:  # a list (its contract): the caveats go to stderr, as under the table
         print_json([_with_forecast(job_json(job), job, starts) for job in jobs])
     else:
         priorities = _priorities(client, jobs) if wide else None
         table = _jobs_table(jobs, f"{len(jobs)} job(s)", priorities=priorities, starts=starts)
         stdout_console().print(table)
+    print_caveats(result)
 
 
 def _with_forecast(
@@ -516,16 +519,17 @@ def describe(
     waits on and whom it would preempt."""
     client = _client(ctx)
     job = client.find_job(job_id)
-    found = None
+    result = None
     if job.status in WAITING and not no_forecast:
-        found = queue_forecast(client, org_file, arrivals=arrivals).jobs.get(job.job_id)
+        result = queue_forecast(client, org_file, arrivals=arrivals)
+    found = result.jobs.get(job.job_id) if result is not None else None
     if as_json:
         view = details_json(job)
-        if job.status in WAITING and not no_forecast:
+        if result is not None:
             extra = (
                 found.as_json() if found else {"forecastStartS": None, "forecastReason": NOT_READ}
             )
-            view = {**view, **extra}
+            view = {**view, **extra, **caveats_json(result)}
         print_json(view)
         return
     table = data_table("field", "value", title=f"{job.job_name} ({job.job_id})")
@@ -550,6 +554,7 @@ def describe(
             key, _, value = line.partition(": ")
             table.add_row(key, value)
     stdout_console().print(table)
+    print_caveats(result)
 
 
 @jobs_app.command()

@@ -38,7 +38,13 @@ from quota_constructs.commands._common import (
     styled,
 )
 from quota_constructs.commands._control import ControlError, control
-from quota_constructs.commands._forecast import NoForecastOpt, forecast_lines, queue_forecast
+from quota_constructs.commands._forecast import (
+    NoForecastOpt,
+    caveats_json,
+    forecast_lines,
+    print_caveats,
+    queue_forecast,
+)
 from quota_constructs.local.emulator import Emulator
 from quota_constructs.local.events import EventSink
 from quota_constructs.local.faults import FaultPlan
@@ -59,7 +65,7 @@ from quota_constructs.model import PLAN_STOP_BEFORE_END_S, QuotaConfigError
 from quota_constructs.runtime.queue import QueueClient, resolve_job_in_any_queue
 
 if TYPE_CHECKING:
-    from quota_constructs.forecast import JobForecast
+    from quota_constructs.forecast import Forecast
 
 local_app = typer.Typer(
     help="Local emulator of AWS Batch quota management (offline, no AWS account).",
@@ -482,11 +488,14 @@ def why(
     session = emulator_session()
     job_id = resolve_job_in_any_queue(job, session=session, endpoint_url=endpoint_url)
     answer = _call(endpoint_url, EXPLAIN_PREFIX + job_id)
-    found = None
+    result = None
     if answer.get("pending") and not no_forecast:
-        found = _forecast_of(job_id, session, endpoint_url)
+        result = _queue_forecast_of(job_id, session, endpoint_url)
+    found = result.jobs.get(job_id) if result is not None else None
     if as_json:
-        print_json({**answer, "forecast": found.as_json() if found else None})
+        print_json(
+            {**answer, "forecast": found.as_json() if found else None, **caveats_json(result)}
+        )
         return
     console = stdout_console()
     names = _preemptor_names(endpoint_url, answer)
@@ -495,13 +504,14 @@ def why(
         lines[1:1] = forecast_lines(found)
     for line in lines:
         console.print(line, soft_wrap=False)  # wrapped between words, identifiers whole
+    print_caveats(result)
 
 
-def _forecast_of(job_id: str, session: boto3.Session, endpoint_url: str) -> JobForecast | None:
-    """The forecast of a waiting job, from its queue's (``None`` if it is not among them)."""
+def _queue_forecast_of(job_id: str, session: boto3.Session, endpoint_url: str) -> Forecast:
+    """The forecast of the queue a job is in."""
     queue = QueueClient(job_id, session=session, endpoint_url=endpoint_url)
     queue.queue = str(queue.batch.describe_service_job(jobId=job_id)["jobQueue"])
-    return queue_forecast(queue).jobs.get(job_id)
+    return queue_forecast(queue)
 
 
 def emulator_session() -> boto3.Session:

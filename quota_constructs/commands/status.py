@@ -36,7 +36,13 @@ from quota_constructs.commands._common import (
     stdout_console,
 )
 from quota_constructs.commands._control import queue_now
-from quota_constructs.commands._forecast import ArrivalsOpt, NoForecastOpt, start_text
+from quota_constructs.commands._forecast import (
+    ArrivalsOpt,
+    NoForecastOpt,
+    caveats_json,
+    print_caveats,
+    start_text,
+)
 from quota_constructs.commands._tables import fitted_table
 from quota_constructs.commands.jobs import NOT_READ, QueueClientOptions
 from quota_constructs.config import load_organisation
@@ -45,7 +51,7 @@ from quota_constructs.runtime.queue import QueueClient
 from quota_constructs.runtime.status import QueueStatus, ShareStatus, read_status, status_json
 
 if TYPE_CHECKING:
-    from quota_constructs.forecast import JobForecast
+    from quota_constructs.forecast import Forecast, JobForecast
 
 COLUMNS = (
     "share",
@@ -114,7 +120,7 @@ def status(
         _watch(client, interval, refreshes, as_json, wide, starts)
 
 
-Starts = Callable[[QueueStatus | None], "Mapping[str, JobForecast] | None"]
+Starts = Callable[[QueueStatus | None], "Forecast | None"]
 
 
 def _starts(
@@ -122,30 +128,31 @@ def _starts(
 ) -> Starts:
     """The forecast of each refresh (``None`` with ``--no-forecast``)."""
 
-    def starts(_: QueueStatus | None) -> Mapping[str, JobForecast] | None:
+    def starts(_: QueueStatus | None) -> Forecast | None:
         if no_forecast:
             return None
         now = queue_now(client.endpoint_url).timestamp()
-        return client.forecast(now_s=now, org=org, arrivals=arrivals).jobs
+        return client.forecast(now_s=now, org=org, arrivals=arrivals)
 
     return starts
 
 
-def _json(view: QueueStatus, starts: Mapping[str, JobForecast] | None) -> dict[str, Any]:
-    """:func:`status_json` with each head job's ``forecastStartS`` and ``forecastReason``."""
+def _json(view: QueueStatus, result: Forecast | None) -> dict[str, Any]:
+    """:func:`status_json` with each head job's ``forecastStartS`` and ``forecastReason``, and
+    the forecast's caveats (``forecastCaveats``)."""
     out = status_json(view)
-    if starts is None:
+    if result is None:
         return out
     for row in out["quotaShares"]:
         head = row["headJob"]
         if head is not None:
-            found = starts.get(head["jobId"])
+            found = result.jobs.get(head["jobId"])
             head.update(
                 found.fields_json()
                 if found is not None
                 else {"forecastStartS": None, "forecastReason": NOT_READ}
             )
-    return out
+    return {**out, **caveats_json(result)}
 
 
 def _show(
@@ -154,18 +161,37 @@ def _show(
     wide: bool,
     org: Organisation | None = None,
     at: datetime | None = None,
-    starts: Mapping[str, JobForecast] | None = None,
+    result: Forecast | None = None,
 ) -> None:
     """The status; with ``org``, its calendars at ``at`` (the queue's clock: an emulator's own,
-    which a virtual clock may put on any day), else at the time of the read."""
+    which a virtual clock may put on any day), else at the time of the read; the forecast's
+    caveats on stderr (and in the JSON)."""
     when = at or view.read_at
     if as_json:
         extra = {"calendars": calendar_rows(org, when)} if org is not None else {}
-        print_json({**_json(view, starts), **extra})
+        print_json({**_json(view, result), **extra})
     else:
-        stdout_console().print(status_table(view, wide=wide, starts=starts))
+        stdout_console().print(status_table(view, wide=wide, starts=_jobs(result)))
         if org is not None and org.calendars:
             stdout_console().print(calendar_table(org, when))
+    print_caveats(result)
+
+
+def _jobs(result: Forecast | None) -> Mapping[str, JobForecast] | None:
+    return None if result is None else result.jobs
+
+
+def _changed_caveats() -> Callable[[Forecast | None], None]:
+    """Prints a refresh's caveats when they differ from the last refresh's (a ``--watch``
+    would otherwise repeat the same notes every few seconds)."""
+    last: list[tuple[str, ...]] = [()]
+
+    def show(result: Forecast | None) -> None:
+        if result is not None and result.caveats != last[0]:
+            last[0] = result.caveats
+            print_caveats(result)
+
+    return show
 
 
 def _watch(
@@ -182,22 +208,27 @@ def _watch(
     def more() -> bool:
         return refreshes is None or count < refreshes
 
+    notes = _changed_caveats()
     if as_json or not sys.stdout.isatty():
         while more():
             if count:
                 time.sleep(interval)
             view = read_status(client)
+            result = starts(view)
             count += 1
             if as_json:
-                sys.stdout.write(json.dumps(_json(view, starts(view))) + "\n")
+                sys.stdout.write(json.dumps(_json(view, result)) + "\n")
                 sys.stdout.flush()
             else:
-                stdout_console().print(status_table(view, wide=wide, starts=starts(view)))
+                stdout_console().print(status_table(view, wide=wide, starts=_jobs(result)))
+            notes(result)
         return
 
     def table() -> Table:
         view = read_status(client)
-        return status_table(view, wide=wide, starts=starts(view))
+        result = starts(view)
+        notes(result)  # stderr: rich's Live prints it above the live table
+        return status_table(view, wide=wide, starts=_jobs(result))
 
     with Live(table(), console=stdout_console()) as live:
         count = 1
