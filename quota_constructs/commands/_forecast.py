@@ -85,6 +85,8 @@ def start_text(job: JobForecast | None) -> str:
         return "-"
     if job.never:
         return "never"
+    if job.cancelled:
+        return "cancelled (time limit)"
     if job.p50_s is None:
         return "beyond the horizon"
     if job.p90_s == 0.0:

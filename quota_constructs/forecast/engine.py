@@ -9,6 +9,12 @@ has been placed or the horizon is reached. A job's start is when it is first pla
 percentile start; a sample in which it is not placed inside the horizon counts as later than
 the horizon. Preemptions a job causes in at least half of the samples are reported.
 
+The queue's RUNNABLE time-limit actions (:attr:`QueueState.time_limits`) run in the samples as
+the core runs them (a job RUNNABLE with a matching reason, first of its share, for that long is
+cancelled): a job cancelled in more than half of the samples has no start, and its reason says
+which limit cancels it and when; a job that can never run (``never``) and that a limit cancels
+says when too. A job's time RUNNABLE before now is not in the API: the limits count from now.
+
 What it does not know is said in :attr:`Forecast.caveats`: shares with too short a history
 (run times then drawn from every team's runs), and jobs that may arrive meanwhile (not
 foreseen unless an :class:`~.arrivals.ArrivalModel` is given). Deterministic for a ``seed``.
@@ -27,6 +33,7 @@ from quota_constructs.forecast.inputs import LiveJob, QueueState
 from quota_constructs.forecast.runtimes import MIN_RUNS, RunTimeModel, Sampler
 from quota_constructs.model import JobQueueSpec, JobStatus, ShareState
 from quota_constructs.scheduling import (
+    JSTLA_REASON,
     EventKind,
     JobRequest,
     PreemptionRule,
@@ -50,6 +57,12 @@ KIND_OF_RULE = {PreemptionRule.CROSS_SHARE: "reclaim", PreemptionRule.IN_SHARE: 
 WHAT_IF_ID = "what-if"
 """Job id of the job a what-if asks about (it is not submitted)."""
 NO_ARRIVALS = "jobs submitted after now are not foreseen (no arrival model)"
+CANCELLED_BY = JSTLA_REASON.split("{")[0]
+"""The start of the reason of a job the queue's RUNNABLE time-limit action cancelled."""
+LIMITS_FROM_NOW = (
+    "the queue's RUNNABLE time limits are counted from now: a job's time RUNNABLE so far is not "
+    "in the API, so a cancellation may come sooner than forecast"
+)
 
 
 @dataclass(frozen=True)
@@ -88,11 +101,21 @@ class JobForecast:
     waiting_on: str = ""
     preempts: tuple[Preempt, ...] = ()
     runtime_source: str = ""
+    cancel_p: float = 0.0
+    cancel_s: float | None = None
+    cancel_reason: str = ""
+
+    @property
+    def cancelled(self) -> bool:
+        """Whether the queue's time-limit action cancels the job in more than half of the
+        samples (``cancel_p``: that share; ``cancel_s``: the median time, seconds from now;
+        ``cancel_reason``: the status reason code whose limit runs out)."""
+        return self.cancel_p > 0.5
 
     def start_json(self) -> dict[str, float | None] | None:
         """``forecastStartS``: ``{"p50", "p90"}`` (seconds from now), ``None`` when it is not
         known to start inside the horizon (then :attr:`reason` says why)."""
-        if self.never or self.p50_s is None:
+        if self.never or self.cancelled or self.p50_s is None:
             return None
         return {"p50": _round(self.p50_s), "p90": _round(self.p90_s)}
 
@@ -109,6 +132,16 @@ class JobForecast:
             "waitingOn": self.waiting_on,
             "runtimeFrom": self.runtime_source,
             "preempts": [p.as_json() for p in self.preempts],
+            "timeLimit": self._time_limit_json(),
+        }
+
+    def _time_limit_json(self) -> dict[str, object] | None:
+        if not self.cancel_p:
+            return None
+        return {
+            "reason": self.cancel_reason,
+            "probability": round(self.cancel_p, 3),
+            "cancelledInS": _round(self.cancel_s),
         }
 
 
@@ -151,7 +184,11 @@ class WhatIf:
         """The ``--what-if --json`` answer, exactly its four fields (the caveats are in
         :attr:`forecast`)."""
         job = self.job
-        starts = None if job.never else {"p50": _round(job.p50_s), "p90": _round(job.p90_s)}
+        starts = (
+            None
+            if job.never or job.cancelled
+            else {"p50": _round(job.p50_s), "p90": _round(job.p90_s)}
+        )
         return {
             "outcome": self.outcome,
             "startsInS": starts,
@@ -182,18 +219,32 @@ def forecast(
     waiting = sorted(state.waiting, key=lambda j: j.created_s)  # stable: listed order on ties
     queue = JobQueueSpec(shares=state.shares)
     never = _never_reasons(state, queue, waiting)
+    refused: set[str] = set()  # never let into the queue: not simulated
     if what_if is not None:
         waiting.append(what_if)
         if why := never_reason(state, queue, what_if, submitting=True):
             never[what_if.job_id] = why
+            if why != never_reason(state, queue, what_if):  # the submit would be refused
+                refused.add(what_if.job_id)
     model = RunTimeModel(state.history)
     count = samples or _samples_for(len(waiting) + len(state.running))
-    runner = _Runner(state, waiting, never, model, options or SchedulerOptions(), horizon_s)
+    options = _with_time_limits(options or SchedulerOptions(), state)
+    runner = _Runner(state, waiting, never, model, options, horizon_s, refused)
     rng = random.Random(seed)
     for index in range(count):
         runner.sample(rng, first=index == 0, arrivals=arrivals)
     jobs = {j.job_id: runner.result(j, count, model) for j in waiting}
-    return Forecast(state.now_s, horizon_s, count, seed, jobs, _caveats(state, model, arrivals))
+    notes = _caveats(state, model, arrivals)
+    if any(j.cancel_p for j in jobs.values()):
+        notes += (LIMITS_FROM_NOW,)
+    return Forecast(state.now_s, horizon_s, count, seed, jobs, notes)
+
+
+def _with_time_limits(options: SchedulerOptions, state: QueueState) -> SchedulerOptions:
+    """``options`` running the queue's time-limit actions (unless they set their own)."""
+    if options.runnable_time_limits or not state.time_limits:
+        return options
+    return replace(options, runnable_time_limits=dict(state.time_limits))
 
 
 def what_if(
@@ -218,7 +269,7 @@ def what_if(
         what_if=job,
     )
     mine = result.jobs[job.job_id]
-    if mine.never:
+    if mine.never or mine.cancelled:  # it runs only if placed before the limit: mostly not
         outcome = "never"
     elif mine.p90_s == 0.0:
         outcome = "starts_now"
@@ -337,18 +388,25 @@ class _Runner:
         model: RunTimeModel,
         options: SchedulerOptions,
         horizon_s: float,
+        refused: set[str] | frozenset[str] = frozenset(),
     ) -> None:
         self.state = state
         self.running = sorted(state.running, key=lambda j: j.started_s or 0.0)
         self.waiting = [j for j in waiting if j.job_id not in never]
+        limited = bool(options.runnable_time_limits)
+        self.queued = [  # in submit order; with time limits, the jobs that never run too
+            j for j in waiting if j.job_id not in never or (limited and j.job_id not in refused)
+        ]
         self.never = never
         self.options = options
         self.horizon = horizon_s
         now = state.now_s
         self.samplers: dict[str, Sampler] = {
-            j.job_id: model.sampler(j, now) for j in (*self.running, *self.waiting)
+            j.job_id: model.sampler(j, now) for j in (*self.running, *self.queued)
         }
         self.starts: dict[str, list[float]] = {j.job_id: [] for j in self.waiting}
+        self.cancels: dict[str, list[float]] = {j.job_id: [] for j in self.queued}
+        self.cancel_reasons: dict[str, str] = {}
         self.preempts: dict[str, dict[str, tuple[str, str, str, int]]] = {}
         self.waiting_on: dict[str, str] = {}
         self.names = {j.job_id: j for j in (*self.running, *self.waiting)}
@@ -393,17 +451,21 @@ class _Runner:
         self._follow_timetable(sched)
         tracked = set(self.starts)
         started: dict[str, float] = {}
+        cancelled: dict[str, tuple[float, str]] = {}
         sched.subscribe(_on_placed(tracked, started))
-        for job in self.waiting:
+        if self.options.runnable_time_limits:
+            sched.subscribe(_on_cancelled(set(self.cancels), started, cancelled))
+        for job in self.queued:
             self._submit(sched, job, draw[job.job_id].draw(rng))
         self._disable(sched)
         arriving = [] if arrivals is None else arrivals.draw(rng, self.state.now_s, self.horizon)
         sched.advance(0.0)
         if first:
             self._note_waiting_on(sched, started)
+        watched = len(tracked) + self._timed_never(sched)
         horizon, timetable = self.horizon, sched.timetable
         next_arrival = 0
-        while len(started) < len(tracked):
+        while len(started) + len(cancelled) < watched:
             nxt = sched.next_event_time()
             due = min(math.inf if nxt is None else nxt, timetable.next_time())
             if next_arrival < len(arriving):
@@ -416,7 +478,23 @@ class _Runner:
             sched.advance(due)
         for job_id in tracked:
             self.starts[job_id].append(started.get(job_id, math.inf))
+        for job_id, times in self.cancels.items():
+            at, reason = cancelled.get(job_id, (math.inf, ""))
+            times.append(at)
+            if reason:
+                self.cancel_reasons.setdefault(job_id, reason)
         self._note_preemptions(sched, tracked)
+
+    def _timed_never(self, sched: Scheduler) -> int:
+        """How many jobs that never run a time limit will cancel (RUNNABLE with a reason that
+        has one); the others stay RUNNABLE to the horizon, so the sample does not wait on them."""
+        limits = self.options.runnable_time_limits
+        count = 0
+        for job_id in self.cancels.keys() - self.starts.keys():
+            with suppress(KeyError):
+                reason = sched.job(job_id).status_reason or ""
+                count += reason.split(" - ")[0] in limits or reason.startswith(CANCELLED_BY)
+        return count
 
     def _follow_timetable(self, sched: Scheduler) -> None:
         state = self.state
@@ -452,12 +530,35 @@ class _Runner:
                 name, share, _, n = found.get(key, (job.request.job_name, job.share_name, kind, 0))
                 found[key] = (name, share, kind, n + 1)
 
+    def _with_cancels(self, base: JobForecast, count: int) -> JobForecast:
+        """``base`` with the share of the samples in which a time limit cancels the job, the
+        median time of it and the reason code (unchanged when none does)."""
+        times = sorted(self.cancels.get(base.job_id, ()))
+        n = sum(1 for t in times if not math.isinf(t))
+        if not n:
+            return base
+        reason = self.cancel_reasons.get(base.job_id, "")
+        return replace(base, cancel_p=n / count, cancel_s=times[(n - 1) // 2], cancel_reason=reason)
+
+    def _cancel_text(self, job: JobForecast) -> str:
+        seconds = self.options.runnable_time_limits.get(job.cancel_reason)
+        limit = f"{seconds:g} s" if seconds is not None else "its limit"
+        return (
+            f"cancelled by the queue's time-limit action (jobStateTimeLimitActions: RUNNABLE "
+            f"with {job.cancel_reason} for {limit}) in {job.cancel_p:.0%} of the samples, "
+            f"about {(job.cancel_s or 0.0) / 60:.0f} min from now: it runs only if placed "
+            "before that"
+        )
+
     def result(self, job: LiveJob, count: int, model: RunTimeModel) -> JobForecast:
         base = JobForecast(
             job.job_id, job.job_name, job.share, runtime_source=model.source(job).kind
         )
+        base = self._with_cancels(base, count)
         why = self.never.get(job.job_id)
         if why:
+            if base.cancelled:
+                why = f"{why}; {self._cancel_text(base)}"
             return replace(base, never=True, reason=why, waiting_on=why)
         starts = sorted(self.starts[job.job_id])
         p10, p50, p90 = (_percentile(starts, q) for q in (0.1, 0.5, 0.9))
@@ -467,7 +568,9 @@ class _Runner:
             if n / count >= PREEMPT_SHARE
         )
         reason = ""
-        if p50 is None:
+        if base.cancelled:
+            reason = self._cancel_text(base)
+        elif p50 is None:
             reason = f"not placed within the horizon ({self.horizon / 3600:g} h) in most samples"
         return replace(
             base,
@@ -488,6 +591,22 @@ def _percentile(sorted_values: Sequence[float], q: float) -> float | None:
         min(len(sorted_values) - 1, max(0, math.ceil(q * len(sorted_values)) - 1))
     ]
     return None if math.isinf(value) else value
+
+
+def _on_cancelled(
+    watched: set[str], started: Mapping[str, float], cancelled: dict[str, tuple[float, str]]
+) -> Callable[[SchedulerEvent], None]:
+    """A listener noting when a watched job not yet placed is cancelled by a time-limit
+    action, and the status reason code whose limit ran out."""
+
+    def listener(event: SchedulerEvent) -> None:
+        reason = event.status_reason or ""
+        if event.status is JobStatus.FAILED and reason.startswith(CANCELLED_BY):
+            job_id = event.job.job_id
+            if job_id in watched and job_id not in started and job_id not in cancelled:
+                cancelled[job_id] = (event.time, reason.removeprefix(CANCELLED_BY))
+
+    return listener
 
 
 def _on_placed(tracked: set[str], started: dict[str, float]) -> Callable[[SchedulerEvent], None]:

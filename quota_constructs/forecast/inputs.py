@@ -65,7 +65,9 @@ class QueueState:
 
     ``service_environment``: its capacity when known (``None``: the sum of the shares' limits);
     ``calendars`` and ``plans``: what the organisation file declares (the live API does not
-    tell them); ``priority_caps``: each team's ``max_priority`` (share -> cap).
+    tell them); ``priority_caps``: each team's ``max_priority`` (share -> cap);
+    ``time_limits``: the queue's RUNNABLE time-limit actions (``jobStateTimeLimitActions``:
+    status reason code -> seconds RUNNABLE before the job is cancelled).
     """
 
     now_s: float
@@ -77,6 +79,7 @@ class QueueState:
     calendars: Mapping[str, ShareCalendar] = field(default_factory=dict)
     plans: tuple[TrainingPlanSpec, ...] = ()
     priority_caps: Mapping[str, int] = field(default_factory=dict)
+    time_limits: Mapping[str, float] = field(default_factory=dict)
 
 
 def runtime_hint(tags: Mapping[str, str], *, strict: bool = False) -> float | None:

@@ -4,7 +4,8 @@
 call per page of 100), ``DescribeServiceJob`` once per active job (priority, payload's
 ``MaxRuntimeInSeconds``, run-time hint tag, preemption retries: the list has none of them),
 and the newest finished jobs (``SUCCEEDED`` and ``FAILED``, at most ``history_jobs``, from the
-list alone) as the run history; the shares come from the client's cached ``ListQuotaShares``.
+list alone) as the run history; the shares come from the client's cached ``ListQuotaShares``,
+the RUNNABLE time-limit actions from its cached ``DescribeJobQueues``.
 Calendars, plans and the teams' priority caps are not in the API: they come from the
 organisation file when one is given. The forecast itself is
 :func:`quota_constructs.forecast.forecast` (docs/runtime.md, "Forecasts").
@@ -21,7 +22,7 @@ from typing import Any, Protocol
 
 from botocore.exceptions import ClientError
 
-from quota_constructs.api_shapes import SAGEMAKER_DEFAULT_MAX_RUNTIME_S
+from quota_constructs.api_shapes import SAGEMAKER_DEFAULT_MAX_RUNTIME_S, time_limits_from_api
 from quota_constructs.forecast import LiveJob, PastRun, QueueState, runtime_hint
 from quota_constructs.model import JobQueueSpec, Organisation
 from quota_constructs.runtime.jobs import ACTIVE_STATUSES, JobDetails, JobStatus, JobSummary
@@ -35,6 +36,8 @@ class JobSource(Protocol):
     """What the reading uses of a queue client (a :class:`~.queue.QueueClient` is one)."""
 
     def spec(self, *, refresh: bool = False) -> JobQueueSpec: ...
+
+    def queue_detail(self, *, refresh: bool = False) -> dict[str, Any]: ...
 
     def list_pages(
         self, status: JobStatus, *, share: str | None = None, page_size: int | None = None
@@ -151,6 +154,7 @@ def read_queue_state(
 ) -> QueueState:
     """The queue as the forecast sees it now (see the module docstring for the calls)."""
     spec = client.spec()
+    limits = time_limits_from_api(client.queue_detail().get("jobStateTimeLimitActions"))
     active = [
         job for status in ACTIVE_STATUSES for page in client.list_pages(status) for job in page
     ]
@@ -169,4 +173,5 @@ def read_queue_state(
         calendars=extras.calendars,
         plans=extras.plans,
         priority_caps=extras.priority_caps,
+        time_limits=limits,
     )

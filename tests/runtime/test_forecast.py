@@ -249,6 +249,9 @@ class GoneJobs:
     def spec(self, *, refresh: bool = False) -> JobQueueSpec:
         return JobQueueSpec(shares=(QuotaShareSpec("QS1", {GPU: 1}, SharingStrategy.RESERVE),))
 
+    def queue_detail(self, *, refresh: bool = False) -> dict[str, Any]:
+        return {}
+
     def list_pages(self, status: JobStatus, **_: Any) -> Iterator[list[JobSummary]]:
         if status is JobStatus.RUNNABLE:
             yield [
