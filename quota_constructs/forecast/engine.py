@@ -234,10 +234,22 @@ def forecast(
     for index in range(count):
         runner.sample(rng, first=index == 0, arrivals=arrivals)
     jobs = {j.job_id: runner.result(j, count, model) for j in waiting}
-    notes = _caveats(state, model, arrivals)
+    notes = _caveats(state, model, arrivals) + _retry_caveat([*state.running, *waiting])
     if any(j.cancel_p for j in jobs.values()):
         notes += (LIMITS_FROM_NOW,)
     return Forecast(state.now_s, horizon_s, count, seed, jobs, notes)
+
+
+def _retry_caveat(jobs: Sequence[LiveJob]) -> tuple[str, ...]:
+    """The caveat of jobs with a retry strategy: a failed attempt runs again, not modelled."""
+    retried = [j for j in jobs if (j.retry_attempts or 1) > 1]
+    if not retried:
+        return ()
+    return (
+        f"{len(retried)} job(s) have a retry strategy (retryStrategy attempts > 1): an attempt "
+        "that fails runs again, which the forecast does not model (each job runs one drawn "
+        "time; failed runs are among the draws, so a failure without a retry is)",
+    )
 
 
 def _with_time_limits(options: SchedulerOptions, state: QueueState) -> SchedulerOptions:

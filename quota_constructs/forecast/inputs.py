@@ -29,7 +29,8 @@ class LiveJob:
     """One job of the queue: waiting (``started_s`` ``None``) or holding capacity.
 
     ``max_runtime_s``: ``StoppingCondition.MaxRuntimeInSeconds`` (an upper bound of its run);
-    ``hint_s``: its :data:`RUNTIME_HINT_TAG`; ``seq``: submit order (ties of ``created_s``).
+    ``hint_s``: its :data:`RUNTIME_HINT_TAG`; ``retry_attempts``: its ``retryStrategy``
+    attempts (``None``: one attempt; more are not modelled, the forecast says so).
     """
 
     job_id: str
@@ -43,6 +44,7 @@ class LiveJob:
     hint_s: float | None = None
     preemption_retries: int | None = None
     status_reason: str = ""
+    retry_attempts: int | None = None
 
 
 @dataclass(frozen=True)

@@ -96,6 +96,7 @@ def live_job(details: JobDetails, fallback_demand: Mapping[str, int] | None = No
         hint_s=runtime_hint(details.tags),
         preemption_retries=details.preemption_retries,
         status_reason=details.status_reason,
+        retry_attempts=details.retry_attempts,
     )
 
 

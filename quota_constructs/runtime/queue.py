@@ -830,6 +830,7 @@ class QueueClient:
             max_runtime_s=max_runtime_of(json.dumps(payload)),
             hint_s=runtime_hint(sent.tags, strict=True),
             preemption_retries=sent.preemption_retries,
+            retry_attempts=sent.retry_attempts,
         )
         state = read_queue_state(self, now_s=now_s, org=org)
         return what_if(

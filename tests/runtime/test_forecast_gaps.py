@@ -170,3 +170,52 @@ def test_forecast_of_a_job_a_calendar_makes_misconfigured_matches_its_cancellati
     emu.advance(2 * 3600)
     at = cancelled_at(emu, client, waiting)
     assert asked + (found.cancel_s or 0) - 60 <= at <= asked + (found.cancel_s or 0) + 60
+
+
+def fails_after(seconds: float) -> dict[str, str]:
+    """Tags: the emulator runs every attempt of the job ``seconds``, then it FAILS."""
+    return {"quota.local/duration-seconds": str(seconds), "quota.local/outcome": "FAILED"}
+
+
+def test_failed_runs_of_the_history_free_capacity_early_in_the_forecast_as_they_do(
+    limited,
+) -> None:
+    """QS3's jobs fail after 2 minutes (their SageMaker default runtime is a day): the history's
+    FAILED runs are among the run times drawn, so the job waiting behind a running one is
+    forecast to start within minutes, and it does."""
+    emu, client, _ = limited
+    for index in range(5):
+        client.submit(f"train-{index}", "QS3", training_job(), tags=fails_after(120))
+        emu.advance(150)
+    state = client.forecast(now_s=now_of(emu))
+    assert state.caveats and not any("QS3: " in c for c in state.caveats)  # 5 runs: enough
+    client.submit("train-5", "QS3", training_job(), tags=fails_after(120))
+    emu.advance(5)
+    waiting = client.submit("train-6", "QS3", training_job(), tags=fails_after(120)).job_id
+    emu.advance(5)
+    asked = emu.now
+    found = client.forecast(now_s=now_of(emu)).jobs[waiting]
+    assert found.runtime_source == "history"
+    assert found.p90_s is not None and found.p90_s < 300
+    while not client.describe(waiting).status.is_dispatched:
+        emu.advance(10)
+    started = client.describe(waiting).scheduled_at
+    assert started is not None
+    waited = started.timestamp() - (START + asked)
+    assert (found.p10_s or 0) - 30 <= waited <= found.p90_s + 30
+
+
+def test_a_job_with_retries_is_a_caveat(limited) -> None:
+    emu, client, _ = limited
+    client.submit("busy", "QS3", training_job(), tags=hinted(600))
+    client.submit("once", "QS3", training_job(), tags=hinted(600))
+    emu.advance(5)
+    assert not any("retry strategy" in c for c in client.forecast(now_s=now_of(emu)).caveats)
+    client.submit("thrice", "QS3", training_job(), tags=hinted(600), retry_attempts=3)
+    emu.advance(5)
+    [note] = [c for c in client.forecast(now_s=now_of(emu)).caveats if "retry strategy" in c]
+    assert note.startswith("1 job(s) have a retry strategy")
+    answer = client.what_if(
+        JobSubmission("probe", "QS3", training_job(), retry_attempts=2), now_s=now_of(emu)
+    )
+    assert any(c.startswith("2 job(s) have a retry strategy") for c in answer.forecast.caveats)
