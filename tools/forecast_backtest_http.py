@@ -61,6 +61,8 @@ ARRIVAL_MODES: Mapping[str, bool] = {"off": False, "on": True}
 LABELS = {"off": "no arrival model", "on": "arrival model"}
 IMAGE = "123456789012.dkr.ecr.us-east-1.amazonaws.com/train:1"
 ROLE = "arn:aws:iam::123456789012:role/SageMakerRole"
+API_RESOLUTION_S = 0.001
+"""The API's times are whole milliseconds (a start read back is up to half of one off)."""
 DRAIN_STEP_S = 3600.0
 """After the last submit, the clock moves in steps of this until no job is active."""
 
@@ -188,11 +190,13 @@ def emulator_options(emu: EmulatorServer, org: Organisation) -> SchedulerOptions
 def emulator_slack(emu: EmulatorServer, org: Organisation) -> float:
     """Seconds the emulator adds to a start the forecast calls "now": its dispatch delay (one
     tick) and, since the API tells a job placed again only its first attempt's ``startedAt``,
-    the SCHEDULED -> RUNNING delays (its core's options: 1 + 1 + 1 s by default)."""
+    the SCHEDULED -> RUNNING delays (its core's options: 1 + 1 + 1 s by default), plus the
+    API's :data:`API_RESOLUTION_S`."""
     options = emulator_options(emu, org)
-    return (
+    delays = (
         options.dispatch_delay_s + options.scheduled_to_starting_s + options.starting_to_running_s
     )
+    return delays + API_RESOLUTION_S
 
 
 def _quantiles(jobs: Mapping[str, JobForecast], job_id: str) -> tuple[float, float, float]:

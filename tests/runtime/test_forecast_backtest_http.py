@@ -88,9 +88,10 @@ def test_the_emulator_starts_jobs_as_the_core_with_its_calendars_and_options(
     core = backtest_http.core_waits(org, ordered, options=options, calendars=True, epoch_s=START)
     emulator = [p.actual_s for p in done.results["off"].predictions]
     assert emulator == pytest.approx([core[i] for i in done.indices], abs=MS)
-    assert done.slack_s == (
+    delays = (
         options.dispatch_delay_s + options.scheduled_to_starting_s + options.starting_to_running_s
     )
+    assert done.slack_s == delays + backtest_http.API_RESOLUTION_S
 
 
 def test_coverage_is_computed_per_share_and_overall(day) -> None:
