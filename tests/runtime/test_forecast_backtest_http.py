@@ -4,6 +4,7 @@ against the first placement DescribeServiceJob tells."""
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterator
 from types import ModuleType
@@ -117,3 +118,17 @@ def test_rejects_every_below_one(backtest_http: ModuleType, capsys) -> None:
         backtest_http.main(["--every", "0"])
     assert exit_.value.code == 2
     assert "argument --every: '0' is not a positive whole number" in capsys.readouterr().err
+
+
+def test_compare_scores_the_in_process_backtest_and_the_agreement(
+    backtest_http: ModuleType, capsys
+) -> None:
+    args = ["--days", "2", "--seeds", "101", "--every", "10", "--samples", "12"]
+    assert backtest_http.main([*args, "--arrivals", "off", "--compare", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    http, local = report["over HTTP, no arrival model"], report["in-process, no arrival model"]
+    assert http["overall"]["jobs"] == local["overall"]["jobs"] >= 3
+    against = report["actual starts, emulator against"]
+    exact = against["core with calendars and the emulator's options"]
+    assert exact["same"] + exact["laterBy1To3S"] == exact["jobs"]
+    assert exact["laterByMore"] == exact["earlier"] == exact["startedInOneOnly"] == 0
