@@ -2,7 +2,7 @@
 
 Run: ``.venv/bin/python tools/forecast_backtest_http.py [--teams stacks/teams/research.yaml]
 [--org stacks/orgs/research.yaml] [--days 7] [--seeds 101 102 103] [--every 1] [--samples 60]
-[--arrivals off on] [--compare] [--json]``.
+[--arrivals off on] [--slack-s S] [--compare] [--json]``.
 
 For each seed, a ``--days`` workload of the teams' profiles is generated (the advisor's
 generator) and replayed on an emulator serving the organisation over HTTP, in this process, on
@@ -17,8 +17,12 @@ calendars), once per ``--arrivals`` mode. When every job has finished, each fore
 actual first placement (SCHEDULED) is read back with DescribeServiceJob and scored with
 :mod:`quota_constructs.forecast.backtest`'s :class:`Coverage`, next to the naive forecast (queue
 position x mean run time, computed on the emulator's own core at the submit: a reference, not
-read over HTTP). ``--compare`` also runs the in-process backtest of the same workloads and
-prints how far its actual starts are from the emulator's. Figures: docs/runtime.md, "Forecasts".
+read over HTTP). A start within ``--slack-s`` of the interval counts as inside it (default
+:func:`emulator_slack`: the emulator's dispatch and start-up delays, which the forecast does
+not model). ``--compare`` also runs the in-process backtest of the same workloads, and the core
+alone (as that backtest runs it; with the share calendars; with the emulator's options too),
+and prints how far the emulator's actual starts are from each. Figures: docs/runtime.md,
+"Forecasts".
 """
 
 from __future__ import annotations
