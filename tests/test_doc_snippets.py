@@ -78,6 +78,9 @@ NOT_RUN: dict[str, str] = {
     "`make setup` installs it from the lock and runs `quota build-core`",
     ".venv/bin/python tools/forecast_backtest.py": "the forecast's calibration backtest: minutes "
     "of CPU; tests/forecast/test_engine.py runs the backtest on a small workload",
+    ".venv/bin/python tools/forecast_backtest_http.py": "the forecast's backtest over the "
+    "emulator's HTTP: minutes of CPU; tests/runtime/test_forecast_backtest_http.py runs it on a "
+    "day of the research workload",
     ".venv/bin/quota recommend stacks/teams/ml-platform.yaml --output ml-platform.yaml": "writes "
     "the organisation the forecast's backtest that follows it reads (not run either: minutes)",
     ".venv/bin/python benchmarks/": "a benchmark: minutes of CPU, run by `make bench`, figures "
