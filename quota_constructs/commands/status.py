@@ -95,7 +95,7 @@ def status(
     ] = None,
     wide: WideOpt = False,
     no_forecast: NoForecastOpt = False,
-    arrivals: ArrivalsOpt = False,
+    arrivals: ArrivalsOpt = None,
 ) -> None:
     """Per share and instance type: limit, in use, borrowed, lent, idle, jobs, head job, and
     when the head job is forecast to start (--org-file: following the file's calendars)."""
@@ -118,7 +118,7 @@ Starts = Callable[[QueueStatus | None], "Mapping[str, JobForecast] | None"]
 
 
 def _starts(
-    client: QueueClient, org: Organisation | None, no_forecast: bool, arrivals: bool
+    client: QueueClient, org: Organisation | None, no_forecast: bool, arrivals: bool | None
 ) -> Starts:
     """The forecast of each refresh (``None`` with ``--no-forecast``)."""
 
