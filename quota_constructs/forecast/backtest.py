@@ -160,7 +160,7 @@ def backtest(
             model = (
                 ArrivalModel.from_state(state, EPOCH_S, method=method, forced=arrivals == "on")
                 if arrivals != "off"
-                else None
+                else False
             )
             answer = what_if(
                 state, live, samples=samples, horizon_s=horizon_s, seed=seed, arrivals=model
