@@ -296,3 +296,18 @@ def test_arrivals_foreseen_on_request_never_bring_a_start_forward(busy) -> None:
     code, out, err = jobs(emu, "ls", "--json", "--arrivals")
     assert code == 0, err
     assert all("forecastStartS" in j for j in json.loads(out) if j["status"] == "RUNNABLE")
+
+
+def test_a_short_history_foresees_no_arrivals_by_default_and_names_the_shares(busy) -> None:
+    emu, client, _ = busy
+    auto = client.forecast(now_s=now_of(emu))
+    assert any(
+        c.startswith("share QS1: jobs submitted after now are not foreseen")
+        and "whole UTC day" in c
+        for c in auto.caveats
+    )
+    code, _, err = jobs(
+        emu, "submit", "x", "--share", "QS1", *BUILDER, "--what-if", "--no-arrivals"
+    )
+    assert code == 0, err
+    assert "jobs submitted after now are not foreseen (no arrival model)" in err
