@@ -28,11 +28,12 @@ OrgFileOpt = Annotated[
     ),
 ]
 ArrivalsOpt = Annotated[
-    bool,
+    bool | None,
     typer.Option(
-        "--arrivals",
-        help="Foresee jobs that may arrive meanwhile: each share's past submit rate by hour "
-        "(default: none foreseen).",
+        "--arrivals/--no-arrivals",
+        help="Foresee jobs that may arrive meanwhile from each share's past days (default: "
+        "where the history holds a whole day); --arrivals forces it on, --no-arrivals off.",
+        show_default=False,
     ),
 ]
 NoForecastOpt = Annotated[
@@ -45,7 +46,7 @@ NoForecastOpt = Annotated[
 
 
 def queue_forecast(
-    client: QueueClient, org_file: Path | None = None, *, arrivals: bool = False
+    client: QueueClient, org_file: Path | None = None, *, arrivals: bool | None = None
 ) -> Forecast:
     """The forecast of ``client``'s queue at the queue's clock (an emulator's own)."""
     org = load_organisation(org_file) if org_file is not None else None

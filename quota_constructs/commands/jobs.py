@@ -303,7 +303,7 @@ def submit(
         ),
     ] = False,
     org_file: OrgFileOpt = None,
-    arrivals: ArrivalsOpt = False,
+    arrivals: ArrivalsOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Check a job against the live queue and submit it (or print it with --dry-run, or
@@ -396,7 +396,7 @@ def _what_if(
     org_file: Path | None,
     as_json: bool,
     *,
-    arrivals: bool = False,
+    arrivals: bool | None = None,
 ) -> None:
     """Print the what-if of ``submission`` (nothing is sent); exit 1 when it can never run."""
     org = load_organisation(org_file) if org_file is not None else None
@@ -472,7 +472,7 @@ def list_jobs(
     ] = False,
     no_forecast: NoForecastOpt = False,
     org_file: OrgFileOpt = None,
-    arrivals: ArrivalsOpt = False,
+    arrivals: ArrivalsOpt = None,
 ) -> None:
     """List jobs by share and status, with the forecast start of each waiting job (one API
     call per status page, and one per active job for the forecast; --wide: per job)."""
@@ -513,7 +513,7 @@ def describe(
     as_json: JsonOpt = False,
     no_forecast: NoForecastOpt = False,
     org_file: OrgFileOpt = None,
-    arrivals: ArrivalsOpt = False,
+    arrivals: ArrivalsOpt = None,
 ) -> None:
     """A job's details and preemption history; for a waiting job, its forecast start, what it
     waits on and whom it would preempt."""

@@ -101,7 +101,7 @@ def status(
     ] = None,
     wide: WideOpt = False,
     no_forecast: NoForecastOpt = False,
-    arrivals: ArrivalsOpt = False,
+    arrivals: ArrivalsOpt = None,
 ) -> None:
     """Per share and instance type: limit, in use, borrowed, lent, idle, jobs, head job, and
     when the head job is forecast to start (--org-file: following the file's calendars)."""
@@ -124,7 +124,7 @@ Starts = Callable[[QueueStatus | None], "Forecast | None"]
 
 
 def _starts(
-    client: QueueClient, org: Organisation | None, no_forecast: bool, arrivals: bool
+    client: QueueClient, org: Organisation | None, no_forecast: bool, arrivals: bool | None
 ) -> Starts:
     """The forecast of each refresh (``None`` with ``--no-forecast``)."""
 

@@ -30,6 +30,8 @@ from quota_constructs.forecast.inputs import LiveJob, PastRun, QueueState
 from quota_constructs.model import JobQueueSpec, JobStatus
 from quota_constructs.scheduling import Job, JobRequest, Scheduler
 
+ARRIVALS = ("auto", "on", "off")
+"""How the backtest's forecasts foresee arrivals (``auto``: as the commands by default)."""
 EPOCH_S = 1_704_067_200.0
 """Epoch seconds of workload time 0 (2024-01-01, a Monday, as the simulator's)."""
 
@@ -127,11 +129,16 @@ def backtest(
     samples: int = 60,
     horizon_s: float = DEFAULT_HORIZON_S,
     seed: int = 0,
-    arrivals: bool = False,
+    arrivals: str = "auto",
+    method: str = "days",
+    known_priorities: bool = False,
 ) -> BacktestResult:
     """Replay ``jobs`` on ``queue`` and forecast every ``every``-th job submitted after
-    ``warmup_s`` (see the module docstring); ``arrivals``: the forecast uses an
-    :class:`ArrivalModel` of each share's past submit rate."""
+    ``warmup_s`` (see the module docstring). ``arrivals``: ``auto`` (the commands' default),
+    ``on`` or ``off``, with the :class:`ArrivalModel`'s ``method``; ``known_priorities``: the
+    finished jobs' priorities are known (the live list does not tell them: off by default)."""
+    if arrivals not in ARRIVALS:
+        raise ValueError(f"arrivals {arrivals!r} is not one of {', '.join(ARRIVALS)}: use auto")
     sched = Scheduler.for_queue(queue, queue_name="backtest")
     ordered = sorted(jobs, key=lambda j: j.submit_time_s)
     asked: dict[str, tuple[str, float, tuple[float, float, float], float]] = {}
@@ -148,9 +155,13 @@ def backtest(
             job_id=job_id,
         )
         if t >= warmup_s and index % every == 0:
-            state = queue_state(sched, queue, t)
+            state = queue_state(sched, queue, t, known_priorities=known_priorities)
             live = LiveJob(job_id, request.job_name, item.share, request.demand, item.priority)
-            model = ArrivalModel.from_state(state, EPOCH_S) if arrivals else None
+            model = (
+                ArrivalModel.from_state(state, EPOCH_S, method=method, forced=arrivals == "on")
+                if arrivals != "off"
+                else False
+            )
             answer = what_if(
                 state, live, samples=samples, horizon_s=horizon_s, seed=seed, arrivals=model
             )
@@ -178,9 +189,11 @@ def _first_start(job: Job) -> float:
     return math.inf if job.scheduled_at is None else job.scheduled_at
 
 
-def queue_state(sched: Scheduler, queue: JobQueueSpec, t: float) -> QueueState:
+def queue_state(
+    sched: Scheduler, queue: JobQueueSpec, t: float, *, known_priorities: bool = False
+) -> QueueState:
     """The queue at ``t`` as the live API shows it: running and waiting jobs, finished runs
-    (epoch seconds from :data:`EPOCH_S`)."""
+    (epoch seconds from :data:`EPOCH_S`; their priorities only when ``known_priorities``)."""
     running, waiting, history = [], [], []
     for job in sched.jobs:
         live = LiveJob(
@@ -207,7 +220,7 @@ def queue_state(sched: Scheduler, queue: JobQueueSpec, t: float) -> QueueState:
                     itype,
                     count,
                     run_s,
-                    job.priority,
+                    job.priority if known_priorities else None,
                     EPOCH_S + job.created_at,
                 )
             )

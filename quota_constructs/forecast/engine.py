@@ -15,9 +15,11 @@ cancelled): a job cancelled in more than half of the samples has no start, and i
 which limit cancels it and when; a job that can never run (``never``) and that a limit cancels
 says when too. A job's time RUNNABLE before now is not in the API: the limits count from now.
 
+Jobs that may arrive meanwhile are foreseen by an :class:`~.arrivals.ArrivalModel` of each
+share's past submissions, by default wherever the history allows it (``arrivals=None``, "auto").
 What it does not know is said in :attr:`Forecast.caveats`: shares with too short a history
-(run times then drawn from every team's runs), and jobs that may arrive meanwhile (not
-foreseen unless an :class:`~.arrivals.ArrivalModel` is given). Deterministic for a ``seed``.
+(run times then drawn from every team's runs), and shares whose arrivals are not foreseen.
+Deterministic for a ``seed``.
 """
 
 from __future__ import annotations
@@ -47,8 +49,9 @@ DEFAULT_HORIZON_S = 7 * 86400.0
 """How far ahead the forecast runs (a job not placed by then starts "beyond the horizon")."""
 JOB_BUDGET = 12000
 """Jobs simulated in all samples together when ``samples`` is not given: the samples are
-``JOB_BUDGET`` / jobs, between :data:`MIN_SAMPLES` and :data:`MAX_SAMPLES` (a status view of
-1,000 waiting jobs stays within its CPU budget, docs/runtime.md)."""
+``JOB_BUDGET`` / (jobs + the arrivals expected within the horizon), between
+:data:`MIN_SAMPLES` and :data:`MAX_SAMPLES` (a status view of 1,000 waiting jobs stays within
+its CPU budget, docs/runtime.md)."""
 MIN_SAMPLES = 12
 MAX_SAMPLES = 200
 PREEMPT_SHARE = 0.5
@@ -63,6 +66,11 @@ LIMITS_FROM_NOW = (
     "the queue's RUNNABLE time limits are counted from now: a job's time RUNNABLE so far is not "
     "in the API, so a cancellation may come sooner than forecast"
 )
+Arrivals = ArrivalModel | bool | None
+"""How a forecast foresees jobs that may arrive: ``None`` ("auto", the default): each share's
+past whole days where the history holds one (:data:`~.arrivals.MIN_DAYS`), none elsewhere;
+``True``: forced on (an hourly Poisson rate where the history is shorter); ``False``: none; or
+an :class:`ArrivalModel` of your own."""
 
 
 @dataclass(frozen=True)
@@ -204,18 +212,16 @@ def forecast(
     horizon_s: float = DEFAULT_HORIZON_S,
     seed: int = 0,
     options: SchedulerOptions | None = None,
-    arrivals: ArrivalModel | bool | None = None,
+    arrivals: Arrivals = None,
     what_if: LiveJob | None = None,
 ) -> Forecast:
     """The forecast of every waiting job of ``state`` (and of ``what_if``, not submitted).
 
     ``samples``: runs of the core (default: from :data:`JOB_BUDGET`); ``horizon_s``: how far
     ahead; ``seed``: the random draws; ``options``: the core's (delays, choices);
-    ``arrivals``: jobs that may arrive meanwhile (``True``: :meth:`ArrivalModel.from_state`).
+    ``arrivals``: jobs that may arrive meanwhile (:data:`Arrivals`; default "auto").
     """
-    if arrivals is True:
-        arrivals = ArrivalModel.from_state(state)
-    arrivals = arrivals or None
+    model = arrival_model(state, arrivals)
     waiting = sorted(state.waiting, key=lambda j: j.created_s)  # stable: listed order on ties
     queue = JobQueueSpec(shares=state.shares)
     never = _never_reasons(state, queue, waiting)
@@ -226,18 +232,27 @@ def forecast(
             never[what_if.job_id] = why
             if why != never_reason(state, queue, what_if):  # the submit would be refused
                 refused.add(what_if.job_id)
-    model = RunTimeModel(state.history)
-    count = samples or _samples_for(len(waiting) + len(state.running))
+    expected = model.expected(horizon_s) if model is not None else 0.0
+    count = samples or _samples_for(len(waiting) + len(state.running) + round(expected))
+    runtimes = RunTimeModel(state.history)
     options = _with_time_limits(options or SchedulerOptions(), state)
-    runner = _Runner(state, waiting, never, model, options, horizon_s, refused)
+    runner = _Runner(state, waiting, never, runtimes, options, horizon_s, refused)
     rng = random.Random(seed)
     for index in range(count):
-        runner.sample(rng, first=index == 0, arrivals=arrivals)
-    jobs = {j.job_id: runner.result(j, count, model) for j in waiting}
-    notes = _caveats(state, model, arrivals) + _retry_caveat([*state.running, *waiting])
+        runner.sample(rng, first=index == 0, arrivals=model)
+    jobs = {j.job_id: runner.result(j, count, runtimes) for j in waiting}
+    notes = _caveats(state, runtimes, model) + _retry_caveat([*state.running, *waiting])
     if any(j.cancel_p for j in jobs.values()):
         notes += (LIMITS_FROM_NOW,)
     return Forecast(state.now_s, horizon_s, count, seed, jobs, notes)
+
+
+def arrival_model(state: QueueState, arrivals: Arrivals) -> ArrivalModel | None:
+    """The :class:`ArrivalModel` a forecast of ``state`` uses (``None``: none; see
+    :data:`Arrivals`)."""
+    if arrivals is None or arrivals is True:
+        return ArrivalModel.from_state(state, forced=arrivals is True)
+    return arrivals or None
 
 
 def _retry_caveat(jobs: Sequence[LiveJob]) -> tuple[str, ...]:
@@ -267,7 +282,7 @@ def what_if(
     horizon_s: float = DEFAULT_HORIZON_S,
     seed: int = 0,
     options: SchedulerOptions | None = None,
-    arrivals: ArrivalModel | bool | None = None,
+    arrivals: Arrivals = None,
 ) -> WhatIf:
     """Whether ``job``, submitted now, starts now, waits (and how long) or can never run, and
     whom it preempts; the other arguments are :func:`forecast`'s."""
@@ -374,8 +389,16 @@ def _round(value: float | None) -> float | None:
 def _caveats(
     state: QueueState, model: RunTimeModel, arrivals: ArrivalModel | None
 ) -> tuple[str, ...]:
-    notes = [] if arrivals is not None else [NO_ARRIVALS]
     active = {j.share for j in (*state.running, *state.waiting)}
+    notes = (
+        [NO_ARRIVALS]
+        if arrivals is None
+        else [
+            f"share {share}: jobs submitted after now are not foreseen (no arrival model: {why})"
+            for share, why in sorted(arrivals.missing.items())
+            if share in active
+        ]
+    )
     for share in sorted(active):
         runs = model.runs_of(share)
         if runs < MIN_RUNS:

@@ -776,7 +776,7 @@ class QueueClient:
         samples: int | None = None,
         horizon_s: float = FORECAST_HORIZON_S,
         seed: int = 0,
-        arrivals: ArrivalModel | bool = False,
+        arrivals: ArrivalModel | bool | None = None,
     ) -> Forecast:
         """When each waiting job of the queue starts: median and 90th percentile, what it
         waits on, whom it preempts (docs/runtime.md, "Forecasts").
@@ -787,8 +787,9 @@ class QueueClient:
         ``horizon_s`` seconds, deterministically for ``seed``. ``now_s``: the queue's clock
         (epoch seconds; default this machine's, an emulator's own clock may differ); ``org``:
         the organisation file's calendars, plans and priority caps (the API has none of them);
-        ``arrivals``: jobs that may arrive meanwhile (none by default; ``True``: each share's
-        past submit rate by hour, :meth:`~quota_constructs.forecast.ArrivalModel.from_state`).
+        ``arrivals``: jobs that may arrive meanwhile (default ``None``, "auto": each share's
+        past whole days where the history holds one; ``True`` forces it on, ``False`` off;
+        :data:`quota_constructs.forecast.engine.Arrivals`).
         """
         from quota_constructs.forecast import forecast
         from quota_constructs.runtime.forecasting import read_queue_state
@@ -805,7 +806,7 @@ class QueueClient:
         samples: int | None = None,
         horizon_s: float = FORECAST_HORIZON_S,
         seed: int = 0,
-        arrivals: ArrivalModel | bool = False,
+        arrivals: ArrivalModel | bool | None = None,
     ) -> WhatIf:
         """What would happen if ``submission`` were submitted now, without submitting it:
         ``starts_now``, ``waits`` (with its start's median and 90th percentile) or ``never``

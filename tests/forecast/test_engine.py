@@ -175,12 +175,15 @@ def test_a_bad_hint_is_refused_when_strict_and_ignored_otherwise() -> None:
 
 def test_a_short_history_and_unforeseen_arrivals_are_said() -> None:
     state = QueueState(
-        now_s=MONDAY, shares=shares(a=SharingStrategy.RESERVE), waiting=(job("w", "a"),)
+        now_s=MONDAY,
+        shares=shares(a=SharingStrategy.RESERVE),
+        waiting=(job("w", "a", created_s=MONDAY),),
     )
     caveats = forecast(state, samples=12).caveats
     assert any("share a: 0 past run(s)" in c for c in caveats)
     assert any("not foreseen" in c for c in caveats)
     assert not any("not foreseen" in c for c in forecast(state, samples=12, arrivals=True).caveats)
+    assert any("not foreseen" in c for c in forecast(state, samples=12, arrivals=False).caveats)
 
 
 def test_arrivals_of_a_higher_priority_delay_a_waiting_job() -> None:
@@ -207,7 +210,7 @@ def test_the_arrival_model_counts_jobs_per_hour_of_weekdays_and_weekends() -> No
     state = QueueState(
         now_s=MONDAY + 7 * 86400, shares=shares(a=SharingStrategy.RESERVE), history=runs
     )
-    model = ArrivalModel.from_state(state, since_s=MONDAY)
+    model = ArrivalModel.from_state(state, since_s=MONDAY, method="poisson")
     assert model.rates["a"][9] == pytest.approx(1.0)  # one a weekday at 09:00
     assert sum(model.rates["a"]) == pytest.approx(1.0)
 

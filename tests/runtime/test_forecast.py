@@ -499,3 +499,18 @@ def test_a_job_with_retries_is_a_caveat(limited) -> None:
         JobSubmission("probe", "QS3", training_job(), retry_attempts=2), now_s=now_of(emu)
     )
     assert any(c.startswith("2 job(s) have a retry strategy") for c in answer.forecast.caveats)
+
+
+def test_a_short_history_foresees_no_arrivals_by_default_and_names_the_shares(busy) -> None:
+    emu, client, _ = busy
+    auto = client.forecast(now_s=now_of(emu))
+    assert any(
+        c.startswith("share QS1: jobs submitted after now are not foreseen")
+        and "whole UTC day" in c
+        for c in auto.caveats
+    )
+    code, _, err = jobs(
+        emu, "submit", "x", "--share", "QS1", *BUILDER, "--what-if", "--no-arrivals"
+    )
+    assert code == 0, err
+    assert "jobs submitted after now are not foreseen (no arrival model)" in err

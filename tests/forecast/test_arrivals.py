@@ -1,0 +1,130 @@
+"""The arrival model: past whole days replayed (the default where the history allows), the
+auto default and its caveats, the sample count, and the backtest's live-like history."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import replace
+from datetime import UTC, datetime
+
+import pytest
+
+from quota_constructs.forecast import ArrivalModel, LiveJob, PastRun, QueueState, forecast
+from quota_constructs.forecast.arrivals import MIN_DAYS
+from quota_constructs.forecast.backtest import backtest, queue_state
+from quota_constructs.forecast.engine import MIN_SAMPLES
+from quota_constructs.forecast.runtimes import MIN_RUNS
+from quota_constructs.model import JobQueueSpec, QuotaShareSpec, SharingStrategy
+from quota_constructs.scheduling import JobRequest, Scheduler
+
+GPU = "ml.g5.xlarge"
+MONDAY = datetime(2024, 1, 1, tzinfo=UTC).timestamp()
+HOUR = 3600.0
+DAY = 86400.0
+SHARES = (QuotaShareSpec("a", {GPU: 1}, SharingStrategy.RESERVE),)
+
+
+def burst(day_s: float, at_h: float, n: int, priority: int | None = 7) -> tuple[PastRun, ...]:
+    """``n`` finished runs of share a submitted a minute apart from ``at_h`` on ``day_s``."""
+    at = day_s + at_h * HOUR
+    return tuple(
+        PastRun("a", "x", GPU, 1, 1800.0, priority, created_s=at + 60 * i) for i in range(n)
+    )
+
+
+def day_state(now_s: float, history: tuple[PastRun, ...], **fields: object) -> QueueState:
+    return replace(QueueState(now_s=now_s, shares=SHARES, history=history), **fields)  # type: ignore[arg-type]
+
+
+def test_a_past_weekday_is_replayed_with_its_burst() -> None:
+    state = day_state(MONDAY + DAY, burst(MONDAY, 10, 5))  # Monday whole, now Tuesday 00:00
+    model = replace(ArrivalModel.from_state(state, since_s=MONDAY), spread_h=0)
+    found = model.draw(random.Random(1), state.now_s, DAY)
+    assert [round(at / 60) for at, _, _ in found] == [600, 601, 602, 603, 604]
+    assert {(job.share, job.priority, dict(job.demand)[GPU]) for _, job, _ in found} == {
+        ("a", 7, 1)
+    }
+
+
+def test_a_spread_moves_a_replayed_burst_by_whole_hours_at_most() -> None:
+    state = day_state(MONDAY + DAY, burst(MONDAY, 10, 5))
+    model = ArrivalModel.from_state(state, since_s=MONDAY)
+    starts = {
+        round(at / 60) % 60
+        for seed in range(20)
+        for at, _, _ in model.draw(random.Random(seed), state.now_s, DAY)
+    }
+    assert starts <= {0, 1, 2, 3, 4}  # a minute apart, moved by whole hours only
+
+
+def test_weekend_days_replay_only_what_weekends_submitted() -> None:
+    saturday = MONDAY + 5 * DAY
+    state = day_state(MONDAY + 7 * DAY, burst(saturday, 12, 5) + burst(saturday + DAY, 12, 5))
+    model = replace(ArrivalModel.from_state(state, since_s=MONDAY), spread_h=0)
+    found = model.draw(random.Random(2), state.now_s, 7 * DAY)
+    assert [round(at / DAY, 1) for at, _, _ in found][::5] == [5.5, 6.5]  # Saturday, Sunday noon
+
+
+def test_auto_foresees_no_arrivals_on_a_short_history_and_names_the_share() -> None:
+    state = day_state(
+        MONDAY + 3 * HOUR,
+        burst(MONDAY, 1, MIN_RUNS),
+        waiting=(LiveJob("w", "w", "a", {GPU: 1}, created_s=MONDAY + 2 * HOUR),),
+    )
+    caveats = forecast(state, samples=12).caveats
+    assert any(
+        c.startswith("share a: jobs submitted after now are not foreseen")
+        and f"fewer than {MIN_DAYS} whole UTC day" in c
+        for c in caveats
+    )
+    forced = forecast(state, samples=12, arrivals=True).caveats  # an hourly rate instead
+    assert not any("not foreseen" in c for c in forced)
+
+
+def test_auto_replays_past_days_where_the_history_holds_one() -> None:
+    running = LiveJob("r", "r", "a", {GPU: 1}, 9, MONDAY + DAY, started_s=MONDAY + DAY)
+    waiting = LiveJob("w", "w", "a", {GPU: 1}, 1, MONDAY + DAY, hint_s=HOUR)
+    history = burst(MONDAY, 0, 20, priority=9)  # a busy Monday of higher priorities
+    state = day_state(MONDAY + DAY, history, running=(running,), waiting=(waiting,))
+    auto, off = forecast(state, samples=20), forecast(state, samples=20, arrivals=False)
+    assert not any("not foreseen" in c for c in auto.caveats)
+    assert auto.jobs["w"].p50_s > off.jobs["w"].p50_s  # type: ignore[operator]
+
+
+def test_a_share_with_too_few_finished_runs_has_no_day_model() -> None:
+    state = day_state(
+        MONDAY + 2 * DAY,
+        burst(MONDAY, 10, MIN_RUNS - 1),
+        waiting=(LiveJob("w", "w", "a", {GPU: 1}, created_s=MONDAY + DAY),),
+    )
+    model = ArrivalModel.from_state(state, since_s=MONDAY, forced=False)
+    assert "a" not in model.shares and "finished run(s)" in model.missing["a"]
+
+
+def test_expected_arrivals_lower_the_samples() -> None:
+    state = day_state(MONDAY, (), waiting=(LiveJob("w", "w", "a", {GPU: 1}, hint_s=HOUR),))
+    busy = ArrivalModel.steady({"a": 100.0}, {"a": [(GPU, 1, HOUR, 0)]})
+    assert busy.expected(DAY) == pytest.approx(2400.0)
+    assert forecast(state, arrivals=busy).samples == MIN_SAMPLES
+    assert forecast(state, arrivals=False).samples > MIN_SAMPLES
+
+
+def test_rejects_an_unknown_arrival_method() -> None:
+    with pytest.raises(ValueError, match="'hourly' is not one of days, poisson"):
+        ArrivalModel.from_state(day_state(MONDAY, ()), method="hourly")
+
+
+def test_rejects_an_unknown_backtest_arrivals_mode() -> None:
+    queue = JobQueueSpec(shares=SHARES)
+    with pytest.raises(ValueError, match="'yes' is not one of auto, on, off"):
+        backtest(queue, [], arrivals="yes")
+
+
+def test_the_backtest_history_hides_priorities_as_the_live_list_does() -> None:
+    queue = JobQueueSpec(shares=SHARES)
+    sched = Scheduler.for_queue(queue, queue_name="q")
+    sched.submit(JobRequest("x", "a", {GPU: 1}, 60.0, priority=5, job_id="j"), now=0.0)
+    sched.run_until_idle()
+    assert [r.priority for r in queue_state(sched, queue, 600.0).history] == [None]
+    known = queue_state(sched, queue, 600.0, known_priorities=True)
+    assert [r.priority for r in known.history] == [5]
