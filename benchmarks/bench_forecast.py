@@ -106,9 +106,7 @@ def _history_over_days(
     days, each run to its end before the waiting jobs come (an hour of quiet at the end)."""
     span = days * 86400.0
     count = round(HISTORY_PER_DAY * days)
-    arrivals = sorted(
-        (rng.uniform(0.0, span), share, n) for share in shares for n in range(count)
-    )
+    arrivals = sorted((rng.uniform(0.0, span), share, n) for share in shares for n in range(count))
     now = 0.0
     for at, share, n in arrivals:
         emu.advance(at - now)
