@@ -1,17 +1,16 @@
 """Declarative GPU quota sharing for SageMaker training on AWS Batch.
 
-The domain model and config loader are imported eagerly (they are pure Python). The CDK
+The domain model is imported eagerly (pure Python). The config loader (pydantic) and the CDK
 constructs are re-exported lazily, so ``import quota_constructs.runtime`` or the emulator never
-imports ``aws_cdk``.
+imports ``aws_cdk``, and a command that reads no organisation file does not import pydantic.
 """
 
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from quota_constructs._version import __version__
-from quota_constructs.config import load_organisation, load_organisations, parse_organisation
 from quota_constructs.model import (
     JobQueueSpec,
     Organisation,
@@ -23,9 +22,13 @@ from quota_constructs.model import (
     TeamAccess,
 )
 
+if TYPE_CHECKING:
+    from quota_constructs.config import load_organisation, load_organisations, parse_organisation
+
 # name -> module holding it; resolved on first attribute access (PEP 562).
 _CONSTRUCTS = "quota_constructs.constructs"
 _STACKS = "quota_constructs.stacks"
+_CONFIG = "quota_constructs.config"
 _LAZY: dict[str, str] = {
     "IQuotaManagedJobQueue": _CONSTRUCTS,
     "IQuotaShare": _CONSTRUCTS,
@@ -46,10 +49,11 @@ _LAZY: dict[str, str] = {
     "build_app": _STACKS,
     "stack_name_for": _STACKS,
 }
+_CONFIG_NAMES = ("load_organisation", "load_organisations", "parse_organisation")
 
 
 def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
+    module = _CONFIG if name in _CONFIG_NAMES else _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'quota_constructs' has no attribute {name!r}")
     return getattr(importlib.import_module(module), name)

@@ -13,10 +13,13 @@ import typer
 
 from quota_constructs.commands._common import stderr_console
 from quota_constructs.commands._control import queue_now
-from quota_constructs.config import load_organisation
 
 if TYPE_CHECKING:
-    from quota_constructs.forecast import Forecast, JobForecast, WhatIf
+    from collections.abc import Sequence
+
+    from quota_constructs.forecast import Forecast, JobForecast, QueueState, WhatIf
+    from quota_constructs.model import Organisation
+    from quota_constructs.runtime.jobs import JobSummary
     from quota_constructs.runtime.queue import QueueClient
 
 OrgFileOpt = Annotated[
@@ -45,13 +48,30 @@ NoForecastOpt = Annotated[
 ]
 
 
+def organisation_of(org_file: Path | None) -> Organisation | None:
+    """The organisation file ``--org-file`` names (``None`` without one). The loader (pydantic)
+    is imported only then: a command without the option starts faster."""
+    if org_file is None:
+        return None
+    from quota_constructs.config import load_organisation
+
+    return load_organisation(org_file)
+
+
+def queue_state(
+    client: QueueClient, org_file: Path | None = None, *, active: Sequence[JobSummary] | None = None
+) -> QueueState:
+    """``client``'s queue as the forecast sees it, at the queue's clock (an emulator's own);
+    ``active``: the whole queue's active jobs when just listed (not listed again)."""
+    now = queue_now(client.endpoint_url).timestamp()
+    return client.queue_state(now_s=now, org=organisation_of(org_file), active=active)
+
+
 def queue_forecast(
     client: QueueClient, org_file: Path | None = None, *, arrivals: bool | None = None
 ) -> Forecast:
     """The forecast of ``client``'s queue at the queue's clock (an emulator's own)."""
-    org = load_organisation(org_file) if org_file is not None else None
-    now = queue_now(client.endpoint_url).timestamp()
-    return client.forecast(now_s=now, org=org, arrivals=arrivals)
+    return client.forecast(state=queue_state(client, org_file), arrivals=arrivals)
 
 
 def print_caveats(result: Forecast | None) -> None:

@@ -50,13 +50,14 @@ from quota_constructs.commands._forecast import (
     caveats_json,
     forecast_lines,
     print_caveats,
+    organisation_of,
     queue_forecast,
+    queue_state,
     start_text,
     what_if_lines,
 )
-from quota_constructs.config import load_organisation
 from quota_constructs.model import QuotaConfigError
-from quota_constructs.runtime.jobs import ACTIVE_STATUSES, JobStatus, JobSummary
+from quota_constructs.runtime.jobs import ACTIVE_STATUSES, JobStatus, JobSummary, active_jobs
 from quota_constructs.runtime.json_view import (
     details_json,
     job_json,
@@ -70,7 +71,7 @@ from quota_constructs.runtime.waiting import TrackedJob, Transition, Until
 from quota_constructs.safe_load import load_json
 
 if TYPE_CHECKING:
-    from quota_constructs.forecast import JobForecast
+    from quota_constructs.forecast import JobForecast, QueueState
 
 WAITING = (JobStatus.SUBMITTED, JobStatus.PENDING, JobStatus.RUNNABLE)
 """The statuses whose jobs get a forecast start."""
@@ -244,9 +245,18 @@ def _jobs_table(
     return table
 
 
-def _priorities(client: QueueClient, jobs: list[JobSummary]) -> dict[str, int | None]:
-    """Each job's scheduling priority: one ``DescribeServiceJob`` per job (the list has none)."""
-    return {job.job_id: client.describe(job.job_id).priority for job in jobs}
+def _priorities(
+    client: QueueClient, jobs: list[JobSummary], state: QueueState | None = None
+) -> dict[str, int | None]:
+    """Each job's scheduling priority: one ``DescribeServiceJob`` per job (the list has none)
+    but the jobs the forecast's ``state`` described already."""
+    known: dict[str, int | None] = {}
+    if state is not None:
+        known = {j.job_id: j.priority for j in (*state.running, *state.waiting)}
+    for job in jobs:
+        if job.job_id not in known:
+            known[job.job_id] = client.describe(job.job_id).priority
+    return {job.job_id: known[job.job_id] for job in jobs}
 
 
 # --- commands -------------------------------------------------------------------------------
@@ -399,7 +409,7 @@ def _what_if(
     arrivals: bool | None = None,
 ) -> None:
     """Print the what-if of ``submission`` (nothing is sent); exit 1 when it can never run."""
-    org = load_organisation(org_file) if org_file is not None else None
+    org = organisation_of(org_file)
     now = queue_now(client.endpoint_url).timestamp()
     answer = client.what_if(submission, now_s=now, org=org, arrivals=arrivals)
     if as_json:
@@ -479,15 +489,19 @@ def list_jobs(
     client = _client(ctx)
     if share is not None:
         client.check_share(share)
-    jobs = client.list(share=share, statuses=status or ACTIVE_STATUSES)
+    statuses = status or ACTIVE_STATUSES
+    jobs = client.list(share=share, statuses=statuses)
     waiting = [job for job in jobs if job.status in WAITING]
-    wanted = waiting and not no_forecast
-    result = queue_forecast(client, org_file, arrivals=arrivals) if wanted else None
+    state, result = None, None
+    if waiting and not no_forecast:
+        whole = share is None and set(ACTIVE_STATUSES) <= set(statuses)
+        state = queue_state(client, org_file, active=active_jobs(jobs) if whole else None)
+        result = client.forecast(state=state, arrivals=arrivals)
     starts = result.jobs if result is not None else None
     if as_json:  # a list (its contract): the caveats go to stderr, as under the table
         print_json([_with_forecast(job_json(job), job, starts) for job in jobs])
     else:
-        priorities = _priorities(client, jobs) if wide else None
+        priorities = _priorities(client, jobs, state) if wide else None
         table = _jobs_table(jobs, f"{len(jobs)} job(s)", priorities=priorities, starts=starts)
         stdout_console().print(table)
     print_caveats(result)

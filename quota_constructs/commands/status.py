@@ -41,11 +41,11 @@ from quota_constructs.commands._forecast import (
     NoForecastOpt,
     caveats_json,
     print_caveats,
+    organisation_of,
     start_text,
 )
 from quota_constructs.commands._tables import fitted_table
 from quota_constructs.commands.jobs import NOT_READ, QueueClientOptions
-from quota_constructs.config import load_organisation
 from quota_constructs.model import Organisation, ShareState
 from quota_constructs.runtime.queue import QueueClient
 from quota_constructs.runtime.status import QueueStatus, ShareStatus, read_status, status_json
@@ -110,12 +110,13 @@ def status(
         fail(f"--refreshes {refreshes} counts --watch refreshes: add --watch", ExitCode.USAGE)
     if org_file is not None and watch:
         fail("--org-file shows calendars once: drop --watch", ExitCode.USAGE)
-    calendars = load_organisation(org_file) if org_file is not None else None
+    calendars = organisation_of(org_file)
     client = options.client()
     starts = _starts(client, calendars, no_forecast, arrivals)
     if not watch:
         at = queue_now(client.endpoint_url) if calendars is not None else None
-        _show(read_status(client), as_json, wide, calendars, at, starts(None))
+        view = read_status(client)
+        _show(view, as_json, wide, calendars, at, starts(view))
     else:
         _watch(client, interval, refreshes, as_json, wide, starts)
 
@@ -126,13 +127,15 @@ Starts = Callable[[QueueStatus | None], "Forecast | None"]
 def _starts(
     client: QueueClient, org: Organisation | None, no_forecast: bool, arrivals: bool | None
 ) -> Starts:
-    """The forecast of each refresh (``None`` with ``--no-forecast``)."""
+    """The forecast of each refresh (``None`` with ``--no-forecast``), from the jobs the
+    refresh listed (not listed twice)."""
 
-    def starts(_: QueueStatus | None) -> Forecast | None:
+    def starts(view: QueueStatus | None) -> Forecast | None:
         if no_forecast:
             return None
         now = queue_now(client.endpoint_url).timestamp()
-        return client.forecast(now_s=now, org=org, arrivals=arrivals)
+        active = view.jobs if view is not None else None
+        return client.forecast(now_s=now, org=org, arrivals=arrivals, active=active)
 
     return starts
 

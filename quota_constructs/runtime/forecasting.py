@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -152,13 +152,18 @@ def read_queue_state(
     now_s: float | None = None,
     org: Organisation | None = None,
     history_jobs: int = HISTORY_JOBS,
+    active: Sequence[JobSummary] | None = None,
 ) -> QueueState:
-    """The queue as the forecast sees it now (see the module docstring for the calls)."""
+    """The queue as the forecast sees it now (see the module docstring for the calls).
+
+    ``active``: the queue's active jobs when the caller has just listed them (every active
+    status of the whole queue, as :func:`~.jobs.active_jobs` orders them): not listed again."""
     spec = client.spec()
     limits = time_limits_from_api(client.queue_detail().get("jobStateTimeLimitActions"))
-    active = [
-        job for status in ACTIVE_STATUSES for page in client.list_pages(status) for job in page
-    ]
+    if active is None:
+        active = [
+            job for status in ACTIVE_STATUSES for page in client.list_pages(status) for job in page
+        ]
     running: list[LiveJob] = []
     waiting: list[LiveJob] = []
     for summary in active:

@@ -7,7 +7,7 @@ milliseconds and become timezone-aware :class:`datetime` objects.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -128,6 +128,12 @@ class JobDetails(JobSummary):
             tags=dict(data.get("tags") or {}),
             payload=data.get("serviceRequestPayload"),
         )
+
+
+def active_jobs(listed: Sequence[JobSummary]) -> list[JobSummary]:
+    """The active jobs of a listing of every active status, in :data:`ACTIVE_STATUSES` order
+    (then the listed order): as the forecast lists them itself."""
+    return [job for status in ACTIVE_STATUSES for job in listed if job.status is status]
 
 
 def _summary_fields(data: Mapping[str, Any]) -> dict[str, Any]:

@@ -86,7 +86,7 @@ from quota_constructs.runtime.training_plans import plan_overflow as _plan_overf
 from quota_constructs.runtime.waiting import Transition, Until, Waiter, WaitResult, WaitTarget
 
 if TYPE_CHECKING:  # the forecast runs the scheduling core: imported only when asked for
-    from quota_constructs.forecast import ArrivalModel, Forecast, WhatIf
+    from quota_constructs.forecast import ArrivalModel, Forecast, QueueState, WhatIf
 
 FORECAST_HORIZON_S = 7 * 86400.0
 """How far ahead :meth:`QueueClient.forecast` looks by default (the forecast's own default)."""
@@ -777,25 +777,45 @@ class QueueClient:
         horizon_s: float = FORECAST_HORIZON_S,
         seed: int = 0,
         arrivals: ArrivalModel | bool | None = None,
+        active: Sequence[JobSummary] | None = None,
+        state: QueueState | None = None,
     ) -> Forecast:
         """When each waiting job of the queue starts: median and 90th percentile, what it
         waits on, whom it preempts (docs/runtime.md, "Forecasts").
 
-        Reads the queue (:func:`~.forecasting.read_queue_state`: one list call per status
-        page, one describe per active job, the newest finished jobs as run history) and runs
-        the scheduling core forward ``samples`` times with sampled run times, up to
-        ``horizon_s`` seconds, deterministically for ``seed``. ``now_s``: the queue's clock
-        (epoch seconds; default this machine's, an emulator's own clock may differ); ``org``:
-        the organisation file's calendars, plans and priority caps (the API has none of them);
-        ``arrivals``: jobs that may arrive meanwhile (default ``None``, "auto": each share's
-        past whole days where the history holds one; ``True`` forces it on, ``False`` off;
-        :data:`quota_constructs.forecast.engine.Arrivals`).
+        Reads the queue (:meth:`queue_state`) and runs the scheduling core forward ``samples``
+        times with sampled run times, up to ``horizon_s`` seconds, deterministically for
+        ``seed``. ``now_s``, ``org``, ``active``: :meth:`queue_state`'s; ``arrivals``: jobs
+        that may arrive meanwhile (default ``None``, "auto": each share's past whole days where
+        the history holds one; ``True`` forces it on, ``False`` off;
+        :data:`quota_constructs.forecast.engine.Arrivals`); ``state``: a queue state already
+        read (then nothing is read).
         """
         from quota_constructs.forecast import forecast
+
+        if state is None:
+            state = self.queue_state(now_s=now_s, org=org, active=active)
+        return forecast(state, samples=samples, horizon_s=horizon_s, seed=seed, arrivals=arrivals)
+
+    def queue_state(
+        self,
+        *,
+        now_s: float | None = None,
+        org: Organisation | None = None,
+        active: Sequence[JobSummary] | None = None,
+    ) -> QueueState:
+        """The queue as the forecast sees it (:func:`~.forecasting.read_queue_state`): one
+        list call per status page, one ``DescribeServiceJob`` per active job (the list tells
+        no priority, ``MaxRuntimeInSeconds``, hint tag or preemption retries), the newest
+        finished jobs as run history. ``now_s``: the queue's clock (epoch seconds; default this
+        machine's, an emulator's own clock may differ); ``org``: the organisation file's
+        calendars, plans and priority caps (the API has none of them); ``active``: the active
+        jobs of the whole queue when just listed (:func:`~.jobs.active_jobs`), not
+        listed again.
+        """
         from quota_constructs.runtime.forecasting import read_queue_state
 
-        state = read_queue_state(self, now_s=now_s, org=org)
-        return forecast(state, samples=samples, horizon_s=horizon_s, seed=seed, arrivals=arrivals)
+        return read_queue_state(self, now_s=now_s, org=org, active=active)
 
     def what_if(
         self,
@@ -816,7 +836,7 @@ class QueueClient:
         other reason than its instances (a bad payload, name or tag).
         """
         from quota_constructs.forecast import WHAT_IF_ID, LiveJob, runtime_hint, what_if
-        from quota_constructs.runtime.forecasting import max_runtime_of, read_queue_state
+        from quota_constructs.runtime.forecasting import max_runtime_of
 
         sent, problems = self.prepare(submission)
         refused = [p for p in problems if not _demand_problem(p)]
@@ -833,7 +853,7 @@ class QueueClient:
             preemption_retries=sent.preemption_retries,
             retry_attempts=sent.retry_attempts,
         )
-        state = read_queue_state(self, now_s=now_s, org=org)
+        state = self.queue_state(now_s=now_s, org=org)
         return what_if(
             state, job, samples=samples, horizon_s=horizon_s, seed=seed, arrivals=arrivals
         )

@@ -103,6 +103,9 @@ class QueueStatus:
     api_calls: int = 0
     unattributed: Mapping[str, int] = field(default_factory=dict)
     """Borrowed instances per type that no lender's idle capacity accounts for."""
+    jobs: tuple[JobSummary, ...] = field(default=(), repr=False)
+    """The active jobs read (every active status, in :data:`ACTIVE_STATUSES` order): the
+    forecast of the same refresh reads these instead of listing them again."""
 
     def row(self, share: str, instance_type: str) -> ShareStatus:
         """The row of ``share`` and ``instance_type``; ``KeyError`` if there is none."""
@@ -165,7 +168,7 @@ def derive_status(
             rows.append(row)
     rows = _with_jobs(rows, shares, jobs)
     rows = _with_heads(rows, shares, snapshot, by_id)
-    return QueueStatus(queue, read_at, tuple(rows), api_calls, unattributed)
+    return QueueStatus(queue, read_at, tuple(rows), api_calls, unattributed, tuple(jobs))
 
 
 # --- loans: who borrows from whom (derived) ---------------------------------------------------

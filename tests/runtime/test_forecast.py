@@ -20,6 +20,7 @@ from quota_constructs.local.testing import EmulatorServer
 from quota_constructs.model import JobQueueSpec, QuotaConfigError, QuotaShareSpec, SharingStrategy
 from quota_constructs.runtime import JobDetails, JobStatus, JobSubmission, JobSummary, QueueClient
 from quota_constructs.runtime.forecasting import read_queue_state
+from quota_constructs.runtime.jobs import ACTIVE_STATUSES, active_jobs
 from tests.runtime.helpers import BUILDER, jobs, last_monday, runs_for, training_job
 
 GPU = "ml.g5.xlarge"
@@ -156,6 +157,25 @@ def test_forecast_covers_every_waiting_job(busy) -> None:
     p1 = result.jobs[ids["qs1-p1"]]
     assert p1.p50_s is not None and p1.runtime_source == "hint"
     assert p1.start_json() == {"p50": round(p1.p50_s, 1), "p90": round(p1.p90_s or 0, 1)}
+
+
+def test_a_forecast_from_jobs_just_listed_lists_only_the_history_and_answers_the_same(
+    busy,
+) -> None:
+    emu, client, _ = busy
+    listed_statuses: list[str] = []
+    client.batch.meta.events.register(
+        "before-parameter-build.batch.ListServiceJobs",
+        lambda params, **_: listed_statuses.append(params["jobStatus"]),
+    )
+    own = client.forecast(now_s=now_of(emu))
+    assert {s for s in listed_statuses if JobStatus(s) in ACTIVE_STATUSES}
+    listed_statuses.clear()
+    reordered = client.list(statuses=list(reversed(ACTIVE_STATUSES)))
+    listed_statuses.clear()
+    reused = client.forecast(now_s=now_of(emu), active=active_jobs(reordered))
+    assert listed_statuses == ["SUCCEEDED", "FAILED"]  # the history only
+    assert reused == own
 
 
 def test_what_if_cli_json_and_exit_codes(busy) -> None:
