@@ -2,7 +2,7 @@
 
 Run: ``.venv/bin/python tools/forecast_backtest_http.py [--teams stacks/teams/research.yaml]
 [--org stacks/orgs/research.yaml] [--days 7] [--seeds 101 102 103] [--every 1] [--samples 60]
-[--arrivals off on] [--slack-s S] [--compare] [--json]``.
+[--arrivals off auto on] [--slack-s S] [--compare] [--json]``.
 
 For each seed, a ``--days`` workload of the teams' profiles is generated (the advisor's
 generator) and replayed on an emulator serving the organisation over HTTP, in this process, on
@@ -60,7 +60,7 @@ from quota_constructs.runtime.jobs import ACTIVE_STATUSES
 from quota_constructs.scheduling import JobRequest, Scheduler, SchedulerOptions
 
 ROOT = Path(__file__).resolve().parent.parent
-ARRIVAL_MODES: Mapping[str, bool] = {"off": False, "on": True}
+ARRIVAL_MODES: Mapping[str, bool | None] = {"off": False, "auto": None, "on": True}
 """``--arrivals`` values and what they pass to ``QueueClient.forecast(arrivals=...)``."""
 LABELS = {"off": "no arrival model", "on": "arrival model"}
 IMAGE = "123456789012.dkr.ecr.us-east-1.amazonaws.com/train:1"
@@ -316,8 +316,8 @@ def _parser() -> argparse.ArgumentParser:
         "--arrivals",
         nargs="+",
         choices=sorted(ARRIVAL_MODES),
-        default=["off", "on"],
-        help="forecast once per mode: off (no arrival model), on (arrivals=True)",
+        default=["off", "auto"],
+        help="forecast once per mode: off (no arrival model), auto (the default), on (forced)",
     )
     parser.add_argument(
         "--slack-s",
@@ -427,7 +427,7 @@ def _run_seed(
             every=args.every,
             samples=args.samples,
             seed=seed,
-            arrivals=ARRIVAL_MODES[mode],
+            arrivals=mode,
         )
         run.local.setdefault(mode, []).extend(local.predictions)
     run.cpu_s["comparison"] = run.cpu_s.get("comparison", 0.0) + time.process_time() - started

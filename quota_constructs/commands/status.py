@@ -40,8 +40,8 @@ from quota_constructs.commands._forecast import (
     ArrivalsOpt,
     NoForecastOpt,
     caveats_json,
-    print_caveats,
     organisation_of,
+    print_caveats,
     start_text,
 )
 from quota_constructs.commands._tables import fitted_table

@@ -29,11 +29,12 @@ import random
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime, timedelta
 
 from quota_constructs.forecast.arrivals import ArrivalModel
 from quota_constructs.forecast.inputs import LiveJob, QueueState
 from quota_constructs.forecast.runtimes import MIN_RUNS, RunTimeModel, Sampler
-from quota_constructs.model import JobQueueSpec, JobStatus, ShareState
+from quota_constructs.model import JobQueueSpec, JobStatus, QuotaShareSpec, ShareState
 from quota_constructs.scheduling import (
     JSTLA_REASON,
     EventKind,
@@ -325,6 +326,23 @@ def never_reason(
             f"priority {job.priority} is above team {job.share}'s cap of {cap} "
             "(access.max_priority): the submit would be denied"
         )
+    capacity = ""
+    for settings in _settings_ahead(state, queue, job.share):
+        capacity = _capacity_never(settings, job)
+        if not capacity:  # some setting in force within a week lets it run
+            break
+    if capacity:
+        return capacity
+    ended = _ended_plan(state, job)
+    if ended:
+        return ended
+    se = state.service_environment if not state.plans else None
+    why = queue.infeasibility(job.share, job.demand, service_environment=se)
+    return why or ""
+
+
+def _capacity_never(queue: JobQueueSpec, job: LiveJob) -> str:
+    """Why ``job`` never fits its share's capacity in ``queue`` ("" when it fits)."""
     for itype, count in job.demand.items():
         usable = queue.max_usable(job.share, itype)
         if queue.share(job.share).limit(itype) == 0 and usable == 0:
@@ -334,12 +352,25 @@ def never_reason(
                 f"{count} x {itype} is more than quota share {job.share} can ever use "
                 f"({usable}, borrowing included)"
             )
-    ended = _ended_plan(state, job)
-    if ended:
-        return ended
-    se = state.service_environment if not state.plans else None
-    why = queue.infeasibility(job.share, job.demand, service_environment=se)
-    return why or ""
+    return ""
+
+
+def _settings_ahead(state: QueueState, queue: JobQueueSpec, share: str) -> list[JobQueueSpec]:
+    """``queue`` now, then with each setting the share's calendar puts in force within a week
+    (a job that fits none of them never runs; one that fits a window waits for it)."""
+    calendar = state.calendars.get(share)
+    if calendar is None:
+        return [queue]
+    base = queue.share(share)
+    now = datetime.fromtimestamp(state.now_s, UTC)
+    found = [replace(queue, shares=tuple(_swap(queue.shares, calendar.in_force(base, now))))]
+    for change in calendar.changes(base, now, now + timedelta(days=7)):
+        found.append(replace(queue, shares=tuple(_swap(queue.shares, change.settings))))
+    return found
+
+
+def _swap(shares: Sequence[QuotaShareSpec], settings: QuotaShareSpec) -> list[QuotaShareSpec]:
+    return [settings if s.name == settings.name else s for s in shares]
 
 
 def _never_reasons(

@@ -18,13 +18,14 @@ import json
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from botocore.exceptions import ClientError
 
 from quota_constructs.api_shapes import SAGEMAKER_DEFAULT_MAX_RUNTIME_S, time_limits_from_api
 from quota_constructs.forecast import LiveJob, PastRun, QueueState, runtime_hint
-from quota_constructs.model import JobQueueSpec, Organisation
+from quota_constructs.model import JobQueueSpec, Organisation, QuotaShareSpec
 from quota_constructs.runtime.jobs import ACTIVE_STATUSES, JobDetails, JobStatus, JobSummary
 
 HISTORY_JOBS = 2000
@@ -146,6 +147,25 @@ def read_history(client: JobSource, limit: int = HISTORY_JOBS) -> list[PastRun]:
     return runs
 
 
+def own_settings(
+    shares: Sequence[QuotaShareSpec], org: Organisation | None, now_s: float
+) -> tuple[QuotaShareSpec, ...]:
+    """The live shares with their own settings where a calendar of ``org`` has put a window's
+    in force now (read during a window, a share shows the window's: the forecast's timetable
+    starts from the share's own, as the emulator's does)."""
+    if org is None:
+        return tuple(shares)
+    when = datetime.fromtimestamp(now_s, UTC)
+    declared = {s.name: s for s in org.queue.shares}
+    found = []
+    for live in shares:
+        calendar, base = org.calendars.get(live.name), declared.get(live.name)
+        if calendar is not None and base is not None:
+            live = calendar.as_deployed(live, base, when)
+        found.append(live)
+    return tuple(found)
+
+
 def read_queue_state(
     client: JobSource,
     *,
@@ -170,9 +190,10 @@ def read_queue_state(
         job = live_job(_described(client, summary), summary.capacity_usage)
         (waiting if summary.status in WAITING else running).append(job)
     extras = OrganisationExtras.of(org)
+    now = time.time() if now_s is None else now_s
     return QueueState(
-        now_s=time.time() if now_s is None else now_s,
-        shares=tuple(spec.shares),
+        now_s=now,
+        shares=own_settings(spec.shares, org, now),
         running=tuple(running),
         waiting=tuple(waiting),
         history=tuple(read_history(client, history_jobs)),

@@ -534,3 +534,27 @@ def test_a_short_history_foresees_no_arrivals_by_default_and_names_the_shares(bu
     )
     assert code == 0, err
     assert "jobs submitted after now are not foreseen (no arrival model)" in err
+
+
+def test_a_job_read_during_a_calendar_window_waits_for_its_end_as_it_does(tmp_path: Path) -> None:
+    """Read between 01:00 and 06:00, QS1 shows its RESERVE window (no borrowing): its 2-GPU
+    job does not fit the window, but does fit QS1's own settings from 06:00. Given the
+    calendar, the forecast starts from QS1's own settings, says it waits (not never) until
+    the window's end, and the job starts then."""
+    org = tmp_path / "window.yaml"
+    org.write_text(LIMITED_ORG.replace("job_queue:\n  runnable_timeout_minutes: 10\n", ""))
+    with EmulatorServer(org_files=[org], start_epoch=START) as emu:
+        client = emulator_client(emu)
+        emu.advance(2 * 3600)  # Monday 02:00, inside the window
+        waiting = raw_submit(client, "wide", "QS1", 2)
+        emu.advance(5)
+        asked = emu.now
+        found = client.forecast(now_s=now_of(emu), org=load_organisation(org)).jobs[waiting]
+        assert not found.never, found.reason
+        assert found.p10_s is not None and found.p90_s is not None
+        assert 4 * 3600 - 60 <= found.p10_s <= found.p90_s <= 4 * 3600 + 60
+        emu.advance(4 * 3600 + 120)
+        started = client.describe(waiting).scheduled_at
+        assert started is not None
+        waited = started.timestamp() - (START + asked)
+        assert found.p10_s - 30 <= waited <= found.p90_s + 30
