@@ -87,7 +87,9 @@ def test_why_json_is_the_explanation(emulator: EmulatorServer) -> None:
     code, out, _ = local("why", ids["p1"], "--endpoint-url", emulator.endpoint_url, "--json")
     answer = json.loads(out)
     forecast = answer.pop("forecast")
+    caveats = answer.pop("forecastCaveats")
     assert code == 0 and answer == emulator.explain(ids["p1"])
+    assert any("not foreseen" in c for c in caveats)
     assert forecast["jobName"] == "qs1-p1" and forecast["forecastStartS"]["p50"] > 0
 
 
