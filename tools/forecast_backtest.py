@@ -31,7 +31,13 @@ from quota_constructs.advisor.profiles import load_teams
 from quota_constructs.advisor.workload import generate_workload
 from quota_constructs.config import load_organisation
 from quota_constructs.forecast.arrivals import METHODS
-from quota_constructs.forecast.backtest import ARRIVALS, Coverage, Prediction, backtest
+from quota_constructs.forecast.backtest import (
+    ARRIVALS,
+    Coverage,
+    Prediction,
+    backtest,
+    coverage_table,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -77,16 +83,7 @@ def main() -> None:
         cpu = time.process_time() - started
         report[label] = {name: c.as_json() for name, c in rows.items()}
         if not args.json:
-            print(f"\n{label} ({len(found)} forecasts, {cpu:.0f} CPU-s)")
-            print(
-                f"{'share':16s} {'jobs':>5s} {'p10-p90':>8s} {'<=p90':>6s} "
-                f"{'median err':>11s} {'naive err':>10s}"
-            )
-            for name, c in rows.items():
-                print(
-                    f"{name:16s} {c.jobs:5d} {c.interval:8.1%} {c.below_p90:6.1%} "
-                    f"{c.median_error_s / 60:9.1f} m {c.naive_median_error_s / 60:8.1f} m"
-                )
+            print(coverage_table(f"{label} ({len(found)} forecasts, {cpu:.0f} CPU-s)", rows))
     if args.json:
         print(json.dumps(report, indent=2))
 

@@ -48,6 +48,8 @@ from quota_constructs.forecast.backtest import (
     Prediction,
     _first_start,
     backtest,
+    coverage_table,
+    job_request,
     naive,
     queue_state,
 )
@@ -57,7 +59,7 @@ from quota_constructs.model import Organisation, Problem, QuotaConfigError
 from quota_constructs.runtime import QueueClient, TrainingJob
 from quota_constructs.runtime.adopt import job_record
 from quota_constructs.runtime.jobs import ACTIVE_STATUSES
-from quota_constructs.scheduling import JobRequest, Scheduler, SchedulerOptions
+from quota_constructs.scheduling import Scheduler, SchedulerOptions
 
 ROOT = Path(__file__).resolve().parent.parent
 ARRIVAL_MODES: Mapping[str, bool | None] = {"off": False, "auto": None, "on": True}
@@ -265,15 +267,7 @@ def core_waits(
     ordered = sorted(jobs, key=lambda j: j.submit_time_s)
     for index, item in enumerate(ordered):
         sched.advance(item.submit_time_s)
-        request = JobRequest(
-            job_name=f"{item.share}-{index}",
-            share_name=item.share,
-            demand={item.instance_type: item.instance_count},
-            duration_s=item.duration_s,
-            priority=item.priority,
-            job_id=f"job-{index:06d}",
-        )
-        sched.submit(request, now=item.submit_time_s)
+        sched.submit(job_request(item, index), now=item.submit_time_s)
     sched.run_until_idle()
     return [
         _first_start(sched.job(f"job-{index:06d}")) - item.submit_time_s
@@ -359,19 +353,6 @@ def agreement(mine: Sequence[float], other: Sequence[float]) -> dict[str, object
         "startedInOneOnly": len(deltas) - len(finite),
         "largestDeltasS": sorted((round(d, 1) for d in finite), key=abs, reverse=True)[:3],
     }
-
-
-def _table(title: str, rows: Mapping[str, Coverage]) -> None:
-    print(f"\n{title}")
-    print(
-        f"{'share':16s} {'jobs':>5s} {'p10-p90':>8s} {'<=p90':>6s} "
-        f"{'median err':>11s} {'naive err':>10s}"
-    )
-    for name, c in rows.items():
-        print(
-            f"{name:16s} {c.jobs:5d} {c.interval:8.1%} {c.below_p90:6.1%} "
-            f"{c.median_error_s / 60:9.1f} m {c.naive_median_error_s / 60:8.1f} m"
-        )
 
 
 @dataclass
@@ -495,14 +476,16 @@ def _print(args: argparse.Namespace, run: _Run, report: Mapping[str, object]) ->
         f"included); a start within {run.slack_s:g} s of the interval counts as in it"
     )
     for mode in args.arrivals:
-        _table(f"over HTTP, {LABELS[mode]}", _rows(run.http[mode], run.slack_s))
+        print(coverage_table(f"over HTTP, {LABELS[mode]}", _rows(run.http[mode], run.slack_s)))
         exact = Coverage.of(run.http[mode])
         print(
             f"{'overall, no slack':16s} {exact.jobs:5d} {exact.interval:8.1%} "
             f"{exact.below_p90:6.1%}"
         )
         if args.compare:
-            _table(f"in-process backtest, {LABELS[mode]}", _rows(run.local[mode], 0.0))
+            print(
+                coverage_table(f"in-process backtest, {LABELS[mode]}", _rows(run.local[mode], 0.0))
+            )
     if args.compare:
         print("\nactual starts (first placement), the emulator's against:")
         against = report["actual starts, emulator against"]

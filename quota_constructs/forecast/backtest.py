@@ -145,15 +145,8 @@ def backtest(
     for index, item in enumerate(ordered):
         t = item.submit_time_s
         sched.advance(t)
-        job_id = f"job-{index:06d}"
-        request = JobRequest(
-            job_name=f"{item.share}-{index}",
-            share_name=item.share,
-            demand={item.instance_type: item.instance_count},
-            duration_s=item.duration_s,
-            priority=item.priority,
-            job_id=job_id,
-        )
+        request = job_request(item, index)
+        job_id = request.job_id or ""
         if t >= warmup_s and index % every == 0:
             state = queue_state(sched, queue, t, known_priorities=known_priorities)
             live = LiveJob(job_id, request.job_name, item.share, request.demand, item.priority)
@@ -181,6 +174,34 @@ def backtest(
     shares = sorted({p.share for p in predictions})
     per_share = {s: Coverage.of([p for p in predictions if p.share == s]) for s in shares}
     return BacktestResult(predictions, per_share)
+
+
+def job_request(item: WorkloadItem, index: int) -> JobRequest:
+    """The core's request of the ``index``-th job of a workload in submit order (its id
+    ``job-NNNNNN``, the same in every replay)."""
+    return JobRequest(
+        job_name=f"{item.share}-{index}",
+        share_name=item.share,
+        demand={item.instance_type: item.instance_count},
+        duration_s=item.duration_s,
+        priority=item.priority,
+        job_id=f"job-{index:06d}",
+    )
+
+
+def coverage_table(title: str, rows: Mapping[str, Coverage]) -> str:
+    """``rows`` as the backtest commands print them: per share, coverage and median errors."""
+    lines = [
+        f"\n{title}",
+        f"{'share':16s} {'jobs':>5s} {'p10-p90':>8s} {'<=p90':>6s} "
+        f"{'median err':>11s} {'naive err':>10s}",
+    ]
+    for name, c in rows.items():
+        lines.append(
+            f"{name:16s} {c.jobs:5d} {c.interval:8.1%} {c.below_p90:6.1%} "
+            f"{c.median_error_s / 60:9.1f} m {c.naive_median_error_s / 60:8.1f} m"
+        )
+    return "\n".join(lines)
 
 
 def _first_start(job: Job) -> float:
