@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
@@ -34,7 +34,13 @@ from datetime import UTC, datetime, timedelta
 from quota_constructs.forecast.arrivals import ArrivalModel
 from quota_constructs.forecast.inputs import LiveJob, QueueState
 from quota_constructs.forecast.runtimes import MIN_RUNS, RunTimeModel, Sampler
-from quota_constructs.model import JobQueueSpec, JobStatus, QuotaShareSpec, ShareState
+from quota_constructs.model import (
+    JobQueueSpec,
+    JobStatus,
+    QuotaShareSpec,
+    ShareState,
+    scheduled_changes,
+)
 from quota_constructs.scheduling import (
     JSTLA_REASON,
     EventKind,
@@ -326,19 +332,23 @@ def never_reason(
             f"priority {job.priority} is above team {job.share}'s cap of {cap} "
             "(access.max_priority): the submit would be denied"
         )
-    capacity = ""
-    for settings in _settings_ahead(state, queue, job.share):
-        capacity = _capacity_never(settings, job)
-        if not capacity:  # some setting in force within a week lets it run
-            break
+    reasons = (_never_in(state, settings, job) for settings in _settings_ahead(state, queue))
+    now = next(reasons)
+    if not now or any(not later for later in reasons):  # some setting of the week fits
+        return ""
+    return now
+
+
+def _never_in(state: QueueState, queue: JobQueueSpec, job: LiveJob) -> str:
+    """Why ``job`` cannot run while ``queue``'s settings are in force ("" when it can)."""
+    capacity = _capacity_never(queue, job)
     if capacity:
         return capacity
     ended = _ended_plan(state, job)
     if ended:
         return ended
     se = state.service_environment if not state.plans else None
-    why = queue.infeasibility(job.share, job.demand, service_environment=se)
-    return why or ""
+    return queue.infeasibility(job.share, job.demand, service_environment=se) or ""
 
 
 def _capacity_never(queue: JobQueueSpec, job: LiveJob) -> str:
@@ -355,22 +365,36 @@ def _capacity_never(queue: JobQueueSpec, job: LiveJob) -> str:
     return ""
 
 
-def _settings_ahead(state: QueueState, queue: JobQueueSpec, share: str) -> list[JobQueueSpec]:
-    """``queue`` now, then with each setting the share's calendar puts in force within a week
-    (a job that fits none of them never runs; one that fits a window waits for it)."""
-    calendar = state.calendars.get(share)
-    if calendar is None:
-        return [queue]
-    base = queue.share(share)
+def _settings_ahead(state: QueueState, queue: JobQueueSpec) -> Iterator[JobQueueSpec]:
+    """``queue`` with every share's settings in force now, then at each moment within a week
+    at which any share's calendar changes them (the changes of one moment together): every
+    combination of settings the queue goes through, lenders' included. A job that fits none
+    of them never runs; one that fits some waits for it. Calendars repeat weekly, so a week
+    holds them all. Lazy: most jobs fit the first."""
+    if not state.calendars:
+        yield queue
+        return
     now = datetime.fromtimestamp(state.now_s, UTC)
-    found = [replace(queue, shares=tuple(_swap(queue.shares, calendar.in_force(base, now))))]
-    for change in calendar.changes(base, now, now + timedelta(days=7)):
-        found.append(replace(queue, shares=tuple(_swap(queue.shares, change.settings))))
-    return found
+    shares = {
+        s.name: (c.in_force(s, now) if (c := state.calendars.get(s.name)) else s)
+        for s in queue.shares
+    }
+    yield replace(queue, shares=tuple(shares.values()))
+    changes = scheduled_changes(state.calendars, queue.shares, now, now + timedelta(days=7))
+    seen = {_sharing(shares.values())}
+    for index, change in enumerate(changes):
+        shares[change.settings.name] = change.settings
+        if index + 1 < len(changes) and changes[index + 1].time == change.time:
+            continue  # the same moment: not a setting the queue is ever in
+        key = _sharing(shares.values())
+        if key not in seen:
+            seen.add(key)
+            yield replace(queue, shares=tuple(shares.values()))
 
 
-def _swap(shares: Sequence[QuotaShareSpec], settings: QuotaShareSpec) -> list[QuotaShareSpec]:
-    return [settings if s.name == settings.name else s for s in shares]
+def _sharing(shares: Iterable[QuotaShareSpec]) -> tuple[tuple[str, object, object], ...]:
+    """What of the shares' settings decides where a job fits (a calendar changes no capacity)."""
+    return tuple((s.name, s.strategy, s.effective_borrow_limit) for s in shares)
 
 
 def _never_reasons(

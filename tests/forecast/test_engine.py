@@ -100,6 +100,68 @@ def test_a_calendar_that_opens_borrowing_inside_the_horizon_starts_the_job_then(
     assert without.p50_s is not None and without.p50_s > 24 * HOUR
 
 
+def lending_week(**windows: ShareWindow) -> QueueState:
+    """Borrower b (LEND_AND_BORROW, 1 GPU of its own, borrowing unlimited) and lender a (1 GPU,
+    RESERVE unless its calendar says otherwise); Monday 00:00; calendars from ``windows``."""
+    specs = (
+        QuotaShareSpec("a", {GPU: 1}, SharingStrategy.RESERVE),
+        QuotaShareSpec("b", {GPU: 1}, SharingStrategy.LEND_AND_BORROW, borrow_limit=-1),
+    )
+    return QueueState(
+        now_s=MONDAY,
+        shares=specs,
+        calendars={name: ShareCalendar((w,)) for name, w in windows.items()},
+    )
+
+
+def test_a_job_that_fits_only_when_a_lender_lends_waits_for_its_window() -> None:
+    """b's 2-GPU job needs a's GPU; a lends only from 03:00 to 05:00: not never, it starts
+    at 03:00."""
+    state = lending_week(a=ShareWindow(("mon",), "03:00", "05:00", SharingStrategy.LEND))
+    answer = what_if(state, replace(job("x", "b", hint_s=HOUR), demand={GPU: 2}), samples=12)
+    assert answer.outcome == "waits", answer.reason
+    assert answer.job.p10_s == answer.job.p90_s == pytest.approx(3 * HOUR, abs=60)
+    without = what_if(replace(state, calendars={}), replace(job("x", "b"), demand={GPU: 2}))
+    assert without.outcome == "never"
+    assert "more than quota share b can ever use (1, borrowing included)" in without.reason
+
+
+def test_a_job_that_fits_only_in_windows_that_never_meet_is_never() -> None:
+    """a lends now, until 02:00, and b borrows only from 03:00 to 05:00: b's window with a's
+    setting of now would fit b's 2-GPU job, but the two never meet; they do when a lends
+    until 04:00."""
+    state = lending_week(
+        a=(lends := ShareWindow(("mon",), "00:00", "02:00", SharingStrategy.LEND)),
+        b=ShareWindow(("mon",), "03:00", "05:00", SharingStrategy.LEND_AND_BORROW, -1),
+    )
+    reserve = replace(state.shares[1], strategy=SharingStrategy.RESERVE, borrow_limit=None)
+    state = replace(state, shares=(state.shares[0], reserve))
+    wide = replace(job("x", "b", hint_s=HOUR), demand={GPU: 2})
+    answer = what_if(state, wide, samples=12)
+    assert answer.outcome == "never"
+    assert answer.reason == "2 x ml.g5.xlarge is more than quota share b can ever use " + (
+        "(1, borrowing included)"
+    )
+    meeting = {**state.calendars, "a": ShareCalendar((replace(lends, end="04:00"),))}
+    met = what_if(replace(state, calendars=meeting), wide, samples=12)
+    assert met.outcome == "waits", met.reason
+    assert met.job.p50_s == pytest.approx(3 * HOUR, abs=60)
+
+
+def test_changes_at_the_same_moment_are_one_setting() -> None:
+    """a stops lending at 05:00 exactly when b starts borrowing: the queue is never in a
+    setting where both hold, so b's 2-GPU job is never (b listed first: its change is taken
+    first)."""
+    state = lending_week(
+        a=ShareWindow(("mon",), "00:00", "05:00", SharingStrategy.LEND),
+        b=ShareWindow(("mon",), "05:00", "09:00", SharingStrategy.LEND_AND_BORROW, -1),
+    )
+    reserve = replace(state.shares[1], strategy=SharingStrategy.RESERVE, borrow_limit=None)
+    state = replace(state, shares=(reserve, state.shares[0]))
+    answer = what_if(state, replace(job("x", "b"), demand={GPU: 2}), samples=12)
+    assert answer.outcome == "never"
+
+
 def test_a_plan_starting_inside_the_horizon_starts_its_jobs_then() -> None:
     starts = datetime.fromtimestamp(MONDAY + 5 * HOUR, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     plan = TrainingPlanSpec("p5-june", P5, 2, starts, 24)

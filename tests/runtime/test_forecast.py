@@ -558,3 +558,79 @@ def test_a_job_read_during_a_calendar_window_waits_for_its_end_as_it_does(tmp_pa
         assert started is not None
         waited = started.timestamp() - (START + asked)
         assert found.p10_s - 30 <= waited <= found.p90_s + 30
+
+
+LENDER_WINDOW_ORG = """organisation: seed-demo
+shares:
+  - {name: QS1, capacity: {ml.g5.xlarge: 1}, strategy: LEND_AND_BORROW, borrow_limit: 200}
+  - name: QS2
+    capacity: {ml.g5.xlarge: 1}
+    strategy: RESERVE
+    schedule:
+      - {days: [mon], from: "01:00", to: "06:00", strategy: LEND}
+"""
+"""QS1 borrows, but QS2 lends only on Mondays from 01:00 to 06:00 (the emulator starts Monday
+00:00)."""
+
+
+def test_a_job_that_fits_only_while_a_lender_lends_waits_for_its_window_as_it_does(
+    tmp_path: Path,
+) -> None:
+    """QS1's 2-GPU job needs QS2's GPU, which QS2 lends only from 01:00: given the calendars,
+    the what-if says it waits (not never) until 01:00, and the job starts then; without them
+    (QS2 RESERVE, as read now) it says never."""
+    org = tmp_path / "lender.yaml"
+    org.write_text(LENDER_WINDOW_ORG)
+    with EmulatorServer(org_files=[org], start_epoch=START) as emu:
+        client = emulator_client(emu)
+        emu.advance(5)
+        wide = JobSubmission("wide", "QS1", training_job(count=2), tags=hinted(600))
+        answer = client.what_if(wide, now_s=now_of(emu), org=load_organisation(org))
+        assert answer.outcome == "waits", answer.reason
+        assert answer.job.p10_s is not None and answer.job.p90_s is not None
+        assert 3600 - 5 - 60 <= answer.job.p10_s <= answer.job.p90_s <= 3600 - 5 + 60
+        assert client.what_if(wide, now_s=now_of(emu)).outcome == "never"  # no calendars
+        asked = emu.now
+        job_id = raw_submit(client, "wide", "QS1", 2)
+        emu.advance(3600 + 120)
+        started = client.describe(job_id).scheduled_at
+        assert started is not None
+        waited = started.timestamp() - (START + asked)
+        assert answer.job.p10_s - 30 <= waited <= answer.job.p90_s + 30
+
+
+APART_ORG = """organisation: seed-demo
+shares:
+  - name: QS1
+    capacity: {ml.g5.xlarge: 1}
+    strategy: RESERVE
+    schedule:
+      - {days: [mon], from: "07:00", to: "09:00", strategy: LEND_AND_BORROW, borrow_limit: 200}
+  - name: QS2
+    capacity: {ml.g5.xlarge: 1}
+    strategy: LEND
+    schedule:
+      - {days: [mon], from: "06:00", to: "10:00", strategy: RESERVE}
+"""
+"""QS1 borrows only on Mondays from 07:00 to 09:00, and QS2, which lends otherwise, stops lending
+from 06:00 to 10:00 on Mondays: QS1 never borrows."""
+
+
+def test_a_job_that_fits_only_in_windows_that_never_meet_is_never_and_never_runs(
+    tmp_path: Path,
+) -> None:
+    """QS1's 2-GPU job fits QS1's borrowing window with QS2's own settings (LEND), but QS2 does
+    not lend in that window: the what-if says never, and the job, sent anyway, is still
+    RUNNABLE after the windows."""
+    org = tmp_path / "apart.yaml"
+    org.write_text(APART_ORG)
+    with EmulatorServer(org_files=[org], start_epoch=START) as emu:
+        client = emulator_client(emu)
+        emu.advance(2 * 3600)  # Monday 02:00: QS2 lends now, QS1 borrows only from 07:00
+        wide = JobSubmission("wide", "QS1", training_job(count=2), tags=hinted(600))
+        answer = client.what_if(wide, now_s=now_of(emu), org=load_organisation(org))
+        assert answer.outcome == "never"
+        assert "more than quota share QS1 can ever use" in answer.reason
+        job_id = raw_submit(client, "wide", "QS1", 2)
+        emu.advance(9 * 3600)  # Monday 11:00, past both windows
+        assert client.describe(job_id).status is JobStatus.RUNNABLE
