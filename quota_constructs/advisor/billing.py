@@ -14,13 +14,12 @@ from typing import Protocol
 
 from quota_constructs.advisor.simulate import (
     HOUR_S,
-    SIMULATION_START,
     SimulationOptions,
     on_simulated_clocks,
     simulated_jobs,
 )
 from quota_constructs.advisor.workload import WorkloadJob
-from quota_constructs.model import Organisation
+from quota_constructs.model import SIMULATION_START, Organisation
 from quota_constructs.model.cost import (
     Attempt,
     ChargeRule,

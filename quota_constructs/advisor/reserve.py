@@ -25,7 +25,6 @@ from dataclasses import dataclass, replace
 from quota_constructs.advisor.billing import attempts_from_jobs
 from quota_constructs.advisor.profiles import TeamsFile
 from quota_constructs.advisor.simulate import (
-    SIMULATION_START,
     SimulationOptions,
     on_simulated_clocks,
 )
@@ -39,6 +38,7 @@ from quota_constructs.advisor.targets import (
 from quota_constructs.advisor.weeks import simulate_weeks
 from quota_constructs.advisor.workload import WorkloadJob
 from quota_constructs.model import (
+    SIMULATION_START,
     Organisation,
     Problem,
     QuotaConfigError,

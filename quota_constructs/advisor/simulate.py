@@ -24,7 +24,6 @@ import math
 from array import array
 from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
 from operator import attrgetter, itemgetter
 from typing import TypeVar
 
@@ -34,6 +33,7 @@ from quota_constructs.advisor.workload import WorkloadError, WorkloadJob
 from quota_constructs.model import (
     DEFAULT_TIMEZONE,
     PLAN_STOP_BEFORE_END_S,
+    SIMULATION_START,
     JobQueueSpec,
     Organisation,
     Problem,
@@ -55,9 +55,6 @@ from quota_constructs.scheduling import (
 from quota_constructs.scheduling.records import UsageLog
 
 HOUR_S = 3600.0
-SIMULATION_START = datetime(2024, 1, 1, tzinfo=UTC)
-"""What simulated time 0 is to share calendars: a Monday, 00:00 (as for workloads), in each
-calendar's own time zone (:func:`on_simulated_clock`)."""
 PROGRESS_EVERY = 1024
 """Virtual-time instants between two progress calls."""
 BILLED_STARTUP_S = 120.0

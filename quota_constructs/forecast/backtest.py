@@ -27,13 +27,14 @@ from typing import Protocol
 from quota_constructs.forecast.arrivals import ArrivalModel
 from quota_constructs.forecast.engine import DEFAULT_HORIZON_S, what_if
 from quota_constructs.forecast.inputs import LiveJob, PastRun, QueueState
-from quota_constructs.model import JobQueueSpec, JobStatus
+from quota_constructs.model import SIMULATION_START, JobQueueSpec, JobStatus
 from quota_constructs.scheduling import Job, JobRequest, Scheduler
 
 ARRIVALS = ("auto", "on", "off")
 """How the backtest's forecasts foresee arrivals (``auto``: as the commands by default)."""
-EPOCH_S = 1_704_067_200.0
-"""Epoch seconds of workload time 0 (2024-01-01, a Monday, as the simulator's)."""
+EPOCH_S = SIMULATION_START.timestamp()
+"""Epoch seconds of workload time 0 (:data:`~quota_constructs.model.SIMULATION_START`, a Monday,
+the simulator's)."""
 
 
 class WorkloadItem(Protocol):

@@ -27,6 +27,11 @@ DAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 DEFAULT_TIMEZONE = "UTC"
 MAX_WINDOWS_PER_SHARE = 14
 """Most windows one share's calendar may have (stated bound: two per day)."""
+SIMULATION_START = datetime(2024, 1, 1, tzinfo=UTC)
+"""What simulated time 0 is (the simulator's, the advisor's workloads', the forecast backtest's):
+a Monday, 00:00, to share calendars in each calendar's own time zone
+(``advisor.simulate.on_simulated_clock``). One home for the advisor and the forecast, which may
+not import each other."""
 MINUTES_PER_DAY = 24 * 60
 MINUTES_PER_WEEK = 7 * MINUTES_PER_DAY
 TIME_BODY = r"(?:[01][0-9]|2[0-3]):[0-5][0-9]|24:00"

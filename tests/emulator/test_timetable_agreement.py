@@ -10,7 +10,6 @@ import boto3
 import pytest
 
 from quota_constructs.advisor.simulate import (
-    SIMULATION_START,
     SimulationOptions,
     simulated_scheduler,
 )
@@ -21,6 +20,7 @@ from quota_constructs.local.state.clock import VirtualClock
 from quota_constructs.local.state.job_service import DispatchMode
 from quota_constructs.local.testing import DUMMY_CREDENTIALS
 from quota_constructs.local.wire.server import start_server
+from quota_constructs.model import SIMULATION_START
 from quota_constructs.scheduling import CalendarFlip
 from tests.emulator.helpers import submit
 from tests.helpers import payload, runs_for
