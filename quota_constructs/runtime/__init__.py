@@ -39,6 +39,7 @@ from quota_constructs.runtime.payload import (
 )
 from quota_constructs.runtime.queue import (
     AmbiguousJobName,
+    ForecastOptions,
     JobHandle,
     JobNotFound,
     QueueClient,
@@ -63,6 +64,7 @@ __all__ = [
     "TERMINAL_STATUSES",
     "AmbiguousJobName",
     "Backoff",
+    "ForecastOptions",
     "JobDetails",
     "JobHandle",
     "JobNotFound",

@@ -68,13 +68,23 @@ class OrganisationExtras:
 
 
 def max_runtime_of(payload: str | None) -> float:
-    """``StoppingCondition.MaxRuntimeInSeconds`` of a payload (SageMaker's default without)."""
+    """``StoppingCondition.MaxRuntimeInSeconds`` of a payload as the API gives it (JSON text;
+    SageMaker's default without one)."""
     try:
-        value = (json.loads(payload or "{}").get("StoppingCondition") or {}).get(
-            "MaxRuntimeInSeconds"
-        )
-    except (ValueError, AttributeError):
-        value = None
+        parsed = json.loads(payload or "{}")
+    except ValueError:
+        parsed = None
+    return max_runtime_in(parsed)
+
+
+def max_runtime_in(payload: object) -> float:
+    """``StoppingCondition.MaxRuntimeInSeconds`` of a parsed payload (SageMaker's default
+    without one, or when the payload is not an object)."""
+    value = None
+    if isinstance(payload, dict):
+        condition = payload.get("StoppingCondition")
+        if isinstance(condition, dict):
+            value = condition.get("MaxRuntimeInSeconds")
     return (
         float(value)
         if isinstance(value, int | float) and value > 0

@@ -18,7 +18,7 @@ import json
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 import boto3
 from botocore.client import BaseClient
@@ -86,10 +86,35 @@ from quota_constructs.runtime.training_plans import plan_overflow as _plan_overf
 from quota_constructs.runtime.waiting import Transition, Until, Waiter, WaitResult, WaitTarget
 
 if TYPE_CHECKING:  # the forecast runs the scheduling core: imported only when asked for
-    from quota_constructs.forecast import ArrivalModel, Forecast, QueueState, WhatIf
+    from quota_constructs.forecast import Forecast, QueueState, WhatIf
+    from quota_constructs.forecast.engine import Arrivals
 
-FORECAST_HORIZON_S = 7 * 86400.0
-"""How far ahead :meth:`QueueClient.forecast` looks by default (the forecast's own default)."""
+
+class ForecastOptions(TypedDict, total=False):
+    """The options of :meth:`QueueClient.forecast` and :meth:`QueueClient.what_if`, given as
+    keywords (``client.forecast(seed=3)``) or as one record
+    (``client.forecast(**ForecastOptions(seed=3))``); an option left out takes the forecast's
+    default.
+
+    ``now_s``: the queue's clock (epoch seconds; default this machine's); ``org``: the
+    organisation file's calendars, plans and priority caps (the API has none of them);
+    ``samples``: runs of the core (default: from ``engine.JOB_BUDGET``); ``horizon_s``: how far
+    ahead (default 7 days); ``seed``: the random draws (default 0); ``arrivals``: jobs that may
+    arrive meanwhile (default ``None``, "auto": each share's past whole days where the history
+    holds one; ``True`` forces it on, ``False`` off;
+    :data:`quota_constructs.forecast.engine.Arrivals`).
+    """
+
+    now_s: float | None
+    org: Organisation | None
+    samples: int | None
+    horizon_s: float
+    seed: int
+    arrivals: Arrivals
+
+
+_READ_OPTIONS = ("now_s", "org")
+"""The :class:`ForecastOptions` that say how the queue is read; the others, how it is run."""
 TEAM_DEFAULT_PRIORITY = 0
 """``schedulingPriority`` sent for a team's share when none is given: the submitter policy's
 priority cap is a condition on ``batch:SchedulingPriority``, which a request without the key
@@ -771,31 +796,23 @@ class QueueClient:
     def forecast(
         self,
         *,
-        now_s: float | None = None,
-        org: Organisation | None = None,
-        samples: int | None = None,
-        horizon_s: float = FORECAST_HORIZON_S,
-        seed: int = 0,
-        arrivals: ArrivalModel | bool | None = None,
         active: Sequence[JobSummary] | None = None,
         state: QueueState | None = None,
+        **options: Unpack[ForecastOptions],
     ) -> Forecast:
         """When each waiting job of the queue starts: median and 90th percentile, what it
         waits on, whom it preempts (docs/runtime.md, "Forecasts").
 
-        Reads the queue (:meth:`queue_state`) and runs the scheduling core forward ``samples``
-        times with sampled run times, up to ``horizon_s`` seconds, deterministically for
-        ``seed``. ``now_s``, ``org``, ``active``: :meth:`queue_state`'s; ``arrivals``: jobs
-        that may arrive meanwhile (default ``None``, "auto": each share's past whole days where
-        the history holds one; ``True`` forces it on, ``False`` off;
-        :data:`quota_constructs.forecast.engine.Arrivals`); ``state``: a queue state already
-        read (then nothing is read).
+        Reads the queue (:meth:`queue_state`, with ``now_s``, ``org`` and ``active``) and runs
+        the scheduling core forward ``samples`` times with sampled run times, up to
+        ``horizon_s`` seconds, deterministically for ``seed`` (:class:`ForecastOptions`);
+        ``state``: a queue state already read (then nothing is read).
         """
         from quota_constructs.forecast import forecast
 
         if state is None:
-            state = self.queue_state(now_s=now_s, org=org, active=active)
-        return forecast(state, samples=samples, horizon_s=horizon_s, seed=seed, arrivals=arrivals)
+            state = self._read_state(options, active=active)
+        return forecast(state, **_run_options(options))
 
     def queue_state(
         self,
@@ -817,26 +834,17 @@ class QueueClient:
 
         return read_queue_state(self, now_s=now_s, org=org, active=active)
 
-    def what_if(
-        self,
-        submission: JobSubmission,
-        *,
-        now_s: float | None = None,
-        org: Organisation | None = None,
-        samples: int | None = None,
-        horizon_s: float = FORECAST_HORIZON_S,
-        seed: int = 0,
-        arrivals: ArrivalModel | bool | None = None,
-    ) -> WhatIf:
+    def what_if(self, submission: JobSubmission, **options: Unpack[ForecastOptions]) -> WhatIf:
         """What would happen if ``submission`` were submitted now, without submitting it:
         ``starts_now``, ``waits`` (with its start's median and 90th percentile) or ``never``
-        (with the reason), and which jobs its start preempts (:meth:`forecast`'s arguments).
+        (with the reason), and which jobs its start preempts (:meth:`forecast`'s
+        :class:`ForecastOptions`).
 
         Raises :class:`QuotaConfigError` for a submission the pre-submit checks refuse for any
         other reason than its instances (a bad payload, name or tag).
         """
         from quota_constructs.forecast import WHAT_IF_ID, LiveJob, runtime_hint, what_if
-        from quota_constructs.runtime.forecasting import max_runtime_of
+        from quota_constructs.runtime.forecasting import max_runtime_in
 
         sent, problems = self.prepare(submission)
         refused = [p for p in problems if not _demand_problem(p)]
@@ -848,15 +856,17 @@ class QueueClient:
             share=sent.share,
             demand=capacity_demand(payload),
             priority=sent.priority or 0,
-            max_runtime_s=max_runtime_of(json.dumps(payload)),
+            max_runtime_s=max_runtime_in(payload),
             hint_s=runtime_hint(sent.tags, strict=True),
             preemption_retries=sent.preemption_retries,
             retry_attempts=sent.retry_attempts,
         )
-        state = self.queue_state(now_s=now_s, org=org)
-        return what_if(
-            state, job, samples=samples, horizon_s=horizon_s, seed=seed, arrivals=arrivals
-        )
+        return what_if(self._read_state(options), job, **_run_options(options))
+
+    def _read_state(
+        self, options: ForecastOptions, *, active: Sequence[JobSummary] | None = None
+    ) -> QueueState:
+        return self.queue_state(now_s=options.get("now_s"), org=options.get("org"), active=active)
 
     # --- read -----------------------------------------------------------------------------
 
@@ -1145,3 +1155,8 @@ def _instances(submission: JobSubmission) -> int:
     except QuotaConfigError:
         return 1
     return demand.get(submission.instance_type or "", 1)
+
+
+def _run_options(options: ForecastOptions) -> dict[str, Any]:
+    """The forecast engine's keywords of ``options`` (those not about reading the queue)."""
+    return {key: value for key, value in options.items() if key not in _READ_OPTIONS}

@@ -18,8 +18,15 @@ from quota_constructs.config import load_organisation
 from quota_constructs.forecast import RUNTIME_HINT_TAG, WhatIf
 from quota_constructs.local.testing import EmulatorServer
 from quota_constructs.model import JobQueueSpec, QuotaConfigError, QuotaShareSpec, SharingStrategy
-from quota_constructs.runtime import JobDetails, JobStatus, JobSubmission, JobSummary, QueueClient
-from quota_constructs.runtime.forecasting import read_queue_state
+from quota_constructs.runtime import (
+    ForecastOptions,
+    JobDetails,
+    JobStatus,
+    JobSubmission,
+    JobSummary,
+    QueueClient,
+)
+from quota_constructs.runtime.forecasting import max_runtime_in, max_runtime_of, read_queue_state
 from quota_constructs.runtime.jobs import ACTIVE_STATUSES, active_jobs
 from tests.runtime.helpers import BUILDER, jobs, last_monday, runs_for, training_job
 
@@ -634,3 +641,34 @@ def test_a_job_that_fits_only_in_windows_that_never_meet_is_never_and_never_runs
         job_id = raw_submit(client, "wide", "QS1", 2)
         emu.advance(9 * 3600)  # Monday 11:00, past both windows
         assert client.describe(job_id).status is JobStatus.RUNNABLE
+
+
+def test_forecast_options_as_one_record_or_as_keywords_answer_alike(busy) -> None:
+    emu, client, _ = busy
+    options = ForecastOptions(now_s=now_of(emu), seed=3, samples=20, arrivals=False)
+    assert client.forecast(**options) == client.forecast(
+        now_s=now_of(emu), seed=3, samples=20, arrivals=False
+    )
+    probe = JobSubmission("probe", "QS3", training_job(), tags=hinted(600))
+    by_record = client.what_if(probe, **options)
+    assert by_record == client.what_if(probe, now_s=now_of(emu), seed=3, samples=20, arrivals=False)
+    assert (by_record.forecast.samples, by_record.forecast.seed) == (20, 3)
+    assert client.forecast(**options, horizon_s=60.0).horizon_s == 60.0
+
+
+@pytest.mark.parametrize(
+    ("payload", "seconds"),
+    [
+        ({"StoppingCondition": {"MaxRuntimeInSeconds": 7200}}, 7200.0),
+        ({"StoppingCondition": {"MaxRuntimeInSeconds": 0}}, 86400.0),
+        ({"StoppingCondition": ["not", "an", "object"]}, 86400.0),
+        ({}, 86400.0),
+        ([], 86400.0),
+    ],
+)
+def test_max_runtime_is_read_alike_from_a_payload_and_from_its_json(
+    payload: object, seconds: float
+) -> None:
+    """The what-if reads its payload as built; a described job's comes as JSON text."""
+    assert max_runtime_in(payload) == seconds
+    assert max_runtime_of(json.dumps(payload)) == seconds
