@@ -64,7 +64,12 @@ from quota_constructs.scheduling import Scheduler, SchedulerOptions
 ROOT = Path(__file__).resolve().parent.parent
 ARRIVAL_MODES: Mapping[str, bool | None] = {"off": False, "auto": None, "on": True}
 """``--arrivals`` values and what they pass to ``QueueClient.forecast(arrivals=...)``."""
-LABELS = {"off": "no arrival model", "on": "arrival model"}
+LABELS = {
+    "off": "no arrival model",
+    "auto": "arrival model auto (the default)",
+    "on": "arrival model forced on",
+}
+"""Each ``--arrivals`` mode's name in the report (one per :data:`ARRIVAL_MODES`)."""
 IMAGE = "123456789012.dkr.ecr.us-east-1.amazonaws.com/train:1"
 ROLE = "arn:aws:iam::123456789012:role/SageMakerRole"
 API_RESOLUTION_S = 0.001

@@ -132,3 +132,16 @@ def test_compare_scores_the_in_process_backtest_and_the_agreement(
     exact = against["core with calendars and the emulator's options"]
     assert exact["same"] + exact["laterBy1To3S"] == exact["jobs"]
     assert exact["laterByMore"] == exact["earlier"] == exact["startedInOneOnly"] == 0
+
+
+def test_every_arrivals_mode_is_reported(backtest_http: ModuleType, capsys) -> None:
+    """The default (``off auto``) and ``on`` each get their rows."""
+    args = ["--days", "2", "--seeds", "101", "--every", "10", "--samples", "12"]
+    assert backtest_http.main([*args, "--arrivals", "off", "auto", "on", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    for label in (
+        "no arrival model",
+        "arrival model auto (the default)",
+        "arrival model forced on",
+    ):
+        assert report[f"over HTTP, {label}"]["overall"]["jobs"] >= 3
