@@ -28,6 +28,8 @@ RUNTIME_HINT_TAG = "quota-expected-runtime-seconds"
 class LiveJob:
     """One job of the queue: waiting (``started_s`` ``None``) or holding capacity.
 
+    ``created_s``: its submit time, the order in which the forecast submits the waiting jobs
+    (ties keep the order the jobs are given in);
     ``max_runtime_s``: ``StoppingCondition.MaxRuntimeInSeconds`` (an upper bound of its run);
     ``hint_s``: its :data:`RUNTIME_HINT_TAG`; ``retry_attempts``: its ``retryStrategy``
     attempts (``None``: one attempt; more are not modelled, the forecast says so).
