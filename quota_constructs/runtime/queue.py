@@ -291,13 +291,25 @@ class QueueClient:
         self.backoff = backoff or Backoff()
         self._sagemaker: BaseClient | None = None
         self.batch = self._client("batch", self.retry)
-        self.submit_batch = self._client("batch", self.submit_retry)
+        self._submit_batch: BaseClient | None = None  # made on the first submit (lazy)
         self.limiter = RateLimiter(submit_rate, self.clock)
         self.team: str | None = None  # the share whose team role this client acts as
         self._spec: JobQueueSpec | None = None
         self._queue_detail: dict[str, Any] | None = None
         self._team_tags: dict[str, str | None] = {}  # share -> its team tag's value
         self._earlier_statuses: dict[str, JobStatus] = {}  # last status each wait saw
+
+    @property
+    def submit_batch(self) -> BaseClient:
+        """The Batch client submits go through (adaptive retries, ``submit_retry``); made on
+        first use, so a command that only reads never builds it."""
+        if self._submit_batch is None:
+            self._submit_batch = self._client("batch", self.submit_retry)
+        return self._submit_batch
+
+    @submit_batch.setter
+    def submit_batch(self, client: BaseClient) -> None:
+        self._submit_batch = client
 
     def _client(self, service: str, retry: RetryOptions) -> BaseClient:
         client = self.session.client(
