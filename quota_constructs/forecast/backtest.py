@@ -19,19 +19,22 @@ Only jobs submitted after ``warmup_s`` are forecast (the history has to exist fi
 from __future__ import annotations
 
 import math
+import random
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from quota_constructs.forecast.arrivals import ArrivalModel
+from quota_constructs.forecast.arrivals import Arrival, ArrivalModel
 from quota_constructs.forecast.engine import DEFAULT_HORIZON_S, what_if
 from quota_constructs.forecast.inputs import LiveJob, PastRun, QueueState
 from quota_constructs.model import SIMULATION_START, JobQueueSpec, JobStatus
 from quota_constructs.scheduling import Job, JobRequest, Scheduler
 
-ARRIVALS = ("auto", "on", "off")
-"""How the backtest's forecasts foresee arrivals (``auto``: as the commands by default)."""
+ARRIVALS = ("auto", "on", "off", "oracle")
+"""How the backtest's forecasts foresee arrivals (``auto``: as the commands by default;
+``oracle``: the workload's actual later submissions, with their run times and priorities, a
+measuring stick that separates arrival error from run-time error)."""
 EPOCH_S = SIMULATION_START.timestamp()
 """Epoch seconds of workload time 0 (:data:`~quota_constructs.model.SIMULATION_START`, a Monday,
 the simulator's)."""
@@ -151,11 +154,15 @@ def backtest(
         if t >= warmup_s and index % every == 0:
             state = queue_state(sched, queue, t, known_priorities=known_priorities)
             live = LiveJob(job_id, request.job_name, item.share, request.demand, item.priority)
-            model = (
-                ArrivalModel.from_state(state, EPOCH_S, method=method, forced=arrivals == "on")
-                if arrivals != "off"
-                else False
-            )
+            model: ArrivalModel | bool
+            if arrivals == "oracle":
+                model = OracleArrivals(actual=_future(ordered, index, t, horizon_s))
+            elif arrivals == "off":
+                model = False
+            else:
+                model = ArrivalModel.from_state(
+                    state, EPOCH_S, method=method, forced=arrivals == "on"
+                )
             answer = what_if(
                 state, live, samples=samples, horizon_s=horizon_s, seed=seed, arrivals=model
             )
@@ -175,6 +182,43 @@ def backtest(
     shares = sorted({p.share for p in predictions})
     per_share = {s: Coverage.of([p for p in predictions if p.share == s]) for s in shares}
     return BacktestResult(predictions, per_share)
+
+
+@dataclass(frozen=True)
+class OracleArrivals(ArrivalModel):
+    """The arrivals that actually follow (``backtest(arrivals="oracle")``): every sample gets
+    the same jobs, at their real submit offsets, with their real run times and priorities."""
+
+    actual: tuple[Arrival, ...] = ()
+
+    def expected(self, horizon_s: float) -> float:
+        return float(sum(1 for a in self.actual if a[0] <= horizon_s))
+
+    def draw(self, rng: random.Random, now_s: float, horizon_s: float) -> list[Arrival]:
+        return [a for a in self.actual if a[0] <= horizon_s]
+
+
+def _future(
+    ordered: Sequence[WorkloadItem], index: int, t: float, horizon_s: float
+) -> tuple[Arrival, ...]:
+    """The jobs submitted after the ``index``-th (at ``t``) within ``horizon_s``, as arrivals
+    (ids and names as the replay's, so the core orders them alike)."""
+    found = []
+    for later in range(index + 1, len(ordered)):
+        item = ordered[later]
+        if item.submit_time_s - t > horizon_s:
+            break
+        request = job_request(item, later)
+        job = LiveJob(
+            request.job_id or "",
+            request.job_name,
+            item.share,
+            request.demand,
+            item.priority,
+            created_s=EPOCH_S + item.submit_time_s,
+        )
+        found.append((item.submit_time_s - t, job, item.duration_s))
+    return tuple(found)
 
 
 def job_request(item: WorkloadItem, index: int) -> JobRequest:
