@@ -3,6 +3,7 @@ body over the limit is refused while it is read, and other clients keep being se
 
 from __future__ import annotations
 
+import re
 import select
 import socket
 from collections.abc import Iterator
@@ -232,15 +233,24 @@ HEALTH = b"GET /_quota/health HTTP/1.1\r\nHost: localhost\r\n\r\n"
 
 
 def answer(sock: socket.socket) -> bytes:
-    """What the server sends on ``sock`` until it pauses or closes (one response)."""
+    """One whole response on ``sock`` (headers and body), or what came before a close."""
     sock.settimeout(GENEROUS_S)
     data = b""
     try:
-        while b"\r\n\r\n" not in data and (chunk := sock.recv(4096)):
+        while not _complete(data) and (chunk := sock.recv(4096)):
             data += chunk
     except ConnectionResetError:
         pass
     return data
+
+
+def _complete(data: bytes) -> bool:
+    """Whether ``data`` holds a response's headers and all of the body they announce."""
+    head, sep, body = data.partition(b"\r\n\r\n")
+    if not sep:
+        return False
+    length = re.search(rb"(?im)^content-length:\s*(\d+)", head)
+    return len(body) >= (int(length.group(1)) if length else 0)
 
 
 def test_refuses_a_connection_beyond_the_per_peer_cap() -> None:
