@@ -481,7 +481,11 @@ class _Runner:
         refused: set[str] | frozenset[str] = frozenset(),
     ) -> None:
         self.state = state
-        self.running = sorted(state.running, key=lambda j: j.started_s or 0.0)
+        self.running = sorted(state.running, key=_placement_order)
+        lead = options.scheduled_to_starting_s + options.starting_to_running_s
+        self.placed = [(*_placed(j, state.now_s, lead), j) for j in self.running]
+        """Each running job with its placement in the sample's time (now is 0) and its run
+        time so far: RUNNING at its ``started_s``, ``lead`` seconds after its placement."""
         self.waiting = [j for j in waiting if j.job_id not in never]
         limited = bool(options.runnable_time_limits)
         self.queued = [  # in submit order; with time limits, the jobs that never run too
@@ -502,15 +506,26 @@ class _Runner:
         self.names = {j.job_id: j for j in (*self.running, *self.waiting)}
 
     def _scheduler(self) -> Scheduler:
-        """The queue's shares, every one ENABLED until its jobs are in (:meth:`_disable`)."""
+        """The queue's shares, every one ENABLED until its jobs are in (:meth:`_disable`),
+        its clock at the earliest placement of a running job (:meth:`_place_running`)."""
         state = self.state
         return Scheduler(
             queue_name="forecast",
             shares=[replace(s, state=ShareState.ENABLED) for s in state.shares],
             service_environment=state.service_environment,
             options=self.options,
-            start_time=0.0,
+            start_time=min((at for at, _, _ in self.placed), default=0.0),
         )
+
+    def _place_running(self, sched: Scheduler, rng: random.Random) -> None:
+        """Place the running jobs when they were placed (before now, time 0), each for what it
+        ran so far plus a drawn remainder: one preempted in the sample runs again from its
+        start (the core keeps only checkpointed progress), not just its remainder."""
+        draw = self.samplers
+        for at, ran, job in self.placed:
+            sched.advance(at)
+            self._submit(sched, job, ran + draw[job.job_id].draw(rng), now=at)
+        sched.advance(0.0)
 
     def _disable(self, sched: Scheduler) -> None:
         """DISABLED shares as they are: their jobs in the queue still run (as Batch runs
@@ -535,9 +550,7 @@ class _Runner:
     def sample(self, rng: random.Random, *, first: bool, arrivals: ArrivalModel | None) -> None:
         sched = self._scheduler()
         draw = self.samplers
-        for job in self.running:
-            self._submit(sched, job, draw[job.job_id].draw(rng))
-        sched.advance(0.0)
+        self._place_running(sched, rng)
         self._follow_timetable(sched)
         tracked = set(self.starts)
         started: dict[str, float] = {}
@@ -671,6 +684,21 @@ class _Runner:
             waiting_on=self.waiting_on.get(job.job_id, "" if p90 == 0.0 else "capacity"),
             preempts=preempts,
         )
+
+
+def _placement_order(job: LiveJob) -> tuple[float, int]:
+    """Running jobs in the order the core placed them: by start, the higher priority first
+    among jobs that started together (the core dispatches a share's jobs by priority)."""
+    return (job.started_s or 0.0, -job.priority)
+
+
+def _placed(job: LiveJob, now_s: float, lead_s: float) -> tuple[float, float]:
+    """When a running job was placed, in a sample's time (now is 0), and how long it has run
+    (``(0, 0)`` when it has not started yet)."""
+    if job.started_s is None or job.started_s >= now_s:
+        return 0.0, 0.0
+    ran = now_s - job.started_s
+    return -ran - lead_s, ran
 
 
 def _percentile(sorted_values: Sequence[float], q: float) -> float | None:

@@ -64,6 +64,26 @@ def test_a_waiting_job_starts_when_the_running_one_ends() -> None:
     assert result.waiting_on.startswith("SHARE_LIMIT") or "capacity" in result.waiting_on.lower()
 
 
+def test_a_running_job_preempted_in_the_forecast_runs_again_from_its_start() -> None:
+    """r has run 50 min of its hinted hour; h preempts it (in-share) and runs 30 min; r then
+    runs its whole hour again (no checkpoint), not just the 10 min it had left; q, the
+    lowest priority, starts after both: about 90 min, not 40."""
+    a = QuotaShareSpec("a", {GPU: 1}, SharingStrategy.RESERVE, in_share_preemption=True)
+    state = QueueState(
+        now_s=MONDAY,
+        shares=(a,),
+        running=(job("r", "a", priority=10, started_s=MONDAY - 50 * 60, hint_s=HOUR),),
+        waiting=(
+            job("h", "a", priority=100, created_s=MONDAY - 60, hint_s=HOUR / 2),
+            job("q", "a", priority=5, created_s=MONDAY - 30, hint_s=60.0),
+        ),
+    )
+    result = forecast(state, samples=200)
+    assert result.jobs["h"].p90_s == 0.0
+    q = result.jobs["q"].p50_s
+    assert q is not None and 1.2 * HOUR < q < 2 * HOUR
+
+
 def test_the_same_seed_gives_the_same_forecast_and_another_seed_another() -> None:
     state = QueueState(
         now_s=MONDAY,
