@@ -120,6 +120,18 @@ class ArrivalModel:
                 per_day += kind * sum(map(len, days)) / max(len(days), 1)
         return per_day * horizon_s / DAY_S
 
+    def unseen_days(self, now_s: float, horizon_s: float) -> list[str]:
+        """The kinds of day (``weekday``, ``weekend``) inside the horizon that the ``days``
+        method replays nothing for: the history holds no whole day of that kind."""
+        if not self.days:
+            return []
+        ahead = {weekend(now_s + hour * HOUR_S) for hour in range(math.ceil(horizon_s / HOUR_S))}
+        return [
+            ("weekday", "weekend")[kind]
+            for kind in sorted(ahead)
+            if not any(kinds[kind] for kinds in self.days.values())
+        ]
+
     def draw(self, rng: random.Random, now_s: float, horizon_s: float) -> list[Arrival]:
         """Arrivals over ``horizon_s`` from epoch ``now_s``: (seconds from now, job, run
         seconds), in time order."""

@@ -248,7 +248,8 @@ def forecast(
     for index in range(count):
         runner.sample(rng, first=index == 0, arrivals=model)
     jobs = {j.job_id: runner.result(j, count, runtimes) for j in waiting}
-    notes = _caveats(state, runtimes, model) + _retry_caveat([*state.running, *waiting])
+    notes = _caveats(state, runtimes, model) + _unseen_days_caveat(state, model, horizon_s)
+    notes += _retry_caveat([*state.running, *waiting])
     if any(j.cancel_p for j in jobs.values()):
         notes += (LIMITS_FROM_NOW,)
     return Forecast(state.now_s, horizon_s, count, seed, jobs, notes)
@@ -260,6 +261,19 @@ def arrival_model(state: QueueState, arrivals: Arrivals) -> ArrivalModel | None:
     if arrivals is None or arrivals is True:
         return ArrivalModel.from_state(state, forced=arrivals is True)
     return arrivals or None
+
+
+def _unseen_days_caveat(
+    state: QueueState, model: ArrivalModel | None, horizon_s: float
+) -> tuple[str, ...]:
+    """The caveat of the kinds of day within the horizon whose arrivals the history cannot
+    foresee (no whole past day of that kind: a history that began on a Monday has no weekend)."""
+    unseen = [] if model is None else model.unseen_days(state.now_s, horizon_s)
+    return tuple(
+        f"no whole {kind} day in the history: jobs submitted on {kind} days within the horizon "
+        "are not foreseen (the arrival model replays past days of the same kind)"
+        for kind in unseen
+    )
 
 
 def _retry_caveat(jobs: Sequence[LiveJob]) -> tuple[str, ...]:

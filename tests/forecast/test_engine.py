@@ -268,6 +268,36 @@ def test_a_short_history_and_unforeseen_arrivals_are_said() -> None:
     assert any("not foreseen" in c for c in forecast(state, samples=12, arrivals=False).caveats)
 
 
+def test_a_kind_of_day_the_history_does_not_hold_is_said_to_be_unforeseen() -> None:
+    """Three weekdays of history, now Thursday: the week's horizon holds a weekend the
+    history has none of; a one-day horizon does not; a history with a weekend has one."""
+
+    def state_with_runs_from(first_day: float, days: int, now: float) -> QueueState:
+        runs = tuple(
+            PastRun("a", f"t-{d}-{h}", GPU, 1, 600.0, created_s=first_day + d * 86400 + h * HOUR)
+            for d in range(days)
+            for h in (9, 12, 15)
+        )
+        waiting = (job("w", "a", created_s=now - 60),)
+        return QueueState(
+            now_s=now, shares=shares(a=SharingStrategy.RESERVE), waiting=waiting, history=runs
+        )
+
+    def unseen(state: QueueState, horizon_s: float) -> list[str]:
+        caveats = forecast(state, samples=12, horizon_s=horizon_s).caveats
+        return [c for c in caveats if c.startswith("no whole")]
+
+    thursday = MONDAY + 3 * 86400
+    weekdays_only = state_with_runs_from(MONDAY, 3, thursday)
+    assert unseen(weekdays_only, 7 * 86400) == [
+        "no whole weekend day in the history: jobs submitted on weekend days within the "
+        "horizon are not foreseen (the arrival model replays past days of the same kind)"
+    ]
+    assert unseen(weekdays_only, 86400) == []
+    with_a_weekend = state_with_runs_from(MONDAY - 3 * 86400, 6, thursday)
+    assert unseen(with_a_weekend, 7 * 86400) == []
+
+
 def test_arrivals_of_a_higher_priority_delay_a_waiting_job() -> None:
     runs = tuple(PastRun("a", "hi", GPU, 1, HOUR, priority=9) for _ in range(MIN_RUNS))
     state = QueueState(
