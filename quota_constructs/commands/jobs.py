@@ -312,7 +312,16 @@ def submit(
             "never run here, and whom it would preempt; exit 1 when it can never run.",
         ),
     ] = False,
-    org_file: OrgFileOpt = None,
+    org_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--org-file",
+            help="Organisation file whose share calendars the check follows (a job that fits "
+            "its share only in a window later this week is accepted: it waits for it) and "
+            "--what-if follows, with its training plans and priority caps (the API tells "
+            "none of them).",
+        ),
+    ] = None,
     arrivals: ArrivalsOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -377,6 +386,9 @@ def submit(
     )
     client = _client(ctx)
     client.check_share(share)  # an unknown share: exit 3, naming the queue's shares
+    if org_file is not None and not what_if:  # the check then knows the week's calendars
+        client.org = organisation_of(org_file)
+        client.queue_clock = lambda: queue_now(client.endpoint_url).timestamp()
     if resubmit:
         submission = _new_attempt(client, submission)
     if dry_run:

@@ -26,10 +26,10 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
 from quota_constructs.forecast.arrivals import ArrivalModel
 from quota_constructs.forecast.inputs import LiveJob, QueueState
@@ -37,9 +37,7 @@ from quota_constructs.forecast.runtimes import MIN_RUNS, RunTimeModel, Sampler
 from quota_constructs.model import (
     JobQueueSpec,
     JobStatus,
-    QuotaShareSpec,
     ShareState,
-    scheduled_changes,
 )
 from quota_constructs.scheduling import (
     JSTLA_REASON,
@@ -346,7 +344,9 @@ def never_reason(
             f"priority {job.priority} is above team {job.share}'s cap of {cap} "
             "(access.max_priority): the submit would be denied"
         )
-    reasons = (_never_in(state, settings, job) for settings in _settings_ahead(state, queue))
+    now_at = datetime.fromtimestamp(state.now_s, UTC)
+    ahead = queue.settings_ahead(state.calendars, now_at)
+    reasons = (_never_in(state, settings, job) for settings in ahead)
     now = next(reasons)
     if not now or any(not later for later in reasons):  # some setting of the week fits
         return ""
@@ -377,38 +377,6 @@ def _capacity_never(queue: JobQueueSpec, job: LiveJob) -> str:
                 f"({usable}, borrowing included)"
             )
     return ""
-
-
-def _settings_ahead(state: QueueState, queue: JobQueueSpec) -> Iterator[JobQueueSpec]:
-    """``queue`` with every share's settings in force now, then at each moment within a week
-    at which any share's calendar changes them (the changes of one moment together): every
-    combination of settings the queue goes through, lenders' included. A job that fits none
-    of them never runs; one that fits some waits for it. Calendars repeat weekly, so a week
-    holds them all. Lazy: most jobs fit the first."""
-    if not state.calendars:
-        yield queue
-        return
-    now = datetime.fromtimestamp(state.now_s, UTC)
-    shares = {
-        s.name: (c.in_force(s, now) if (c := state.calendars.get(s.name)) else s)
-        for s in queue.shares
-    }
-    yield replace(queue, shares=tuple(shares.values()))
-    changes = scheduled_changes(state.calendars, queue.shares, now, now + timedelta(days=7))
-    seen = {_sharing(shares.values())}
-    for index, change in enumerate(changes):
-        shares[change.settings.name] = change.settings
-        if index + 1 < len(changes) and changes[index + 1].time == change.time:
-            continue  # the same moment: not a setting the queue is ever in
-        key = _sharing(shares.values())
-        if key not in seen:
-            seen.add(key)
-            yield replace(queue, shares=tuple(shares.values()))
-
-
-def _sharing(shares: Iterable[QuotaShareSpec]) -> tuple[tuple[str, object, object], ...]:
-    """What of the shares' settings decides where a job fits (a calendar changes no capacity)."""
-    return tuple((s.name, s.strategy, s.effective_borrow_limit) for s in shares)
 
 
 def _never_reasons(

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from datetime import datetime
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
 from types import MappingProxyType
 
 from quota_constructs.model.access import shared_access_problems
 from quota_constructs.model.allowance import DestructiveAllowance, allowance_problems
-from quota_constructs.model.calendar import ShareCalendar
+from quota_constructs.model.calendar import ShareCalendar, scheduled_changes
 from quota_constructs.model.jobs import (
     REASON_BORROWABLE,
     REASON_SE_MAX,
@@ -119,6 +119,33 @@ class JobQueueSpec:
                 return share
         known = ", ".join(s.name for s in self.shares) or "none"
         raise KeyError(f"no quota share {name!r} on this queue (shares: {known})")
+
+    def settings_ahead(
+        self, calendars: Mapping[str, ShareCalendar], now: datetime
+    ) -> Iterator[JobQueueSpec]:
+        """This queue with every share's settings in force at ``now`` (its shares being their
+        own, declared settings), then at each moment within a week at which a calendar changes
+        them (the changes of one moment together): every combination of sharing settings the
+        queue goes through, lenders' included. A job that fits none of them never runs; one
+        that fits some waits for it. Calendars repeat weekly, so a week holds them all. Lazy:
+        most jobs fit the first."""
+        if not calendars:
+            yield self
+            return
+        shares = {
+            s.name: (c.in_force(s, now) if (c := calendars.get(s.name)) else s) for s in self.shares
+        }
+        yield replace(self, shares=tuple(shares.values()))
+        changes = scheduled_changes(calendars, self.shares, now, now + timedelta(days=7))
+        seen = {_sharing(shares.values())}
+        for index, change in enumerate(changes):
+            shares[change.settings.name] = change.settings
+            if index + 1 < len(changes) and changes[index + 1].time == change.time:
+                continue  # the same moment: not a setting the queue is ever in
+            key = _sharing(shares.values())
+            if key not in seen:
+                seen.add(key)
+                yield replace(self, shares=tuple(shares.values()))
 
     def service_environment_capacity(self) -> dict[str, int]:
         """Capacity of the service environment: the sum of the shares' limits per instance type."""
@@ -397,3 +424,8 @@ class Organisation:
         """Return self, or raise :class:`QuotaConfigError` listing every problem."""
         raise_if(self.problems(), context=context)
         return self
+
+
+def _sharing(shares: Iterable[QuotaShareSpec]) -> tuple[tuple[str, object, object], ...]:
+    """What of the shares' settings decides where a job fits (a calendar changes no capacity)."""
+    return tuple((s.name, s.strategy, s.effective_borrow_limit) for s in shares)

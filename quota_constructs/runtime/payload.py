@@ -541,8 +541,12 @@ class JobSubmission:
             payload = self.payload
         return problems + payload_problems(payload)
 
-    def problems(self, queue: JobQueueSpec | None = None) -> list[Problem]:
-        """Every pre-submit check; the share checks need ``queue`` (the live queue's shares)."""
+    def problems(
+        self, queue: JobQueueSpec | None = None, week: Sequence[JobQueueSpec] = ()
+    ) -> list[Problem]:
+        """Every pre-submit check; the share checks need ``queue`` (the live queue's shares);
+        ``week``: the settings the shares' calendars bring within a week
+        (:meth:`JobQueueSpec.settings_ahead`), in any of which the instances may fit."""
         problems = check_name(self.job_name, "jobName", what="job name")
         if self.priority is not None:
             problems += check_scheduling_priority(self.priority)
@@ -563,7 +567,7 @@ class JobSubmission:
                 )
             )
         if queue is not None:
-            problems += self.share_problems(queue)
+            problems += self.share_problems(queue, week)
         return problems
 
     def _training_job_name_problems(self) -> list[Problem]:
@@ -591,8 +595,11 @@ class JobSubmission:
             )
         return problems
 
-    def share_problems(self, queue: JobQueueSpec) -> list[Problem]:
-        """The share exists and is enabled, and the payload's instances fit it."""
+    def share_problems(
+        self, queue: JobQueueSpec, week: Sequence[JobQueueSpec] = ()
+    ) -> list[Problem]:
+        """The share exists and is enabled, and the payload's instances fit it now or in one
+        of the ``week``'s settings (then the job waits for it, as the what-if says)."""
         names = ", ".join(s.name for s in queue.shares) or "none"
         try:
             share = queue.share(self.share)
@@ -618,7 +625,10 @@ class JobSubmission:
             demand = capacity_demand(self.payload_dict)
         except QuotaConfigError as error:
             return list(error.problems)
-        return _demand_problems(queue, self.share, demand)
+        found = _demand_problems(queue, self.share, demand)
+        if found and any(not _demand_problems(later, self.share, demand) for later in week):
+            return []
+        return found
 
 
 def _tags_type_problems(tags: Any) -> list[Problem]:

@@ -15,6 +15,7 @@ is answered with the job the first request created, found by :meth:`QueueClient.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -261,8 +262,18 @@ class QueueClient:
         backoff: Backoff | None = None,
         training_plans: Sequence[str] | None = None,
         plan_overflow: PlanOverflow | str = PlanOverflow.ON_DEMAND,
+        org: Organisation | None = None,
+        queue_clock: Callable[[], float] = time.time,
     ) -> None:
         self.queue = queue
+        self.org = org
+        """The organisation file's declared shares and calendars (the API has neither). With
+        calendars, the submit check accepts a job whose instances fit its share in a setting
+        the calendars bring within a week (it waits for it, as the what-if says), not only in
+        the settings in force now. ``None`` (default): the settings in force now only."""
+        self.queue_clock = queue_clock
+        """Now as the queue sees it, in epoch seconds (default this machine's clock; an
+        emulator's virtual clock may be elsewhere): the calendars are read at it."""
         self.training_plans = tuple(training_plans or ())
         """Names or ARNs of the organisation's SageMaker training plans (``training_plans:``):
         a job of a plan's instance type submitted while the plan is ``Active`` runs on it.
@@ -559,7 +570,18 @@ class QueueClient:
                 )
             if submission.priority is None:  # a capped team's policy needs the condition key
                 submission = replace(submission, priority=TEAM_DEFAULT_PRIORITY)
-        return submission, problems + submission.problems(spec)
+        return submission, problems + submission.problems(spec, self._settings_week(spec))
+
+    def _settings_week(self, live: JobQueueSpec) -> tuple[JobQueueSpec, ...]:
+        """The queue in every setting :attr:`org`'s calendars bring within a week (nothing
+        without calendars): the live shares with their own settings, then each change."""
+        if self.org is None or not self.org.calendars:
+            return ()
+        from quota_constructs.runtime.forecasting import own_settings
+
+        now_s = self.queue_clock()
+        own = replace(live, shares=own_settings(live.shares, self.org, now_s))
+        return tuple(own.settings_ahead(self.org.calendars, datetime.fromtimestamp(now_s, UTC)))
 
     def _plan_problems(self, submission: JobSubmission) -> list[Problem]:
         """The payload's ``TrainingPlanArn`` when it is not one of the organisation's plans

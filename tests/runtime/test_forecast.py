@@ -606,6 +606,51 @@ def test_a_job_that_fits_only_while_a_lender_lends_waits_for_its_window_as_it_do
         assert answer.job.p10_s - 30 <= waited <= answer.job.p90_s + 30
 
 
+def test_the_submit_check_follows_the_calendars_it_is_given(tmp_path: Path) -> None:
+    """QS1's 2-GPU job fits only once QS2 lends (01:00): the check of the settings in force now
+    refuses it, naming the field; given the organisation's calendars (QueueClient(org=...),
+    `quota jobs submit --org-file`) it is sent, waits, and starts at 01:00."""
+    org_file = tmp_path / "lender.yaml"
+    org_file.write_text(LENDER_WINDOW_ORG)
+    with EmulatorServer(org_files=[org_file], start_epoch=START) as emu:
+        client = emulator_client(emu)
+        emu.advance(5)
+        with pytest.raises(QuotaConfigError) as refused:
+            client.submit("wide", "QS1", training_job(count=2), tags=hinted(600))
+        [problem] = refused.value.problems
+        assert problem.path == "serviceRequestPayload.ResourceConfig.InstanceCount"
+        assert problem.value == 2
+        client.org = load_organisation(org_file)
+        client.queue_clock = lambda: now_of(emu)
+        handle = client.submit("wide", "QS1", training_job(count=2), tags=hinted(600))
+        code, _, err = jobs(
+            emu, "submit", "cli", "--share", "QS1", *BUILDER, "--instance-count", "2"
+        )
+        assert code == 2 and "InstanceCount" in err
+        code, _, err = jobs(
+            emu, "submit", "cli", "--share", "QS1", *BUILDER, "--instance-count", "2",
+            "--org-file", str(org_file),
+        )  # fmt: skip
+        assert code == 0, err
+        emu.advance(3600 + 120)
+        started = client.describe(handle.job_id).scheduled_at
+        assert started is not None
+        assert abs(started.timestamp() - (START + 3600)) <= 60
+
+
+def test_the_submit_check_still_refuses_a_job_no_setting_of_the_week_fits(tmp_path: Path) -> None:
+    org_file = tmp_path / "apart.yaml"
+    org_file.write_text(APART_ORG)
+    with EmulatorServer(org_files=[org_file], start_epoch=START) as emu:
+        client = emulator_client(emu)
+        emu.advance(2 * 3600)
+        client.org = load_organisation(org_file)
+        client.queue_clock = lambda: now_of(emu)
+        with pytest.raises(QuotaConfigError) as refused:
+            client.submit("wide", "QS1", training_job(count=2))
+        assert "InstanceCount" in str(refused.value)
+
+
 APART_ORG = """organisation: seed-demo
 shares:
   - name: QS1
