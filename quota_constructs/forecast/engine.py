@@ -1,7 +1,8 @@
 """The forecast: the scheduling core run forward many times with sampled run times.
 
 Each sample builds one :class:`~quota_constructs.scheduling.Scheduler` of the queue's shares,
-places the jobs running now (each with a sampled remaining run time), follows the
+places the jobs running now when they were placed (each for its run so far plus a sampled
+remainder, so that one preempted in the sample runs again from its start), follows the
 organisation's calendars and plans from now on (the core's timetable flips them inside the
 horizon), submits the waiting jobs in their submit order, and advances until every waiting job
 has been placed or the horizon is reached. A job's start is when it is first placed
