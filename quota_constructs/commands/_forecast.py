@@ -15,7 +15,7 @@ from quota_constructs.commands._common import stderr_console
 from quota_constructs.commands._control import queue_now
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Collection, Sequence
 
     from quota_constructs.forecast import Forecast, JobForecast, QueueState, WhatIf
     from quota_constructs.model import Organisation
@@ -68,10 +68,15 @@ def queue_state(
 
 
 def queue_forecast(
-    client: QueueClient, org_file: Path | None = None, *, arrivals: bool | None = None
+    client: QueueClient,
+    org_file: Path | None = None,
+    *,
+    arrivals: bool | None = None,
+    watch: Collection[str] | None = None,
 ) -> Forecast:
-    """The forecast of ``client``'s queue at the queue's clock (an emulator's own)."""
-    return client.forecast(state=queue_state(client, org_file), arrivals=arrivals)
+    """The forecast of ``client``'s queue at the queue's clock (an emulator's own), of the
+    waiting jobs ``watch`` names (default every one)."""
+    return client.forecast(state=queue_state(client, org_file), arrivals=arrivals, watch=watch)
 
 
 def print_caveats(result: Forecast | None) -> None:

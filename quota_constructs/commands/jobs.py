@@ -423,7 +423,7 @@ def _what_if(
     """Print the what-if of ``submission`` (nothing is sent); exit 1 when it can never run."""
     org = organisation_of(org_file)
     now = queue_now(client.endpoint_url).timestamp()
-    answer = client.what_if(submission, now_s=now, org=org, arrivals=arrivals)
+    answer = client.what_if(submission, now_s=now, org=org, arrivals=arrivals, watch=())
     if as_json:
         print_json(answer.as_json())
     else:
@@ -547,7 +547,7 @@ def describe(
     job = client.find_job(job_id)
     result = None
     if job.status in WAITING and not no_forecast:
-        result = queue_forecast(client, org_file, arrivals=arrivals)
+        result = queue_forecast(client, org_file, arrivals=arrivals, watch=[job.job_id])
     found = result.jobs.get(job.job_id) if result is not None else None
     if as_json:
         view = details_json(job)

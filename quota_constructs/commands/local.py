@@ -511,7 +511,7 @@ def _queue_forecast_of(job_id: str, session: boto3.Session, endpoint_url: str) -
     """The forecast of the queue a job is in."""
     queue = QueueClient(job_id, session=session, endpoint_url=endpoint_url)
     queue.queue = str(queue.batch.describe_service_job(jobId=job_id)["jobQueue"])
-    return queue_forecast(queue)
+    return queue_forecast(queue, watch=[job_id])
 
 
 def emulator_session() -> boto3.Session:

@@ -135,7 +135,8 @@ def _starts(
             return None
         now = queue_now(client.endpoint_url).timestamp()
         active = view.jobs if view is not None else None
-        return client.forecast(now_s=now, org=org, arrivals=arrivals, active=active)
+        heads = None if view is None else {r.head.job_id for r in view.rows if r.head}
+        return client.forecast(now_s=now, org=org, arrivals=arrivals, active=active, watch=heads)
 
     return starts
 

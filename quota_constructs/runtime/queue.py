@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypedDict, Unpack
@@ -103,7 +103,9 @@ class ForecastOptions(TypedDict, total=False):
     ahead (default 7 days); ``seed``: the random draws (default 0); ``arrivals``: jobs that may
     arrive meanwhile (default ``None``, "auto": each share's past whole days where the history
     holds one; ``True`` forces it on, ``False`` off;
-    :data:`quota_constructs.forecast.engine.Arrivals`).
+    :data:`quota_constructs.forecast.engine.Arrivals`); ``watch``: the ids of the waiting jobs
+    to forecast (default every one; a what-if's job always): a sample ends once they are
+    placed, so a few jobs cost far less than the whole queue, with the same answer.
     """
 
     now_s: float | None
@@ -112,6 +114,7 @@ class ForecastOptions(TypedDict, total=False):
     horizon_s: float
     seed: int
     arrivals: Arrivals
+    watch: Collection[str] | None
 
 
 _READ_OPTIONS = ("now_s", "org")

@@ -485,3 +485,38 @@ def test_a_what_if_the_submit_refuses_is_not_run_against_the_limits() -> None:
     assert answer.outcome == "never"
     assert "above team llm's cap of 5" in answer.reason
     assert answer.job.cancel_p == 0 and "time-limit" not in answer.reason
+
+
+def test_watching_a_few_jobs_gives_them_the_whole_forecasts_answer() -> None:
+    """Share heads alone (as `quota status` asks) or the what-if job alone: the same starts,
+    preemptions and reasons as in the forecast of the whole queue, and only those jobs."""
+    specs = (
+        QuotaShareSpec("a", {GPU: 2}, SharingStrategy.LEND_AND_BORROW, borrow_limit=100),
+        QuotaShareSpec("b", {GPU: 2}, SharingStrategy.LEND, in_share_preemption=True),
+        QuotaShareSpec("c", {GPU: 1}, SharingStrategy.RESERVE),
+    )
+    rng = random.Random(5)
+    running = tuple(
+        job(f"r{n}", share, started_s=MONDAY - rng.uniform(0, HOUR), hint_s=rng.uniform(600, 7200))
+        for n, share in enumerate("aabc")
+    )
+    waiting = tuple(
+        job(
+            f"w{n}",
+            "abc"[n % 3],
+            priority=rng.randint(0, 9),
+            created_s=MONDAY - 600 + n,
+            hint_s=rng.uniform(600, 7200),
+        )
+        for n in range(12)
+    )
+    state = QueueState(now_s=MONDAY, shares=specs, running=running, waiting=waiting)
+    whole = forecast(state, samples=40, seed=2, arrivals=False)
+    heads = forecast(state, samples=40, seed=2, arrivals=False, watch={"w0", "w1", "w2"})
+    assert set(heads.jobs) == {"w0", "w1", "w2"}
+    assert all(heads.jobs[j] == whole.jobs[j] for j in heads.jobs)
+    probe = job("x", "b", priority=9, hint_s=HOUR)
+    alone = what_if(state, probe, samples=40, seed=2, arrivals=False, watch=())
+    everything = what_if(state, probe, samples=40, seed=2, arrivals=False)
+    assert set(alone.forecast.jobs) == {"x"} and len(everything.forecast.jobs) == 13
+    assert (alone.outcome, alone.job) == (everything.outcome, everything.job)
