@@ -7,7 +7,8 @@ In order of preference, for each job:
 2. the team's past runs of similar jobs: the most specific group of the history with at least
    :data:`MIN_RUNS` runs among (share, instance type, instances, name stem), (share, instance
    type, instances), (share, instance type), (share); a past run is drawn at random and
-   jittered by a log-normal spread of :data:`RUN_JITTER` (a few runs understate the spread);
+   jittered by a log-normal kernel as wide as Silverman's rule gives for the group's log run
+   times, at least :data:`RUN_JITTER` (:func:`kernel_width`: a few runs understate the tails);
 3. the whole queue's past runs, when the team has fewer than :data:`MIN_RUNS` (flagged as a
    short history);
 4. nothing known: uniform between 0 and its ``MaxRuntimeInSeconds`` (SageMaker's default of a
@@ -23,6 +24,7 @@ from __future__ import annotations
 import math
 import random
 import re
+import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -64,6 +66,8 @@ class Source:
 
     kind: str
     runs: tuple[float, ...] = ()
+    jitter: float = 0.0
+    """The log-normal jitter of a draw from ``runs`` (:func:`kernel_width`)."""
 
 
 class RunTimeModel:
@@ -75,6 +79,7 @@ class RunTimeModel:
             for key in _keys(run.share, {run.instance_type: run.instance_count}, run.job_name):
                 groups.setdefault(key, []).append(run.run_s)
         self._groups = {k: tuple(sorted(v)) for k, v in groups.items()}
+        self._widths: dict[tuple[str, ...], float] = {}
 
     def runs_of(self, share: str) -> int:
         """Past runs of ``share`` in the history."""
@@ -87,7 +92,9 @@ class RunTimeModel:
         for key in _keys(job.share, job.demand, job.job_name):
             runs = self._groups.get(key, ())
             if len(runs) >= MIN_RUNS:
-                return Source("history" if key else "queue-history", runs)
+                if key not in self._widths:  # once per group: a queue holds many jobs alike
+                    self._widths[key] = kernel_width(runs)
+                return Source("history" if key else "queue-history", runs, self._widths[key])
         return Source("max-runtime")
 
     def sampler(self, job: LiveJob, now_s: float) -> Sampler:
@@ -100,7 +107,7 @@ class RunTimeModel:
 class Sampler:
     """Draws one job's remaining run time (seconds, >= 1)."""
 
-    __slots__ = ("_cap", "_elapsed", "_hint", "_runs", "_uniform")
+    __slots__ = ("_cap", "_elapsed", "_hint", "_jitter", "_runs", "_uniform")
 
     def __init__(self, source: Source, hint: float | None, cap: float, elapsed: float) -> None:
         self._hint = hint
@@ -111,6 +118,7 @@ class Sampler:
         )
         self._runs = tuple(longer)
         self._uniform = hint is None and not self._runs
+        self._jitter = source.jitter
 
     def draw(self, rng: random.Random) -> float:
         cap, elapsed = self._cap, self._elapsed
@@ -121,6 +129,16 @@ class Sampler:
         elif self._uniform:
             total = rng.uniform(elapsed, max(cap, elapsed))
         else:
-            total = rng.choice(self._runs) * math.exp(rng.gauss(0.0, RUN_JITTER))
+            total = rng.choice(self._runs) * math.exp(rng.gauss(0.0, self._jitter))
             total = max(total, elapsed)
         return max(min(total, cap) - elapsed, 1.0)
+
+
+def kernel_width(runs: Sequence[float]) -> float:
+    """The log-normal jitter of a draw from ``runs``: Silverman's rule of thumb on the log run
+    times (1.06 x their spread x n^-1/5), at least :data:`RUN_JITTER`: a few runs of a wide
+    distribution understate its tails, and the jitter widens them as a kernel density does."""
+    if len(runs) < 2:
+        return RUN_JITTER
+    logs = [math.log(max(r, 1.0)) for r in runs]
+    return max(RUN_JITTER, 1.06 * statistics.stdev(logs) * len(logs) ** -0.2)

@@ -22,7 +22,13 @@ from quota_constructs.forecast import (
 )
 from quota_constructs.forecast.arrivals import slot_of
 from quota_constructs.forecast.backtest import Coverage, Prediction, backtest
-from quota_constructs.forecast.runtimes import MIN_RUNS, RunTimeModel, name_stem
+from quota_constructs.forecast.runtimes import (
+    MIN_RUNS,
+    RUN_JITTER,
+    RunTimeModel,
+    kernel_width,
+    name_stem,
+)
 from quota_constructs.model import (
     MISCONFIGURATION_REASONS,
     JobQueueSpec,
@@ -246,6 +252,26 @@ def test_a_drawn_run_never_passes_max_runtime() -> None:
     sampler = RunTimeModel([]).sampler(job("x", "a", max_runtime_s=100.0, hint_s=5000.0), 0.0)
     rng = random.Random(0)
     assert max(sampler.draw(rng) for _ in range(200)) <= 100.0
+
+
+def test_draws_from_a_few_widely_spread_runs_reach_past_them_and_tight_runs_stay_tight() -> None:
+    """Eight past runs of a team whose run times vary widely: the draws go beyond the longest
+    and below the shortest (a kernel as wide as the runs' spread), not just among the eight;
+    eight runs of nearly the same length stay close to it (the jitter's floor)."""
+    rng = random.Random(1)
+    wide = [rng.lognormvariate(math.log(HOUR), 0.8) for _ in range(8)]
+    tight = [HOUR * rng.uniform(0.99, 1.01) for _ in range(8)]
+
+    def draws(runs: list[float]) -> list[float]:
+        history = [PastRun("a", f"t-{n}", GPU, 1, r) for n, r in enumerate(runs)]
+        sampler = RunTimeModel(history).sampler(job("x", "a", max_runtime_s=100 * HOUR), 0.0)
+        return [sampler.draw(rng) for _ in range(2000)]
+
+    spread = draws(wide)
+    beyond = sum(d > max(wide) for d in spread) + sum(d < min(wide) for d in spread)
+    assert beyond > 0.1 * len(spread)
+    assert kernel_width(wide) > 0.3 and kernel_width(tight) == RUN_JITTER
+    assert all(0.6 * HOUR < d < 1.6 * HOUR for d in draws(tight))
 
 
 def test_a_bad_hint_is_refused_when_strict_and_ignored_otherwise() -> None:
