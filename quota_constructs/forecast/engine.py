@@ -228,8 +228,9 @@ def forecast(
     ahead; ``seed``: the random draws; ``options``: the core's (delays, choices);
     ``arrivals``: jobs that may arrive meanwhile (:data:`Arrivals`; default "auto");
     ``watch``: the ids of the waiting jobs to forecast (default every one; the what-if job
-    always): the others are simulated alike, but a sample ends once the watched ones are
-    placed, so a few share heads cost far less than the whole queue, and get the same answer.
+    always): the others are simulated alike, and a watched job gets the same answer as in
+    the whole forecast; a sample ends once the watched ones are placed (each sample still
+    submits every job and draws its arrivals, which cost the most on a long queue).
     """
     model = arrival_model(state, arrivals)
     waiting = sorted(state.waiting, key=lambda j: j.created_s)  # stable: listed order on ties
@@ -316,7 +317,7 @@ def what_if(
 ) -> WhatIf:
     """Whether ``job``, submitted now, starts now, waits (and how long) or can never run, and
     whom it preempts; the other arguments are :func:`forecast`'s (``watch=()``: the job
-    alone, the quickest answer)."""
+    alone)."""
     result = forecast(
         state,
         samples=samples,

@@ -104,8 +104,8 @@ class ForecastOptions(TypedDict, total=False):
     arrive meanwhile (default ``None``, "auto": each share's past whole days where the history
     holds one; ``True`` forces it on, ``False`` off;
     :data:`quota_constructs.forecast.engine.Arrivals`); ``watch``: the ids of the waiting jobs
-    to forecast (default every one; a what-if's job always): a sample ends once they are
-    placed, so a few jobs cost far less than the whole queue, with the same answer.
+    to forecast (default every one; a what-if's job always), with the same answer as in the
+    whole forecast (a sample ends once they are placed).
     """
 
     now_s: float | None
