@@ -25,9 +25,10 @@ import math
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from quota_constructs.forecast.inputs import LiveJob, QueueState
-from quota_constructs.forecast.runtimes import MIN_RUNS, RUN_JITTER
+from quota_constructs.forecast.runtimes import MIN_RUNS, kernel_width
 
 HOUR_S = 3600.0
 DAY_S = 86400.0
@@ -120,6 +121,12 @@ class ArrivalModel:
                 per_day += kind * sum(map(len, days)) / max(len(days), 1)
         return per_day * horizon_s / DAY_S
 
+    @cached_property
+    def _jitters(self) -> dict[str, float]:
+        """Per share, the jitter of a copied run: the run-time draws' kernel of its past runs
+        (:func:`~.runtimes.kernel_width`)."""
+        return {share: kernel_width([e[2] for e in runs]) for share, runs in self.examples.items()}
+
     def unseen_days(self, now_s: float, horizon_s: float) -> list[str]:
         """The kinds of day (``weekday``, ``weekend``) inside the horizon that the ``days``
         method replays nothing for: the history holds no whole day of that kind."""
@@ -175,6 +182,7 @@ class ArrivalModel:
         index: int,
     ) -> list[Arrival]:
         runs = [e[2] for e in self.examples.get(share) or ()]
+        jitter = self._jitters.get(share, 0.0)
         found: list[Arrival] = []
         hour = math.floor(now_s / HOUR_S) * HOUR_S
         while hour < now_s + horizon_s:
@@ -187,7 +195,7 @@ class ArrivalModel:
                 if not 0.0 <= at < HOUR_S or not 0.0 < hour + at - now_s <= horizon_s:
                     continue
                 base = rng.choice(runs) if run_s is None else run_s
-                run = max(base * math.exp(rng.gauss(0.0, RUN_JITTER)), 1.0)
+                run = max(base * math.exp(rng.gauss(0.0, jitter)), 1.0)
                 job = _arrival(
                     share, index + len(found), hour + at - now_s, itype, count, run, priority
                 )

@@ -46,6 +46,33 @@ def test_a_past_weekday_is_replayed_with_its_burst() -> None:
     }
 
 
+def test_a_replayed_jobs_run_time_is_jittered_as_widely_as_its_shares_runs_vary() -> None:
+    """A share whose past runs last from minutes to hours: its replayed copies vary beyond
+    them (the run-time draws' kernel); a share whose runs all last 30 min stays near 30 min."""
+    rng = random.Random(3)
+    wide = tuple(replace(run, run_s=rng.lognormvariate(7.5, 0.9)) for run in burst(MONDAY, 10, 10))
+    runs = [run.run_s for run in wide]
+    spread = replace(
+        ArrivalModel.from_state(day_state(MONDAY + DAY, wide), since_s=MONDAY), spread_h=0
+    )
+    copies = [
+        run
+        for seed in range(40)
+        for _, _, run in spread.draw(random.Random(seed), MONDAY + DAY, DAY)
+    ]
+    assert sum(c > max(runs) or c < min(runs) for c in copies) > 0.1 * len(copies)
+    tight = replace(
+        ArrivalModel.from_state(day_state(MONDAY + DAY, burst(MONDAY, 10, 10)), since_s=MONDAY),
+        spread_h=0,
+    )
+    same = [
+        run
+        for seed in range(40)
+        for _, _, run in tight.draw(random.Random(seed), MONDAY + DAY, DAY)
+    ]
+    assert all(0.6 * 1800 < c < 1.6 * 1800 for c in same)
+
+
 def test_a_spread_moves_a_replayed_burst_by_whole_hours_at_most() -> None:
     state = day_state(MONDAY + DAY, burst(MONDAY, 10, 5))
     model = ArrivalModel.from_state(state, since_s=MONDAY)
