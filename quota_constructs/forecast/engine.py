@@ -478,11 +478,17 @@ class _Runner:
         watched: set[str] | None = None,
     ) -> None:
         self.state = state
-        self.running = sorted(state.running, key=_placement_order)
         lead = options.scheduled_to_starting_s + options.starting_to_running_s
-        self.placed = [(*_placed(j, state.now_s, lead), j) for j in self.running]
+        self.placed = sorted(
+            ((*_placed(j, state.now_s, lead), j) for j in state.running),
+            key=lambda item: (item[0], -item[2].priority),
+        )
         """Each running job with its placement in the sample's time (now is 0) and its run
-        time so far: RUNNING at its ``started_s``, ``lead`` seconds after its placement."""
+        time so far (RUNNING at its ``started_s``, ``lead`` seconds after its placement), in
+        the order the core placed them: by placement, the higher priority first among jobs
+        placed together (the core dispatches a share's jobs by priority); a job not started
+        yet at now."""
+        self.running = [job for _, _, job in self.placed]
         self.waiting = [j for j in waiting if j.job_id not in never]
         limited = bool(options.runnable_time_limits)
         self.queued = [  # in submit order; with time limits, the jobs that never run too
@@ -683,12 +689,6 @@ class _Runner:
             waiting_on=self.waiting_on.get(job.job_id, "" if p90 == 0.0 else "capacity"),
             preempts=preempts,
         )
-
-
-def _placement_order(job: LiveJob) -> tuple[float, int]:
-    """Running jobs in the order the core placed them: by start, the higher priority first
-    among jobs that started together (the core dispatches a share's jobs by priority)."""
-    return (job.started_s or 0.0, -job.priority)
 
 
 def _placed(job: LiveJob, now_s: float, lead_s: float) -> tuple[float, float]:

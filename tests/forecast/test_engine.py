@@ -90,6 +90,24 @@ def test_a_running_job_preempted_in_the_forecast_runs_again_from_its_start() -> 
     assert q is not None and 1.2 * HOUR < q < 2 * HOUR
 
 
+def test_a_running_job_not_started_yet_is_placed_at_now_after_the_started_ones() -> None:
+    """r0 is placed but not started (no ``startedAt``: SCHEDULED or STARTING), r1 started
+    30 min ago; each holds one of the share's two GPUs for about its hinted hour: the waiting
+    job starts when r1 ends, about 30 min from now."""
+    a = QuotaShareSpec("a", {GPU: 2}, SharingStrategy.RESERVE)
+    state = QueueState(
+        now_s=MONDAY,
+        shares=(a,),
+        running=(
+            job("r0", "a", hint_s=HOUR),
+            job("r1", "a", started_s=MONDAY - HOUR / 2, hint_s=HOUR),
+        ),
+        waiting=(job("w", "a", created_s=MONDAY - 60, hint_s=HOUR),),
+    )
+    start = forecast(state, samples=100).jobs["w"].p50_s
+    assert start is not None and 0.2 * HOUR < start < 0.8 * HOUR
+
+
 def test_the_same_seed_gives_the_same_forecast_and_another_seed_another() -> None:
     state = QueueState(
         now_s=MONDAY,
