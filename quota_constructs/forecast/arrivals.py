@@ -72,6 +72,9 @@ class ArrivalModel:
     )
     missing: Mapping[str, str] = field(default_factory=dict)
     spread_h: int = SPREAD_H
+    hours_seen: tuple[float, float] | None = None
+    """The ``poisson`` method's hours of history of each kind of day (weekday, weekend): a kind
+    with none has no rate to replay (``None``: not known, as for :meth:`steady`)."""
 
     @classmethod
     def steady(
@@ -128,16 +131,17 @@ class ArrivalModel:
         return {share: kernel_width([e[2] for e in runs]) for share, runs in self.examples.items()}
 
     def unseen_days(self, now_s: float, horizon_s: float) -> list[str]:
-        """The kinds of day (``weekday``, ``weekend``) inside the horizon that the ``days``
-        method replays nothing for: the history holds no whole day of that kind."""
-        if not self.days:
+        """The kinds of day (``weekday``, ``weekend``) inside the horizon that the model
+        foresees nothing for: the ``days`` method's history holds no whole day of that kind,
+        or the ``poisson`` method's no hour of it."""
+        if self.days:
+            seen = [any(kinds[kind] for kinds in self.days.values()) for kind in (0, 1)]
+        elif self.hours_seen is not None:
+            seen = [hours > 0 for hours in self.hours_seen]
+        else:
             return []
         ahead = {weekend(now_s + hour * HOUR_S) for hour in range(math.ceil(horizon_s / HOUR_S))}
-        return [
-            ("weekday", "weekend")[kind]
-            for kind in sorted(ahead)
-            if not any(kinds[kind] for kinds in self.days.values())
-        ]
+        return [("weekday", "weekend")[kind] for kind in sorted(ahead) if not seen[kind]]
 
     def draw(self, rng: random.Random, now_s: float, horizon_s: float) -> list[Arrival]:
         """Arrivals over ``horizon_s`` from epoch ``now_s``: (seconds from now, job, run
@@ -287,7 +291,8 @@ class _History:
             for submit in submits:
                 counts[slot_of(submit[0])] += 1
             rates[share] = [n / h if h else 0.0 for n, h in zip(counts, hours, strict=True)]
-        return ArrivalModel(rates, self.examples)
+        seen = (sum(hours[:24]), sum(hours[24:]))
+        return ArrivalModel(rates, self.examples, hours_seen=seen)
 
 
 def _poisson(rng: random.Random, mean: float) -> int:

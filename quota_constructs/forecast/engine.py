@@ -278,9 +278,13 @@ def _unseen_days_caveat(
     """The caveat of the kinds of day within the horizon whose arrivals the history cannot
     foresee (no whole past day of that kind: a history that began on a Monday has no weekend)."""
     unseen = [] if model is None else model.unseen_days(state.now_s, horizon_s)
+    if model is not None and model.days:
+        lacks, why = "whole {} day", "the arrival model replays past days of the same kind"
+    else:
+        lacks, why = "{} hour", "the arrival model's hourly rates are per kind of day"
     return tuple(
-        f"no whole {kind} day in the history: jobs submitted on {kind} days within the horizon "
-        "are not foreseen (the arrival model replays past days of the same kind)"
+        f"no {lacks.format(kind)} in the history: jobs submitted on {kind} days within the "
+        f"horizon are not foreseen ({why})"
         for kind in unseen
     )
 

@@ -308,7 +308,13 @@ def test_a_short_history_and_unforeseen_arrivals_are_said() -> None:
     caveats = forecast(state, samples=12).caveats
     assert any("share a: 0 past run(s)" in c for c in caveats)
     assert any("not foreseen" in c for c in caveats)
-    assert not any("not foreseen" in c for c in forecast(state, samples=12, arrivals=True).caveats)
+    forced = forecast(state, samples=12, arrivals=True).caveats  # no hour of history at all:
+    unseen = [c for c in forced if c.startswith("no week")]  # neither kind of day is foreseen
+    assert [c.split(":")[0] for c in unseen] == [
+        "no weekday hour in the history",
+        "no weekend hour in the history",
+    ]
+    assert not any("not foreseen" in c for c in forced if c not in unseen)
     assert any("not foreseen" in c for c in forecast(state, samples=12, arrivals=False).caveats)
 
 
@@ -340,6 +346,12 @@ def test_a_kind_of_day_the_history_does_not_hold_is_said_to_be_unforeseen() -> N
     assert unseen(weekdays_only, 86400) == []
     with_a_weekend = state_with_runs_from(MONDAY - 3 * 86400, 6, thursday)
     assert unseen(with_a_weekend, 7 * 86400) == []
+    hourly = ArrivalModel.from_state(weekdays_only, method="poisson")  # the hourly rates
+    caveats = forecast(weekdays_only, samples=12, arrivals=hourly).caveats
+    assert [c for c in caveats if c.startswith("no weekend hour in the history")] == [
+        "no weekend hour in the history: jobs submitted on weekend days within the horizon are "
+        "not foreseen (the arrival model's hourly rates are per kind of day)"
+    ]
 
 
 def test_arrivals_of_a_higher_priority_delay_a_waiting_job() -> None:
