@@ -12,7 +12,7 @@ import hashlib
 import json
 import math
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import Any
@@ -542,7 +542,7 @@ class JobSubmission:
         return problems + payload_problems(payload)
 
     def problems(
-        self, queue: JobQueueSpec | None = None, week: Sequence[JobQueueSpec] = ()
+        self, queue: JobQueueSpec | None = None, week: Iterable[JobQueueSpec] = ()
     ) -> list[Problem]:
         """Every pre-submit check; the share checks need ``queue`` (the live queue's shares);
         ``week``: the settings the shares' calendars bring within a week
@@ -596,7 +596,7 @@ class JobSubmission:
         return problems
 
     def share_problems(
-        self, queue: JobQueueSpec, week: Sequence[JobQueueSpec] = ()
+        self, queue: JobQueueSpec, week: Iterable[JobQueueSpec] = ()
     ) -> list[Problem]:
         """The share exists and is enabled, and the payload's instances fit it now or in one
         of the ``week``'s settings (then the job waits for it, as the what-if says)."""

@@ -575,16 +575,17 @@ class QueueClient:
                 submission = replace(submission, priority=TEAM_DEFAULT_PRIORITY)
         return submission, problems + submission.problems(spec, self._settings_week(spec))
 
-    def _settings_week(self, live: JobQueueSpec) -> tuple[JobQueueSpec, ...]:
+    def _settings_week(self, live: JobQueueSpec) -> Iterator[JobQueueSpec]:
         """The queue in every setting :attr:`org`'s calendars bring within a week (nothing
-        without calendars): the live shares with their own settings, then each change."""
+        without calendars): the live shares with their own settings, then each change. Lazy:
+        read (the clock included) only for a job that does not fit the settings of now."""
         if self.org is None or not self.org.calendars:
-            return ()
+            return
         from quota_constructs.runtime.forecasting import own_settings
 
         now_s = self.queue_clock()
         own = replace(live, shares=own_settings(live.shares, self.org, now_s))
-        return tuple(own.settings_ahead(self.org.calendars, datetime.fromtimestamp(now_s, UTC)))
+        yield from own.settings_ahead(self.org.calendars, datetime.fromtimestamp(now_s, UTC))
 
     def _plan_problems(self, submission: JobSubmission) -> list[Problem]:
         """The payload's ``TrainingPlanArn`` when it is not one of the organisation's plans
