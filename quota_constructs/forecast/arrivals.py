@@ -21,9 +21,10 @@ the run time of a random finished run of its share.
 
 from __future__ import annotations
 
+import itertools
 import math
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -146,73 +147,95 @@ class ArrivalModel:
     def draw(self, rng: random.Random, now_s: float, horizon_s: float) -> list[Arrival]:
         """Arrivals over ``horizon_s`` from epoch ``now_s``: (seconds from now, job, run
         seconds), in time order."""
-        found: list[Arrival] = []
-        for share, rates in sorted(self.rates.items()):
-            if share not in self.days:
-                found += self._poisson(rng, share, rates, now_s, horizon_s, len(found))
-        for share, kinds in sorted(self.days.items()):
-            found += self._replay(rng, share, kinds, now_s, horizon_s, len(found))
-        return sorted(found, key=lambda item: item[0])
+        return list(self.stream(rng, now_s, horizon_s))
 
-    def _poisson(
-        self,
-        rng: random.Random,
-        share: str,
-        rates: Sequence[float],
-        now_s: float,
-        horizon_s: float,
-        index: int,
-    ) -> list[Arrival]:
-        examples = self.examples.get(share) or ()
-        found: list[Arrival] = []
-        t = 0.0
-        while examples and t < horizon_s:
-            step = min(HOUR_S - (now_s + t) % HOUR_S, horizon_s - t)
-            mean = rates[slot_of(now_s + t)] * step / HOUR_S
-            for _ in range(_poisson(rng, mean)):
-                itype, count, run_s, priority = rng.choice(examples)
-                at = t + rng.random() * step
-                found.append(_arrival(share, index + len(found), at, itype, count, run_s, priority))
-            t += step
-        return found
-
-    def _replay(
-        self,
-        rng: random.Random,
-        share: str,
-        kinds: tuple[Sequence[Sequence[Submit]], Sequence[Sequence[Submit]]],
-        now_s: float,
-        horizon_s: float,
-        index: int,
-    ) -> list[Arrival]:
-        runs = [e[2] for e in self.examples.get(share) or ()]
-        jitter = self._jitters.get(share, 0.0)
-        found: list[Arrival] = []
+    def stream(self, rng: random.Random, now_s: float, horizon_s: float) -> Iterator[Arrival]:
+        """:meth:`draw`'s arrivals one UTC hour at a time, drawn only as far as they are read
+        (a forecast's sample stops once its jobs are placed, mostly long before the horizon)."""
+        end = now_s + horizon_s
+        poisson = sorted((s, r) for s, r in self.rates.items() if s not in self.days)
+        replayed = sorted(self._hours.items())
+        ids = itertools.count(1)
         hour = math.floor(now_s / HOUR_S) * HOUR_S
-        while hour < now_s + horizon_s:
-            days = kinds[weekend(hour)]
-            shift = rng.randint(-self.spread_h, self.spread_h) * HOUR_S if days else 0.0
-            past = rng.choice(days) if days else ()
-            begin = hour % DAY_S + shift
-            for offset, itype, count, run_s, priority in past:
-                at = offset - begin
-                if not 0.0 <= at < HOUR_S or not 0.0 < hour + at - now_s <= horizon_s:
-                    continue
-                base = rng.choice(runs) if run_s is None else run_s
-                run = max(base * math.exp(rng.gauss(0.0, jitter)), 1.0)
-                job = _arrival(
-                    share, index + len(found), hour + at - now_s, itype, count, run, priority
-                )
-                found.append(job)
+        while hour < end:
+            begin, stop = max(hour, now_s), min(hour + HOUR_S, end)
+            found: list[tuple[float, str, Example]] = []
+            for share, rates in poisson:
+                found += self._poisson_hour(rng, share, rates[slot_of(begin)], begin, stop)
+            kind = weekend(hour)
+            for share, kinds in replayed:
+                found += self._replay_hour(rng, share, kinds[kind], hour, now_s, end)
+            found.sort(key=lambda item: item[0])
+            for at, share, (itype, count, run_s, priority) in found:
+                job_id = f"arrival-{share}-{next(ids)}"
+                job = LiveJob(job_id, job_id, share, {itype: count}, priority)
+                yield at - now_s, job, run_s
             hour += HOUR_S
+
+    def _poisson_hour(
+        self, rng: random.Random, share: str, rate: float, begin: float, stop: float
+    ) -> list[tuple[float, str, Example]]:
+        """The ``poisson`` method's arrivals of ``share`` between epochs ``begin`` and ``stop``
+        (within one hour): each a copy of a random finished job of the share."""
+        examples = self.examples.get(share) or ()
+        if not examples:
+            return []
+        step = stop - begin
+        return [
+            (begin + rng.random() * step, share, rng.choice(examples))
+            for _ in range(_poisson(rng, rate * step / HOUR_S))
+        ]
+
+    def _replay_hour(
+        self,
+        rng: random.Random,
+        share: str,
+        days: Sequence[Sequence[Sequence[Submit]]],
+        hour: float,
+        now_s: float,
+        end: float,
+    ) -> list[tuple[float, str, Example]]:
+        """The ``days`` method's arrivals of ``share`` in the UTC hour from epoch ``hour``: the
+        submissions of an hour of a random past day of its kind, up to :attr:`spread_h` hours
+        away, at their minutes (past submissions' run times jittered, unknown ones drawn)."""
+        if not days:
+            return []
+        width = 2 * self.spread_h + 1
+        pick = int(rng.random() * len(days) * width)
+        shift = pick % width - self.spread_h
+        day_hour = int(hour % DAY_S // HOUR_S) + shift
+        if not 0 <= day_hour < 24:
+            return []
+        today = hour - hour % DAY_S - shift * HOUR_S
+        found: list[tuple[float, str, Example]] = []
+        for offset, itype, count, run_s, priority in days[pick // width][day_hour]:
+            at = today + offset
+            if not now_s < at <= end:
+                continue
+            base = rng.choice(self._runs[share]) if run_s is None else run_s
+            run = max(base * math.exp(rng.gauss(0.0, self._jitters.get(share, 0.0))), 1.0)
+            found.append((at, share, (itype, count, run, priority)))
         return found
 
+    @cached_property
+    def _hours(self) -> dict[str, tuple[list[list[list[Submit]]], list[list[list[Submit]]]]]:
+        """Per share, its past weekdays and weekend days, each day's submissions per hour of
+        the day (0-23)."""
+        hours: dict[str, tuple[list[list[list[Submit]]], list[list[list[Submit]]]]] = {}
+        for share, kinds in self.days.items():
+            hours[share] = ([], [])
+            for kind, days in enumerate(kinds):
+                for day in days:
+                    by_hour: list[list[Submit]] = [[] for _ in range(24)]
+                    for submit in day:
+                        by_hour[min(int(submit[0] // HOUR_S), 23)].append(submit)
+                    hours[share][kind].append(by_hour)
+        return hours
 
-def _arrival(
-    share: str, index: int, at: float, itype: str, count: int, run_s: float, priority: int
-) -> Arrival:
-    job_id = f"arrival-{share}-{index + 1}"
-    return at, LiveJob(job_id, job_id, share, {itype: count}, priority), run_s
+    @cached_property
+    def _runs(self) -> dict[str, list[float]]:
+        """Per share, its finished runs' times (for a past submission with none)."""
+        return {share: [e[2] for e in runs] for share, runs in self.examples.items()}
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 import random
 import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -194,8 +194,8 @@ class OracleArrivals(ArrivalModel):
     def expected(self, horizon_s: float) -> float:
         return float(sum(1 for a in self.actual if a[0] <= horizon_s))
 
-    def draw(self, rng: random.Random, now_s: float, horizon_s: float) -> list[Arrival]:
-        return [a for a in self.actual if a[0] <= horizon_s]
+    def stream(self, rng: random.Random, now_s: float, horizon_s: float) -> Iterator[Arrival]:
+        return (a for a in self.actual if a[0] <= horizon_s)
 
 
 def _future(

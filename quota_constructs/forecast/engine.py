@@ -27,12 +27,12 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
-from quota_constructs.forecast.arrivals import ArrivalModel
+from quota_constructs.forecast.arrivals import Arrival, ArrivalModel
 from quota_constructs.forecast.inputs import LiveJob, QueueState
 from quota_constructs.forecast.runtimes import MIN_RUNS, RunTimeModel, Sampler
 from quota_constructs.model import (
@@ -570,23 +570,23 @@ class _Runner:
         for job in self.queued:
             self._submit(sched, job, draw[job.job_id].draw(rng))
         self._disable(sched)
-        arriving = [] if arrivals is None else arrivals.draw(rng, self.state.now_s, self.horizon)
+        arriving = iter(()) if arrivals is None else self._arrivals(rng, arrivals)
+        upcoming = next(arriving, None)
         sched.advance(0.0)
         if first:
             self._note_waiting_on(sched, started)
         watched = len(tracked) + self._timed_never(sched)
         horizon, timetable = self.horizon, sched.timetable
-        next_arrival = 0
         while len(started) + len(cancelled) < watched:
             nxt = sched.next_event_time()
             due = min(math.inf if nxt is None else nxt, timetable.next_time())
-            if next_arrival < len(arriving):
-                due = min(due, arriving[next_arrival][0])
+            if upcoming is not None:
+                due = min(due, upcoming[0])
             if due > horizon:
                 break
-            while next_arrival < len(arriving) and arriving[next_arrival][0] <= due:
-                self._submit(sched, arriving[next_arrival][1], arriving[next_arrival][2], now=due)
-                next_arrival += 1
+            while upcoming is not None and upcoming[0] <= due:
+                self._submit(sched, upcoming[1], upcoming[2], now=due)
+                upcoming = next(arriving, None)
             sched.advance(due)
         for job_id in tracked:
             self.starts[job_id].append(started.get(job_id, math.inf))
@@ -596,6 +596,12 @@ class _Runner:
             if reason:
                 self.cancel_reasons.setdefault(job_id, reason)
         self._note_preemptions(sched, tracked)
+
+    def _arrivals(self, rng: random.Random, model: ArrivalModel) -> Iterator[Arrival]:
+        """The sample's arrivals, drawn as the sample reaches them, from a generator of their
+        own (seeded from ``rng``): the other draws do not depend on how far a sample ran."""
+        own = random.Random(rng.getrandbits(64))
+        return model.stream(own, self.state.now_s, self.horizon)
 
     def _timed_never(self, sched: Scheduler) -> int:
         """How many jobs that never run a time limit will cancel (RUNNABLE with a reason that

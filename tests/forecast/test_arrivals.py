@@ -92,6 +92,32 @@ def test_weekend_days_replay_only_what_weekends_submitted() -> None:
     assert [round(at / DAY, 1) for at, _, _ in found][::5] == [5.5, 6.5]  # Saturday, Sunday noon
 
 
+class CountingRandom(random.Random):
+    """A generator that counts its uniform draws."""
+
+    calls = 0
+
+    def random(self) -> float:
+        self.calls += 1
+        return super().random()
+
+
+def test_arrivals_are_drawn_only_as_far_as_they_are_read() -> None:
+    """A forecast's sample stops once its jobs are placed: the arrivals of the rest of the
+    horizon are not drawn (one draw per share and hour read so far), and reading them all gives
+    the same arrivals, in time order, as drawing them at once."""
+    days = sum((burst(MONDAY + d * DAY, h + 0.5, 1) for d in range(7) for h in range(24)), ())
+    state = day_state(MONDAY + 7 * DAY, days)
+    model = ArrivalModel.from_state(state, since_s=MONDAY)
+    rng = CountingRandom(5)
+    first = next(model.stream(rng, state.now_s, 7 * DAY))
+    assert first[0] < 2 * HOUR and rng.calls < 10  # an hour or two read, not 168
+    whole = model.draw(random.Random(5), state.now_s, 7 * DAY)
+    assert [at for at, _, _ in whole] == sorted(at for at, _, _ in whole)
+    assert len(whole) > 100 and whole[0][0] == first[0]
+    assert list(model.stream(random.Random(5), state.now_s, 7 * DAY)) == whole
+
+
 def test_auto_foresees_no_arrivals_on_a_short_history_and_names_the_share() -> None:
     state = day_state(
         MONDAY + 3 * HOUR,
