@@ -37,6 +37,7 @@ from quota_constructs.forecast.backtest import (
     Prediction,
     backtest,
     coverage_table,
+    seed_interval,
 )
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -63,6 +64,7 @@ def main() -> None:
         label = f"arrivals {arrivals}"
         started = time.process_time()
         found: list[Prediction] = []
+        per_seed: list[list[Prediction]] = []
         for seed in args.seeds:
             jobs = generate_workload(teams, days=args.days, seed=seed)
             result = backtest(
@@ -76,14 +78,27 @@ def main() -> None:
                 known_priorities=args.known_priorities,
             )
             found += result.predictions
+            per_seed.append([p for p in result.predictions if p.p90_s > 0 or p.actual_s > 0])
         shares = sorted({p.share for p in found})
         rows = {s: Coverage.of([p for p in found if p.share == s]) for s in shares}
         rows["overall"] = Coverage.of(found)
         rows["overall, waits"] = Coverage.of([p for p in found if p.p90_s > 0 or p.actual_s > 0])
         cpu = time.process_time() - started
+        spread = seed_interval(per_seed)
         report[label] = {name: c.as_json() for name, c in rows.items()}
+        if spread:
+            names = {"interval": "intervalCoverage95", "below_p90": "p90Coverage95"}
+            report[label]["overall, waits"].update(  # type: ignore[index]
+                {names[key]: [round(v, 3) for v in bounds] for key, bounds in spread.items()}
+            )
         if not args.json:
             print(coverage_table(f"{label} ({len(found)} forecasts, {cpu:.0f} CPU-s)", rows))
+            if spread:
+                (a, b), (c, d) = spread["interval"], spread["below_p90"]
+                print(
+                    f"waits, 95 % bootstrap interval over the {len(per_seed)} workloads "
+                    f"(resampled whole): p10-p90 {a:.1%}-{b:.1%}, <=p90 {c:.1%}-{d:.1%}"
+                )
     if args.json:
         print(json.dumps(report, indent=2))
 

@@ -106,6 +106,47 @@ class Coverage:
         }
 
 
+BOOTSTRAP_ROUNDS = 2000
+
+
+def seed_interval(
+    groups: Sequence[Sequence[Prediction]], *, level: float = 0.95, seed: int = 0
+) -> dict[str, tuple[float, float]]:
+    """The ``level`` bootstrap interval of the two coverages (``interval``, ``below_p90``) over
+    ``groups`` of predictions, one group per workload (seed): workloads are resampled whole, as
+    the forecasts of one workload share its backlog and are not independent of each other (a
+    few long runs make every forecast of a busy day late together). Empty with fewer than two
+    groups."""
+    groups = [g for g in groups if g]
+    if len(groups) < 2:
+        return {}
+    rng = random.Random(seed)
+    counts = [
+        (
+            len(g),
+            sum(p.p10_s <= p.actual_s <= p.p90_s for p in g),
+            sum(p.actual_s <= p.p90_s for p in g),
+        )
+        for g in groups
+    ]
+    inner: list[float] = []
+    below: list[float] = []
+    for _ in range(BOOTSTRAP_ROUNDS):
+        drawn = [counts[int(rng.random() * len(counts))] for _ in counts]
+        jobs = sum(c[0] for c in drawn)
+        inner.append(sum(c[1] for c in drawn) / jobs)
+        below.append(sum(c[2] for c in drawn) / jobs)
+    tail = (1.0 - level) / 2.0
+    return {
+        name: (_quantile(sorted(values), tail), _quantile(sorted(values), 1.0 - tail))
+        for name, values in (("interval", inner), ("below_p90", below))
+    }
+
+
+def _quantile(ordered: Sequence[float], q: float) -> float:
+    return ordered[min(len(ordered) - 1, max(0, math.ceil(q * len(ordered)) - 1))]
+
+
 def _error(forecast: float, actual: float) -> float:
     if math.isinf(forecast) and math.isinf(actual):
         return 0.0

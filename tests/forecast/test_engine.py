@@ -21,7 +21,7 @@ from quota_constructs.forecast import (
     what_if,
 )
 from quota_constructs.forecast.arrivals import slot_of
-from quota_constructs.forecast.backtest import Coverage, Prediction, backtest
+from quota_constructs.forecast.backtest import Coverage, Prediction, backtest, seed_interval
 from quota_constructs.forecast.runtimes import (
     MIN_RUNS,
     RUN_JITTER,
@@ -416,6 +416,20 @@ def test_coverage_counts_starts_inside_the_interval() -> None:
     assert (coverage.interval, coverage.below_p90) == (0.5, 0.75)
     assert (coverage.median_error_s, coverage.naive_median_error_s) == (10.0, 10.0)
     assert math.isnan(Coverage.of([]).interval)
+
+
+def test_the_coverage_interval_resamples_whole_workloads() -> None:
+    """Forecasts of one workload move together: the interval over workloads is wide when the
+    workloads disagree, narrow when they agree, and not given for a single workload."""
+    inside, late = Prediction("a", 10, 20, 30, 5, 25), Prediction("a", 10, 20, 30, 5, 40)
+    agree = seed_interval([[inside] * 9 + [late]] * 6)
+    assert agree == {"interval": (0.9, 0.9), "below_p90": (0.9, 0.9)}
+    split = seed_interval([[inside] * 10] * 3 + [[late] * 10] * 3)
+    low, high = split["interval"]
+    assert (
+        low < 0.3 and high > 0.7 and split == seed_interval([[inside] * 10] * 3 + [[late] * 10] * 3)
+    )
+    assert seed_interval([[inside, late]]) == {}
 
 
 def test_a_disabled_share_runs_its_queued_jobs_and_refuses_a_new_one() -> None:
