@@ -679,7 +679,7 @@ class _Runner:
                 why = f"{why}; {self._cancel_text(base)}"
             return replace(base, never=True, reason=why, waiting_on=why)
         starts = sorted(self.starts[job.job_id])
-        p10, p50, p90 = (_percentile(starts, q) for q in (0.1, 0.5, 0.9))
+        p10, p50, p90 = (prediction_bound(starts, q) for q in (0.1, 0.5, 0.9))
         preempts = tuple(
             Preempt(key.split("/")[0], name, share, kind, n / count)
             for key, (name, share, kind, n) in self.preempts.get(job.job_id, {}).items()
@@ -710,13 +710,25 @@ def _placed(job: LiveJob, now_s: float, lead_s: float) -> tuple[float, float]:
     return -ran - lead_s, ran
 
 
-def _percentile(sorted_values: Sequence[float], q: float) -> float | None:
-    """Nearest-rank percentile; ``None`` when it falls beyond the horizon."""
-    if not sorted_values:
+def prediction_bound(sorted_values: Sequence[float], q: float) -> float | None:
+    """The start that a share ``q`` of the actual starts falls at or before, from the samples'
+    sorted starts; ``None`` when it falls beyond the horizon. A prediction bound, not the
+    samples' own quantile: a new draw falls at or below the k-th of n sorted draws with
+    probability k / (n + 1), so an upper bound takes k = q(n + 1) rounded up and a lower one
+    rounded down (with 12 samples p90 is the latest, p10 the earliest: their nearest-rank
+    quantiles, the 11th and 2nd, would cover 85 % and 69 % where 90 % and 80 % are meant);
+    the median is the nearest-rank one."""
+    n = len(sorted_values)
+    if not n:
         return None
-    value = sorted_values[
-        min(len(sorted_values) - 1, max(0, math.ceil(q * len(sorted_values)) - 1))
-    ]
+    rank = round(q * (n + 1), 9)  # 0.9 x 20 is 18, not 18.000000000000004
+    if q == 0.5:
+        k = math.ceil(q * n)
+    elif q > 0.5:
+        k = math.ceil(rank)
+    else:
+        k = math.floor(rank)
+    value = sorted_values[min(n, max(1, k)) - 1]
     return None if math.isinf(value) else value
 
 

@@ -22,6 +22,7 @@ from quota_constructs.forecast import (
 )
 from quota_constructs.forecast.arrivals import slot_of
 from quota_constructs.forecast.backtest import Coverage, Prediction, backtest, seed_interval
+from quota_constructs.forecast.engine import prediction_bound
 from quota_constructs.forecast.runtimes import (
     MIN_RUNS,
     RUN_JITTER,
@@ -416,6 +417,25 @@ def test_coverage_counts_starts_inside_the_interval() -> None:
     assert (coverage.interval, coverage.below_p90) == (0.5, 0.75)
     assert (coverage.median_error_s, coverage.naive_median_error_s) == (10.0, 10.0)
     assert math.isnan(Coverage.of([]).interval)
+
+
+@pytest.mark.parametrize("samples", [12, 20, 60, 200])
+def test_p90_and_p10_bound_a_new_start_as_often_as_they_say(samples: int) -> None:
+    """Over many forecasts of a perfectly known distribution, the next actual start falls at
+    or before p90 about 90 % of the time and inside p10-p90 about 80 %, at the few samples the
+    commands take at a long queue too (nearest-rank quantiles of 12 samples: 85 % and 69 %)."""
+    rng = random.Random(samples)
+    below = inside = 0
+    trials = 6000
+    for _ in range(trials):
+        starts = sorted(rng.expovariate(1 / 600) for _ in range(samples))
+        actual = rng.expovariate(1 / 600)
+        p10, p90 = prediction_bound(starts, 0.1), prediction_bound(starts, 0.9)
+        assert p10 is not None and p90 is not None
+        below += actual <= p90
+        inside += p10 <= actual <= p90
+    assert 0.885 <= below / trials <= 0.94
+    assert 0.77 <= inside / trials <= 0.87
 
 
 def test_the_coverage_interval_resamples_whole_workloads() -> None:
