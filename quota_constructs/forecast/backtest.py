@@ -107,6 +107,7 @@ class Coverage:
 
 
 BOOTSTRAP_ROUNDS = 2000
+"""Resamples behind :func:`seed_interval` (its bounds move by about 0.5 point between seeds)."""
 
 
 def seed_interval(
