@@ -52,6 +52,7 @@ from quota_constructs.forecast.backtest import (
     job_request,
     naive,
     queue_state,
+    seed_interval,
 )
 from quota_constructs.local.handlers.submit_request import DURATION_TAG
 from quota_constructs.local.testing import EmulatorServer
@@ -365,6 +366,8 @@ class _Run:
     """What the command gathers over the seeds."""
 
     http: dict[str, list[Prediction]] = field(default_factory=dict)
+    waited: dict[str, list[list[Prediction]]] = field(default_factory=dict)
+    """Per mode, per seed, the waited jobs' predictions (interval widened by the slack)."""
     local: dict[str, list[Prediction]] = field(default_factory=dict)
     waits: dict[str, list[float]] = field(default_factory=dict)
     slack_s: float = 0.0
@@ -393,6 +396,8 @@ def _run_seed(
     started = time.process_time()
     for mode, result in done.results.items():
         run.http.setdefault(mode, []).extend(result.predictions)
+        waited = [p for p in result.predictions if p.p90_s > 0 or p.actual_s > done.slack_s]
+        run.waited.setdefault(mode, []).append(widened(waited, done.slack_s))
     if not args.compare:
         return
     first = done.results[args.arrivals[0]].predictions
@@ -459,6 +464,12 @@ def _report(args: argparse.Namespace, run: _Run) -> dict[str, object]:
     for mode in args.arrivals:
         rows = _rows(run.http[mode], run.slack_s)
         report[f"over HTTP, {LABELS[mode]}"] = {n: c.as_json() for n, c in rows.items()}
+        spread = seed_interval(run.waited.get(mode, []))
+        if spread:
+            names = {"interval": "intervalCoverage95", "below_p90": "p90Coverage95"}
+            report[f"over HTTP, {LABELS[mode]}"]["overall, waits"].update(  # type: ignore[index]
+                {names[key]: [round(v, 3) for v in bounds] for key, bounds in spread.items()}
+            )
         exact = Coverage.of(run.http[mode]).as_json()
         report[f"over HTTP, {LABELS[mode]}, no slack"] = {"overall": exact}
         if args.compare:
@@ -487,6 +498,12 @@ def _print(args: argparse.Namespace, run: _Run, report: Mapping[str, object]) ->
             f"{'overall, no slack':16s} {exact.jobs:5d} {exact.interval:8.1%} "
             f"{exact.below_p90:6.1%}"
         )
+        if spread := seed_interval(run.waited.get(mode, [])):
+            (a, b), (c, d) = spread["interval"], spread["below_p90"]
+            print(
+                f"waits, 95 % bootstrap interval over the {len(run.waited[mode])} workloads "
+                f"(resampled whole): p10-p90 {a:.1%}-{b:.1%}, <=p90 {c:.1%}-{d:.1%}"
+            )
         if args.compare:
             print(
                 coverage_table(f"in-process backtest, {LABELS[mode]}", _rows(run.local[mode], 0.0))

@@ -145,3 +145,15 @@ def test_every_arrivals_mode_is_reported(backtest_http: ModuleType, capsys) -> N
         "arrival model forced on",
     ):
         assert report[f"over HTTP, {label}"]["overall"]["jobs"] >= 3
+
+
+def test_the_waited_jobs_get_an_interval_over_workloads(backtest_http: ModuleType, capsys) -> None:
+    """Two workloads of 3 days: the waited jobs' coverage gets a 95 % interval, each workload
+    resampled whole, around the overall figure."""
+    args = ["--days", "3", "--seeds", "101", "102", "--every", "4", "--samples", "12"]
+    assert backtest_http.main([*args, "--arrivals", "off", "--json"]) == 0
+    waits = json.loads(capsys.readouterr().out)["over HTTP, no arrival model"]["overall, waits"]
+    low, high = waits["p90Coverage95"]
+    assert low <= waits["p90Coverage"] <= high
+    low, high = waits["intervalCoverage95"]
+    assert low <= waits["intervalCoverage"] <= high
