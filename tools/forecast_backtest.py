@@ -2,7 +2,8 @@
 
 Run: ``.venv/bin/python tools/forecast_backtest.py [--teams stacks/teams/research.yaml]
 [--org stacks/orgs/research.yaml] [--days 7] [--seeds 101 102 103] [--every 1]
-[--arrivals off auto] [--method days] [--known-priorities] [--json]``.
+[--arrivals off auto] [--method days] [--known-priorities] [--calibration FILE]
+[--save-calibration FILE] [--json]``.
 
 For each seed, a ``--days`` workload of the teams' profiles is generated (the advisor's
 generator) and replayed on the organisation's queue by the scheduling core the emulator runs;
@@ -17,6 +18,11 @@ median error of the forecast's median next to the naive forecast's (queue positi
 time); once per ``--arrivals`` mode: ``off`` (no arrival model), ``auto`` (the commands'
 default: the ``--method`` where the history holds a whole day), ``on`` (forced). The seeds
 101-103 are held out: the forecast's constants were tuned on seeds 1-6 of research.yaml only.
+
+``--save-calibration FILE`` fits a calibration of the bounds on this run's predictions (one
+``--arrivals`` mode; :mod:`quota_constructs.forecast.calibration`) and writes it;
+``--calibration FILE`` runs the forecasts with one (fit it on other seeds than those it is
+judged on: held-out workloads).
 Figures: docs/runtime.md, "Forecasts".
 """
 
@@ -39,6 +45,11 @@ from quota_constructs.forecast.backtest import (
     coverage_table,
     seed_interval,
 )
+from quota_constructs.forecast.calibration import (
+    CalibrationError,
+    fit_calibration,
+    load_calibration,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -54,8 +65,21 @@ def main() -> None:
     parser.add_argument("--arrivals", nargs="+", choices=ARRIVALS, default=["off", "auto"])
     parser.add_argument("--method", choices=METHODS, default="days")
     parser.add_argument("--known-priorities", action="store_true")
+    parser.add_argument("--calibration", type=Path, help="Calibrate the bounds with this file.")
+    parser.add_argument(
+        "--save-calibration", type=Path, help="Fit a calibration on this run; write it here."
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
+    if args.save_calibration and len(args.arrivals) != 1:
+        parser.error(
+            f"--save-calibration fits one run: --arrivals {' '.join(args.arrivals)} names "
+            f"{len(args.arrivals)}; fix: pass one mode (the commands' default: --arrivals auto)"
+        )
+    try:
+        calibration = load_calibration(args.calibration) if args.calibration else None
+    except CalibrationError as error:
+        parser.error(str(error))
     teams = load_teams(args.teams)
     queue = load_organisation(args.org).queue
     report: dict[str, object] = {"days": args.days, "seeds": args.seeds, "samples": args.samples}
@@ -76,6 +100,7 @@ def main() -> None:
                 arrivals=arrivals,
                 method=args.method,
                 known_priorities=args.known_priorities,
+                calibration=calibration,
             )
             found += result.predictions
             per_seed.append([p for p in result.predictions if p.p90_s > 0 or p.actual_s > 0])
@@ -99,8 +124,23 @@ def main() -> None:
                     f"waits, 95 % bootstrap interval over the {len(per_seed)} workloads "
                     f"(resampled whole): p10-p90 {a:.1%}-{b:.1%}, <=p90 {c:.1%}-{d:.1%}"
                 )
+        if args.save_calibration:
+            _save_calibration(args, found)
     if args.json:
         print(json.dumps(report, indent=2))
+
+
+def _save_calibration(args: argparse.Namespace, found: list[Prediction]) -> None:
+    """Fit a calibration on ``found`` and write it to ``--save-calibration``."""
+    seeds = " ".join(map(str, args.seeds))
+    fitted_on = f"{args.teams.name}, {args.days} days, seeds {seeds}, {args.samples} samples"
+    try:
+        calibration = fit_calibration(found, fitted_on=fitted_on)
+    except CalibrationError as error:
+        raise SystemExit(f"--save-calibration {args.save_calibration}: {error}") from error
+    calibration.save(args.save_calibration)
+    if not args.json:
+        print(f"\nwrote {args.save_calibration}: {calibration.describe()}")
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ from quota_constructs.commands._control import queue_now
 if TYPE_CHECKING:
     from collections.abc import Collection, Sequence
 
-    from quota_constructs.forecast import Forecast, JobForecast, QueueState, WhatIf
+    from quota_constructs.forecast import Calibration, Forecast, JobForecast, QueueState, WhatIf
     from quota_constructs.model import Organisation
     from quota_constructs.runtime.jobs import JobSummary
     from quota_constructs.runtime.queue import QueueClient
@@ -36,6 +36,21 @@ ArrivalsOpt = Annotated[
         "--arrivals/--no-arrivals",
         help="Foresee jobs that may arrive meanwhile from each share's past days (default: "
         "where the history holds a whole day); --arrivals forces it on, --no-arrivals off.",
+        show_default=False,
+    ),
+]
+CALIBRATION_ENV = "QUOTA_FORECAST_CALIBRATION"
+"""The environment variable naming the calibration file when ``--calibration`` is not given."""
+
+
+CalibrationOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--calibration",
+        metavar="FILE",
+        envvar=CALIBRATION_ENV,
+        help="Calibrate the forecast's p10 and p90 with this file (fitted on a backtest: "
+        "tools/forecast_backtest.py --save-calibration; docs/runtime.md, 'Calibrated bounds').",
         show_default=False,
     ),
 ]
@@ -58,6 +73,20 @@ def organisation_of(org_file: Path | None) -> Organisation | None:
     return load_organisation(org_file)
 
 
+def calibration_of(path: Path | None) -> Calibration | None:
+    """The calibration ``--calibration`` (or :data:`CALIBRATION_ENV`) names, ``None`` without
+    one; a usage error (exit 2) naming the file, the field and the fix when it is not one. Read
+    before the queue is: a bad file costs no API call."""
+    if path is None:
+        return None
+    from quota_constructs.forecast import CalibrationError, load_calibration
+
+    try:
+        return load_calibration(path)
+    except CalibrationError as error:
+        raise typer.BadParameter(str(error), param_hint="'--calibration'") from error
+
+
 def queue_state(
     client: QueueClient, org_file: Path | None = None, *, active: Sequence[JobSummary] | None = None
 ) -> QueueState:
@@ -73,10 +102,13 @@ def queue_forecast(
     *,
     arrivals: bool | None = None,
     watch: Collection[str] | None = None,
+    calibration: Calibration | None = None,
 ) -> Forecast:
     """The forecast of ``client``'s queue at the queue's clock (an emulator's own), of the
-    waiting jobs ``watch`` names (default every one)."""
-    return client.forecast(state=queue_state(client, org_file), arrivals=arrivals, watch=watch)
+    waiting jobs ``watch`` names (default every one), its bounds calibrated with
+    ``calibration``."""
+    state = queue_state(client, org_file)
+    return client.forecast(state=state, arrivals=arrivals, watch=watch, calibration=calibration)
 
 
 def print_caveats(result: Forecast | None) -> None:

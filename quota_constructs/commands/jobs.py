@@ -45,8 +45,10 @@ from quota_constructs.commands._common import (
 from quota_constructs.commands._control import queue_now, virtual_clock_note
 from quota_constructs.commands._forecast import (
     ArrivalsOpt,
+    CalibrationOpt,
     NoForecastOpt,
     OrgFileOpt,
+    calibration_of,
     caveats_json,
     forecast_lines,
     organisation_of,
@@ -323,6 +325,7 @@ def submit(
         ),
     ] = None,
     arrivals: ArrivalsOpt = None,
+    calibration: CalibrationOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Check a job against the live queue and submit it (or print it with --dry-run, or
@@ -395,7 +398,7 @@ def submit(
         print_json(client.render(submission))  # serviceRequestPayload stays a JSON string
         return
     if what_if:
-        _what_if(client, submission, org_file, as_json, arrivals=arrivals)
+        _what_if(client, submission, org_file, as_json, arrivals=arrivals, bounds=calibration)
         return
     handle = client.submit_job(submission)
     if handle.already_submitted:
@@ -419,11 +422,16 @@ def _what_if(
     as_json: bool,
     *,
     arrivals: bool | None = None,
+    bounds: Path | None = None,
 ) -> None:
-    """Print the what-if of ``submission`` (nothing is sent); exit 1 when it can never run."""
+    """Print the what-if of ``submission`` (nothing is sent), its bounds calibrated with the
+    file ``bounds`` names; exit 1 when it can never run."""
     org = organisation_of(org_file)
+    calibration = calibration_of(bounds)
     now = queue_now(client.endpoint_url).timestamp()
-    answer = client.what_if(submission, now_s=now, org=org, arrivals=arrivals, watch=())
+    answer = client.what_if(
+        submission, now_s=now, org=org, arrivals=arrivals, watch=(), calibration=calibration
+    )
     if as_json:
         print_json(answer.as_json())
     else:
@@ -495,9 +503,11 @@ def list_jobs(
     no_forecast: NoForecastOpt = False,
     org_file: OrgFileOpt = None,
     arrivals: ArrivalsOpt = None,
+    calibration: CalibrationOpt = None,
 ) -> None:
     """List jobs by share and status, with the forecast start of each waiting job (one API
     call per status page, and one per active job for the forecast; --wide: per job)."""
+    bounds = calibration_of(calibration)
     client = _client(ctx)
     if share is not None:
         client.check_share(share)
@@ -508,7 +518,7 @@ def list_jobs(
     if waiting and not no_forecast:
         whole = share is None and set(ACTIVE_STATUSES) <= set(statuses)
         state = queue_state(client, org_file, active=active_jobs(jobs) if whole else None)
-        result = client.forecast(state=state, arrivals=arrivals)
+        result = client.forecast(state=state, arrivals=arrivals, calibration=bounds)
     starts = result.jobs if result is not None else None
     if as_json:  # a list (its contract): the caveats go to stderr, as under the table
         print_json([_with_forecast(job_json(job), job, starts) for job in jobs])
@@ -540,14 +550,18 @@ def describe(
     no_forecast: NoForecastOpt = False,
     org_file: OrgFileOpt = None,
     arrivals: ArrivalsOpt = None,
+    calibration: CalibrationOpt = None,
 ) -> None:
     """A job's details and preemption history; for a waiting job, its forecast start, what it
     waits on and whom it would preempt."""
+    bounds = calibration_of(calibration)
     client = _client(ctx)
     job = client.find_job(job_id)
     result = None
     if job.status in WAITING and not no_forecast:
-        result = queue_forecast(client, org_file, arrivals=arrivals, watch=[job.job_id])
+        result = queue_forecast(
+            client, org_file, arrivals=arrivals, watch=[job.job_id], calibration=bounds
+        )
     found = result.jobs.get(job.job_id) if result is not None else None
     if as_json:
         view = details_json(job)

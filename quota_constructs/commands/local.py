@@ -39,7 +39,9 @@ from quota_constructs.commands._common import (
 )
 from quota_constructs.commands._control import ControlError, control
 from quota_constructs.commands._forecast import (
+    CalibrationOpt,
     NoForecastOpt,
+    calibration_of,
     caveats_json,
     forecast_lines,
     print_caveats,
@@ -65,7 +67,7 @@ from quota_constructs.model import PLAN_STOP_BEFORE_END_S, QuotaConfigError
 from quota_constructs.runtime.queue import QueueClient, resolve_job_in_any_queue
 
 if TYPE_CHECKING:
-    from quota_constructs.forecast import Forecast
+    from quota_constructs.forecast import Calibration, Forecast
 
 local_app = typer.Typer(
     help="Local emulator of AWS Batch quota management (offline, no AWS account).",
@@ -482,15 +484,17 @@ def why(
     endpoint_url: EmulatorEndpointOpt = DEFAULT_ENDPOINT,
     as_json: AnswerJsonOpt = False,
     no_forecast: NoForecastOpt = False,
+    calibration: CalibrationOpt = None,
 ) -> None:
     """Why a job waits (typed pending reason), when it is forecast to start, and every
     preemption it suffered, and by whom."""
+    bounds = calibration_of(calibration)
     session = emulator_session()
     job_id = resolve_job_in_any_queue(job, session=session, endpoint_url=endpoint_url)
     answer = _call(endpoint_url, EXPLAIN_PREFIX + job_id)
     result = None
     if answer.get("pending") and not no_forecast:
-        result = _queue_forecast_of(job_id, session, endpoint_url)
+        result = _queue_forecast_of(job_id, session, endpoint_url, bounds)
     found = result.jobs.get(job_id) if result is not None else None
     if as_json:
         print_json(
@@ -507,11 +511,13 @@ def why(
     print_caveats(result)
 
 
-def _queue_forecast_of(job_id: str, session: boto3.Session, endpoint_url: str) -> Forecast:
-    """The forecast of the queue a job is in."""
+def _queue_forecast_of(
+    job_id: str, session: boto3.Session, endpoint_url: str, calibration: Calibration | None
+) -> Forecast:
+    """The forecast of the queue a job is in, its bounds calibrated with ``calibration``."""
     queue = QueueClient(job_id, session=session, endpoint_url=endpoint_url)
     queue.queue = str(queue.batch.describe_service_job(jobId=job_id)["jobQueue"])
-    return queue_forecast(queue, watch=[job_id])
+    return queue_forecast(queue, watch=[job_id], calibration=calibration)
 
 
 def emulator_session() -> boto3.Session:

@@ -38,7 +38,9 @@ from quota_constructs.commands._common import (
 from quota_constructs.commands._control import queue_now
 from quota_constructs.commands._forecast import (
     ArrivalsOpt,
+    CalibrationOpt,
     NoForecastOpt,
+    calibration_of,
     caveats_json,
     organisation_of,
     print_caveats,
@@ -51,7 +53,7 @@ from quota_constructs.runtime.queue import QueueClient
 from quota_constructs.runtime.status import QueueStatus, ShareStatus, read_status, status_json
 
 if TYPE_CHECKING:
-    from quota_constructs.forecast import Forecast, JobForecast
+    from quota_constructs.forecast import Calibration, Forecast, JobForecast
 
 COLUMNS = (
     "share",
@@ -102,6 +104,7 @@ def status(
     wide: WideOpt = False,
     no_forecast: NoForecastOpt = False,
     arrivals: ArrivalsOpt = None,
+    calibration: CalibrationOpt = None,
 ) -> None:
     """Per share and instance type: limit, in use, borrowed, lent, idle, jobs, head job, and
     when the head job is forecast to start (--org-file: following the file's calendars)."""
@@ -111,8 +114,9 @@ def status(
     if org_file is not None and watch:
         fail("--org-file shows calendars once: drop --watch", ExitCode.USAGE)
     calendars = organisation_of(org_file)
+    bounds = calibration_of(calibration)
     client = options.client()
-    starts = _starts(client, calendars, no_forecast, arrivals)
+    starts = _starts(client, calendars, no_forecast, arrivals, bounds)
     if not watch:
         at = queue_now(client.endpoint_url) if calendars is not None else None
         view = read_status(client)
@@ -125,7 +129,11 @@ Starts = Callable[[QueueStatus | None], "Forecast | None"]
 
 
 def _starts(
-    client: QueueClient, org: Organisation | None, no_forecast: bool, arrivals: bool | None
+    client: QueueClient,
+    org: Organisation | None,
+    no_forecast: bool,
+    arrivals: bool | None,
+    calibration: Calibration | None,
 ) -> Starts:
     """The forecast of each refresh (``None`` with ``--no-forecast``), from the jobs the
     refresh listed (not listed twice)."""
@@ -136,7 +144,14 @@ def _starts(
         now = queue_now(client.endpoint_url).timestamp()
         active = view.jobs if view is not None else None
         heads = None if view is None else {r.head.job_id for r in view.rows if r.head}
-        return client.forecast(now_s=now, org=org, arrivals=arrivals, active=active, watch=heads)
+        return client.forecast(
+            now_s=now,
+            org=org,
+            arrivals=arrivals,
+            active=active,
+            watch=heads,
+            calibration=calibration,
+        )
 
     return starts
 

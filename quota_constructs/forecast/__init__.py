@@ -10,6 +10,12 @@ sampled run times (:mod:`~quota_constructs.forecast.engine`; run-time estimates:
 from __future__ import annotations
 
 from quota_constructs.forecast.arrivals import ArrivalModel
+from quota_constructs.forecast.calibration import (
+    Calibration,
+    CalibrationError,
+    fit_calibration,
+    load_calibration,
+)
 from quota_constructs.forecast.engine import (
     DEFAULT_HORIZON_S,
     WHAT_IF_ID,
@@ -34,6 +40,8 @@ __all__ = [
     "RUNTIME_HINT_TAG",
     "WHAT_IF_ID",
     "ArrivalModel",
+    "Calibration",
+    "CalibrationError",
     "Forecast",
     "JobForecast",
     "LiveJob",
@@ -41,7 +49,9 @@ __all__ = [
     "Preempt",
     "QueueState",
     "WhatIf",
+    "fit_calibration",
     "forecast",
+    "load_calibration",
     "never_reason",
     "runtime_hint",
     "what_if",

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from quota_constructs.forecast.arrivals import Arrival, ArrivalModel
+from quota_constructs.forecast.calibration import Calibration
 from quota_constructs.forecast.engine import DEFAULT_HORIZON_S, what_if
 from quota_constructs.forecast.inputs import LiveJob, PastRun, QueueState
 from quota_constructs.model import SIMULATION_START, JobQueueSpec, JobStatus
@@ -178,11 +179,13 @@ def backtest(
     arrivals: str = "auto",
     method: str = "days",
     known_priorities: bool = False,
+    calibration: Calibration | None = None,
 ) -> BacktestResult:
     """Replay ``jobs`` on ``queue`` and forecast every ``every``-th job submitted after
     ``warmup_s`` (see the module docstring). ``arrivals``: ``auto`` (the commands' default),
     ``on`` or ``off``, with the :class:`ArrivalModel`'s ``method``; ``known_priorities``: the
-    finished jobs' priorities are known (the live list does not tell them: off by default)."""
+    finished jobs' priorities are known (the live list does not tell them: off by default);
+    ``calibration``: the forecasts' bounds calibrated (:mod:`~.calibration`)."""
     if arrivals not in ARRIVALS:
         raise ValueError(f"arrivals {arrivals!r} is not one of {', '.join(ARRIVALS)}: use auto")
     sched = Scheduler.for_queue(queue, queue_name="backtest")
@@ -206,7 +209,13 @@ def backtest(
                     state, EPOCH_S, method=method, forced=arrivals == "on"
                 )
             answer = what_if(
-                state, live, samples=samples, horizon_s=horizon_s, seed=seed, arrivals=model
+                state,
+                live,
+                samples=samples,
+                horizon_s=horizon_s,
+                seed=seed,
+                arrivals=model,
+                calibration=calibration,
             )
             mine = answer.job
             quantiles = tuple(

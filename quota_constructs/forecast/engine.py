@@ -33,6 +33,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 from quota_constructs.forecast.arrivals import Arrival, ArrivalModel
+from quota_constructs.forecast.calibration import Calibration
 from quota_constructs.forecast.inputs import LiveJob, QueueState
 from quota_constructs.forecast.runtimes import MIN_RUNS, RunTimeModel, Sampler
 from quota_constructs.model import (
@@ -221,6 +222,7 @@ def forecast(
     arrivals: Arrivals = None,
     what_if: LiveJob | None = None,
     watch: Collection[str] | None = None,
+    calibration: Calibration | None = None,
 ) -> Forecast:
     """The forecast of every waiting job of ``state`` (and of ``what_if``, not submitted).
 
@@ -230,7 +232,9 @@ def forecast(
     ``watch``: the ids of the waiting jobs to forecast (default every one; the what-if job
     always): the others are simulated alike, and a watched job gets the same answer as in
     the whole forecast; a sample ends once the watched ones are placed (each sample still
-    submits every job and draws its arrivals, which cost the most on a long queue).
+    submits every job and draws its arrivals, which cost the most on a long queue);
+    ``calibration``: the bounds of the jobs forecast to wait widened as a backtest showed they
+    must be (:mod:`~.calibration`; default as sampled).
     """
     model = arrival_model(state, arrivals)
     waiting = sorted(state.waiting, key=lambda j: j.created_s)  # stable: listed order on ties
@@ -253,15 +257,24 @@ def forecast(
     for index in range(count):
         runner.sample(rng, first=index == 0, arrivals=model)
     jobs = {
-        j.job_id: runner.result(j, count, runtimes)
+        j.job_id: _calibrated(runner.result(j, count, runtimes), calibration, horizon_s)
         for j in waiting
         if watched is None or j.job_id in watched
     }
     notes = _caveats(state, runtimes, model) + _unseen_days_caveat(state, model, horizon_s)
+    notes += (calibration.describe(),) if calibration is not None else ()
     notes += _retry_caveat([*state.running, *waiting])
     if any(j.cancel_p for j in jobs.values()):
         notes += (LIMITS_FROM_NOW,)
     return Forecast(state.now_s, horizon_s, count, seed, jobs, notes)
+
+
+def _calibrated(job: JobForecast, calibration: Calibration | None, horizon_s: float) -> JobForecast:
+    """``job`` with its bounds calibrated (itself without a calibration)."""
+    if calibration is None:
+        return job
+    p10, p90 = calibration.bounds(job.p10_s, job.p50_s, job.p90_s, horizon_s)
+    return replace(job, p10_s=p10, p90_s=p90)
 
 
 def arrival_model(state: QueueState, arrivals: Arrivals) -> ArrivalModel | None:
@@ -318,6 +331,7 @@ def what_if(
     options: SchedulerOptions | None = None,
     arrivals: Arrivals = None,
     watch: Collection[str] | None = None,
+    calibration: Calibration | None = None,
 ) -> WhatIf:
     """Whether ``job``, submitted now, starts now, waits (and how long) or can never run, and
     whom it preempts; the other arguments are :func:`forecast`'s (``watch=()``: the job
@@ -331,6 +345,7 @@ def what_if(
         arrivals=arrivals,
         what_if=job,
         watch=watch,
+        calibration=calibration,
     )
     mine = result.jobs[job.job_id]
     if mine.never or mine.cancelled:  # it runs only if placed before the limit: mostly not

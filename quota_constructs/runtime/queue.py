@@ -87,7 +87,7 @@ from quota_constructs.runtime.training_plans import plan_overflow as _plan_overf
 from quota_constructs.runtime.waiting import Transition, Until, Waiter, WaitResult, WaitTarget
 
 if TYPE_CHECKING:  # the forecast runs the scheduling core: imported only when asked for
-    from quota_constructs.forecast import Forecast, QueueState, WhatIf
+    from quota_constructs.forecast import Calibration, Forecast, QueueState, WhatIf
     from quota_constructs.forecast.engine import Arrivals
 
 
@@ -105,7 +105,9 @@ class ForecastOptions(TypedDict, total=False):
     holds one; ``True`` forces it on, ``False`` off;
     :data:`quota_constructs.forecast.engine.Arrivals`); ``watch``: the ids of the waiting jobs
     to forecast (default every one; a what-if's job always), with the same answer as in the
-    whole forecast (a sample ends once they are placed).
+    whole forecast (a sample ends once they are placed); ``calibration``: the bounds of the
+    jobs forecast to wait calibrated as a backtest showed they must be
+    (:class:`~quota_constructs.forecast.Calibration`; default as sampled).
     """
 
     now_s: float | None
@@ -115,6 +117,7 @@ class ForecastOptions(TypedDict, total=False):
     seed: int
     arrivals: Arrivals
     watch: Collection[str] | None
+    calibration: Calibration | None
 
 
 _READ_OPTIONS = ("now_s", "org")

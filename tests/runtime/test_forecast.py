@@ -718,3 +718,53 @@ def test_max_runtime_is_read_alike_from_a_payload_and_from_its_json(
     """The what-if reads its payload as built; a described job's comes as JSON text."""
     assert max_runtime_in(payload) == seconds
     assert max_runtime_of(json.dumps(payload)) == seconds
+
+
+# --- calibrated bounds (docs/runtime.md, "Calibrated bounds") ------------------------------
+
+
+def test_every_forecast_command_calibrates_its_bounds_with_the_file_or_the_variable(
+    busy, tmp_path: Path
+) -> None:
+    from quota_constructs.forecast import Calibration
+
+    emu, client, ids = busy
+    path = tmp_path / "calibration.json"
+    calibration = Calibration(lower_shift=-0.3, upper_shift=0.6, jobs=50, fitted_on="tests")
+    calibration.save(path)
+    waiting = ids["qs1-p1"]
+    plain = client.forecast(now_s=now_of(emu)).jobs[waiting]
+    wide = client.forecast(now_s=now_of(emu), calibration=calibration)
+    expected = wide.jobs[waiting].start_json()
+    assert expected is not None and plain.p90_s is not None
+    assert expected["p90"] > plain.p90_s and expected["p50"] == plain.start_json()["p50"]
+    code, out, err = jobs(emu, "ls", "--json", "--calibration", str(path))
+    assert code == 0, err
+    assert {j["jobId"]: j for j in json.loads(out)}[waiting]["forecastStartS"] == expected
+    assert any("calibrated on 50 backtest forecasts (tests)" in n for n in notes(err))
+    result = CliRunner().invoke(
+        app,
+        ["status", "--json", "--endpoint-url", emu.endpoint_url, "--organisation", "seed-demo"],
+        env={"QUOTA_FORECAST_CALIBRATION": str(path)},
+    )
+    assert result.exit_code == 0, result.stderr
+    heads = {r["quotaShareName"]: r["headJob"] for r in json.loads(result.stdout)["quotaShares"]}
+    assert heads["QS1"]["forecastStartS"] == expected
+    code, out, err = jobs(emu, "describe", waiting, "--json", "--calibration", str(path))
+    assert (code, json.loads(out)["forecastStartS"]) == (0, expected), err
+    why = ["local", "why", waiting, "--endpoint-url", emu.endpoint_url, "--json"]
+    result = CliRunner().invoke(app, [*why, "--calibration", str(path)])
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["forecast"]["forecastStartS"] == expected
+
+
+def test_a_bad_calibration_file_is_a_usage_error_before_any_call(busy, tmp_path: Path) -> None:
+    emu, _, _ = busy
+    path = tmp_path / "calibration.json"
+    path.write_text('{"kind": "quota-forecast-calibration", "version": 1, "upperShift": 1}')
+    code, out, err = jobs(
+        emu, "submit", "x", "--share", "QS3", *BUILDER, "--what-if", "--calibration", str(path)
+    )
+    assert code == 2 and out == ""
+    assert "'--calibration'" in err and "lowerShift: None is not a finite number" in err
+    assert "fix: fit the calibration again" in err

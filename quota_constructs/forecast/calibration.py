@@ -1,0 +1,190 @@
+"""Owns the forecast's calibration: its bounds widened or narrowed as a backtest shows they must be.
+
+The samples' p10 and p90 cover fewer actual starts than they state wherever the queue's future
+is less predictable than the forecast's models (bursts of submissions the arrival model does
+not foresee, a team's run times drawn from too few runs: docs/runtime.md, "Calibrated
+bounds"). A :class:`Calibration` corrects that by split conformal prediction, fitted on the
+predictions of a backtest of the same queue (its recorded history, or its teams' generated
+workloads) and applied to later forecasts:
+
+- scores, on the jobs forecast to wait (``p90 > 0``), in log(wait + :data:`OFFSET_S`):
+  ``upper = log((actual + c) / (p90 + c))`` and ``lower = log((actual + c) / (p10 + c))``;
+- the upper shift is the ``ceil(0.9 (n + 1))``-th smallest upper score, the lower shift the
+  ``floor(0.1 (n + 1))``-th smallest lower score (the conformal quantiles: over exchangeable
+  forecasts a new start falls at or before the shifted p90 with probability at least 0.9);
+- applied, ``p90' = (p90 + c) e^upper - c`` and ``p10' = (p10 + c) e^lower - c``, kept in
+  order around the median (``p10' <= p50 <= p90'``, never below 0); a p90' past the horizon
+  becomes "beyond the horizon".
+
+The median and the jobs forecast to start now (``p90 == 0``) are left as sampled: on the
+held-out workloads the stated share of those starts was covered, and shifting the median made
+its error larger (docs/runtime.md). A calibration is a JSON file (:meth:`Calibration.save`,
+:func:`load_calibration`); ``quota status``, ``quota jobs ls``, ``quota jobs describe``,
+``quota jobs submit --what-if`` and ``quota local why`` take it with ``--calibration FILE``
+(or ``QUOTA_FORECAST_CALIBRATION``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+OFFSET_S = 300.0
+"""Seconds added to every wait before its log is taken (a 0-second and a 1-minute wait are not
+worlds apart; 60 to 900 s gave the same held-out coverage within 1 point)."""
+MIN_JOBS = 30
+"""Jobs forecast to wait needed to fit a calibration (with fewer, the 90 % conformal quantile
+is the largest score or beyond it)."""
+KIND = "quota-forecast-calibration"
+VERSION = 1
+
+
+class CalibrationError(ValueError):
+    """A calibration that cannot be fitted or read: the message names the field, the value
+    and the fix."""
+
+
+class Predicted(Protocol):
+    """What fitting reads of a backtest's prediction (:class:`~.backtest.Prediction` is one)."""
+
+    @property
+    def p10_s(self) -> float: ...
+    @property
+    def p90_s(self) -> float: ...
+    @property
+    def actual_s(self) -> float: ...
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """Shifts of a forecast's p10 and p90 in log(wait + ``offset_s``) (see the module
+    docstring); ``jobs``: the forecasts to wait it was fitted on; ``fitted_on``: what they
+    were (free text, shown with the forecast)."""
+
+    lower_shift: float
+    upper_shift: float
+    jobs: int
+    offset_s: float = OFFSET_S
+    fitted_on: str = ""
+
+    def bounds(
+        self, p10_s: float | None, p50_s: float | None, p90_s: float | None, horizon_s: float
+    ) -> tuple[float | None, float | None]:
+        """``(p10', p90')`` of a job forecast to wait (``p90 > 0``); the bounds unchanged for a
+        job forecast to start now, or whose median is beyond the horizon (``None``)."""
+        if p50_s is None or p90_s is None or p10_s is None or p90_s == 0.0:
+            return p10_s, p90_s
+        c = self.offset_s
+        upper = max(p50_s, (p90_s + c) * math.exp(self.upper_shift) - c)
+        lower = min(p50_s, max(0.0, (p10_s + c) * math.exp(self.lower_shift) - c))
+        return lower, (None if upper > horizon_s else upper)
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "kind": KIND,
+            "version": VERSION,
+            "lowerShift": round(self.lower_shift, 6),
+            "upperShift": round(self.upper_shift, 6),
+            "offsetS": self.offset_s,
+            "jobs": self.jobs,
+            "fittedOn": self.fitted_on,
+        }
+
+    def save(self, path: Path) -> None:
+        """Write the calibration as JSON (:func:`load_calibration` reads it)."""
+        path.write_text(json.dumps(self.as_json(), indent=2) + "\n")
+
+    def describe(self) -> str:
+        """One line for a forecast's notes: what widens its bounds, by how much."""
+        up, low = math.exp(self.upper_shift), math.exp(self.lower_shift)
+        source = f" ({self.fitted_on})" if self.fitted_on else ""
+        return (
+            f"bounds calibrated on {self.jobs} backtest forecasts{source}: p90 of a waiting "
+            f"job x{up:.2f}, p10 x{low:.2f} (on the wait + {self.offset_s:g} s)"
+        )
+
+
+def fit_calibration(
+    predictions: Iterable[Predicted], *, offset_s: float = OFFSET_S, fitted_on: str = ""
+) -> Calibration:
+    """The :class:`Calibration` of a backtest's ``predictions`` (see the module docstring).
+    Raises :class:`CalibrationError` with fewer than :data:`MIN_JOBS` jobs forecast to wait
+    within the horizon."""
+    upper: list[float] = []
+    lower: list[float] = []
+    for p in predictions:
+        if not 0.0 < p.p90_s < math.inf or math.isinf(p.p10_s) or math.isnan(p.actual_s):
+            continue
+        actual = math.log(p.actual_s + offset_s)  # inf when it never started: scored last
+        upper.append(actual - math.log(p.p90_s + offset_s))
+        lower.append(actual - math.log(p.p10_s + offset_s))
+    if len(upper) < MIN_JOBS:
+        raise CalibrationError(
+            f"jobs forecast to wait: {len(upper)} in the backtest, at least {MIN_JOBS} are "
+            "needed to fit a calibration; fix: backtest more days or more seeds"
+        )
+    n = len(upper)
+    upper.sort()
+    lower.sort()
+    high = upper[min(n, math.ceil(round(0.9 * (n + 1), 9))) - 1]
+    low = lower[max(1, math.floor(round(0.1 * (n + 1), 9))) - 1]
+    if math.isinf(high):
+        raise CalibrationError(
+            f"jobs forecast to wait: {n}, of which more than 10 % never started in the "
+            "backtest: the upper bound cannot be calibrated; fix: backtest a longer "
+            "workload (--days) so that the jobs start before it ends"
+        )
+    return Calibration(low, high, n, offset_s, fitted_on)
+
+
+def load_calibration(path: Path) -> Calibration:
+    """The calibration a file holds (:meth:`Calibration.save`); :class:`CalibrationError`
+    naming the file, the field, the value and the fix when it is not one."""
+    try:
+        data = json.loads(path.read_text())
+    except OSError as error:
+        raise CalibrationError(
+            f"{path}: cannot read the calibration ({error.strerror or error}); fix: pass the "
+            "file written by tools/forecast_backtest.py --save-calibration"
+        ) from error
+    except ValueError as error:
+        raise CalibrationError(
+            f"{path}: not JSON ({error}); fix: pass the file written by "
+            "tools/forecast_backtest.py --save-calibration"
+        ) from error
+    if not isinstance(data, Mapping) or data.get("kind") != KIND:
+        got = data.get("kind") if isinstance(data, Mapping) else type(data).__name__
+        raise CalibrationError(
+            f"{path}: kind: {got!r} is not {KIND!r}; fix: pass the file written by "
+            "tools/forecast_backtest.py --save-calibration"
+        )
+    if data.get("version") != VERSION:
+        raise CalibrationError(
+            f"{path}: version: {data.get('version')!r} is not {VERSION}; fix: fit the "
+            "calibration again with this version (tools/forecast_backtest.py "
+            "--save-calibration)"
+        )
+    return Calibration(
+        lower_shift=_number(path, data, "lowerShift"),
+        upper_shift=_number(path, data, "upperShift"),
+        jobs=int(_number(path, data, "jobs", low=MIN_JOBS)),
+        offset_s=_number(path, data, "offsetS", low=0.0),
+        fitted_on=str(data.get("fittedOn", "")),
+    )
+
+
+def _number(path: Path, data: Mapping[str, object], key: str, low: float | None = None) -> float:
+    value = data.get(key)
+    ok = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+    if not ok or (low is not None and float(value) < low):  # type: ignore[arg-type]
+        bound = "" if low is None else f" of at least {low:g}"
+        raise CalibrationError(
+            f"{path}: {key}: {value!r} is not a finite number{bound}; fix: fit the "
+            "calibration again (tools/forecast_backtest.py --save-calibration) rather than "
+            "editing it"
+        )
+    return float(value)  # type: ignore[arg-type]

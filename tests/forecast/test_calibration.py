@@ -1,0 +1,208 @@
+"""Calibrated bounds: fitted by split conformal prediction on a backtest's predictions, they
+cover the stated share of new starts; applied, they keep the forecast's order and its
+"starts now"; files that are not a calibration are refused naming the field and the fix."""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import pytest
+
+from quota_constructs.forecast import (
+    Calibration,
+    CalibrationError,
+    LiveJob,
+    QueueState,
+    fit_calibration,
+    forecast,
+    load_calibration,
+    what_if,
+)
+from quota_constructs.forecast.calibration import MIN_JOBS, OFFSET_S
+from quota_constructs.model import QuotaShareSpec, SharingStrategy
+
+HOUR = 3600.0
+GPU = "ml.g5.xlarge"
+
+
+@dataclass(frozen=True)
+class Seen:
+    p10_s: float
+    p90_s: float
+    actual_s: float
+
+
+def too_narrow(rng: random.Random, n: int) -> list[Seen]:
+    """Forecasts whose p10-p90 is far too narrow: the actual wait is the forecast's median
+    times a log-normal error of sigma 1 (p10 and p90 at +-0.3 in log: about 23 % inside)."""
+    found = []
+    for _ in range(n):
+        median = rng.uniform(2 * HOUR, 8 * HOUR)  # the actual wait is then rarely 0
+        actual = (median + OFFSET_S) * math.exp(rng.gauss(0.0, 1.0)) - OFFSET_S
+        low = (median + OFFSET_S) * math.exp(-0.3) - OFFSET_S
+        high = (median + OFFSET_S) * math.exp(0.3) - OFFSET_S
+        found.append(Seen(low, high, max(0.0, actual)))
+    return found
+
+
+def coverage(calibration: Calibration | None, seen: list[Seen]) -> tuple[float, float]:
+    inside = below = 0
+    for p in seen:
+        median = math.sqrt((p.p10_s + OFFSET_S) * (p.p90_s + OFFSET_S)) - OFFSET_S
+        low, high = (
+            calibration.bounds(p.p10_s, median, p.p90_s, math.inf)
+            if calibration
+            else (p.p10_s, p.p90_s)
+        )
+        assert low is not None and high is not None
+        inside += low <= p.actual_s <= high
+        below += p.actual_s <= high
+    return inside / len(seen), below / len(seen)
+
+
+def test_bounds_fitted_on_one_backtest_cover_what_they_say_on_new_forecasts() -> None:
+    rng = random.Random(7)
+    fitted = fit_calibration(too_narrow(rng, 2000), fitted_on="synthetic")
+    inside, below = coverage(None, fresh := too_narrow(rng, 4000))
+    assert inside < 0.3 and below < 0.7
+    inside, below = coverage(fitted, fresh)  # 2,000 scores: each bound within about 1.5 points
+    assert abs(inside - 0.8) < 0.03 and abs(below - 0.9) < 0.02
+    assert fitted.jobs == 2000 and fitted.upper_shift > 0 > fitted.lower_shift
+
+
+def test_bounds_wider_than_needed_are_narrowed() -> None:
+    rng = random.Random(3)
+    wide = [replace(p, p10_s=p.p10_s / 20, p90_s=p.p90_s * 20) for p in too_narrow(rng, 300)]
+    fitted = fit_calibration(wide)
+    assert fitted.upper_shift < 0 < fitted.lower_shift
+
+
+def test_the_shifts_are_the_conformal_quantiles_of_the_scores() -> None:
+    """99 forecasts with p10 = p90 = 0 s ... 98 s + 1 and known actual waits: the upper shift
+    is the 90th smallest upper score (ceil(0.9 x 100)), the lower the 10th smallest."""
+    seen = [Seen(1.0, 1.0, float(k)) for k in range(99)]
+    fitted = fit_calibration(seen)
+    scores = sorted(math.log((p.actual_s + OFFSET_S) / (1.0 + OFFSET_S)) for p in seen)
+    assert fitted.upper_shift == pytest.approx(scores[89], abs=1e-12)
+    assert fitted.lower_shift == pytest.approx(scores[9], abs=1e-12)
+
+
+def test_jobs_forecast_to_start_now_are_neither_fitted_on_nor_changed() -> None:
+    seen = [Seen(0.0, 0.0, 5 * HOUR)] * 50 + too_narrow(random.Random(1), MIN_JOBS)
+    assert fit_calibration(seen).jobs == MIN_JOBS
+    calibration = Calibration(-1.0, 1.0, MIN_JOBS)
+    assert calibration.bounds(0.0, 0.0, 0.0, 7 * 86400) == (0.0, 0.0)
+
+
+def test_calibrated_bounds_keep_their_order_around_the_median_and_the_horizon() -> None:
+    calibration = Calibration(lower_shift=1.0, upper_shift=-0.5, jobs=40)
+    low, high = calibration.bounds(100.0, 600.0, 900.0, 7 * 86400)
+    assert low == 600.0 and high == 600.0  # never past the median
+    low, high = Calibration(-9.0, 3.0, 40).bounds(100.0, 600.0, 5 * 86400, 7 * 86400)
+    assert low == 0.0 and high is None  # never below 0; past the horizon: beyond it
+    assert Calibration(-1, 1, 40).bounds(100.0, None, None, 7 * 86400) == (100.0, None)
+
+
+def test_too_few_waiting_forecasts_to_fit_are_refused_naming_the_count_and_the_fix() -> None:
+    with pytest.raises(CalibrationError) as error:
+        fit_calibration(too_narrow(random.Random(2), MIN_JOBS - 1))
+    assert f"{MIN_JOBS - 1} in the backtest, at least {MIN_JOBS}" in str(error.value)
+    assert "fix: backtest more days or more seeds" in str(error.value)
+
+
+def test_a_calibration_whose_jobs_mostly_never_started_is_refused() -> None:
+    seen = [Seen(10.0, 20.0, math.inf)] * 10 + [Seen(10.0, 20.0, 15.0)] * 30
+    with pytest.raises(CalibrationError, match="more than 10 % never started"):
+        fit_calibration(seen)
+
+
+def test_a_calibration_file_round_trips(tmp_path: Path) -> None:
+    fitted = fit_calibration(too_narrow(random.Random(5), 100), fitted_on="research, 7 days")
+    path = tmp_path / "calibration.json"
+    fitted.save(path)
+    loaded = load_calibration(path)
+    assert loaded.jobs == 100 and loaded.fitted_on == "research, 7 days"
+    assert loaded.upper_shift == pytest.approx(fitted.upper_shift, abs=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        ("{not json", "not JSON"),
+        ("[1, 2]", "kind: 'list' is not 'quota-forecast-calibration'"),
+        ('{"kind": "x"}', "kind: 'x' is not 'quota-forecast-calibration'"),
+        ('{"kind": "quota-forecast-calibration", "version": 9}', "version: 9 is not 1"),
+        (
+            '{"kind": "quota-forecast-calibration", "version": 1, "lowerShift": 0, '
+            '"upperShift": "wide", "offsetS": 300, "jobs": 40}',
+            "upperShift: 'wide' is not a finite number",
+        ),
+        (
+            '{"kind": "quota-forecast-calibration", "version": 1, "lowerShift": 0, '
+            '"upperShift": 0.4, "offsetS": 300, "jobs": 3}',
+            "jobs: 3 is not a finite number of at least 30",
+        ),
+    ],
+)
+def test_a_file_that_is_not_a_calibration_is_refused_naming_the_field_and_the_fix(
+    tmp_path: Path, content: str, expected: str
+) -> None:
+    path = tmp_path / "c.json"
+    path.write_text(content)
+    with pytest.raises(CalibrationError) as error:
+        load_calibration(path)
+    assert str(error.value).startswith(f"{path}: ")
+    assert expected in str(error.value) and "fix: " in str(error.value)
+
+
+def test_a_missing_calibration_file_is_refused_naming_it(tmp_path: Path) -> None:
+    with pytest.raises(CalibrationError, match="cannot read the calibration"):
+        load_calibration(tmp_path / "none.json")
+
+
+def queue() -> QueueState:
+    """One GPU, running a job with an hour left; one job waiting behind it."""
+    a = QuotaShareSpec("a", {GPU: 1}, SharingStrategy.RESERVE)
+    running = LiveJob("r", "r", "a", {GPU: 1}, started_s=-HOUR, hint_s=2 * HOUR)
+    waiting = LiveJob("w", "w", "a", {GPU: 1}, created_s=-60.0, hint_s=HOUR)
+    return QueueState(now_s=0.0, shares=(a,), running=(running,), waiting=(waiting,))
+
+
+def test_a_calibrated_forecast_widens_the_waiting_jobs_bounds_and_says_so() -> None:
+    calibration = Calibration(lower_shift=-0.4, upper_shift=0.5, jobs=120, fitted_on="tests")
+    plain = forecast(queue(), samples=40).jobs["w"]
+    wide = forecast(queue(), samples=40, calibration=calibration)
+    job = wide.jobs["w"]
+    assert job.p50_s == plain.p50_s
+    expected = calibration.bounds(plain.p10_s, plain.p50_s, plain.p90_s, wide.horizon_s)
+    assert (job.p10_s, job.p90_s) == expected
+    assert job.p90_s is not None and plain.p90_s is not None and job.p90_s > plain.p90_s
+    assert any("calibrated on 120 backtest forecasts (tests)" in c for c in wide.caveats)
+
+
+def test_a_calibrated_what_if_that_starts_now_still_starts_now() -> None:
+    idle = replace(queue(), running=(), waiting=())
+    new = LiveJob("what-if", "new", "a", {GPU: 1}, hint_s=HOUR)
+    answer = what_if(idle, new, samples=20, calibration=Calibration(-1.0, 2.0, 40))
+    assert answer.outcome == "starts_now" and answer.as_json()["startsInS"] == {
+        "p50": 0.0,
+        "p90": 0.0,
+    }
+
+
+def test_a_saved_calibration_is_plain_json(tmp_path: Path) -> None:
+    path = tmp_path / "c.json"
+    Calibration(-0.2, 0.4, 50, fitted_on="x").save(path)
+    assert json.loads(path.read_text()) == {
+        "kind": "quota-forecast-calibration",
+        "version": 1,
+        "lowerShift": -0.2,
+        "upperShift": 0.4,
+        "offsetS": OFFSET_S,
+        "jobs": 50,
+        "fittedOn": "x",
+    }
