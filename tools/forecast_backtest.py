@@ -3,7 +3,7 @@
 Run: ``.venv/bin/python tools/forecast_backtest.py [--teams stacks/teams/research.yaml]
 [--org stacks/orgs/research.yaml] [--days 7] [--seeds 101 102 103] [--every 1]
 [--arrivals off auto] [--method days] [--known-priorities] [--calibration FILE]
-[--save-calibration FILE] [--json]``.
+[--save-calibration FILE] [--workload FILE ...] [--json]``.
 
 For each seed, a ``--days`` workload of the teams' profiles is generated (the advisor's
 generator) and replayed on the organisation's queue by the scheduling core the emulator runs;
@@ -22,7 +22,10 @@ default: the ``--method`` where the history holds a whole day), ``on`` (forced).
 ``--save-calibration FILE`` fits a calibration of the bounds on this run's predictions (one
 ``--arrivals`` mode; :mod:`quota_constructs.forecast.calibration`) and writes it;
 ``--calibration FILE`` runs the forecasts with one (fit it on other seeds than those it is
-judged on: held-out workloads).
+judged on: held-out workloads). ``--workload FILE ...`` replays recorded workloads instead of
+generating them (the CSV of ``quota simulate --from-queue QUEUE --since 14d --save-workload
+FILE``: a live queue's own history, each file one workload; ``--teams``, ``--days`` and
+``--seeds`` are then not used).
 Figures: docs/runtime.md, "Forecasts".
 """
 
@@ -34,7 +37,12 @@ import time
 from pathlib import Path
 
 from quota_constructs.advisor.profiles import load_teams
-from quota_constructs.advisor.workload import generate_workload
+from quota_constructs.advisor.workload import (
+    WorkloadError,
+    WorkloadJob,
+    generate_workload,
+    load_workload_csv,
+)
 from quota_constructs.config import load_organisation
 from quota_constructs.forecast.arrivals import METHODS
 from quota_constructs.forecast.backtest import (
@@ -69,6 +77,9 @@ def main() -> None:
     parser.add_argument(
         "--save-calibration", type=Path, help="Fit a calibration on this run; write it here."
     )
+    parser.add_argument(
+        "--workload", type=Path, nargs="+", help="Replay these workload CSV files instead."
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     if args.save_calibration and len(args.arrivals) != 1:
@@ -80,17 +91,21 @@ def main() -> None:
         calibration = load_calibration(args.calibration) if args.calibration else None
     except CalibrationError as error:
         parser.error(str(error))
-    teams = load_teams(args.teams)
     queue = load_organisation(args.org).queue
+    try:
+        workloads = _workloads(args)
+    except WorkloadError as error:
+        parser.error(str(error))
     report: dict[str, object] = {"days": args.days, "seeds": args.seeds, "samples": args.samples}
+    if args.workload:
+        report = {"workloads": [str(p) for p in args.workload], "samples": args.samples}
     report["method"] = args.method
     for arrivals in args.arrivals:
         label = f"arrivals {arrivals}"
         started = time.process_time()
         found: list[Prediction] = []
         per_seed: list[list[Prediction]] = []
-        for seed in args.seeds:
-            jobs = generate_workload(teams, days=args.days, seed=seed)
+        for seed, jobs in workloads:
             result = backtest(
                 queue,
                 jobs,
@@ -130,10 +145,22 @@ def main() -> None:
         print(json.dumps(report, indent=2))
 
 
+def _workloads(args: argparse.Namespace) -> list[tuple[int, list[WorkloadJob]]]:
+    """``(seed of the samples, jobs)`` of each workload: the ``--workload`` files (seed 0),
+    else one generated of the ``--teams`` per ``--seeds`` seed."""
+    if args.workload:
+        return [(0, load_workload_csv(path)) for path in args.workload]
+    teams = load_teams(args.teams)
+    return [(seed, generate_workload(teams, days=args.days, seed=seed)) for seed in args.seeds]
+
+
 def _save_calibration(args: argparse.Namespace, found: list[Prediction]) -> None:
     """Fit a calibration on ``found`` and write it to ``--save-calibration``."""
     seeds = " ".join(map(str, args.seeds))
     fitted_on = f"{args.teams.name}, {args.days} days, seeds {seeds}, {args.samples} samples"
+    if args.workload:
+        files = ", ".join(p.name for p in args.workload)
+        fitted_on = f"recorded {files}, {args.samples} samples"
     try:
         calibration = fit_calibration(found, fitted_on=fitted_on)
     except CalibrationError as error:
