@@ -2,7 +2,7 @@
 
 Run: ``.venv/bin/python tools/forecast_backtest_http.py [--teams stacks/teams/research.yaml]
 [--org stacks/orgs/research.yaml] [--days 7] [--seeds 101 102 103] [--every 1] [--samples 60]
-[--arrivals off auto on] [--slack-s S] [--compare] [--json]``.
+[--arrivals off auto on] [--slack-s S] [--compare] [--calibration FILE] [--json]``.
 
 For each seed, a ``--days`` workload of the teams' profiles is generated (the advisor's
 generator) and replayed on an emulator serving the organisation over HTTP, in this process, on
@@ -19,10 +19,12 @@ actual first placement (SCHEDULED) is read back with DescribeServiceJob and scor
 position x mean run time, computed on the emulator's own core at the submit: a reference, not
 read over HTTP). A start within ``--slack-s`` of the interval counts as inside it (default
 :func:`emulator_slack`: the emulator's dispatch and start-up delays, which the forecast does
-not model). ``--compare`` also runs the in-process backtest of the same workloads, and the core
-alone (as that backtest runs it; with the share calendars; with the emulator's options too),
-and prints how far the emulator's actual starts are from each. Figures: docs/runtime.md,
-"Forecasts".
+not model). ``--calibration FILE``: every forecast's bounds calibrated with that file
+(``QueueClient.forecast(calibration=...)``, as ``quota status --calibration FILE``; fit it on
+other workloads: ``tools/forecast_backtest.py --save-calibration``). ``--compare`` also runs
+the in-process backtest of the same workloads, and the core alone (as that backtest runs it;
+with the share calendars; with the emulator's options too), and prints how far the emulator's
+actual starts are from each. Figures: docs/runtime.md, "Forecasts".
 """
 
 from __future__ import annotations
@@ -40,7 +42,13 @@ from quota_constructs.advisor.profiles import load_teams
 from quota_constructs.advisor.workload import WorkloadJob, generate_workload
 from quota_constructs.commands.demo import emulator_client
 from quota_constructs.config import load_organisation
-from quota_constructs.forecast import JobForecast, LiveJob
+from quota_constructs.forecast import (
+    Calibration,
+    CalibrationError,
+    JobForecast,
+    LiveJob,
+    load_calibration,
+)
 from quota_constructs.forecast.backtest import (
     EPOCH_S,
     BacktestResult,
@@ -113,15 +121,16 @@ def replay(
     seed: int = 0,
     arrivals: Sequence[str] = ("off",),
     slack_s: float | None = None,
+    calibration: Calibration | None = None,
 ) -> HttpBacktest:
     """Replay ``jobs`` on ``emu`` (virtual clock at 0, ``start_epoch`` its epoch, ``org``
     provisioned) and forecast every ``every``-th job submitted after ``warmup_s`` over HTTP,
     once per mode of ``arrivals`` (:data:`ARRIVAL_MODES`); see the module docstring.
     ``slack_s``: how far outside its interval a start still counts as inside (default
-    :func:`emulator_slack`)."""
+    :func:`emulator_slack`); ``calibration``: the forecasts' bounds calibrated."""
     client = emulator_client(emu, org.name)
     asked = [
-        _ask(emu, client, org, index, item, start_epoch, samples, seed, arrivals)
+        _ask(emu, client, org, index, item, start_epoch, (samples, seed, calibration), arrivals)
         if item.submit_time_s >= warmup_s and index % every == 0
         else _submit(emu, client, index, item)
         for index, item in enumerate(sorted(jobs, key=lambda j: j.submit_time_s))
@@ -149,12 +158,13 @@ def _ask(
     index: int,
     item: WorkloadJob,
     start_epoch: float,
-    samples: int,
-    seed: int,
+    run: tuple[int, int, Calibration | None],
     arrivals: Sequence[str],
 ) -> _Asked:
     """Submit ``item`` and forecast it at once, per arrival mode; the naive forecast from the
-    emulator's core just before the submit (as the in-process backtest computes it)."""
+    emulator's core just before the submit (as the in-process backtest computes it); ``run``:
+    the forecasts' samples, seed and calibration."""
+    samples, seed, calibration = run
     emu.advance(item.submit_time_s - emu.now)
     scheduler = _scheduler(emu, org)
     with emu.emulator.lock:
@@ -170,6 +180,7 @@ def _ask(
             samples=samples,
             seed=seed,
             arrivals=ARRIVAL_MODES[mode],
+            calibration=calibration,
         )
         asked.quantiles[mode] = _quantiles(result.jobs, job_id)
     return asked
@@ -331,8 +342,23 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="also run the in-process backtest and the core alone, and compare actual starts",
     )
+    parser.add_argument(
+        "--calibration",
+        type=_calibration,
+        default=None,
+        metavar="FILE",
+        help="calibrate every forecast's bounds with this file (--save-calibration of "
+        "tools/forecast_backtest.py)",
+    )
     parser.add_argument("--json", action="store_true")
     return parser
+
+
+def _calibration(text: str) -> Calibration:
+    try:
+        return load_calibration(Path(text))
+    except CalibrationError as error:
+        raise argparse.ArgumentTypeError(str(error)) from error
 
 
 def _rows(predictions: Sequence[Prediction], slack_s: float) -> dict[str, Coverage]:
@@ -389,6 +415,7 @@ def _run_seed(
             seed=seed,
             arrivals=args.arrivals,
             slack_s=args.slack_s,
+            calibration=args.calibration,
         )
         options, grace = emulator_options(emu, org), emu.emulator.calendar_grace_s
     run.slack_s = done.slack_s
@@ -419,6 +446,7 @@ def _run_seed(
             samples=args.samples,
             seed=seed,
             arrivals=mode,
+            calibration=args.calibration,
         )
         run.local.setdefault(mode, []).extend(local.predictions)
     run.cpu_s["comparison"] = run.cpu_s.get("comparison", 0.0) + time.process_time() - started

@@ -157,3 +157,31 @@ def test_the_waited_jobs_get_an_interval_over_workloads(backtest_http: ModuleTyp
     assert low <= waits["p90Coverage"] <= high
     low, high = waits["intervalCoverage95"]
     assert low <= waits["intervalCoverage"] <= high
+
+
+def test_calibrated_forecasts_over_http_cover_at_least_as_many_starts(
+    backtest_http: ModuleType, capsys, tmp_path
+) -> None:
+    from quota_constructs.forecast import Calibration
+
+    path = tmp_path / "calibration.json"
+    Calibration(lower_shift=-0.5, upper_shift=0.7, jobs=100, fitted_on="tests").save(path)
+    args = ["--days", "3", "--seeds", "101", "--every", "2", "--samples", "12", "--json"]
+    reports = []
+    for extra in ([], ["--calibration", str(path)]):
+        assert backtest_http.main([*args, "--arrivals", "off", *extra]) == 0
+        reports.append(json.loads(capsys.readouterr().out)["over HTTP, no arrival model"])
+    plain, calibrated = (r["overall, waits"] for r in reports)
+    assert plain["jobs"] == calibrated["jobs"] >= 3
+    assert calibrated["medianErrorS"] == plain["medianErrorS"]  # the median is not moved
+    assert calibrated["p90Coverage"] >= plain["p90Coverage"]
+    assert calibrated["intervalCoverage"] >= plain["intervalCoverage"]
+    assert (calibrated["p90Coverage"], calibrated["intervalCoverage"]) != (
+        plain["p90Coverage"],
+        plain["intervalCoverage"],
+    )
+    path.write_text("{}")
+    with pytest.raises(SystemExit) as exit_:
+        backtest_http.main([*args, "--calibration", str(path)])
+    assert exit_.value.code == 2
+    assert "kind: None is not 'quota-forecast-calibration'" in capsys.readouterr().err
