@@ -21,6 +21,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "simulate": ("advise", "advisor_app"),
     "local": ("local", "local_app"),
     "jobs": ("jobs", "jobs_app"),
+    "forecast": ("forecast", "forecast_app"),
     "init": ("init", "init"),
     "build-core": ("build_core", "build_core"),
 }

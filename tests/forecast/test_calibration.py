@@ -269,3 +269,47 @@ def test_the_backtest_tool_says_why_it_cannot_fit(
     with pytest.raises(SystemExit) as stopped:
         run_tool(monkeypatch, "--arrivals", "off", "auto", "--save-calibration", str(saved))
     assert stopped.value.code == 2
+
+
+def quota(*args: str) -> tuple[int, str, str]:
+    from typer.testing import CliRunner
+
+    from quota_constructs.commands import app
+
+    result = CliRunner().invoke(app, list(args), env={"COLUMNS": "200"})
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_quota_forecast_calibrate_fits_on_recorded_workloads_and_the_commands_read_it(
+    tmp_path: Path,
+) -> None:
+    from tests.helpers import ORGS_DIR
+
+    history = busy_workload(tmp_path / "history.csv", jobs=160)
+    out = tmp_path / "calibration.json"
+    org = str(ORGS_DIR / "research.yaml")
+    args = ("forecast", "calibrate", org, "--workload", str(history), "-o", str(out))
+    code, stdout, stderr = quota(*args, "--arrivals", "off", "--samples", "12", "--json")
+    assert code == 0, stderr
+    report = json.loads(stdout)
+    assert report["calibration"] == json.loads(out.read_text())
+    assert report["calibration"]["fittedOn"] == "recorded history.csv, 12 samples"
+    assert report["uncalibratedWaits"]["p90Coverage"] < 0.5
+    assert "backtested history.csv: " in stderr
+    fitted = load_calibration(out)
+    assert fitted.upper_shift > 0 and fitted.jobs >= MIN_JOBS
+
+
+def test_quota_forecast_calibrate_says_what_is_missing_or_wrong(tmp_path: Path) -> None:
+    from tests.helpers import ORGS_DIR
+
+    org, out = str(ORGS_DIR / "research.yaml"), str(tmp_path / "c.json")
+    code, _, stderr = quota("forecast", "calibrate", org, "-o", out)
+    assert code == 2 and "--workload FILE (recorded) or --teams TEAMS.yaml" in stderr
+    quiet = busy_workload(tmp_path / "quiet.csv", jobs=12)
+    code, _, stderr = quota("forecast", "calibrate", org, "--workload", str(quiet), "-o", out)
+    assert code == 1 and "at least 30 are needed" in stderr and not Path(out).exists()
+    code, _, stderr = quota(
+        "forecast", "calibrate", org, "--workload", str(quiet), "-o", out, "--arrivals", "x"
+    )
+    assert code == 2 and "--arrivals 'x' is not one of auto, on, off" in stderr

@@ -1,0 +1,166 @@
+"""Owns ``quota forecast calibrate``: fit the start forecast's calibrated bounds on a backtest.
+
+The backtest (:mod:`quota_constructs.forecast.backtest`) replays workloads on the
+organisation's queue in virtual time, forecasts each job at its submit and compares with when
+it started; the calibration (:mod:`quota_constructs.forecast.calibration`) is fitted on those
+predictions and written as JSON for ``--calibration FILE`` (or ``QUOTA_FORECAST_CALIBRATION``)
+of ``quota status``, ``quota jobs ls|describe|submit --what-if`` and ``quota local why``.
+Workloads: the queue's own history (``quota simulate --from-queue QUEUE --since 14d
+--save-workload FILE``, one CSV per period), or the teams' profiles, one generated week per
+seed. docs/runtime.md, "Calibrated bounds".
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from quota_constructs.commands._common import (
+    ExitCode,
+    JsonOpt,
+    fail,
+    handle_errors,
+    print_json,
+    stderr_console,
+    stdout_console,
+)
+
+if TYPE_CHECKING:
+    from quota_constructs.advisor.workload import WorkloadJob
+    from quota_constructs.forecast.backtest import Prediction
+
+forecast_app = typer.Typer(
+    name="forecast",
+    help="The start forecast of waiting jobs: calibrate its bounds on a backtest.",
+    no_args_is_help=True,
+)
+ARRIVAL_CHOICES = ("auto", "on", "off")
+
+
+@forecast_app.callback()
+def forecast_group() -> None:
+    """The start forecast of waiting jobs: calibrate its bounds on a backtest (the forecast
+    itself is in quota status, quota jobs ls|describe|submit --what-if, quota local why)."""
+
+
+@forecast_app.command()
+@handle_errors
+def calibrate(
+    org_file: Annotated[Path, typer.Argument(help="Organisation file of the queue.")],
+    output: Annotated[
+        Path, typer.Option("--output", "-o", help="Where to write the calibration (JSON).")
+    ],
+    workload: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--workload",
+            help="A recorded workload CSV (quota simulate --from-queue ... --save-workload); "
+            "repeat for several periods.",
+        ),
+    ] = None,
+    teams: Annotated[
+        Path | None,
+        typer.Option("--teams", help="Team profiles: backtest generated workloads instead."),
+    ] = None,
+    days: Annotated[int, typer.Option(min=2, max=90, help="With --teams: days per workload.")] = 7,
+    seeds: Annotated[
+        list[int] | None,
+        typer.Option("--seed", help="With --teams: one workload per seed (default 1-6)."),
+    ] = None,
+    samples: Annotated[
+        int, typer.Option(min=12, max=200, help="Runs of the core per forecast.")
+    ] = 60,
+    arrivals: Annotated[
+        str,
+        typer.Option(help="Arrival model of the forecasts: auto (the commands' default), on, off."),
+    ] = "auto",
+    as_json: JsonOpt = False,
+) -> None:
+    """Fit the forecast's calibrated p10/p90 on a backtest of recorded or generated workloads.
+
+    Each job of each workload is forecast at its submit (after the first day) and compared with
+    when it started; the bounds are then widened (or narrowed) so that they cover what they
+    state on those forecasts (split conformal prediction). Use the file with --calibration.
+    """
+    if arrivals not in ARRIVAL_CHOICES:
+        fail(
+            f"--arrivals {arrivals!r} is not one of {', '.join(ARRIVAL_CHOICES)}; fix: use auto",
+            ExitCode.USAGE,
+        )
+    if (workload is None) == (teams is None):
+        fail(
+            "give the workloads to backtest: --workload FILE (recorded) or --teams TEAMS.yaml "
+            "(generated), one of the two",
+            ExitCode.USAGE,
+        )
+    from quota_constructs.config import load_organisation
+    from quota_constructs.forecast import CalibrationError, fit_calibration
+    from quota_constructs.forecast.backtest import Coverage, backtest
+
+    queue = load_organisation(org_file).queue
+    runs = _workloads(workload, teams, days, seeds or list(range(1, 7)))
+    found: list[Prediction] = []
+    started = time.process_time()
+    for label, seed, jobs in runs:
+        result = backtest(queue, jobs, samples=samples, seed=seed, arrivals=arrivals)
+        found += result.predictions
+        stderr_console().print(f"backtested {label}: {len(result.predictions)} forecasts")
+    try:
+        calibration = fit_calibration(
+            found, fitted_on=_fitted_on(workload, teams, days, runs, samples)
+        )
+    except CalibrationError as error:
+        fail(str(error), ExitCode.FAILED)
+    calibration.save(output)
+    waits = Coverage.of([p for p in found if p.p90_s > 0 or p.actual_s > 0])
+    if as_json:
+        print_json(
+            {
+                "output": str(output),
+                "calibration": calibration.as_json(),
+                "uncalibratedWaits": waits.as_json(),
+                "cpuS": round(time.process_time() - started, 1),
+            }
+        )
+        return
+    stdout_console().print(
+        f"wrote {output}: {calibration.describe()}\nbefore it, the waited jobs' starts: "
+        f"{waits.interval:.1%} in p10-p90 (80 % meant), {waits.below_p90:.1%} at or before "
+        f"p90 (90 % meant), {waits.jobs} jobs",
+        highlight=False,
+        markup=False,
+    )
+
+
+def _workloads(
+    files: list[Path] | None, teams: Path | None, days: int, seeds: list[int]
+) -> list[tuple[str, int, list[WorkloadJob]]]:
+    """``(label, seed of the samples, jobs)`` per workload: each file, else one per seed."""
+    from quota_constructs.advisor.workload import generate_workload, load_workload_csv
+
+    if files:
+        return [(path.name, 0, load_workload_csv(path)) for path in files]
+    from quota_constructs.advisor.profiles import load_teams
+
+    profiles = load_teams(teams)  # type: ignore[arg-type]
+    return [
+        (f"seed {seed}", seed, generate_workload(profiles, days=days, seed=seed)) for seed in seeds
+    ]
+
+
+def _fitted_on(
+    files: list[Path] | None,
+    teams: Path | None,
+    days: int,
+    runs: list[tuple[str, int, list[WorkloadJob]]],
+    samples: int,
+) -> str:
+    """What the calibration was fitted on, as it says with each forecast."""
+    if files:
+        return f"recorded {', '.join(p.name for p in files)}, {samples} samples"
+    seeds = " ".join(str(seed) for _, seed, _ in runs)
+    assert teams is not None
+    return f"{teams.name}, generated, {days} days, seeds {seeds}, {samples} samples"
