@@ -41,6 +41,7 @@ EXIT_CODES: tuple[Code, ...] = (
             "`quota local apply` was refused and rolled back; `quota jobs audit` found a job "
             "whose payload names a foreign training plan or cost tag; "
             "`quota jobs submit --what-if` found that the job can never run here; "
+            "`quota forecast calibrate` found too few forecasts to wait to fit on; "
             "Batch refused a call (`error: ClientException: ...`) or its "
             "endpoint did not answer; `terminate` could not terminate a job"
         ),
@@ -57,7 +58,8 @@ EXIT_CODES: tuple[Code, ...] = (
             "builder flag, a missing `--share`); a malformed `--endpoint-url` "
             "(`127.0.0.1:8771` without `http://`, a bad port) or `--region`; no AWS region or "
             "credentials (`error: no AWS region: pass --region REGION or set "
-            "AWS_DEFAULT_REGION ...`); a submit the live queue would refuse"
+            "AWS_DEFAULT_REGION ...`); a submit the live queue would refuse; a "
+            "`--calibration` file that is not a calibration (the field, the value, the fix)"
         ),
     ),
     Code(
