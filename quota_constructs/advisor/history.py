@@ -12,6 +12,7 @@ import re
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from enum import Enum
 from typing import Protocol
 
@@ -144,6 +145,7 @@ class HistoryWorkload:
         return {
             "jobsRead": self.total,
             "jobsReplayed": len(self.jobs),
+            "historyStart": datetime.fromtimestamp(self.start_s, UTC).isoformat(),
             "windowSeconds": self.window_s,
             "handling": {h.name: {"jobs": n, "how": h.value} for h, n in self.counts.items()},
             "observed": {

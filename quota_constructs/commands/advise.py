@@ -1139,8 +1139,8 @@ def simulate_from_queue(
 def _print_history(workload: HistoryWorkload, client: QueueClient, since: str) -> None:
     console = stdout_console()
     console.print(
-        f"{workload.total} job(s) created in the last {since} on {client.queue}; "
-        f"{len(workload.jobs)} replayed"
+        f"{workload.total} job(s) created in the last {since} on {client.queue} (from "
+        f"{workload.as_json()['historyStart']}); {len(workload.jobs)} replayed"
     )
     for line in workload.report():
         console.print(f"  {line}")

@@ -13,6 +13,7 @@ seed. docs/runtime.md, "Calibrated bounds".
 from __future__ import annotations
 
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -77,6 +78,15 @@ def calibrate(
         str,
         typer.Option(help="Arrival model of the forecasts: auto (the commands' default), on, off."),
     ] = "auto",
+    start: Annotated[
+        str | None,
+        typer.Option(
+            metavar="ISO-8601",
+            help="When the workloads' time 0 was (UTC unless an offset is given; a recorded "
+            "history's 'historyStart' in quota simulate --from-queue --json); default a Monday "
+            "00:00 UTC, as generated weeks start. The arrival model's kinds of day follow it.",
+        ),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Fit the forecast's calibrated p10/p90 on a backtest of recorded or generated workloads.
@@ -100,12 +110,15 @@ def calibrate(
     from quota_constructs.forecast import CalibrationError, fit_calibration
     from quota_constructs.forecast.backtest import Coverage, backtest
 
+    epoch = _epoch(start)
     queue = load_organisation(org_file).queue
     runs = _workloads(workload, teams, days, seeds or list(range(1, 7)))
     found: list[Prediction] = []
     started = time.process_time()
     for label, seed, jobs in runs:
-        result = backtest(queue, jobs, samples=samples, seed=seed, arrivals=arrivals)
+        result = backtest(
+            queue, jobs, samples=samples, seed=seed, arrivals=arrivals, epoch_s=epoch
+        )
         found += result.predictions
         stderr_console().print(f"backtested {label}: {len(result.predictions)} forecasts")
     try:
@@ -133,6 +146,24 @@ def calibrate(
         highlight=False,
         markup=False,
     )
+
+
+def _epoch(start: str | None) -> float:
+    """Epoch seconds of ``--start`` (ISO 8601, UTC when it has no offset); the backtest's
+    default Monday without it. A usage error naming the value and the format otherwise."""
+    if start is None:
+        from quota_constructs.forecast.backtest import EPOCH_S
+
+        return EPOCH_S
+    try:
+        when = datetime.fromisoformat(start)
+    except ValueError:
+        fail(
+            f"--start {start!r} is not an ISO 8601 time; fix: e.g. 2026-11-23T00:00:00Z or "
+            "2026-11-23 (the 'historyStart' of quota simulate --from-queue --json)",
+            ExitCode.USAGE,
+        )
+    return (when if when.tzinfo else when.replace(tzinfo=UTC)).timestamp()
 
 
 def _workloads(

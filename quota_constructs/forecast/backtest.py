@@ -180,12 +180,15 @@ def backtest(
     method: str = "days",
     known_priorities: bool = False,
     calibration: Calibration | None = None,
+    epoch_s: float = EPOCH_S,
 ) -> BacktestResult:
     """Replay ``jobs`` on ``queue`` and forecast every ``every``-th job submitted after
     ``warmup_s`` (see the module docstring). ``arrivals``: ``auto`` (the commands' default),
     ``on`` or ``off``, with the :class:`ArrivalModel`'s ``method``; ``known_priorities``: the
     finished jobs' priorities are known (the live list does not tell them: off by default);
-    ``calibration``: the forecasts' bounds calibrated (:mod:`~.calibration`)."""
+    ``calibration``: the forecasts' bounds calibrated (:mod:`~.calibration`); ``epoch_s``: when
+    the workload's time 0 was (epoch seconds; default :data:`EPOCH_S`, a Monday 00:00 UTC, as
+    generated workloads start): the arrival model's kinds of day follow it."""
     if arrivals not in ARRIVALS:
         raise ValueError(f"arrivals {arrivals!r} is not one of {', '.join(ARRIVALS)}: use auto")
     sched = Scheduler.for_queue(queue, queue_name="backtest")
@@ -197,16 +200,16 @@ def backtest(
         request = job_request(item, index)
         job_id = request.job_id or ""
         if t >= warmup_s and index % every == 0:
-            state = queue_state(sched, queue, t, known_priorities=known_priorities)
+            state = queue_state(sched, queue, t, known_priorities=known_priorities, epoch_s=epoch_s)
             live = LiveJob(job_id, request.job_name, item.share, request.demand, item.priority)
             model: ArrivalModel | bool
             if arrivals == "oracle":
-                model = OracleArrivals(actual=_future(ordered, index, t, horizon_s))
+                model = OracleArrivals(actual=_future(ordered, index, t, horizon_s, epoch_s))
             elif arrivals == "off":
                 model = False
             else:
                 model = ArrivalModel.from_state(
-                    state, EPOCH_S, method=method, forced=arrivals == "on"
+                    state, epoch_s, method=method, forced=arrivals == "on"
                 )
             answer = what_if(
                 state,
@@ -250,7 +253,7 @@ class OracleArrivals(ArrivalModel):
 
 
 def _future(
-    ordered: Sequence[WorkloadItem], index: int, t: float, horizon_s: float
+    ordered: Sequence[WorkloadItem], index: int, t: float, horizon_s: float, epoch_s: float
 ) -> tuple[Arrival, ...]:
     """The jobs submitted after the ``index``-th (at ``t``) within ``horizon_s``, as arrivals
     (ids and names as the replay's, so the core orders them alike)."""
@@ -266,7 +269,7 @@ def _future(
             item.share,
             request.demand,
             item.priority,
-            created_s=EPOCH_S + item.submit_time_s,
+            created_s=epoch_s + item.submit_time_s,
         )
         found.append((item.submit_time_s - t, job, item.duration_s))
     return tuple(found)
@@ -307,10 +310,15 @@ def _first_start(job: Job) -> float:
 
 
 def queue_state(
-    sched: Scheduler, queue: JobQueueSpec, t: float, *, known_priorities: bool = False
+    sched: Scheduler,
+    queue: JobQueueSpec,
+    t: float,
+    *,
+    known_priorities: bool = False,
+    epoch_s: float = EPOCH_S,
 ) -> QueueState:
     """The queue at ``t`` as the live API shows it: running and waiting jobs, finished runs
-    (epoch seconds from :data:`EPOCH_S`; their priorities only when ``known_priorities``)."""
+    (epoch seconds from ``epoch_s``; their priorities only when ``known_priorities``)."""
     running, waiting, history = [], [], []
     for job in sched.jobs:
         live = LiveJob(
@@ -319,8 +327,8 @@ def queue_state(
             job.share_name,
             job.demand,
             job.priority,
-            created_s=EPOCH_S + job.created_at,
-            started_s=_running_since(job),
+            created_s=epoch_s + job.created_at,
+            started_s=_running_since(job, epoch_s),
         )
         if job.status.is_dispatched:
             running.append(live)
@@ -338,11 +346,11 @@ def queue_state(
                     count,
                     run_s,
                     job.priority if known_priorities else None,
-                    EPOCH_S + job.created_at,
+                    epoch_s + job.created_at,
                 )
             )
     return QueueState(
-        now_s=EPOCH_S + t,
+        now_s=epoch_s + t,
         shares=tuple(queue.shares),
         running=tuple(running),
         waiting=tuple(waiting),
@@ -350,13 +358,13 @@ def queue_state(
     )
 
 
-def _running_since(job: Job) -> float | None:
+def _running_since(job: Job, epoch_s: float) -> float | None:
     """As the live reader: a dispatched job's ``startedAt``, else ``scheduledAt``; ``None``
     for a job not holding capacity (a preempted one keeps its last attempt's times)."""
     if not job.status.is_dispatched:
         return None
     since = job.started_at if job.started_at is not None else job.scheduled_at
-    return None if since is None else EPOCH_S + since
+    return None if since is None else epoch_s + since
 
 
 def naive(sched: Scheduler, state: QueueState, job: LiveJob) -> float:

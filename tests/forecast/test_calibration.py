@@ -22,8 +22,10 @@ from quota_constructs.forecast import (
     load_calibration,
     what_if,
 )
+from quota_constructs.forecast.backtest import EPOCH_S, queue_state
 from quota_constructs.forecast.calibration import MIN_JOBS, OFFSET_S
-from quota_constructs.model import QuotaShareSpec, SharingStrategy
+from quota_constructs.model import JobQueueSpec, QuotaShareSpec, SharingStrategy
+from quota_constructs.scheduling import JobRequest, Scheduler
 
 HOUR = 3600.0
 GPU = "ml.g5.xlarge"
@@ -313,3 +315,19 @@ def test_quota_forecast_calibrate_says_what_is_missing_or_wrong(tmp_path: Path) 
         "forecast", "calibrate", org, "--workload", str(quiet), "-o", out, "--arrivals", "x"
     )
     assert code == 2 and "--arrivals 'x' is not one of auto, on, off" in stderr
+
+
+def test_a_backtest_puts_the_workloads_time_0_where_it_is_told() -> None:
+    """A recorded history began on a Wednesday, not on the generated weeks' Monday: the state
+    the forecast reads (now, submit and start times) is in its real epoch seconds."""
+    queue = JobQueueSpec(shares=(QuotaShareSpec("a", {GPU: 1}, SharingStrategy.RESERVE),))
+    sched = Scheduler.for_queue(queue, queue_name="q")
+    sched.submit(JobRequest("j", "a", {GPU: 1}, duration_s=HOUR, job_id="j"), now=100.0)
+    sched.advance(200.0)
+    wednesday = EPOCH_S + 2 * 86400
+    state = queue_state(sched, queue, 200.0, epoch_s=wednesday)
+    assert state.now_s == wednesday + 200.0
+    (running,) = state.running
+    assert running.created_s == wednesday + 100.0
+    assert running.started_s is not None and running.started_s >= wednesday + 100.0
+    assert queue_state(sched, queue, 200.0).now_s == EPOCH_S + 200.0

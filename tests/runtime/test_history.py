@@ -11,6 +11,7 @@ import io
 import json
 import shlex
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -24,6 +25,7 @@ from quota_constructs.advisor.workload import generate_workload, load_workload_c
 from quota_constructs.commands import app
 from quota_constructs.commands.demo import emulator_client, run_tutorial
 from quota_constructs.config import load_organisation
+from quota_constructs.forecast import load_calibration
 from quota_constructs.local.handlers.submit_request import DURATION_TAG
 from quota_constructs.local.testing import SEED_DEMO, EmulatorServer
 from quota_constructs.runtime.adopt import JobHistory, read_job_history
@@ -144,6 +146,19 @@ def test_simulate_from_queue_replays_and_saves_the_workload(
     assert sum(h["jobs"] for h in data["history"]["handling"].values()) == 76
     assert list(data["results"]) == ["research (live)"]
     assert len(load_workload_csv(saved)) == 76
+    start = data["history"]["historyStart"]
+    assert datetime.fromisoformat(start).tzinfo is not None
+    # the history, forecast at each submit, then calibrated (twice over: 29 forecasts to wait
+    # in one day, 30 needed); its time 0 the history's start, not a Monday
+    calibrate = ["forecast", "calibrate", str(ORGS_DIR / "research.yaml"), "--start", start]
+    out = tmp_path / "c.json"
+    args = [*calibrate, "--workload", saved, "--workload", saved, "-o", str(out)]
+    result = runner.invoke(app, [*args, "--samples", "12"])
+    assert result.exit_code == 0, result.output
+    assert load_calibration(out).fitted_on == "recorded w.csv, w.csv, 12 samples"
+    result = runner.invoke(app, [*args, "--start", "last monday"])
+    assert result.exit_code == 2
+    assert "--start 'last monday' is not an ISO 8601 time" in result.stderr
 
 
 def test_simulate_from_queue_compares_another_file(
