@@ -331,3 +331,22 @@ def test_a_backtest_puts_the_workloads_time_0_where_it_is_told() -> None:
     assert running.created_s == wednesday + 100.0
     assert running.started_s is not None and running.started_s >= wednesday + 100.0
     assert queue_state(sched, queue, 200.0).now_s == EPOCH_S + 200.0
+
+
+def test_quota_forecast_calibrate_fits_on_the_teams_generated_days(tmp_path: Path) -> None:
+    from tests.helpers import ORGS_DIR, ROOT
+
+    out = tmp_path / "c.json"
+    teams = str(ROOT / "stacks" / "teams" / "research.yaml")
+    args = ("--teams", teams, "--days", "3", "--seed", "1", "--seed", "2", "--samples", "12")
+    code, stdout, stderr = quota(
+        "forecast", "calibrate", str(ORGS_DIR / "research.yaml"), *args, "-o", str(out)
+    )
+    assert code == 0, stderr
+    assert stderr.splitlines()[:2] == [
+        line for line in stderr.splitlines() if line.startswith("backtested seed ")
+    ]
+    fitted = load_calibration(out)
+    assert fitted.fitted_on == "research.yaml, generated, 3 days, seeds 1 2, 12 samples"
+    assert stdout.startswith(f"wrote {out}: bounds calibrated on {fitted.jobs} backtest")
+    assert "(80 % meant)" in stdout and "(90 % meant)" in stdout
