@@ -49,8 +49,8 @@ CalibrationOpt = Annotated[
         "--calibration",
         metavar="FILE",
         envvar=CALIBRATION_ENV,
-        help="Calibrate the forecast's p10 and p90 with this file (fitted on a backtest: "
-        "tools/forecast_backtest.py --save-calibration; docs/runtime.md, 'Calibrated bounds').",
+        help="Calibrate the forecast's p10 and p90 with this file (quota forecast calibrate "
+        "writes one; docs/runtime.md, 'Calibrated bounds').",
         show_default=False,
     ),
 ]

@@ -116,9 +116,7 @@ def calibrate(
     found: list[Prediction] = []
     started = time.process_time()
     for label, seed, jobs in runs:
-        result = backtest(
-            queue, jobs, samples=samples, seed=seed, arrivals=arrivals, epoch_s=epoch
-        )
+        result = backtest(queue, jobs, samples=samples, seed=seed, arrivals=arrivals, epoch_s=epoch)
         found += result.predictions
         stderr_console().print(f"backtested {label}: {len(result.predictions)} forecasts")
     try:

@@ -73,7 +73,7 @@ from quota_constructs.runtime.waiting import TrackedJob, Transition, Until
 from quota_constructs.safe_load import load_json
 
 if TYPE_CHECKING:
-    from quota_constructs.forecast import JobForecast, QueueState
+    from quota_constructs.forecast import Calibration, JobForecast, QueueState
 
 WAITING = (JobStatus.SUBMITTED, JobStatus.PENDING, JobStatus.RUNNABLE)
 """The statuses whose jobs get a forecast start."""
@@ -387,6 +387,7 @@ def submit(
         tags=_pairs(tag, "--tag"),
         client_token=client_token,
     )
+    bounds = calibration_of(calibration) if what_if else None  # only --what-if forecasts
     client = _client(ctx)
     client.check_share(share)  # an unknown share: exit 3, naming the queue's shares
     if org_file is not None and not what_if:  # the check then knows the week's calendars
@@ -398,7 +399,7 @@ def submit(
         print_json(client.render(submission))  # serviceRequestPayload stays a JSON string
         return
     if what_if:
-        _what_if(client, submission, org_file, as_json, arrivals=arrivals, bounds=calibration)
+        _what_if(client, submission, org_file, as_json, arrivals=arrivals, calibration=bounds)
         return
     handle = client.submit_job(submission)
     if handle.already_submitted:
@@ -422,12 +423,11 @@ def _what_if(
     as_json: bool,
     *,
     arrivals: bool | None = None,
-    bounds: Path | None = None,
+    calibration: Calibration | None = None,
 ) -> None:
-    """Print the what-if of ``submission`` (nothing is sent), its bounds calibrated with the
-    file ``bounds`` names; exit 1 when it can never run."""
+    """Print the what-if of ``submission`` (nothing is sent), its bounds calibrated with
+    ``calibration``; exit 1 when it can never run."""
     org = organisation_of(org_file)
-    calibration = calibration_of(bounds)
     now = queue_now(client.endpoint_url).timestamp()
     answer = client.what_if(
         submission, now_s=now, org=org, arrivals=arrivals, watch=(), calibration=calibration

@@ -19,9 +19,9 @@ workloads) and applied to later forecasts:
 The median and the jobs forecast to start now (``p90 == 0``) are left as sampled: on the
 held-out workloads the stated share of those starts was covered, and shifting the median made
 its error larger (docs/runtime.md). A calibration is a JSON file (:meth:`Calibration.save`,
-:func:`load_calibration`); ``quota status``, ``quota jobs ls``, ``quota jobs describe``,
-``quota jobs submit --what-if`` and ``quota local why`` take it with ``--calibration FILE``
-(or ``QUOTA_FORECAST_CALIBRATION``).
+:func:`load_calibration`; ``quota forecast calibrate`` fits and writes one); ``quota status``,
+``quota jobs ls``, ``quota jobs describe``, ``quota jobs submit --what-if`` and ``quota local
+why`` take it with ``--calibration FILE`` (or ``QUOTA_FORECAST_CALIBRATION``).
 """
 
 from __future__ import annotations
@@ -149,24 +149,22 @@ def load_calibration(path: Path) -> Calibration:
     except OSError as error:
         raise CalibrationError(
             f"{path}: cannot read the calibration ({error.strerror or error}); fix: pass the "
-            "file written by tools/forecast_backtest.py --save-calibration"
+            "file written by quota forecast calibrate"
         ) from error
     except ValueError as error:
         raise CalibrationError(
-            f"{path}: not JSON ({error}); fix: pass the file written by "
-            "tools/forecast_backtest.py --save-calibration"
+            f"{path}: not JSON ({error}); fix: pass the file written by quota forecast calibrate"
         ) from error
     if not isinstance(data, Mapping) or data.get("kind") != KIND:
         got = data.get("kind") if isinstance(data, Mapping) else type(data).__name__
         raise CalibrationError(
             f"{path}: kind: {got!r} is not {KIND!r}; fix: pass the file written by "
-            "tools/forecast_backtest.py --save-calibration"
+            "quota forecast calibrate"
         )
     if data.get("version") != VERSION:
         raise CalibrationError(
             f"{path}: version: {data.get('version')!r} is not {VERSION}; fix: fit the "
-            "calibration again with this version (tools/forecast_backtest.py "
-            "--save-calibration)"
+            "calibration again with this version (quota forecast calibrate)"
         )
     return Calibration(
         lower_shift=_number(path, data, "lowerShift"),
@@ -184,7 +182,7 @@ def _number(path: Path, data: Mapping[str, object], key: str, low: float | None 
         bound = "" if low is None else f" of at least {low:g}"
         raise CalibrationError(
             f"{path}: {key}: {value!r} is not a finite number{bound}; fix: fit the "
-            "calibration again (tools/forecast_backtest.py --save-calibration) rather than "
+            "calibration again (quota forecast calibrate) rather than "
             "editing it"
         )
     return float(value)  # type: ignore[arg-type]

@@ -768,3 +768,30 @@ def test_a_bad_calibration_file_is_a_usage_error_before_any_call(busy, tmp_path:
     assert code == 2 and out == ""
     assert "'--calibration'" in err and "lowerShift: None is not a finite number" in err
     assert "fix: fit the calibration again" in err
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["status", "--organisation", "o"],
+        ["jobs", "--organisation", "o", "ls"],
+        ["jobs", "--organisation", "o", "describe", "job-1"],
+        ["jobs", "--organisation", "o", "submit", "x", "--share", "QS3", *BUILDER, "--what-if"],
+        ["local", "why", "job-1"],
+    ],
+)
+def test_every_forecast_command_refuses_a_bad_calibration_before_calling_aws(
+    command: list[str], tmp_path: Path
+) -> None:
+    """No endpoint answers on port 9: any call first would exit 1, not 2."""
+    path = tmp_path / "calibration.json"
+    path.write_text("[]")
+    nowhere = "http://127.0.0.1:9"
+    if command[0] == "local":
+        args = [*command, "--endpoint-url", nowhere]
+    else:
+        args = [command[0], "--endpoint-url", nowhere, *command[1:]]
+    env = {"QUOTA_FORECAST_CALIBRATION": str(path), "AWS_DEFAULT_REGION": "us-east-1"}
+    result = CliRunner().invoke(app, args, env=env)
+    assert result.exit_code == 2, result.output
+    assert "kind: 'list' is not 'quota-forecast-calibration'" in result.stderr
