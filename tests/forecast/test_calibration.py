@@ -338,7 +338,7 @@ def test_quota_forecast_calibrate_fits_on_the_teams_generated_days(tmp_path: Pat
 
     out = tmp_path / "c.json"
     teams = str(ROOT / "stacks" / "teams" / "research.yaml")
-    args = ("--teams", teams, "--days", "3", "--seed", "1", "--seed", "2", "--samples", "12")
+    args = ("--teams", teams, "--days", "2", "--seed", "1", "--seed", "2", "--samples", "12")
     code, stdout, stderr = quota(
         "forecast", "calibrate", str(ORGS_DIR / "research.yaml"), *args, "-o", str(out)
     )
@@ -347,6 +347,6 @@ def test_quota_forecast_calibrate_fits_on_the_teams_generated_days(tmp_path: Pat
         line for line in stderr.splitlines() if line.startswith("backtested seed ")
     ]
     fitted = load_calibration(out)
-    assert fitted.fitted_on == "research.yaml, generated, 3 days, seeds 1 2, 12 samples"
+    assert fitted.fitted_on == "research.yaml, generated, 2 days, seeds 1 2, 12 samples"
     assert stdout.startswith(f"wrote {out}: bounds calibrated on {fitted.jobs} backtest")
     assert "(80 % meant)" in stdout and "(90 % meant)" in stdout

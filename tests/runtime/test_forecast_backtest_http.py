@@ -166,7 +166,7 @@ def test_calibrated_forecasts_over_http_cover_at_least_as_many_starts(
 
     path = tmp_path / "calibration.json"
     Calibration(lower_shift=-0.5, upper_shift=0.7, jobs=100, fitted_on="tests").save(path)
-    args = ["--days", "3", "--seeds", "101", "--every", "2", "--samples", "12", "--json"]
+    args = ["--days", "3", "--seeds", "101", "--every", "3", "--samples", "12", "--json"]
     reports = []
     for extra in ([], ["--calibration", str(path)]):
         assert backtest_http.main([*args, "--arrivals", "off", *extra]) == 0
