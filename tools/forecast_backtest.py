@@ -142,7 +142,7 @@ def main() -> None:
                     f"(resampled whole): p10-p90 {a:.1%}-{b:.1%}, <=p90 {c:.1%}-{d:.1%}"
                 )
         if args.save_calibration:
-            _save_calibration(args, found)
+            _save_calibration(args, found, [s.name for s in queue.shares])
     if args.json:
         print(json.dumps(report, indent=2))
 
@@ -156,15 +156,16 @@ def _workloads(args: argparse.Namespace) -> list[tuple[int, list[WorkloadJob]]]:
     return [(seed, generate_workload(teams, days=args.days, seed=seed)) for seed in args.seeds]
 
 
-def _save_calibration(args: argparse.Namespace, found: list[Prediction]) -> None:
-    """Fit a calibration on ``found`` and write it to ``--save-calibration``."""
+def _save_calibration(args: argparse.Namespace, found: list[Prediction], shares: list[str]) -> None:
+    """Fit a calibration on ``found`` (a queue of ``shares``) and write it to
+    ``--save-calibration``."""
     seeds = " ".join(map(str, args.seeds))
     fitted_on = f"{args.teams.name}, {args.days} days, seeds {seeds}, {args.samples} samples"
     if args.workload:
         files = ", ".join(p.name for p in args.workload)
         fitted_on = f"recorded {files}, {args.samples} samples"
     try:
-        calibration = fit_calibration(found, fitted_on=fitted_on)
+        calibration = fit_calibration(found, fitted_on=fitted_on, shares=shares)
     except CalibrationError as error:
         raise SystemExit(f"--save-calibration {args.save_calibration}: {error}") from error
     calibration.save(args.save_calibration)

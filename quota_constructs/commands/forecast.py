@@ -121,7 +121,9 @@ def calibrate(
         stderr_console().print(f"backtested {label}: {len(result.predictions)} forecasts")
     try:
         calibration = fit_calibration(
-            found, fitted_on=_fitted_on(workload, teams, days, runs, samples)
+            found,
+            fitted_on=_fitted_on(workload, teams, days, runs, samples),
+            shares=(s.name for s in queue.shares),
         )
     except CalibrationError as error:
         fail(str(error), ExitCode.FAILED)

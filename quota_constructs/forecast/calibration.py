@@ -63,13 +63,15 @@ class Predicted(Protocol):
 class Calibration:
     """Shifts of a forecast's p10 and p90 in log(wait + ``offset_s``) (see the module
     docstring); ``jobs``: the forecasts to wait it was fitted on; ``fitted_on``: what they
-    were (free text, shown with the forecast)."""
+    were (free text, shown with the forecast); ``shares``: the quota shares of the queue it was
+    fitted for (a forecast of a queue with others says so)."""
 
     lower_shift: float
     upper_shift: float
     jobs: int
     offset_s: float = OFFSET_S
     fitted_on: str = ""
+    shares: tuple[str, ...] = ()
 
     def bounds(
         self, p10_s: float | None, p50_s: float | None, p90_s: float | None, horizon_s: float
@@ -92,11 +94,24 @@ class Calibration:
             "offsetS": self.offset_s,
             "jobs": self.jobs,
             "fittedOn": self.fitted_on,
+            "shares": list(self.shares),
         }
 
     def save(self, path: Path) -> None:
         """Write the calibration as JSON (:func:`load_calibration` reads it)."""
         path.write_text(json.dumps(self.as_json(), indent=2) + "\n")
+
+    def mismatch(self, shares: Iterable[str]) -> str:
+        """Why this calibration may not fit a queue of ``shares`` (it was fitted for other
+        shares); empty when it was fitted for these, or does not say."""
+        live = sorted(shares)
+        if not self.shares or list(self.shares) == live:
+            return ""
+        return (
+            f"the calibration was fitted for shares {', '.join(self.shares)}, this queue has "
+            f"{', '.join(live) or 'none'}: its bounds may be off; fix: fit one on this queue "
+            "(quota forecast calibrate)"
+        )
 
     def describe(self) -> str:
         """One line for a forecast's notes: what widens its bounds, by how much."""
@@ -109,7 +124,11 @@ class Calibration:
 
 
 def fit_calibration(
-    predictions: Iterable[Predicted], *, offset_s: float = OFFSET_S, fitted_on: str = ""
+    predictions: Iterable[Predicted],
+    *,
+    offset_s: float = OFFSET_S,
+    fitted_on: str = "",
+    shares: Iterable[str] = (),
 ) -> Calibration:
     """The :class:`Calibration` of a backtest's ``predictions`` (see the module docstring).
     Raises :class:`CalibrationError` with fewer than :data:`MIN_JOBS` jobs forecast to wait
@@ -138,7 +157,7 @@ def fit_calibration(
             "backtest: the upper bound cannot be calibrated; fix: backtest a longer "
             "workload (--days) so that the jobs start before it ends"
         )
-    return Calibration(low, high, n, offset_s, fitted_on)
+    return Calibration(low, high, n, offset_s, fitted_on, tuple(sorted(shares)))
 
 
 def load_calibration(path: Path) -> Calibration:
@@ -172,7 +191,17 @@ def load_calibration(path: Path) -> Calibration:
         jobs=int(_number(path, data, "jobs", low=MIN_JOBS)),
         offset_s=_number(path, data, "offsetS", low=0.0),
         fitted_on=str(data.get("fittedOn", "")),
+        shares=_names(path, data.get("shares", [])),
     )
+
+
+def _names(path: Path, value: object) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise CalibrationError(
+            f"{path}: shares: {value!r} is not a list of share names; fix: fit the calibration "
+            "again (quota forecast calibrate) rather than editing it"
+        )
+    return tuple(value)
 
 
 def _number(path: Path, data: Mapping[str, object], key: str, low: float | None = None) -> float:

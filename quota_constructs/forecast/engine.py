@@ -262,7 +262,9 @@ def forecast(
         if watched is None or j.job_id in watched
     }
     notes = _caveats(state, runtimes, model) + _unseen_days_caveat(state, model, horizon_s)
-    notes += (calibration.describe(),) if calibration is not None else ()
+    if calibration is not None:
+        mismatch = calibration.mismatch(s.name for s in state.shares)
+        notes += (calibration.describe(), *((mismatch,) if mismatch else ()))
     notes += _retry_caveat([*state.running, *waiting])
     if any(j.cancel_p for j in jobs.values()):
         notes += (LIMITS_FROM_NOW,)

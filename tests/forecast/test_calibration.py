@@ -148,6 +148,11 @@ def test_a_calibration_file_round_trips(tmp_path: Path) -> None:
             '"upperShift": 0.4, "offsetS": 300, "jobs": 3}',
             "jobs: 3 is not a finite number of at least 30",
         ),
+        (
+            '{"kind": "quota-forecast-calibration", "version": 1, "lowerShift": 0, '
+            '"upperShift": 0.4, "offsetS": 300, "jobs": 30, "shares": "a"}',
+            "shares: 'a' is not a list of share names",
+        ),
     ],
 )
 def test_a_file_that_is_not_a_calibration_is_refused_naming_the_field_and_the_fix(
@@ -198,7 +203,7 @@ def test_a_calibrated_what_if_that_starts_now_still_starts_now() -> None:
 
 def test_a_saved_calibration_is_plain_json(tmp_path: Path) -> None:
     path = tmp_path / "c.json"
-    Calibration(-0.2, 0.4, 50, fitted_on="x").save(path)
+    Calibration(-0.2, 0.4, 50, fitted_on="x", shares=("a", "b")).save(path)
     assert json.loads(path.read_text()) == {
         "kind": "quota-forecast-calibration",
         "version": 1,
@@ -207,7 +212,9 @@ def test_a_saved_calibration_is_plain_json(tmp_path: Path) -> None:
         "offsetS": OFFSET_S,
         "jobs": 50,
         "fittedOn": "x",
+        "shares": ["a", "b"],
     }
+    assert load_calibration(path).shares == ("a", "b")
 
 
 def busy_workload(path: Path, *, jobs: int) -> Path:
@@ -296,6 +303,7 @@ def test_quota_forecast_calibrate_fits_on_recorded_workloads_and_the_commands_re
     report = json.loads(stdout)
     assert report["calibration"] == json.loads(out.read_text())
     assert report["calibration"]["fittedOn"] == "recorded history.csv, 12 samples"
+    assert report["calibration"]["shares"] == ["data-analysis", "generative", "recommendation"]
     assert report["uncalibratedWaits"]["p90Coverage"] < 0.5
     assert "backtested history.csv: " in stderr
     fitted = load_calibration(out)
@@ -350,3 +358,16 @@ def test_quota_forecast_calibrate_fits_on_the_teams_generated_days(tmp_path: Pat
     assert fitted.fitted_on == "research.yaml, generated, 2 days, seeds 1 2, 12 samples"
     assert stdout.startswith(f"wrote {out}: bounds calibrated on {fitted.jobs} backtest")
     assert "(80 % meant)" in stdout and "(90 % meant)" in stdout
+
+
+def test_a_calibration_fitted_for_other_shares_says_so_and_still_applies() -> None:
+    other = Calibration(-0.4, 0.5, 120, fitted_on="tests", shares=("x", "y"))
+    result = forecast(queue(), samples=20, calibration=other)
+    notes = [c for c in result.caveats if "fitted for shares x, y" in c]
+    assert notes == [
+        "the calibration was fitted for shares x, y, this queue has a: its bounds may be off; "
+        "fix: fit one on this queue (quota forecast calibrate)"
+    ]
+    matching = forecast(queue(), samples=20, calibration=replace(other, shares=("a",)))
+    assert not [c for c in matching.caveats if "fitted for" in c]
+    assert result.jobs["w"].p90_s == matching.jobs["w"].p90_s
