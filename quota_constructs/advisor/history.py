@@ -136,6 +136,11 @@ class HistoryWorkload:
     def total(self) -> int:
         return sum(self.counts.values())
 
+    @property
+    def start_iso(self) -> str:
+        """Workload time 0 in ISO 8601, UTC (``quota forecast calibrate --start`` takes it)."""
+        return datetime.fromtimestamp(self.start_s, UTC).isoformat()
+
     def report(self) -> list[str]:
         """One line per kind of job found: count and how it was replayed."""
         return [f"{n} {h.value}" for h, n in self.counts.items() if n]
@@ -145,7 +150,7 @@ class HistoryWorkload:
         return {
             "jobsRead": self.total,
             "jobsReplayed": len(self.jobs),
-            "historyStart": datetime.fromtimestamp(self.start_s, UTC).isoformat(),
+            "historyStart": self.start_iso,
             "windowSeconds": self.window_s,
             "handling": {h.name: {"jobs": n, "how": h.value} for h, n in self.counts.items()},
             "observed": {

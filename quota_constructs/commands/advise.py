@@ -1140,7 +1140,7 @@ def _print_history(workload: HistoryWorkload, client: QueueClient, since: str) -
     console = stdout_console()
     console.print(
         f"{workload.total} job(s) created in the last {since} on {client.queue} (from "
-        f"{workload.as_json()['historyStart']}); {len(workload.jobs)} replayed"
+        f"{workload.start_iso}); {len(workload.jobs)} replayed"
     )
     for line in workload.report():
         console.print(f"  {line}")
