@@ -38,13 +38,8 @@ import json
 import time
 from pathlib import Path
 
-from quota_constructs.advisor.profiles import load_teams
-from quota_constructs.advisor.workload import (
-    WorkloadError,
-    WorkloadJob,
-    generate_workload,
-    load_workload_csv,
-)
+from quota_constructs.advisor.workload import WorkloadError
+from quota_constructs.commands.forecast import backtest_workloads, fitted_on_text
 from quota_constructs.config import load_organisation
 from quota_constructs.forecast.arrivals import METHODS
 from quota_constructs.forecast.backtest import (
@@ -95,7 +90,7 @@ def main() -> None:
         parser.error(str(error))
     queue = load_organisation(args.org).queue
     try:
-        workloads = _workloads(args)
+        workloads = backtest_workloads(args.workload, args.teams, args.days, args.seeds)
     except WorkloadError as error:
         parser.error(str(error))
     report: dict[str, object] = {"days": args.days, "seeds": args.seeds, "samples": args.samples}
@@ -107,7 +102,7 @@ def main() -> None:
         started = time.process_time()
         found: list[Prediction] = []
         per_seed: list[list[Prediction]] = []
-        for seed, jobs in workloads:
+        for _, seed, jobs in workloads:
             result = backtest(
                 queue,
                 jobs,
@@ -147,23 +142,10 @@ def main() -> None:
         print(json.dumps(report, indent=2))
 
 
-def _workloads(args: argparse.Namespace) -> list[tuple[int, list[WorkloadJob]]]:
-    """``(seed of the samples, jobs)`` of each workload: the ``--workload`` files (seed 0),
-    else one generated of the ``--teams`` per ``--seeds`` seed."""
-    if args.workload:
-        return [(0, load_workload_csv(path)) for path in args.workload]
-    teams = load_teams(args.teams)
-    return [(seed, generate_workload(teams, days=args.days, seed=seed)) for seed in args.seeds]
-
-
 def _save_calibration(args: argparse.Namespace, found: list[Prediction], shares: list[str]) -> None:
     """Fit a calibration on ``found`` (a queue of ``shares``) and write it to
     ``--save-calibration``."""
-    seeds = " ".join(map(str, args.seeds))
-    fitted_on = f"{args.teams.name}, {args.days} days, seeds {seeds}, {args.samples} samples"
-    if args.workload:
-        files = ", ".join(p.name for p in args.workload)
-        fitted_on = f"recorded {files}, {args.samples} samples"
+    fitted_on = fitted_on_text(args.workload, args.teams, args.days, args.seeds, args.samples)
     try:
         calibration = fit_calibration(found, fitted_on=fitted_on, shares=shares)
     except CalibrationError as error:

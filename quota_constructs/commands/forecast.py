@@ -112,7 +112,7 @@ def calibrate(
 
     epoch = _epoch(start)
     queue = load_organisation(org_file).queue
-    runs = _workloads(workload, teams, days, seeds or list(range(1, 7)))
+    runs = backtest_workloads(workload, teams, days, seeds or list(range(1, 7)))
     found: list[Prediction] = []
     started = time.process_time()
     for label, seed, jobs in runs:
@@ -122,7 +122,7 @@ def calibrate(
     try:
         calibration = fit_calibration(
             found,
-            fitted_on=_fitted_on(workload, teams, days, runs, samples),
+            fitted_on=fitted_on_text(workload, teams, days, [seed for _, seed, _ in runs], samples),
             shares=(s.name for s in queue.shares),
         )
     except CalibrationError as error:
@@ -166,10 +166,11 @@ def _epoch(start: str | None) -> float:
     return (when if when.tzinfo else when.replace(tzinfo=UTC)).timestamp()
 
 
-def _workloads(
+def backtest_workloads(
     files: list[Path] | None, teams: Path | None, days: int, seeds: list[int]
 ) -> list[tuple[str, int, list[WorkloadJob]]]:
-    """``(label, seed of the samples, jobs)`` per workload: each file, else one per seed."""
+    """``(label, seed of the samples, jobs)`` per workload: each recorded CSV file (seed 0),
+    else one generated of the ``teams`` profiles per seed (tools/forecast_backtest.py too)."""
     from quota_constructs.advisor.workload import generate_workload, load_workload_csv
 
     if files:
@@ -182,16 +183,12 @@ def _workloads(
     ]
 
 
-def _fitted_on(
-    files: list[Path] | None,
-    teams: Path | None,
-    days: int,
-    runs: list[tuple[str, int, list[WorkloadJob]]],
-    samples: int,
+def fitted_on_text(
+    files: list[Path] | None, teams: Path | None, days: int, seeds: list[int], samples: int
 ) -> str:
-    """What the calibration was fitted on, as it says with each forecast."""
+    """What a calibration was fitted on, as it says with each forecast."""
     if files:
         return f"recorded {', '.join(p.name for p in files)}, {samples} samples"
-    seeds = " ".join(str(seed) for _, seed, _ in runs)
+    seeds_text = " ".join(str(seed) for seed in seeds)
     assert teams is not None
-    return f"{teams.name}, generated, {days} days, seeds {seeds}, {samples} samples"
+    return f"{teams.name}, generated, {days} days, seeds {seeds_text}, {samples} samples"
