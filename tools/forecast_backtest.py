@@ -49,6 +49,7 @@ from quota_constructs.forecast.backtest import (
     backtest,
     coverage_table,
     seed_interval,
+    waited,
 )
 from quota_constructs.forecast.calibration import (
     CalibrationError,
@@ -115,11 +116,11 @@ def main() -> None:
                 calibration=calibration,
             )
             found += result.predictions
-            per_seed.append([p for p in result.predictions if p.p90_s > 0 or p.actual_s > 0])
+            per_seed.append(waited(result.predictions))
         shares = sorted({p.share for p in found})
         rows = {s: Coverage.of([p for p in found if p.share == s]) for s in shares}
         rows["overall"] = Coverage.of(found)
-        rows["overall, waits"] = Coverage.of([p for p in found if p.p90_s > 0 or p.actual_s > 0])
+        rows["overall, waits"] = Coverage.of(waited(found))
         cpu = time.process_time() - started
         spread = seed_interval(per_seed)
         report[label] = {name: c.as_json() for name, c in rows.items()}

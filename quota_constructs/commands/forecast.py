@@ -108,11 +108,12 @@ def calibrate(
         )
     from quota_constructs.config import load_organisation
     from quota_constructs.forecast import CalibrationError, fit_calibration
-    from quota_constructs.forecast.backtest import Coverage, backtest
+    from quota_constructs.forecast.backtest import Coverage, backtest, waited
 
     epoch = _epoch(start)
     queue = load_organisation(org_file).queue
-    runs = backtest_workloads(workload, teams, days, seeds or list(range(1, 7)))
+    chosen = seeds or list(range(1, 7))
+    runs = backtest_workloads(workload, teams, days, chosen)
     found: list[Prediction] = []
     started = time.process_time()
     for label, seed, jobs in runs:
@@ -122,13 +123,13 @@ def calibrate(
     try:
         calibration = fit_calibration(
             found,
-            fitted_on=fitted_on_text(workload, teams, days, [seed for _, seed, _ in runs], samples),
+            fitted_on=fitted_on_text(workload, teams, days, chosen, samples),
             shares=(s.name for s in queue.shares),
         )
     except CalibrationError as error:
         fail(str(error), ExitCode.FAILED)
     calibration.save(output)
-    waits = Coverage.of([p for p in found if p.p90_s > 0 or p.actual_s > 0])
+    waits = Coverage.of(waited(found))
     if as_json:
         print_json(
             {

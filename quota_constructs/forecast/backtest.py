@@ -107,6 +107,12 @@ class Coverage:
         }
 
 
+def waited(predictions: Sequence[Prediction]) -> list[Prediction]:
+    """The predictions of jobs that waited or were forecast to (``overall, waits``: most jobs
+    start at once, and every forecast gets those right)."""
+    return [p for p in predictions if p.p90_s > 0 or p.actual_s > 0]
+
+
 BOOTSTRAP_ROUNDS = 2000
 """Resamples behind :func:`seed_interval` (its bounds move by about 0.5 point between seeds)."""
 
