@@ -41,7 +41,7 @@ from pathlib import Path
 from quota_constructs.advisor.workload import WorkloadError
 from quota_constructs.commands.forecast import backtest_workloads, fitted_on_text
 from quota_constructs.config import load_organisation
-from quota_constructs.forecast.arrivals import METHODS
+from quota_constructs.forecast.arrivals import METHODS, PRIORITY_SAMPLE
 from quota_constructs.forecast.backtest import (
     ARRIVALS,
     Coverage,
@@ -71,6 +71,12 @@ def main() -> None:
     parser.add_argument("--arrivals", nargs="+", choices=ARRIVALS, default=["off", "auto"])
     parser.add_argument("--method", choices=METHODS, default="days")
     parser.add_argument("--known-priorities", action="store_true")
+    parser.add_argument(
+        "--priority-sample",
+        type=int,
+        default=PRIORITY_SAMPLE,
+        help="Finished jobs per share whose priorities the forecast reads (0: none).",
+    )
     parser.add_argument("--calibration", type=Path, help="Calibrate the bounds with this file.")
     parser.add_argument(
         "--save-calibration", type=Path, help="Fit a calibration on this run; write it here."
@@ -114,6 +120,7 @@ def main() -> None:
                 method=args.method,
                 known_priorities=args.known_priorities,
                 calibration=calibration,
+                priority_sample=args.priority_sample,
             )
             found += result.predictions
             per_seed.append(waited(result.predictions))

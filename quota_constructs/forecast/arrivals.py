@@ -15,8 +15,12 @@ Two methods (docs/runtime.md, "Forecasts"):
   copies a random finished job of the share. The only method for a window shorter than a day.
 
 A past job's priority the history does not know (the live list does not tell it) is one of the
-share's jobs running or waiting now, else 0; a past submission still running or waiting takes
-the run time of a random finished run of its share.
+priorities of its share's finished jobs that were described (:func:`sample_for_priorities`: a few
+per share, spread over the window), else of its share's jobs running or waiting now, else 0. The
+finished sample matters: the jobs waiting now are the share's lowest priorities (the higher ones
+went first), the finished ones its higher: copying only the waiting ones foresees too few later jobs
+that overtake a waiting one. A past submission still running or waiting takes the run time of a
+random finished run of its share.
 """
 
 from __future__ import annotations
@@ -48,6 +52,27 @@ Submit = tuple[float, str, int, float | None, int]
 """(seconds into its day, instance type, instances, run seconds or ``None``, priority)."""
 Arrival = tuple[float, LiveJob, float]
 """(seconds from now, job, run seconds) of a job arriving in a forecast."""
+PRIORITY_SAMPLE = 5
+"""Finished jobs per share whose priorities a live forecast reads (one DescribeServiceJob each,
+:func:`sample_for_priorities`): the share's other finished jobs take theirs."""
+
+
+def sample_for_priorities(
+    shares: Sequence[str], created_s: Sequence[float | None], per_share: int = PRIORITY_SAMPLE
+) -> list[int]:
+    """Which finished jobs to read the priorities of: up to ``per_share`` per share, spread
+    evenly over its jobs in creation order (first and last included); indexes into the
+    jobs, whose shares and creation times are ``shares`` and ``created_s``."""
+    by_share: dict[str, list[tuple[float, int]]] = {}
+    for index, (share, created) in enumerate(zip(shares, created_s, strict=True)):
+        by_share.setdefault(share, []).append((created or 0.0, index))
+    picked: list[int] = []
+    for jobs in by_share.values():
+        jobs.sort()
+        count = min(per_share, len(jobs))
+        step = (len(jobs) - 1) / max(count - 1, 1)
+        picked += sorted({jobs[round(k * step)][1] for k in range(count)})
+    return sorted(picked)
 
 
 def slot_of(epoch_s: float) -> int:
@@ -251,13 +276,17 @@ class _History:
 
     @classmethod
     def of(cls, state: QueueState, since_s: float | None) -> _History:
-        known: dict[str, list[int]] = {}
+        active: dict[str, list[int]] = {}
         for job in (*state.running, *state.waiting):
-            known.setdefault(job.share, []).append(job.priority)
+            active.setdefault(job.share, []).append(job.priority)
+        finished: dict[str, list[int]] = {}
+        for run in state.history:
+            if run.priority is not None:
+                finished.setdefault(run.share, []).append(run.priority)
         found: list[tuple[str, float, str, int, float | None, int]] = []
         examples: dict[str, list[Example]] = {}
         for index, run in enumerate(state.history):
-            seen = known.get(run.share) or [0]
+            seen = finished.get(run.share) or active.get(run.share) or [0]
             priority = seen[index % len(seen)] if run.priority is None else run.priority
             example = (run.instance_type, run.instance_count, run.run_s, priority)
             examples.setdefault(run.share, []).append(example)
@@ -271,8 +300,8 @@ class _History:
         for share, at, *rest in found:
             if start <= at <= state.now_s and rest[1]:
                 submits.setdefault(share, []).append((at, *rest))  # type: ignore[arg-type]
-        active = frozenset(j.share for j in (*state.running, *state.waiting))
-        return cls(state.now_s, start, submits, examples, active)
+        shares = frozenset(j.share for j in (*state.running, *state.waiting))
+        return cls(state.now_s, start, submits, examples, shares)
 
     def whole_days(self) -> list[float]:
         """Epoch starts of the whole UTC days inside the window."""

@@ -22,10 +22,15 @@ import math
 import random
 import statistics
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
-from quota_constructs.forecast.arrivals import Arrival, ArrivalModel
+from quota_constructs.forecast.arrivals import (
+    PRIORITY_SAMPLE,
+    Arrival,
+    ArrivalModel,
+    sample_for_priorities,
+)
 from quota_constructs.forecast.calibration import Calibration
 from quota_constructs.forecast.engine import DEFAULT_HORIZON_S, what_if
 from quota_constructs.forecast.inputs import LiveJob, PastRun, QueueState
@@ -187,14 +192,16 @@ def backtest(
     known_priorities: bool = False,
     calibration: Calibration | None = None,
     epoch_s: float = EPOCH_S,
+    priority_sample: int = PRIORITY_SAMPLE,
 ) -> BacktestResult:
     """Replay ``jobs`` on ``queue`` and forecast every ``every``-th job submitted after
     ``warmup_s`` (see the module docstring). ``arrivals``: ``auto`` (the commands' default),
     ``on`` or ``off``, with the :class:`ArrivalModel`'s ``method``; ``known_priorities``: the
-    finished jobs' priorities are known (the live list does not tell them: off by default);
-    ``calibration``: the forecasts' bounds calibrated (:mod:`~.calibration`); ``epoch_s``: when
-    the workload's time 0 was (epoch seconds; default :data:`EPOCH_S`, a Monday 00:00 UTC, as
-    generated workloads start): the arrival model's kinds of day follow it."""
+    finished jobs' priorities are all known (the live list does not tell them: a live forecast reads
+    those of ``priority_sample`` finished jobs per share, :func:`~.arrivals.sample_for_priorities`);
+    ``calibration``: the forecasts' bounds calibrated (:mod:`~.calibration`); ``epoch_s``: when the
+    workload's time 0 was (epoch seconds; default :data:`EPOCH_S`, a Monday 00:00 UTC, as generated
+    workloads start): the arrival model's kinds of day follow it."""
     if arrivals not in ARRIVALS:
         raise ValueError(f"arrivals {arrivals!r} is not one of {', '.join(ARRIVALS)}: use auto")
     sched = Scheduler.for_queue(queue, queue_name="backtest")
@@ -206,7 +213,14 @@ def backtest(
         request = job_request(item, index)
         job_id = request.job_id or ""
         if t >= warmup_s and index % every == 0:
-            state = queue_state(sched, queue, t, known_priorities=known_priorities, epoch_s=epoch_s)
+            state = queue_state(
+                sched,
+                queue,
+                t,
+                known_priorities=known_priorities,
+                epoch_s=epoch_s,
+                priority_sample=priority_sample,
+            )
             live = LiveJob(job_id, request.job_name, item.share, request.demand, item.priority)
             model: ArrivalModel | bool
             if arrivals == "oracle":
@@ -322,9 +336,12 @@ def queue_state(
     *,
     known_priorities: bool = False,
     epoch_s: float = EPOCH_S,
+    priority_sample: int = PRIORITY_SAMPLE,
 ) -> QueueState:
     """The queue at ``t`` as the live API shows it: running and waiting jobs, finished runs
-    (epoch seconds from ``epoch_s``; their priorities only when ``known_priorities``)."""
+    (epoch seconds from ``epoch_s``) with the priorities a live forecast reads: those of
+    :func:`~.arrivals.sample_for_priorities` (``priority_sample`` per share), or all of them when
+    ``known_priorities``."""
     running, waiting, history = [], [], []
     for job in sched.jobs:
         live = LiveJob(
@@ -351,10 +368,17 @@ def queue_state(
                     itype,
                     count,
                     run_s,
-                    job.priority if known_priorities else None,
+                    job.priority,
                     epoch_s + job.created_at,
                 )
             )
+    if not known_priorities:
+        read = set(
+            sample_for_priorities(
+                [r.share for r in history], [r.created_s for r in history], priority_sample
+            )
+        )
+        history = [r if i in read else replace(r, priority=None) for i, r in enumerate(history)]
     return QueueState(
         now_s=epoch_s + t,
         shares=tuple(queue.shares),

@@ -1,11 +1,13 @@
 """Owns reading a live queue into the forecast's inputs, and the what-if of a submission.
 
-:func:`read_queue_state` reads, per forecast: ``ListServiceJobs`` once per active status (one
-call per page of 100), ``DescribeServiceJob`` once per active job (priority, payload's
-``MaxRuntimeInSeconds``, run-time hint tag, preemption retries: the list has none of them),
-and the newest finished jobs (``SUCCEEDED`` and ``FAILED``, at most ``history_jobs``, from the
-list alone) as the run history; the shares come from the client's cached ``ListQuotaShares``,
-the RUNNABLE time-limit actions from its cached ``DescribeJobQueues``.
+:func:`read_queue_state` reads, per forecast: ``ListServiceJobs`` once per active status (one call
+per page of 100), ``DescribeServiceJob`` once per active job (priority, payload's
+``MaxRuntimeInSeconds``, run-time hint tag, preemption retries: the list has none of them), and the
+newest finished jobs (``SUCCEEDED`` and ``FAILED``, at most ``history_jobs``, from the list) as the
+run history, with ``DescribeServiceJob`` of a few of them per share for their priorities
+(:func:`~quota_constructs.forecast.arrivals.sample_for_priorities`); the shares come from the
+client's cached ``ListQuotaShares``, the RUNNABLE time-limit actions from its cached
+``DescribeJobQueues``.
 Calendars, plans and the teams' priority caps are not in the API: they come from the
 organisation file when one is given. The forecast itself is
 :func:`quota_constructs.forecast.forecast` (docs/runtime.md, "Forecasts").
@@ -17,6 +19,7 @@ import dataclasses
 import json
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
@@ -25,6 +28,7 @@ from botocore.exceptions import ClientError
 
 from quota_constructs.api_shapes import SAGEMAKER_DEFAULT_MAX_RUNTIME_S, time_limits_from_api
 from quota_constructs.forecast import LiveJob, PastRun, QueueState, runtime_hint
+from quota_constructs.forecast.arrivals import PRIORITY_SAMPLE, sample_for_priorities
 from quota_constructs.model import JobQueueSpec, Organisation, QuotaShareSpec
 from quota_constructs.runtime.jobs import ACTIVE_STATUSES, JobDetails, JobStatus, JobSummary
 
@@ -132,28 +136,43 @@ def _described(client: JobSource, summary: JobSummary) -> JobDetails:
 
 def past_runs(jobs: Iterable[JobSummary]) -> list[PastRun]:
     """Finished jobs that ran, as :class:`PastRun` (one instance type each)."""
-    runs = []
-    for job in jobs:
-        if job.started_at is None or job.stopped_at is None or len(job.capacity_usage) != 1:
-            continue
-        (itype, count), *_ = job.capacity_usage.items()
-        run_s = (job.stopped_at - job.started_at).total_seconds()
-        created = job.created_at.timestamp() if job.created_at else None
-        share = job.share or ""
-        runs.append(PastRun(share, job.job_name, itype, count, max(run_s, 1.0), created_s=created))
-    return runs
+    return [_past_run(job) for job in jobs if _ran(job)]
 
 
-def read_history(client: JobSource, limit: int = HISTORY_JOBS) -> list[PastRun]:
-    """The newest ``limit`` finished jobs of each final status as past runs."""
-    runs: list[PastRun] = []
+def _ran(job: JobSummary) -> bool:
+    return (
+        job.started_at is not None and job.stopped_at is not None and len(job.capacity_usage) == 1
+    )
+
+
+def _past_run(job: JobSummary) -> PastRun:
+    assert job.started_at is not None and job.stopped_at is not None
+    (itype, count), *_ = job.capacity_usage.items()
+    run_s = (job.stopped_at - job.started_at).total_seconds()
+    created = job.created_at.timestamp() if job.created_at else None
+    return PastRun(job.share or "", job.job_name, itype, count, max(run_s, 1.0), created_s=created)
+
+
+def read_history(
+    client: JobSource, limit: int = HISTORY_JOBS, priority_sample: int = PRIORITY_SAMPLE
+) -> list[PastRun]:
+    """The newest ``limit`` finished jobs of each final status as past runs, with the
+    priorities of ``priority_sample`` of them per share (one describe each; a job gone since
+    it was listed keeps none)."""
+    ran: list[JobSummary] = []
     for status in (JobStatus.SUCCEEDED, JobStatus.FAILED):
         seen: list[JobSummary] = []
         for page in client.list_pages(status):
             seen += page
             if len(seen) >= limit:
                 break
-        runs += past_runs(seen[:limit])
+        ran += [job for job in seen[:limit] if _ran(job)]
+    runs = [_past_run(job) for job in ran]
+    shares, created = [r.share for r in runs], [r.created_s for r in runs]
+    for index in sample_for_priorities(shares, created, priority_sample):
+        with suppress(ClientError):
+            priority = client.describe(ran[index].job_id).priority
+            runs[index] = dataclasses.replace(runs[index], priority=priority)
     return runs
 
 

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 import pytest
 
 from quota_constructs.forecast import ArrivalModel, LiveJob, PastRun, QueueState, forecast
-from quota_constructs.forecast.arrivals import MIN_DAYS
+from quota_constructs.forecast.arrivals import MIN_DAYS, sample_for_priorities
 from quota_constructs.forecast.backtest import backtest, queue_state
 from quota_constructs.forecast.engine import MIN_SAMPLES
 from quota_constructs.forecast.runtimes import MIN_RUNS
@@ -175,14 +175,42 @@ def test_rejects_an_unknown_backtest_arrivals_mode() -> None:
         backtest(queue, [], arrivals="yes")
 
 
-def test_the_backtest_history_hides_priorities_as_the_live_list_does() -> None:
+def test_the_backtest_history_shows_the_priorities_a_live_forecast_reads() -> None:
+    """Of 7 finished jobs of a share, the priorities of 5 spread over them (first and last
+    included) are read, as a live forecast describes them; none with 0, all when known."""
     queue = JobQueueSpec(shares=SHARES)
     sched = Scheduler.for_queue(queue, queue_name="q")
-    sched.submit(JobRequest("x", "a", {GPU: 1}, 60.0, priority=5, job_id="j"), now=0.0)
+    for n in range(7):
+        request = JobRequest(f"x{n}", "a", {GPU: 1}, 60.0, priority=n, job_id=f"j{n}")
+        sched.submit(request, now=float(n))
     sched.run_until_idle()
-    assert [r.priority for r in queue_state(sched, queue, 600.0).history] == [None]
-    known = queue_state(sched, queue, 600.0, known_priorities=True)
-    assert [r.priority for r in known.history] == [5]
+    seen = [r.priority for r in queue_state(sched, queue, 9000.0).history]
+    assert seen == [0, None, 2, 3, 4, None, 6]
+    hidden = queue_state(sched, queue, 9000.0, priority_sample=0)
+    assert [r.priority for r in hidden.history] == [None] * 7
+    known = queue_state(sched, queue, 9000.0, known_priorities=True)
+    assert [r.priority for r in known.history] == list(range(7))
+
+
+def test_the_priority_sample_spreads_over_each_shares_jobs_in_creation_order() -> None:
+    shares = ["a", "b", "a", "a", "b", "a"]
+    created = [5.0, 1.0, 1.0, 3.0, 0.0, 9.0]
+    assert sample_for_priorities(shares, created, 2) == [1, 2, 4, 5]  # a: first 1.0, last 9.0
+    assert sample_for_priorities(shares, created, 3) == [0, 1, 2, 4, 5]  # a: 1.0, 5.0, 9.0
+    assert sample_for_priorities(shares, created, 0) == []
+
+
+def test_past_jobs_copy_the_finished_jobs_priorities_not_the_waiting_ones() -> None:
+    """The jobs waiting now are the share's lowest priorities (the higher went first): a past
+    job whose priority is not known copies one of the share's finished jobs read, and only
+    with none read one of the jobs waiting or running."""
+    waiting = (LiveJob("w", "w", "a", {GPU: 1}, priority=1),)
+    read = burst(MONDAY, 10, 2, priority=9) + burst(MONDAY, 12, 4, priority=None)
+    state = day_state(MONDAY + DAY, read, waiting=waiting)
+    model = ArrivalModel.from_state(state, since_s=MONDAY)
+    assert {p for _, _, _, p in model.examples["a"]} == {9}
+    unread = day_state(MONDAY + DAY, burst(MONDAY, 12, 6, priority=None), waiting=waiting)
+    assert {p for _, _, _, p in ArrivalModel.from_state(unread).examples["a"]} == {1}
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,12 @@ from quota_constructs.runtime import (
     JobSummary,
     QueueClient,
 )
-from quota_constructs.runtime.forecasting import max_runtime_in, max_runtime_of, read_queue_state
+from quota_constructs.runtime.forecasting import (
+    max_runtime_in,
+    max_runtime_of,
+    read_history,
+    read_queue_state,
+)
 from quota_constructs.runtime.jobs import ACTIVE_STATUSES, active_jobs
 from tests.runtime.helpers import BUILDER, jobs, last_monday, runs_for, training_job
 
@@ -795,3 +800,20 @@ def test_every_forecast_command_refuses_a_bad_calibration_before_calling_aws(
     result = CliRunner().invoke(app, args, env=env)
     assert result.exit_code == 2, result.output
     assert "kind: 'list' is not 'quota-forecast-calibration'" in result.stderr
+
+
+def test_the_history_reads_the_priorities_of_a_few_finished_jobs_per_share(busy) -> None:
+    """Seven finished QS4 jobs, priorities 0-6 in submit order: the history read over HTTP
+    has the priorities of five of them spread over the seven (first and last included), as the
+    backtest replays it; the others are not read (the list does not tell them)."""
+    emu, client, _ = busy
+    for priority in range(7):
+        client.submit(
+            f"qs4-{priority}", "QS4", training_job(), priority=priority, tags=runs_for(60)
+        )
+        emu.advance(120)
+    runs = [r for r in read_history(client) if r.share == "QS4"]
+    seen = sorted((r.created_s or 0.0, r.priority) for r in runs)
+    assert [priority for _, priority in seen] == [0, None, 2, 3, 4, None, 6]
+    none = [r for r in read_history(client, priority_sample=0) if r.share == "QS4"]
+    assert [r.priority for r in none] == [None] * 7
