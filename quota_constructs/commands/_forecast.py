@@ -41,6 +41,8 @@ ArrivalsOpt = Annotated[
 ]
 CALIBRATION_ENV = "QUOTA_FORECAST_CALIBRATION"
 """The environment variable naming the calibration file when ``--calibration`` is not given."""
+NO_CALIBRATION = "none"
+"""``--calibration none``: the bounds as sampled, not calibrated."""
 
 
 CalibrationOpt = Annotated[
@@ -50,7 +52,10 @@ CalibrationOpt = Annotated[
         metavar="FILE",
         envvar=CALIBRATION_ENV,
         help="Calibrate the forecast's p10 and p90 with this file (quota forecast calibrate "
-        "writes one; docs/runtime.md, 'Calibrated bounds').",
+        "writes one), or 'none' for the bounds as sampled (a file called none: its path, "
+        "e.g. $PWD/none). "
+        "Default: the calibration fitted on the example organisations' generated weeks "
+        "(docs/runtime.md, 'Calibrated bounds').",
         show_default=False,
     ),
 ]
@@ -74,12 +79,16 @@ def organisation_of(org_file: Path | None) -> Organisation | None:
 
 
 def calibration_of(path: Path | None) -> Calibration | None:
-    """The calibration ``--calibration`` (or :data:`CALIBRATION_ENV`) names, ``None`` without
-    one; a usage error (exit 2) naming the file, the field and the fix when it is not one. Read
-    before the queue is: a bad file costs no API call."""
+    """The calibration ``--calibration`` (or :data:`CALIBRATION_ENV`) names: the default one
+    without it, ``None`` (the bounds as sampled) for :data:`NO_CALIBRATION`; a usage error
+    (exit 2) naming the file, the field and the fix when it is not one. Read before the queue
+    is: a bad file costs no API call."""
+    from quota_constructs.forecast import CalibrationError, default_calibration, load_calibration
+
     if path is None:
+        return default_calibration()
+    if str(path) == NO_CALIBRATION:
         return None
-    from quota_constructs.forecast import CalibrationError, load_calibration
 
     try:
         return load_calibration(path)

@@ -13,6 +13,7 @@ from quota_constructs.forecast.arrivals import ArrivalModel
 from quota_constructs.forecast.calibration import (
     Calibration,
     CalibrationError,
+    default_calibration,
     fit_calibration,
     load_calibration,
 )
@@ -49,6 +50,7 @@ __all__ = [
     "Preempt",
     "QueueState",
     "WhatIf",
+    "default_calibration",
     "fit_calibration",
     "forecast",
     "load_calibration",

@@ -21,7 +21,9 @@ held-out workloads the stated share of those starts was covered, and shifting th
 its error larger (docs/runtime.md). A calibration is a JSON file (:meth:`Calibration.save`,
 :func:`load_calibration`; ``quota forecast calibrate`` fits and writes one); ``quota status``,
 ``quota jobs ls``, ``quota jobs describe``, ``quota jobs submit --what-if`` and ``quota local
-why`` take it with ``--calibration FILE`` (or ``QUOTA_FORECAST_CALIBRATION``).
+why`` take it with ``--calibration FILE`` (or ``QUOTA_FORECAST_CALIBRATION``). Without one they
+and ``QueueClient`` use :func:`default_calibration`, fitted on the example organisations'
+generated weeks (tools/default_calibration.py); ``--calibration none`` turns it off.
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ import json
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import cache
+from importlib import resources
 from pathlib import Path
 from typing import Protocol
 
@@ -41,6 +45,8 @@ MIN_JOBS = 30
 is the largest score or beyond it)."""
 KIND = "quota-forecast-calibration"
 VERSION = 1
+DEFAULT_FILE = "data/forecast-calibration.json"
+"""The default calibration, in the package (:func:`default_calibration`)."""
 
 
 class CalibrationError(ValueError):
@@ -160,16 +166,33 @@ def fit_calibration(
     return Calibration(low, high, n, offset_s, fitted_on, tuple(sorted(shares)))
 
 
+@cache
+def default_calibration() -> Calibration:
+    """The calibration forecasts use unless given one: fitted on the generated weeks of the
+    two example organisations (research, ml-platform; ``tools/default_calibration.py``), held
+    out from the workloads it is judged on (docs/runtime.md, "Calibrated bounds"). A queue's
+    own (``quota forecast calibrate``) fits it better."""
+    text = resources.files("quota_constructs").joinpath(DEFAULT_FILE).read_text("utf-8")
+    return parse_calibration(text, Path(DEFAULT_FILE))
+
+
 def load_calibration(path: Path) -> Calibration:
     """The calibration a file holds (:meth:`Calibration.save`); :class:`CalibrationError`
     naming the file, the field, the value and the fix when it is not one."""
     try:
-        data = json.loads(path.read_text())
+        text = path.read_text()
     except OSError as error:
         raise CalibrationError(
             f"{path}: cannot read the calibration ({error.strerror or error}); fix: pass the "
             "file written by quota forecast calibrate"
         ) from error
+    return parse_calibration(text, path)
+
+
+def parse_calibration(text: str, path: Path) -> Calibration:
+    """The calibration ``text`` (the JSON of file ``path``, named in errors) holds."""
+    try:
+        data = json.loads(text)
     except ValueError as error:
         raise CalibrationError(
             f"{path}: not JSON ({error}); fix: pass the file written by quota forecast calibrate"

@@ -107,7 +107,8 @@ class ForecastOptions(TypedDict, total=False):
     to forecast (default every one; a what-if's job always), with the same answer as in the
     whole forecast (a sample ends once they are placed); ``calibration``: the bounds of the
     jobs forecast to wait calibrated as a backtest showed they must be
-    (:class:`~quota_constructs.forecast.Calibration`; default as sampled).
+    (:class:`~quota_constructs.forecast.Calibration`; default
+    :func:`~quota_constructs.forecast.default_calibration`; ``None``: as sampled).
     """
 
     now_s: float | None
@@ -1199,5 +1200,9 @@ def _instances(submission: JobSubmission) -> int:
 
 
 def _run_options(options: ForecastOptions) -> dict[str, Any]:
-    """The forecast engine's keywords of ``options`` (those not about reading the queue)."""
-    return {key: value for key, value in options.items() if key not in _READ_OPTIONS}
+    """The forecast engine's keywords of ``options`` (those not about reading the queue), with
+    the default calibration unless ``options`` name one (or ``None``)."""
+    from quota_constructs.forecast import default_calibration
+
+    run = {key: value for key, value in options.items() if key not in _READ_OPTIONS}
+    return {"calibration": default_calibration(), **run}

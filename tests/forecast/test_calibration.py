@@ -17,6 +17,7 @@ from quota_constructs.forecast import (
     CalibrationError,
     LiveJob,
     QueueState,
+    default_calibration,
     fit_calibration,
     forecast,
     load_calibration,
@@ -177,6 +178,17 @@ def queue() -> QueueState:
     running = LiveJob("r", "r", "a", {GPU: 1}, started_s=-HOUR, hint_s=2 * HOUR)
     waiting = LiveJob("w", "w", "a", {GPU: 1}, created_s=-60.0, hint_s=HOUR)
     return QueueState(now_s=0.0, shares=(a,), running=(running,), waiting=(waiting,))
+
+
+def test_the_default_calibration_is_the_packaged_fit_of_the_example_organisations() -> None:
+    """What forecasts use unless given one: fitted on enough forecasts of both example
+    organisations by the tool that writes it, it widens p90 and says where it comes from; it
+    names no shares, so no queue is told it was fitted for others."""
+    default = default_calibration()
+    assert default.jobs >= MIN_JOBS and default.upper_shift > 0
+    assert "research" in default.fitted_on and "ml-platform" in default.fitted_on
+    assert "tools/default_calibration.py" in default.describe()
+    assert default.shares == () and default.mismatch(["any", "queue"]) == ""
 
 
 def test_a_calibrated_forecast_widens_the_waiting_jobs_bounds_and_says_so() -> None:

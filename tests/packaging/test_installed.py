@@ -73,6 +73,7 @@ def test_the_wheel_holds_the_whole_product(dist: tuple[Path, Path]) -> None:
         "quota_constructs/data/orgs/seed-demo.yaml",
         "quota_constructs/data/scaffold/app.py.template",
         "quota_constructs/data/scaffold/cdk.json.template",
+        "quota_constructs/data/forecast-calibration.json",
         "quota_constructs/py.typed",
         "quota_constructs/core_build.py",
         f"{info}/licenses/LICENSE",

@@ -507,7 +507,7 @@ def test_failed_runs_of_the_history_free_capacity_early_in_the_forecast_as_they_
     waiting = client.submit("train-6", "QS3", training_job(), tags=fails_after(120)).job_id
     emu.advance(5)
     asked = emu.now
-    found = client.forecast(now_s=now_of(emu)).jobs[waiting]
+    found = client.forecast(now_s=now_of(emu), calibration=None).jobs[waiting]  # as sampled
     assert found.runtime_source == "history"
     assert found.p90_s is not None and found.p90_s < 300
     while not client.describe(waiting).status.is_dispatched:
@@ -562,7 +562,9 @@ def test_a_job_read_during_a_calendar_window_waits_for_its_end_as_it_does(tmp_pa
         waiting = raw_submit(client, "wide", "QS1", 2)
         emu.advance(5)
         asked = emu.now
-        found = client.forecast(now_s=now_of(emu), org=load_organisation(org)).jobs[waiting]
+        found = client.forecast(  # as sampled: the window's end makes the start certain
+            now_s=now_of(emu), org=load_organisation(org), calibration=None
+        ).jobs[waiting]
         assert not found.never, found.reason
         assert found.p10_s is not None and found.p90_s is not None
         assert 4 * 3600 - 60 <= found.p10_s <= found.p90_s <= 4 * 3600 + 60
@@ -598,7 +600,8 @@ def test_a_job_that_fits_only_while_a_lender_lends_waits_for_its_window_as_it_do
         client = emulator_client(emu)
         emu.advance(5)
         wide = JobSubmission("wide", "QS1", training_job(count=2), tags=hinted(600))
-        answer = client.what_if(wide, now_s=now_of(emu), org=load_organisation(org))
+        org_ = load_organisation(org)  # as sampled: the lender's window makes it certain
+        answer = client.what_if(wide, now_s=now_of(emu), org=org_, calibration=None)
         assert answer.outcome == "waits", answer.reason
         assert answer.job.p10_s is not None and answer.job.p90_s is not None
         assert 3600 - 5 - 60 <= answer.job.p10_s <= answer.job.p90_s <= 3600 - 5 + 60
@@ -738,7 +741,7 @@ def test_every_forecast_command_calibrates_its_bounds_with_the_file_or_the_varia
     calibration = Calibration(lower_shift=-0.3, upper_shift=0.6, jobs=50, fitted_on="tests")
     calibration.save(path)
     waiting = ids["qs1-p1"]
-    plain = client.forecast(now_s=now_of(emu)).jobs[waiting]
+    plain = client.forecast(now_s=now_of(emu), calibration=None).jobs[waiting]
     wide = client.forecast(now_s=now_of(emu), calibration=calibration)
     expected = wide.jobs[waiting].start_json()
     assert expected is not None and plain.p90_s is not None
@@ -761,6 +764,34 @@ def test_every_forecast_command_calibrates_its_bounds_with_the_file_or_the_varia
     result = CliRunner().invoke(app, [*why, "--calibration", str(path)])
     assert result.exit_code == 0, result.stderr
     assert json.loads(result.stdout)["forecast"]["forecastStartS"] == expected
+
+
+def test_forecasts_use_the_default_calibration_unless_told_none(busy, tmp_path: Path) -> None:
+    """Without a calibration, QueueClient and the commands widen the bounds by the packaged
+    default and say so; ``calibration=None`` and ``--calibration none`` leave them as sampled."""
+    from quota_constructs.forecast import default_calibration
+
+    emu, client, ids = busy
+    waiting = ids["qs1-p1"]
+    default = client.forecast(now_s=now_of(emu))
+    assert default == client.forecast(now_s=now_of(emu), calibration=default_calibration())
+    sampled = client.forecast(now_s=now_of(emu), calibration=None)
+    mine, plain = default.jobs[waiting], sampled.jobs[waiting]
+    assert mine.p90_s is not None and plain.p90_s is not None and mine.p90_s > plain.p90_s
+    assert mine.p50_s == plain.p50_s
+    assert any("tools/default_calibration.py" in n for n in default.caveats)
+    assert not any("calibrated" in n for n in sampled.caveats)
+    listed = {}
+    for option in ([], ["--calibration", "none"]):
+        code, out, err = jobs(emu, "ls", "--json", *option)
+        assert code == 0, err
+        listed[bool(option)] = {j["jobId"]: j for j in json.loads(out)}[waiting]["forecastStartS"]
+    assert listed == {False: mine.start_json(), True: plain.start_json()}
+    named = tmp_path / "none"  # a file called none, by its path
+    default_calibration().save(named)
+    code, out, err = jobs(emu, "ls", "--json", "--calibration", str(named))
+    assert code == 0, err
+    assert {j["jobId"]: j for j in json.loads(out)}[waiting]["forecastStartS"] == listed[False]
 
 
 def test_a_bad_calibration_file_is_a_usage_error_before_any_call(busy, tmp_path: Path) -> None:

@@ -1,0 +1,81 @@
+"""Fit the forecast's default calibration: the one the commands and QueueClient use unless given
+their own (``--calibration FILE``) or none (``--calibration none``).
+
+Run: ``.venv/bin/python tools/default_calibration.py [--samples 60] [--output
+quota_constructs/data/forecast-calibration.json]``.
+
+Backtests the generated weeks of the two example organisations on seeds never used to judge the
+forecast (research: stacks/teams/research.yaml on stacks/orgs/research.yaml, seeds 130-135;
+ml-platform: stacks/teams/ml-platform.yaml on the organisation ``quota recommend`` makes of it,
+seeds 113-118), with the commands' defaults (arrivals auto, the sampled priorities), and fits
+one calibration on their forecasts pooled (:func:`~quota_constructs.forecast.fit_calibration`).
+It is judged on other seeds (research 104-123, ml-platform 101-112: docs/runtime.md, "Calibrated
+bounds"). About 90 CPU-seconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from quota_constructs.commands.forecast import backtest_workloads
+from quota_constructs.config import load_organisation
+from quota_constructs.forecast.backtest import Prediction, backtest
+from quota_constructs.forecast.calibration import fit_calibration
+
+ROOT = Path(__file__).resolve().parent.parent
+TEAMS = ROOT / "stacks/teams"
+CASES = (
+    ("research", TEAMS / "research.yaml", ROOT / "stacks/orgs/research.yaml", range(130, 136)),
+    ("ml-platform", TEAMS / "ml-platform.yaml", None, range(113, 119)),
+)
+"""(name, team profiles, organisation file or ``None`` for ``quota recommend``'s, seeds)."""
+DAYS = 7
+
+
+def predictions(teams: Path, org: Path, seeds: range, samples: int) -> list[Prediction]:
+    """The backtest forecasts of one organisation's generated weeks."""
+    queue = load_organisation(org).queue
+    found: list[Prediction] = []
+    for _, seed, jobs in backtest_workloads(None, teams, DAYS, list(seeds)):
+        found += backtest(queue, jobs, samples=samples, seed=seed, arrivals="auto").predictions
+    return found
+
+
+def recommended(teams: Path, folder: Path) -> Path:
+    """The organisation file ``quota recommend`` writes for ``teams``."""
+    out = folder / f"{teams.stem}.yaml"
+    quota = Path(sys.executable).with_name("quota")
+    command = [str(quota), "recommend", str(teams), "--output", str(out)]
+    subprocess.run(command, check=True, capture_output=True)
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--samples", type=int, default=60)
+    parser.add_argument(
+        "--output", type=Path, default=ROOT / "quota_constructs/data/forecast-calibration.json"
+    )
+    args = parser.parse_args()
+    pooled: list[Prediction] = []
+    described = []
+    with tempfile.TemporaryDirectory() as folder:
+        for name, teams, org, seeds in CASES:
+            org_file = org or recommended(teams, Path(folder))
+            pooled += predictions(teams, org_file, seeds, args.samples)
+            described.append(f"{name} seeds {seeds.start}-{seeds.stop - 1}")
+    fitted_on = (
+        f"default: generated {DAYS}-day weeks of {' and '.join(described)}, "
+        f"{args.samples} samples (tools/default_calibration.py)"
+    )
+    calibration = fit_calibration(pooled, fitted_on=fitted_on)
+    calibration.save(args.output)
+    print(f"wrote {args.output}: {calibration.describe()}")
+
+
+if __name__ == "__main__":
+    main()
