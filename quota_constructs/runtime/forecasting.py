@@ -136,17 +136,14 @@ def _described(client: JobSource, summary: JobSummary) -> JobDetails:
 
 def past_runs(jobs: Iterable[JobSummary]) -> list[PastRun]:
     """Finished jobs that ran, as :class:`PastRun` (one instance type each)."""
-    return [_past_run(job) for job in jobs if _ran(job)]
+    return [run for job in jobs if (run := _past_run(job)) is not None]
 
 
-def _ran(job: JobSummary) -> bool:
-    return (
-        job.started_at is not None and job.stopped_at is not None and len(job.capacity_usage) == 1
-    )
-
-
-def _past_run(job: JobSummary) -> PastRun:
-    assert job.started_at is not None and job.stopped_at is not None
+def _past_run(job: JobSummary) -> PastRun | None:
+    """A finished job as a :class:`PastRun`; ``None`` when it never ran or ran on several
+    instance types."""
+    if job.started_at is None or job.stopped_at is None or len(job.capacity_usage) != 1:
+        return None
     (itype, count), *_ = job.capacity_usage.items()
     run_s = (job.stopped_at - job.started_at).total_seconds()
     created = job.created_at.timestamp() if job.created_at else None
@@ -159,19 +156,22 @@ def read_history(
     """The newest ``limit`` finished jobs of each final status as past runs, with the
     priorities of ``priority_sample`` of them per share (one describe each; a job gone since
     it was listed keeps none)."""
-    ran: list[JobSummary] = []
+    ids: list[str] = []
+    runs: list[PastRun] = []
     for status in (JobStatus.SUCCEEDED, JobStatus.FAILED):
         seen: list[JobSummary] = []
         for page in client.list_pages(status):
             seen += page
             if len(seen) >= limit:
                 break
-        ran += [job for job in seen[:limit] if _ran(job)]
-    runs = [_past_run(job) for job in ran]
+        for job in seen[:limit]:
+            if (run := _past_run(job)) is not None:
+                ids.append(job.job_id)
+                runs.append(run)
     shares, created = [r.share for r in runs], [r.created_s for r in runs]
     for index in sample_for_priorities(shares, created, priority_sample):
         with suppress(ClientError):
-            priority = client.describe(ran[index].job_id).priority
+            priority = client.describe(ids[index]).priority
             runs[index] = dataclasses.replace(runs[index], priority=priority)
     return runs
 
