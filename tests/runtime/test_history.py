@@ -13,6 +13,7 @@ import shlex
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from rich.console import Console
@@ -22,7 +23,7 @@ from quota_constructs.advisor.history import Handling, workload_from_history
 from quota_constructs.advisor.profiles import load_teams
 from quota_constructs.advisor.simulate import SimulationOptions, simulate
 from quota_constructs.advisor.workload import generate_workload, load_workload_csv
-from quota_constructs.commands import app
+from quota_constructs.commands import advise, app
 from quota_constructs.commands.demo import emulator_client, run_tutorial
 from quota_constructs.config import load_organisation
 from quota_constructs.forecast import load_calibration
@@ -132,9 +133,14 @@ def test_tutorial_history_cannot_reproduce_a_priority_raised_after_submit() -> N
 
 
 def test_simulate_from_queue_replays_and_saves_the_workload(
-    research_day: tuple[EmulatorServer, JobHistory], tmp_path: Path
+    research_day: tuple[EmulatorServer, JobHistory], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     emu, _ = research_day
+    # --since counts back from the wall clock; the emulator's Monday is in its own past: read
+    # "now" as the emulator's, or the history's start (and so how many of the day's jobs fall
+    # after the backtest's first day) would depend on the day and hour the test runs
+    emulator_now = emu.emulator.clock.epoch(emu.now)
+    monkeypatch.setattr(advise, "time", SimpleNamespace(time=lambda: emulator_now))
     saved = f"{tmp_path}/w.csv"
     command = f"quota simulate --from-queue research --since 7d --json --save-workload {saved}"
     result = runner.invoke(
@@ -148,8 +154,8 @@ def test_simulate_from_queue_replays_and_saves_the_workload(
     assert len(load_workload_csv(saved)) == 76
     start = data["history"]["historyStart"]
     assert datetime.fromisoformat(start).tzinfo is not None
-    # the history, forecast at each submit, then calibrated (twice over: 29 forecasts to wait
-    # in one day, 30 needed); its time 0 the history's start, not a Monday
+    # the history, forecast at each submit (all 76: the day is past the backtest's first day),
+    # then calibrated on two workloads; its time 0 the history's start, not a Monday
     calibrate = ["forecast", "calibrate", str(ORGS_DIR / "research.yaml"), "--start", start]
     out = tmp_path / "c.json"
     args = [*calibrate, "--workload", saved, "--workload", saved, "-o", str(out)]
