@@ -308,6 +308,7 @@ class QueueClient:
         self.clock = clock or MonotonicClock()
         self.backoff = backoff or Backoff()
         self._sagemaker: BaseClient | None = None
+        self._ssm: BaseClient | None = None
         self.batch = self._client("batch", self.retry)
         self._submit_batch: BaseClient | None = None  # made on the first submit (lazy)
         self.limiter = RateLimiter(submit_rate, self.clock)
@@ -328,6 +329,14 @@ class QueueClient:
     @submit_batch.setter
     def submit_batch(self, client: BaseClient) -> None:
         self._submit_batch = client
+
+    @property
+    def ssm(self) -> BaseClient:
+        """The SSM client the organisation's parameters are read with (made on first use, once:
+        a client costs tens of CPU-ms to build)."""
+        if self._ssm is None:
+            self._ssm = self._client("ssm", self.retry)
+        return self._ssm
 
     def _client(self, service: str, retry: RetryOptions) -> BaseClient:
         client = self.session.client(
@@ -362,7 +371,7 @@ class QueueClient:
     def _read_plans(self, organisation: str) -> tuple[str, ...]:
         """``/quota/<organisation>/training-plans`` (none when a stack deployed before the
         parameter existed does not publish it)."""
-        ssm = self._client("ssm", self.retry)
+        ssm = self.ssm
         name = training_plans_parameter(organisation)
         try:
             value = ssm.get_parameter(Name=name)["Parameter"]["Value"]
@@ -400,7 +409,7 @@ class QueueClient:
         """
         base = cls(job_queue_arn_parameter(organisation), **kwargs)
         try:
-            found = read_team_parameters(base._client("ssm", base.retry), organisation, share)
+            found = read_team_parameters(base.ssm, organisation, share)
         except ClientError as error:
             raise _ssm_problem(
                 organisation,
@@ -435,7 +444,7 @@ class QueueClient:
         return client
 
     def _resolve_organisation(self, organisation: str) -> str:
-        ssm = self._client("ssm", self.retry)
+        ssm = self.ssm
         name = job_queue_arn_parameter(organisation)
         try:
             arn = ssm.get_parameter(Name=name)["Parameter"]["Value"]

@@ -80,6 +80,26 @@ def test_rejects_a_job_of_another_queue() -> None:
             seed.resolve_job(other.job_id)
 
 
+def test_an_organisations_client_reads_its_parameters_with_one_ssm_client(
+    emu: EmulatorServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The queue's ARN and the training plans come from SSM: one client for both reads, not
+    one per read (a client costs tens of CPU-ms, on every command)."""
+    built: list[str] = []
+    make = QueueClient._client
+
+    def counted(self: QueueClient, service: str, retry: object) -> object:
+        built.append(service)
+        return make(self, service, retry)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(QueueClient, "_client", counted)
+    before = emu.request_counts.get("GetParameter", 0)
+    client = QueueClient.for_organisation("seed-demo", endpoint_url=emu.endpoint_url)
+    assert built == ["batch", "ssm"]
+    assert emu.request_counts["GetParameter"] - before == 2
+    assert client.queue.startswith("arn:aws:batch:") and client.organisation == "seed-demo"
+
+
 def test_cli_accepts_a_job_name(emu: EmulatorServer, client: QueueClient) -> None:
     handle = client.submit("cli-named", "QS3", training_job(), tags=runs_for(600))
     assert jobs(emu, "update", "cli-named", "--priority", "5")[0] == 0
