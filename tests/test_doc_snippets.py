@@ -82,7 +82,7 @@ NOT_RUN: dict[str, str] = {
     "emulator's HTTP: minutes of CPU; tests/runtime/test_forecast_backtest_http.py runs it on a "
     "day of the research workload",
     ".venv/bin/python tools/default_calibration.py": "refits the packaged default calibration: "
-    "about 90 CPU-s; tests/forecast/test_calibration.py checks the packaged file it writes",
+    "about 21 CPU-minutes; tests/forecast/test_calibration.py checks the packaged file it writes",
     ".venv/bin/quota recommend stacks/teams/ml-platform.yaml --output ml-platform.yaml": "writes "
     "the organisation the forecast's backtest that follows it reads (not run either: minutes)",
     ".venv/bin/python benchmarks/": "a benchmark: minutes of CPU, run by `make bench`, figures "
