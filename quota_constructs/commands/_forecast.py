@@ -97,12 +97,18 @@ def calibration_of(path: Path | None) -> Calibration | None:
 
 
 def queue_state(
-    client: QueueClient, org_file: Path | None = None, *, active: Sequence[JobSummary] | None = None
+    client: QueueClient,
+    org_file: Path | None = None,
+    *,
+    active: Sequence[JobSummary] | None = None,
+    arrivals: bool | None = None,
 ) -> QueueState:
-    """``client``'s queue as the forecast sees it, at the queue's clock (an emulator's own);
-    ``active``: the whole queue's active jobs when just listed (not listed again)."""
+    """``client``'s queue as the forecast with ``arrivals`` sees it, at the queue's clock (an
+    emulator's own); ``active``: the whole queue's active jobs when just listed (not listed
+    again)."""
     now = queue_now(client.endpoint_url).timestamp()
-    return client.queue_state(now_s=now, org=organisation_of(org_file), active=active)
+    org = organisation_of(org_file)
+    return client.queue_state(now_s=now, org=org, active=active, arrivals=arrivals)
 
 
 def queue_forecast(
@@ -116,7 +122,7 @@ def queue_forecast(
     """The forecast of ``client``'s queue at the queue's clock (an emulator's own), of the
     waiting jobs ``watch`` names (default every one), its bounds calibrated with
     ``calibration``."""
-    state = queue_state(client, org_file)
+    state = queue_state(client, org_file, arrivals=arrivals)
     return client.forecast(state=state, arrivals=arrivals, watch=watch, calibration=calibration)
 
 

@@ -517,7 +517,8 @@ def list_jobs(
     state, result = None, None
     if waiting and not no_forecast:
         whole = share is None and set(ACTIVE_STATUSES) <= set(statuses)
-        state = queue_state(client, org_file, active=active_jobs(jobs) if whole else None)
+        active = active_jobs(jobs) if whole else None
+        state = queue_state(client, org_file, active=active, arrivals=arrivals)
         result = client.forecast(state=state, arrivals=arrivals, calibration=bounds)
     starts = result.jobs if result is not None else None
     if as_json:  # a list (its contract): the caveats go to stderr, as under the table

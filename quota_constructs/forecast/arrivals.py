@@ -75,6 +75,12 @@ def sample_for_priorities(
     return sorted(picked)
 
 
+def history_spans_days(state: QueueState) -> bool:
+    """Whether ``state``'s jobs, finished and active, span :data:`MIN_DAYS` whole UTC days: where
+    the default ("auto") foresees arrivals by replaying past days."""
+    return _History.of(state, None).spans_days()
+
+
 def slot_of(epoch_s: float) -> int:
     """The :data:`SLOTS` index of an instant: hour of the day, plus 24 on Saturday or Sunday."""
     return int(epoch_s % DAY_S // HOUR_S) + (24 if weekend(epoch_s) else 0)
@@ -132,7 +138,7 @@ class ArrivalModel:
                 f"arrival method {method!r} is not one of {', '.join(METHODS)}: use 'days'"
             )
         history = _History.of(state, since_s)
-        if method == "days" and len(history.whole_days()) >= MIN_DAYS:
+        if method == "days" and history.spans_days():
             return history.day_model()
         if method == "days" and not forced:
             why = (
@@ -302,6 +308,10 @@ class _History:
                 submits.setdefault(share, []).append((at, *rest))  # type: ignore[arg-type]
         shares = frozenset(j.share for j in (*state.running, *state.waiting))
         return cls(state.now_s, start, submits, examples, shares)
+
+    def spans_days(self) -> bool:
+        """Whether the window holds :data:`MIN_DAYS` whole UTC days (the past days replayed)."""
+        return len(self.whole_days()) >= MIN_DAYS
 
     def whole_days(self) -> list[float]:
         """Epoch starts of the whole UTC days inside the window."""

@@ -32,7 +32,7 @@ from contextlib import suppress
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
-from quota_constructs.forecast.arrivals import Arrival, ArrivalModel
+from quota_constructs.forecast.arrivals import Arrival, ArrivalModel, history_spans_days
 from quota_constructs.forecast.calibration import Calibration
 from quota_constructs.forecast.inputs import LiveJob, QueueState
 from quota_constructs.forecast.runtimes import MIN_RUNS, RunTimeModel, Sampler
@@ -277,6 +277,16 @@ def _calibrated(job: JobForecast, calibration: Calibration | None, horizon_s: fl
         return job
     p10, p90 = calibration.bounds(job.p10_s, job.p50_s, job.p90_s, horizon_s)
     return replace(job, p10_s=p10, p90_s=p90)
+
+
+def copies_past_priorities(state: QueueState, arrivals: Arrivals) -> bool:
+    """Whether a forecast of ``state`` with ``arrivals`` uses its finished jobs' priorities: only
+    the jobs it foresees arriving copy them, so only when it foresees them from the history
+    (``True``, or "auto" where the history spans :data:`~.arrivals.MIN_DAYS` whole days). A live
+    read describes a few finished jobs per share for them only then."""
+    if arrivals is None:
+        return history_spans_days(state)
+    return arrivals is True
 
 
 def arrival_model(state: QueueState, arrivals: Arrivals) -> ArrivalModel | None:

@@ -5,7 +5,8 @@ per page of 100), ``DescribeServiceJob`` once per active job (priority, payload'
 ``MaxRuntimeInSeconds``, run-time hint tag, preemption retries: the list has none of them), and the
 newest finished jobs (``SUCCEEDED`` and ``FAILED``, at most ``history_jobs``, from the list) as the
 run history, with ``DescribeServiceJob`` of a few of them per share for their priorities
-(:func:`~quota_constructs.forecast.arrivals.sample_for_priorities`); the shares come from the
+(:func:`~quota_constructs.forecast.arrivals.sample_for_priorities`) when the forecast foresees
+arrivals, which copy them; the shares come from the
 client's cached ``ListQuotaShares``, the RUNNABLE time-limit actions from its cached
 ``DescribeJobQueues``.
 Calendars, plans and the teams' priority caps are not in the API: they come from the
@@ -29,6 +30,7 @@ from botocore.exceptions import ClientError
 from quota_constructs.api_shapes import SAGEMAKER_DEFAULT_MAX_RUNTIME_S, time_limits_from_api
 from quota_constructs.forecast import LiveJob, PastRun, QueueState, runtime_hint
 from quota_constructs.forecast.arrivals import PRIORITY_SAMPLE, sample_for_priorities
+from quota_constructs.forecast.engine import Arrivals, copies_past_priorities
 from quota_constructs.model import JobQueueSpec, Organisation, QuotaShareSpec
 from quota_constructs.runtime.jobs import ACTIVE_STATUSES, JobDetails, JobStatus, JobSummary
 
@@ -156,6 +158,13 @@ def read_history(
     """The newest ``limit`` finished jobs of each final status as past runs, with the
     priorities of ``priority_sample`` of them per share (one describe each; a job gone since
     it was listed keeps none)."""
+    ids, runs = _finished_runs(client, limit)
+    return _with_priorities(client, ids, runs, priority_sample)
+
+
+def _finished_runs(client: JobSource, limit: int) -> tuple[list[str], list[PastRun]]:
+    """The newest ``limit`` finished jobs of each final status that ran: their ids, and each
+    as a past run without its priority (the list does not tell it)."""
     ids: list[str] = []
     runs: list[PastRun] = []
     for status in (JobStatus.SUCCEEDED, JobStatus.FAILED):
@@ -168,12 +177,21 @@ def read_history(
             if (run := _past_run(job)) is not None:
                 ids.append(job.job_id)
                 runs.append(run)
+    return ids, runs
+
+
+def _with_priorities(
+    client: JobSource, ids: Sequence[str], runs: Sequence[PastRun], per_share: int
+) -> list[PastRun]:
+    """``runs`` (of the jobs ``ids``) with the priorities of ``per_share`` of them per share
+    read (:func:`~quota_constructs.forecast.arrivals.sample_for_priorities`)."""
+    found = list(runs)
     shares, created = [r.share for r in runs], [r.created_s for r in runs]
-    for index in sample_for_priorities(shares, created, priority_sample):
+    for index in sample_for_priorities(shares, created, per_share):
         with suppress(ClientError):
             priority = client.describe(ids[index]).priority
-            runs[index] = dataclasses.replace(runs[index], priority=priority)
-    return runs
+            found[index] = dataclasses.replace(found[index], priority=priority)
+    return found
 
 
 def own_settings(
@@ -202,11 +220,15 @@ def read_queue_state(
     org: Organisation | None = None,
     history_jobs: int = HISTORY_JOBS,
     active: Sequence[JobSummary] | None = None,
+    arrivals: Arrivals = None,
 ) -> QueueState:
     """The queue as the forecast sees it now (see the module docstring for the calls).
 
     ``active``: the queue's active jobs when the caller has just listed them (every active
-    status of the whole queue, as :func:`~.jobs.active_jobs` orders them): not listed again."""
+    status of the whole queue, as :func:`~.jobs.active_jobs` orders them): not listed again.
+    ``arrivals``: the forecast's (:data:`~quota_constructs.forecast.engine.Arrivals`): the
+    finished jobs' priorities are read only when it foresees arrivals from the history
+    (:func:`~quota_constructs.forecast.engine.copies_past_priorities`), the only use of them."""
     spec = client.spec()
     limits = time_limits_from_api(client.queue_detail().get("jobStateTimeLimitActions"))
     if active is None:
@@ -220,14 +242,20 @@ def read_queue_state(
         (waiting if summary.status in WAITING else running).append(job)
     extras = OrganisationExtras.of(org)
     now = time.time() if now_s is None else now_s
-    return QueueState(
+    ids, history = _finished_runs(client, history_jobs)
+    state = QueueState(
         now_s=now,
         shares=own_settings(spec.shares, org, now),
         running=tuple(running),
         waiting=tuple(waiting),
-        history=tuple(read_history(client, history_jobs)),
+        history=tuple(history),
         calendars=extras.calendars,
         plans=extras.plans,
         priority_caps=extras.priority_caps,
         time_limits=limits,
+    )
+    if not copies_past_priorities(state, arrivals):
+        return state
+    return dataclasses.replace(
+        state, history=tuple(_with_priorities(client, ids, history, PRIORITY_SAMPLE))
     )

@@ -871,6 +871,7 @@ class QueueClient:
         now_s: float | None = None,
         org: Organisation | None = None,
         active: Sequence[JobSummary] | None = None,
+        arrivals: Arrivals = None,
     ) -> QueueState:
         """The queue as the forecast sees it (:func:`~.forecasting.read_queue_state`): one
         list call per status page, one ``DescribeServiceJob`` per active job (the list tells
@@ -879,11 +880,12 @@ class QueueClient:
         machine's, an emulator's own clock may differ); ``org``: the organisation file's
         calendars, plans and priority caps (the API has none of them); ``active``: the active
         jobs of the whole queue when just listed (:func:`~.jobs.active_jobs`), not
-        listed again.
+        listed again; ``arrivals``: the forecast's (:class:`ForecastOptions`): the finished
+        jobs' priorities are read (a few describes per share) only when it foresees arrivals.
         """
         from quota_constructs.runtime.forecasting import read_queue_state
 
-        return read_queue_state(self, now_s=now_s, org=org, active=active)
+        return read_queue_state(self, now_s=now_s, org=org, active=active, arrivals=arrivals)
 
     def what_if(self, submission: JobSubmission, **options: Unpack[ForecastOptions]) -> WhatIf:
         """What would happen if ``submission`` were submitted now, without submitting it:
@@ -917,7 +919,12 @@ class QueueClient:
     def _read_state(
         self, options: ForecastOptions, *, active: Sequence[JobSummary] | None = None
     ) -> QueueState:
-        return self.queue_state(now_s=options.get("now_s"), org=options.get("org"), active=active)
+        return self.queue_state(
+            now_s=options.get("now_s"),
+            org=options.get("org"),
+            active=active,
+            arrivals=options.get("arrivals"),
+        )
 
     # --- read -----------------------------------------------------------------------------
 

@@ -848,3 +848,27 @@ def test_the_history_reads_the_priorities_of_a_few_finished_jobs_per_share(busy)
     assert [priority for _, priority in seen] == [0, None, 2, 3, 4, None, 6]
     none = [r for r in read_history(client, priority_sample=0) if r.share == "QS4"]
     assert [r.priority for r in none] == [None] * 7
+
+
+def test_the_finished_jobs_priorities_are_read_only_for_a_forecast_that_foresees_arrivals(
+    busy,
+) -> None:
+    """Only the jobs a forecast foresees arriving copy the finished jobs' priorities: with
+    arrivals off, or "auto" on a history shorter than a whole day (this one: minutes), no
+    finished job is described; forced on, five of QS4's seven are."""
+    emu, client, _ = busy
+    for priority in range(7):
+        client.submit(
+            f"qs4-{priority}", "QS4", training_job(), priority=priority, tags=runs_for(60)
+        )
+        emu.advance(120)
+    now = emu.emulator.clock.epoch(emu.now)
+    described: dict[object, int] = {}
+    for arrivals in (False, None, True):
+        before = emu.request_counts.get("DescribeServiceJob", 0)
+        state = client.queue_state(now_s=now, arrivals=arrivals)
+        described[arrivals] = emu.request_counts["DescribeServiceJob"] - before
+        known = [r.priority for r in state.history if r.share == "QS4" and r.priority is not None]
+        assert len(known) == (5 if arrivals else 0)
+    active = len(state.running) + len(state.waiting)
+    assert described == {False: active, None: active, True: active + 5}
