@@ -122,8 +122,11 @@ def queue_forecast(
     """The forecast of ``client``'s queue at the queue's clock (an emulator's own), of the
     waiting jobs ``watch`` names (default every one), its bounds calibrated with
     ``calibration``."""
-    state = queue_state(client, org_file, arrivals=arrivals)
-    return client.forecast(state=state, arrivals=arrivals, watch=watch, calibration=calibration)
+    now = queue_now(client.endpoint_url).timestamp()
+    org = organisation_of(org_file)
+    return client.forecast(
+        now_s=now, org=org, arrivals=arrivals, watch=watch, calibration=calibration
+    )
 
 
 def print_caveats(result: Forecast | None) -> None:

@@ -833,16 +833,21 @@ def test_every_forecast_command_refuses_a_bad_calibration_before_calling_aws(
     assert "kind: 'list' is not 'quota-forecast-calibration'" in result.stderr
 
 
-def test_the_history_reads_the_priorities_of_a_few_finished_jobs_per_share(busy) -> None:
-    """Seven finished QS4 jobs, priorities 0-6 in submit order: the history read over HTTP
-    has the priorities of five of them spread over the seven (first and last included), as the
-    backtest replays it; the others are not read (the list does not tell them)."""
-    emu, client, _ = busy
+def finish_seven_qs4_jobs(emu: EmulatorServer, client: QueueClient) -> None:
+    """Seven QS4 jobs of a minute each, priorities 0-6 in submit order, all finished."""
     for priority in range(7):
         client.submit(
             f"qs4-{priority}", "QS4", training_job(), priority=priority, tags=runs_for(60)
         )
         emu.advance(120)
+
+
+def test_the_history_reads_the_priorities_of_a_few_finished_jobs_per_share(busy) -> None:
+    """Seven finished QS4 jobs, priorities 0-6 in submit order: the history read over HTTP
+    has the priorities of five of them spread over the seven (first and last included), as the
+    backtest replays it; the others are not read (the list does not tell them)."""
+    emu, client, _ = busy
+    finish_seven_qs4_jobs(emu, client)
     runs = [r for r in read_history(client) if r.share == "QS4"]
     seen = sorted((r.created_s or 0.0, r.priority) for r in runs)
     assert [priority for _, priority in seen] == [0, None, 2, 3, 4, None, 6]
@@ -857,11 +862,7 @@ def test_the_finished_jobs_priorities_are_read_only_for_a_forecast_that_foresees
     arrivals off, or "auto" on a history shorter than a whole day (this one: minutes), no
     finished job is described; forced on, five of QS4's seven are."""
     emu, client, _ = busy
-    for priority in range(7):
-        client.submit(
-            f"qs4-{priority}", "QS4", training_job(), priority=priority, tags=runs_for(60)
-        )
-        emu.advance(120)
+    finish_seven_qs4_jobs(emu, client)
     now = emu.emulator.clock.epoch(emu.now)
     described: dict[object, int] = {}
     for arrivals in (False, None, True):
