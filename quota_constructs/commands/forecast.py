@@ -31,7 +31,8 @@ from quota_constructs.commands._common import (
 
 if TYPE_CHECKING:
     from quota_constructs.advisor.workload import WorkloadJob
-    from quota_constructs.forecast.backtest import Prediction
+    from quota_constructs.forecast import Calibration
+    from quota_constructs.forecast.backtest import Coverage, HeldOut, Prediction
 
 forecast_app = typer.Typer(
     name="forecast",
@@ -94,6 +95,8 @@ def calibrate(
     Each job of each workload is forecast at its submit (after the first day) and compared with
     when it started; the bounds are then widened (or narrowed) so that they cover what they
     state on those forecasts (split conformal prediction). Use the file with --calibration.
+    With two or more workloads, each is also judged with a fit on the others (leave one out):
+    the coverage the queue's next period can expect.
     """
     if arrivals not in ARRIVAL_CHOICES:
         fail(
@@ -108,18 +111,19 @@ def calibrate(
         )
     from quota_constructs.config import load_organisation
     from quota_constructs.forecast import CalibrationError, fit_calibration
-    from quota_constructs.forecast.backtest import Coverage, backtest, waited
+    from quota_constructs.forecast.backtest import Coverage, backtest, leave_one_out, waited
 
     epoch = _epoch(start)
     queue = load_organisation(org_file).queue
     chosen = seeds or list(range(1, 7))
     runs = backtest_workloads(workload, teams, days, chosen)
-    found: list[Prediction] = []
+    groups: list[tuple[Prediction, ...]] = []
     started = time.process_time()
     for label, seed, jobs in runs:
         result = backtest(queue, jobs, samples=samples, seed=seed, arrivals=arrivals, epoch_s=epoch)
-        found += result.predictions
+        groups.append(result.predictions)
         stderr_console().print(f"backtested {label}: {len(result.predictions)} forecasts")
+    found = [p for group in groups for p in group]
     try:
         calibration = fit_calibration(
             found,
@@ -129,21 +133,43 @@ def calibrate(
     except CalibrationError as error:
         fail(str(error), ExitCode.FAILED)
     calibration.save(output)
-    waits = Coverage.of(waited(found))
+    try:
+        judged: HeldOut | str = leave_one_out(groups)
+    except CalibrationError as error:
+        judged = str(error)
+    _print_fit(output, calibration, Coverage.of(waited(found)), judged, as_json, started)
+
+
+def _print_fit(
+    output: Path,
+    calibration: Calibration,
+    waits: Coverage,
+    judged: HeldOut | str,
+    as_json: bool,
+    started: float,
+) -> None:
+    """What ``quota forecast calibrate`` wrote, the waited jobs' coverage before it and on
+    held-out workloads (``judged``: or why they were not judged)."""
+    from quota_constructs.forecast.backtest import HeldOut
+
+    held = judged if isinstance(judged, HeldOut) else None
     if as_json:
         print_json(
             {
                 "output": str(output),
                 "calibration": calibration.as_json(),
                 "uncalibratedWaits": waits.as_json(),
+                "heldOut": None if held is None else held.as_json(),
+                **({} if held is not None else {"heldOutReason": judged}),
                 "cpuS": round(time.process_time() - started, 1),
             }
         )
         return
+    judgement = held.describe() if held is not None else f"not judged held out: {judged}"
     stdout_console().print(
         f"wrote {output}: {calibration.describe()}\nbefore it, the waited jobs' starts: "
         f"{waits.interval:.1%} in p10-p90 (80 % meant), {waits.below_p90:.1%} at or before "
-        f"p90 (90 % meant), {waits.jobs} jobs",
+        f"p90 (90 % meant), {waits.jobs} jobs\n{judgement}",
         highlight=False,
         markup=False,
     )

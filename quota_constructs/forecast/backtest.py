@@ -31,7 +31,12 @@ from quota_constructs.forecast.arrivals import (
     ArrivalModel,
     sample_for_priorities,
 )
-from quota_constructs.forecast.calibration import Calibration
+from quota_constructs.forecast.calibration import (
+    OFFSET_S,
+    Calibration,
+    CalibrationError,
+    fit_calibration,
+)
 from quota_constructs.forecast.engine import DEFAULT_HORIZON_S, what_if
 from quota_constructs.forecast.inputs import LiveJob, PastRun, QueueState
 from quota_constructs.model import SIMULATION_START, JobQueueSpec, JobStatus
@@ -154,6 +159,105 @@ def seed_interval(
         name: (_quantile(sorted(values), tail), _quantile(sorted(values), 1.0 - tail))
         for name, values in (("interval", inner), ("below_p90", below))
     }
+
+
+@dataclass(frozen=True)
+class HeldOut:
+    """A calibration judged on workloads it was not fitted on (:func:`leave_one_out`): the
+    waited jobs' coverage, pooled over the workloads, and its bootstrap interval over them."""
+
+    waits: Coverage
+    workloads: int
+    spread: Mapping[str, tuple[float, float]]
+    """:func:`seed_interval` of the judged workloads (``interval``, ``below_p90``; empty when
+    fewer than two had a job that waited)."""
+
+    @classmethod
+    def of(cls, judged: Sequence[Sequence[Prediction]]) -> HeldOut:
+        """The coverage of ``judged`` (:func:`held_out`'s groups)."""
+        pooled = [p for group in judged for p in group]
+        return cls(Coverage.of(pooled), len(judged), seed_interval(judged))
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            **self.waits.as_json(),
+            "workloads": self.workloads,
+            "intervalCoverage95": self._range("interval"),
+            "p90Coverage95": self._range("below_p90"),
+        }
+
+    def _range(self, key: str) -> list[float] | None:
+        found = self.spread.get(key)
+        return None if found is None else [round(v, 3) for v in found]
+
+    def describe(self) -> str:
+        """One line: the coverages and their interval over the workloads."""
+
+        def over(key: str) -> str:
+            found = self.spread.get(key)
+            return "" if found is None else f"; {found[0]:.1%}-{found[1]:.1%} over the workloads"
+
+        return (
+            f"judged on each of the {self.workloads} workloads with a fit on the others: "
+            f"{self.waits.interval:.1%} of the waited jobs' starts in p10-p90 (80 % meant"
+            f"{over('interval')}), {self.waits.below_p90:.1%} at or before p90 (90 % meant"
+            f"{over('below_p90')}), {self.waits.jobs} jobs"
+        )
+
+
+def leave_one_out(
+    groups: Sequence[Sequence[Prediction]],
+    *,
+    offset_s: float = OFFSET_S,
+    horizon_s: float = DEFAULT_HORIZON_S,
+) -> HeldOut:
+    """How a calibration fitted on such workloads covers one it was not fitted on
+    (:func:`held_out`, pooled). Fitted and judged on the same forecasts, a calibration covers
+    what it states by construction; this is what the queue's next period can expect."""
+    return HeldOut.of(held_out(groups, offset_s=offset_s, horizon_s=horizon_s))
+
+
+def held_out(
+    groups: Sequence[Sequence[Prediction]],
+    *,
+    offset_s: float = OFFSET_S,
+    horizon_s: float = DEFAULT_HORIZON_S,
+) -> list[list[Prediction]]:
+    """Per workload (``groups``: its predictions as sampled), its waited jobs' predictions
+    calibrated with a fit on the other workloads. Raises :class:`CalibrationError` with fewer
+    than two workloads, or when the others of one are too few to fit."""
+    if len(groups) < 2:
+        raise CalibrationError(
+            f"workloads: {len(groups)} backtested; judging a calibration on a workload it was "
+            "not fitted on needs at least 2; fix: give a --workload per period, or two or "
+            "more --seed"
+        )
+    judged: list[list[Prediction]] = []
+    for index, group in enumerate(groups):
+        others = [p for other, g in enumerate(groups) if other != index for p in g]
+        try:
+            fit = fit_calibration(others, offset_s=offset_s)
+        except CalibrationError as error:
+            raise CalibrationError(f"the fit without workload {index + 1}: {error}") from error
+        judged.append(waited([calibrated(p, fit, horizon_s) for p in group]))
+    return judged
+
+
+def calibrated(prediction: Prediction, calibration: Calibration, horizon_s: float) -> Prediction:
+    """``prediction`` with its bounds calibrated as a forecast's are (``inf``: beyond the
+    horizon, as a forecast's ``None``)."""
+
+    def known(value: float) -> float | None:
+        return None if math.isinf(value) else value
+
+    p10, p90 = calibration.bounds(
+        known(prediction.p10_s), known(prediction.p50_s), known(prediction.p90_s), horizon_s
+    )
+    return replace(
+        prediction,
+        p10_s=math.inf if p10 is None else p10,
+        p90_s=math.inf if p90 is None else p90,
+    )
 
 
 def _quantile(ordered: Sequence[float], q: float) -> float:

@@ -23,7 +23,15 @@ from quota_constructs.forecast import (
     load_calibration,
     what_if,
 )
-from quota_constructs.forecast.backtest import EPOCH_S, queue_state
+from quota_constructs.forecast.backtest import (
+    EPOCH_S,
+    HeldOut,
+    Prediction,
+    calibrated,
+    held_out,
+    leave_one_out,
+    queue_state,
+)
 from quota_constructs.forecast.calibration import MIN_JOBS, OFFSET_S
 from quota_constructs.model import JobQueueSpec, QuotaShareSpec, SharingStrategy
 from quota_constructs.scheduling import JobRequest, Scheduler
@@ -39,13 +47,14 @@ class Seen:
     actual_s: float
 
 
-def too_narrow(rng: random.Random, n: int) -> list[Seen]:
+def too_narrow(rng: random.Random, n: int, sigma: float = 1.0) -> list[Seen]:
     """Forecasts whose p10-p90 is far too narrow: the actual wait is the forecast's median
-    times a log-normal error of sigma 1 (p10 and p90 at +-0.3 in log: about 23 % inside)."""
+    times a log-normal error of ``sigma`` (p10 and p90 at +-0.3 in log: with sigma 1 about
+    23 % inside)."""
     found = []
     for _ in range(n):
         median = rng.uniform(2 * HOUR, 8 * HOUR)  # the actual wait is then rarely 0
-        actual = (median + OFFSET_S) * math.exp(rng.gauss(0.0, 1.0)) - OFFSET_S
+        actual = (median + OFFSET_S) * math.exp(rng.gauss(0.0, sigma)) - OFFSET_S
         low = (median + OFFSET_S) * math.exp(-0.3) - OFFSET_S
         high = (median + OFFSET_S) * math.exp(0.3) - OFFSET_S
         found.append(Seen(low, high, max(0.0, actual)))
@@ -115,6 +124,63 @@ def test_too_few_waiting_forecasts_to_fit_are_refused_naming_the_count_and_the_f
         fit_calibration(too_narrow(random.Random(2), MIN_JOBS - 1))
     assert f"{MIN_JOBS - 1} in the backtest, at least {MIN_JOBS}" in str(error.value)
     assert "fix: backtest more days or more seeds" in str(error.value)
+
+
+def workload(seen: list[Seen]) -> list[Prediction]:
+    """``seen`` as one workload's backtest predictions (the median between the bounds)."""
+    return [
+        Prediction(
+            "s",
+            p.p10_s,
+            median := math.sqrt((p.p10_s + OFFSET_S) * (p.p90_s + OFFSET_S)) - OFFSET_S,
+            p.p90_s,
+            median,
+            p.actual_s,
+        )
+        for p in seen
+    ]
+
+
+def test_judged_held_out_a_calibration_of_alike_workloads_covers_what_it_states() -> None:
+    rng = random.Random(5)
+    judged = leave_one_out([workload(too_narrow(rng, 300)) for _ in range(8)])
+    assert judged.workloads == 8 and judged.waits.jobs == 2400
+    assert abs(judged.waits.interval - 0.8) < 0.03 and abs(judged.waits.below_p90 - 0.9) < 0.025
+    low, high = judged.spread["interval"]
+    assert low < judged.waits.interval < high
+    assert judged.as_json()["intervalCoverage95"] == [round(low, 3), round(high, 3)]
+    assert judged.describe().startswith("judged on each of the 8 workloads with a fit on the")
+
+
+def test_judged_held_out_a_workload_unlike_the_others_shows_what_fitting_on_it_hides() -> None:
+    """Seven calm workloads and one whose starts scatter three times as wide: fitted on all
+    eight, the bounds cover at least what they state on those very forecasts, while the wild
+    one, judged with a fit on the calm ones, falls far short (and the calm ones, judged with
+    a fit that the wild one widened, over-cover)."""
+    rng = random.Random(9)
+    groups = [workload(too_narrow(rng, 200)) for _ in range(7)]
+    groups.append(workload(too_narrow(rng, 200, sigma=3.0)))
+    pooled = [p for group in groups for p in group]
+    fitted = fit_calibration(pooled)
+    in_sample = [calibrated(p, fitted, 7 * 86400) for p in pooled]
+    assert sum(p.actual_s <= p.p90_s for p in in_sample) / len(pooled) >= 0.9
+    judged = held_out(groups)
+    assert HeldOut.of(judged[-1:]).waits.below_p90 < 0.75
+    assert HeldOut.of(judged[:-1]).waits.below_p90 > 0.9
+
+
+def test_a_calibration_is_judged_held_out_only_on_enough_workloads_naming_the_fix() -> None:
+    one = workload(too_narrow(random.Random(4), 100))
+    with pytest.raises(CalibrationError) as error:
+        leave_one_out([one])
+    assert "workloads: 1 backtested" in str(error.value)
+    assert "fix: give a --workload per period, or two or more --seed" in str(error.value)
+    few = workload(too_narrow(random.Random(6), 10))
+    with pytest.raises(CalibrationError) as error:
+        leave_one_out([one, few, few])
+    assert str(error.value).startswith(
+        "the fit without workload 1: jobs forecast to wait: 20 in the backtest, at least 30"
+    )
 
 
 def test_a_calibration_whose_jobs_mostly_never_started_is_refused() -> None:
@@ -229,12 +295,12 @@ def test_a_saved_calibration_is_plain_json(tmp_path: Path) -> None:
     assert load_calibration(path).shares == ("a", "b")
 
 
-def busy_workload(path: Path, *, jobs: int) -> Path:
+def busy_workload(path: Path, *, jobs: int, seed: int = 11) -> Path:
     """Two days of one research share's jobs, about two an hour for its 4 GPUs of 1-3 h runs:
     many wait (the backtest forecasts the second day's)."""
     from quota_constructs.advisor.workload import WorkloadJob, workload_csv
 
-    rng = random.Random(11)
+    rng = random.Random(seed)
     found = [
         WorkloadJob(
             submit_time_s=rng.uniform(0.0, 2 * 86400.0),
@@ -317,9 +383,31 @@ def test_quota_forecast_calibrate_fits_on_recorded_workloads_and_the_commands_re
     assert report["calibration"]["fittedOn"] == "recorded history.csv, 12 samples"
     assert report["calibration"]["shares"] == ["data-analysis", "generative", "recommendation"]
     assert report["uncalibratedWaits"]["p90Coverage"] < 0.5
+    assert report["heldOut"] is None
+    assert report["heldOutReason"].startswith("workloads: 1 backtested; judging a calibration")
     assert "backtested history.csv: " in stderr
     fitted = load_calibration(out)
     assert fitted.upper_shift > 0 and fitted.jobs >= MIN_JOBS
+
+
+def test_quota_forecast_calibrate_judges_the_fit_on_each_period_held_out(
+    tmp_path: Path,
+) -> None:
+    from tests.helpers import ORGS_DIR
+
+    periods = [busy_workload(tmp_path / f"week{n}.csv", jobs=160, seed=n) for n in (1, 2)]
+    out = tmp_path / "calibration.json"
+    args = ["forecast", "calibrate", str(ORGS_DIR / "research.yaml"), "-o", str(out)]
+    for period in periods:
+        args += ["--workload", str(period)]
+    code, stdout, stderr = quota(*args, "--arrivals", "off", "--samples", "12", "--json")
+    assert code == 0, stderr
+    report = json.loads(stdout)
+    judged = report["heldOut"]
+    assert judged["workloads"] == 2 and "heldOutReason" not in report
+    assert judged["jobs"] > 2 * MIN_JOBS
+    low, high = judged["intervalCoverage95"]
+    assert low <= judged["intervalCoverage"] <= high
 
 
 def test_quota_forecast_calibrate_says_what_is_missing_or_wrong(tmp_path: Path) -> None:
@@ -370,6 +458,10 @@ def test_quota_forecast_calibrate_fits_on_the_teams_generated_days(tmp_path: Pat
     assert fitted.fitted_on == "research.yaml, generated, 2 days, seeds 1 2, 12 samples"
     assert stdout.startswith(f"wrote {out}: bounds calibrated on {fitted.jobs} backtest")
     assert "(80 % meant)" in stdout and "(90 % meant)" in stdout
+    # two days of each seed are too few forecasts to fit on one and judge on the other
+    assert stdout.splitlines()[-1].startswith(
+        "not judged held out: the fit without workload 1: jobs forecast to wait: "
+    )
 
 
 def test_a_calibration_fitted_for_other_shares_says_so_and_still_applies() -> None:
