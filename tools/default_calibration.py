@@ -23,6 +23,7 @@ import argparse
 import subprocess
 import sys
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 from quota_constructs.commands.forecast import backtest_workloads
@@ -84,9 +85,10 @@ def main() -> None:
     )
     groups = [week for found in weeks.values() for week in found]
     calibration = fit_calibration([p for week in groups for p in week], fitted_on=fitted_on)
+    judged = held_out(groups)
+    calibration = replace(calibration, judged=HeldOut.of(judged).judged())
     calibration.save(args.output)
     print(f"wrote {args.output}: {calibration.describe()}")
-    judged = held_out(groups)
     start = 0
     for name, found in weeks.items():
         print(f"{name}: {HeldOut.of(judged[start : start + len(found)]).describe()}")

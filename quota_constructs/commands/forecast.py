@@ -13,6 +13,7 @@ seed. docs/runtime.md, "Calibrated bounds".
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -110,8 +111,7 @@ def calibrate(
             ExitCode.USAGE,
         )
     from quota_constructs.config import load_organisation
-    from quota_constructs.forecast import CalibrationError, fit_calibration
-    from quota_constructs.forecast.backtest import Coverage, backtest, leave_one_out, waited
+    from quota_constructs.forecast.backtest import Coverage, backtest, waited
 
     epoch = _epoch(start)
     queue = load_organisation(org_file).queue
@@ -123,21 +123,33 @@ def calibrate(
         result = backtest(queue, jobs, samples=samples, seed=seed, arrivals=arrivals, epoch_s=epoch)
         groups.append(result.predictions)
         stderr_console().print(f"backtested {label}: {len(result.predictions)} forecasts")
+    fitted_on = fitted_on_text(workload, teams, days, chosen, samples)
+    calibration, judged = _fit_and_judge(groups, fitted_on, [s.name for s in queue.shares])
+    calibration.save(output)
     found = [p for group in groups for p in group]
+    _print_fit(output, calibration, Coverage.of(waited(found)), judged, as_json, started)
+
+
+def _fit_and_judge(
+    groups: list[tuple[Prediction, ...]], fitted_on: str, shares: list[str]
+) -> tuple[Calibration, HeldOut | str]:
+    """The calibration of every workload's forecasts, with how a fit on the others covered
+    each (:func:`~quota_constructs.forecast.backtest.leave_one_out`; or why it could not be
+    judged). A calibration that cannot be fitted is a failure (exit 1)."""
+    from quota_constructs.forecast import CalibrationError, fit_calibration
+    from quota_constructs.forecast.backtest import leave_one_out
+
     try:
         calibration = fit_calibration(
-            found,
-            fitted_on=fitted_on_text(workload, teams, days, chosen, samples),
-            shares=(s.name for s in queue.shares),
+            [p for group in groups for p in group], fitted_on=fitted_on, shares=shares
         )
     except CalibrationError as error:
         fail(str(error), ExitCode.FAILED)
-    calibration.save(output)
     try:
-        judged: HeldOut | str = leave_one_out(groups)
+        judged = leave_one_out(groups)
     except CalibrationError as error:
-        judged = str(error)
-    _print_fit(output, calibration, Coverage.of(waited(found)), judged, as_json, started)
+        return calibration, str(error)
+    return replace(calibration, judged=judged.judged()), judged
 
 
 def _print_fit(

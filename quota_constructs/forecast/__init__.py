@@ -13,6 +13,7 @@ from quota_constructs.forecast.arrivals import ArrivalModel
 from quota_constructs.forecast.calibration import (
     Calibration,
     CalibrationError,
+    Judged,
     default_calibration,
     fit_calibration,
     load_calibration,
@@ -45,6 +46,7 @@ __all__ = [
     "CalibrationError",
     "Forecast",
     "JobForecast",
+    "Judged",
     "LiveJob",
     "PastRun",
     "Preempt",

@@ -35,6 +35,7 @@ from quota_constructs.forecast.calibration import (
     OFFSET_S,
     Calibration,
     CalibrationError,
+    Judged,
     fit_calibration,
 )
 from quota_constructs.forecast.engine import DEFAULT_HORIZON_S, what_if
@@ -185,6 +186,10 @@ class HeldOut:
             "intervalCoverage95": self._range("interval"),
             "p90Coverage95": self._range("below_p90"),
         }
+
+    def judged(self) -> Judged:
+        """What a calibration file keeps of it (shown with each forecast)."""
+        return Judged(self.waits.interval, self.waits.below_p90, self.workloads)
 
     def _range(self, key: str) -> list[float] | None:
         found = self.spread.get(key)

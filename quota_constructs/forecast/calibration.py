@@ -66,11 +66,29 @@ class Predicted(Protocol):
 
 
 @dataclass(frozen=True)
+class Judged:
+    """How a calibration covered workloads it was not fitted on (each with a fit on the others,
+    :func:`~.backtest.held_out`): the waited jobs' share in p10-p90 and at or before p90."""
+
+    interval: float
+    below_p90: float
+    workloads: int
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "intervalCoverage": round(self.interval, 3),
+            "p90Coverage": round(self.below_p90, 3),
+            "workloads": self.workloads,
+        }
+
+
+@dataclass(frozen=True)
 class Calibration:
     """Shifts of a forecast's p10 and p90 in log(wait + ``offset_s``) (see the module
     docstring); ``jobs``: the forecasts to wait it was fitted on; ``fitted_on``: what they
     were (free text, shown with the forecast); ``shares``: the quota shares of the queue it was
-    fitted for (a forecast of a queue with others says so)."""
+    fitted for (a forecast of a queue with others says so); ``judged``: how such a fit covered
+    workloads it was not fitted on, when it was judged so (shown with the forecast too)."""
 
     lower_shift: float
     upper_shift: float
@@ -78,6 +96,7 @@ class Calibration:
     offset_s: float = OFFSET_S
     fitted_on: str = ""
     shares: tuple[str, ...] = ()
+    judged: Judged | None = None
 
     def bounds(
         self, p10_s: float | None, p50_s: float | None, p90_s: float | None, horizon_s: float
@@ -101,6 +120,7 @@ class Calibration:
             "jobs": self.jobs,
             "fittedOn": self.fitted_on,
             "shares": list(self.shares),
+            **({} if self.judged is None else {"heldOut": self.judged.as_json()}),
         }
 
     def save(self, path: Path) -> None:
@@ -123,9 +143,17 @@ class Calibration:
         """One line for a forecast's notes: what widens its bounds, by how much."""
         up, low = math.exp(self.upper_shift), math.exp(self.lower_shift)
         source = f" ({self.fitted_on})" if self.fitted_on else ""
+        judged = self.judged
+        held = (
+            ""
+            if judged is None
+            else f"; judged on each of {judged.workloads} workloads with a fit on the others, "
+            f"{judged.interval:.1%} of the waited jobs started in p10-p90 (80 % meant) and "
+            f"{judged.below_p90:.1%} by p90 (90 % meant)"
+        )
         return (
             f"bounds calibrated on {self.jobs} backtest forecasts{source}: p90 of a waiting "
-            f"job x{up:.2f}, p10 x{low:.2f} (on the wait + {self.offset_s:g} s)"
+            f"job x{up:.2f}, p10 x{low:.2f} (on the wait + {self.offset_s:g} s){held}"
         )
 
 
@@ -215,7 +243,31 @@ def parse_calibration(text: str, path: Path) -> Calibration:
         offset_s=_number(path, data, "offsetS", low=0.0),
         fitted_on=str(data.get("fittedOn", "")),
         shares=_names(path, data.get("shares", [])),
+        judged=_judged(path, data.get("heldOut")),
     )
+
+
+def _judged(path: Path, value: object) -> Judged | None:
+    """The file's ``heldOut`` (optional: a calibration judged held out says how it did)."""
+    if value is None:
+        return None
+    if not isinstance(value, Mapping):
+        raise CalibrationError(
+            f"{path}: heldOut: {value!r} is not an object; fix: fit the calibration again "
+            "(quota forecast calibrate) rather than editing it"
+        )
+    shares = [_number(path, value, key, low=0.0, field=f"heldOut.{key}") for key in _SHARES]
+    for key, share in zip(_SHARES, shares, strict=True):
+        if share > 1.0:
+            raise CalibrationError(
+                f"{path}: heldOut.{key}: {share!r} is not a share between 0 and 1; fix: fit "
+                "the calibration again (quota forecast calibrate) rather than editing it"
+            )
+    workloads = _number(path, value, "workloads", low=2.0, field="heldOut.workloads")
+    return Judged(shares[0], shares[1], int(workloads))
+
+
+_SHARES = ("intervalCoverage", "p90Coverage")
 
 
 def _names(path: Path, value: object) -> tuple[str, ...]:
@@ -227,13 +279,19 @@ def _names(path: Path, value: object) -> tuple[str, ...]:
     return tuple(value)
 
 
-def _number(path: Path, data: Mapping[str, object], key: str, low: float | None = None) -> float:
+def _number(
+    path: Path,
+    data: Mapping[str, object],
+    key: str,
+    low: float | None = None,
+    field: str | None = None,
+) -> float:
     value = data.get(key)
     ok = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
     if not ok or (low is not None and float(value) < low):  # type: ignore[arg-type]
         bound = "" if low is None else f" of at least {low:g}"
         raise CalibrationError(
-            f"{path}: {key}: {value!r} is not a finite number{bound}; fix: fit the "
+            f"{path}: {field or key}: {value!r} is not a finite number{bound}; fix: fit the "
             "calibration again (quota forecast calibrate) rather than "
             "editing it"
         )

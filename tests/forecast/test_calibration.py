@@ -15,6 +15,7 @@ import pytest
 from quota_constructs.forecast import (
     Calibration,
     CalibrationError,
+    Judged,
     LiveJob,
     QueueState,
     default_calibration,
@@ -183,6 +184,35 @@ def test_a_calibration_is_judged_held_out_only_on_enough_workloads_naming_the_fi
     )
 
 
+def test_a_calibration_judged_held_out_keeps_the_figures_and_every_forecast_shows_them(
+    tmp_path: Path,
+) -> None:
+    groups = [workload(too_narrow(random.Random(seed), 100)) for seed in (1, 2, 3)]
+    judged = leave_one_out(groups)
+    fitted = replace(
+        fit_calibration([p for g in groups for p in g], fitted_on="three weeks"),
+        judged=judged.judged(),
+    )
+    fitted.save(path := tmp_path / "c.json")
+    assert json.loads(path.read_text())["heldOut"] == {
+        "intervalCoverage": round(judged.waits.interval, 3),
+        "p90Coverage": round(judged.waits.below_p90, 3),
+        "workloads": 3,
+    }
+    loaded = load_calibration(path)
+    assert loaded.judged == Judged(
+        round(judged.waits.interval, 3), round(judged.waits.below_p90, 3), 3
+    )
+    result = forecast(queue(), samples=12, calibration=loaded)
+    (note,) = [c for c in result.caveats if c.startswith("bounds calibrated")]
+    assert note.endswith(
+        f"; judged on each of 3 workloads with a fit on the others, "
+        f"{loaded.judged.interval:.1%} of the waited jobs started in p10-p90 (80 % meant) and "
+        f"{loaded.judged.below_p90:.1%} by p90 (90 % meant)"
+    )
+    assert "heldOut" not in fit_calibration([p for g in groups for p in g]).as_json()
+
+
 def test_a_calibration_whose_jobs_mostly_never_started_is_refused() -> None:
     seen = [Seen(10.0, 20.0, math.inf)] * 10 + [Seen(10.0, 20.0, 15.0)] * 30
     with pytest.raises(CalibrationError, match="more than 10 % never started"):
@@ -219,6 +249,23 @@ def test_a_calibration_file_round_trips(tmp_path: Path) -> None:
             '{"kind": "quota-forecast-calibration", "version": 1, "lowerShift": 0, '
             '"upperShift": 0.4, "offsetS": 300, "jobs": 30, "shares": "a"}',
             "shares: 'a' is not a list of share names",
+        ),
+        (
+            '{"kind": "quota-forecast-calibration", "version": 1, "lowerShift": 0, '
+            '"upperShift": 0.4, "offsetS": 300, "jobs": 30, "heldOut": [0.8]}',
+            "heldOut: [0.8] is not an object",
+        ),
+        (
+            '{"kind": "quota-forecast-calibration", "version": 1, "lowerShift": 0, '
+            '"upperShift": 0.4, "offsetS": 300, "jobs": 30, "heldOut": '
+            '{"intervalCoverage": 79, "p90Coverage": 0.9, "workloads": 4}}',
+            "heldOut.intervalCoverage: 79.0 is not a share between 0 and 1",
+        ),
+        (
+            '{"kind": "quota-forecast-calibration", "version": 1, "lowerShift": 0, '
+            '"upperShift": 0.4, "offsetS": 300, "jobs": 30, "heldOut": '
+            '{"intervalCoverage": 0.79, "p90Coverage": 0.9, "workloads": 1}}',
+            "heldOut.workloads: 1 is not a finite number of at least 2",
         ),
     ],
 )
@@ -383,7 +430,7 @@ def test_quota_forecast_calibrate_fits_on_recorded_workloads_and_the_commands_re
     assert report["calibration"]["fittedOn"] == "recorded history.csv, 12 samples"
     assert report["calibration"]["shares"] == ["data-analysis", "generative", "recommendation"]
     assert report["uncalibratedWaits"]["p90Coverage"] < 0.5
-    assert report["heldOut"] is None
+    assert report["heldOut"] is None and "heldOut" not in report["calibration"]
     assert report["heldOutReason"].startswith("workloads: 1 backtested; judging a calibration")
     assert "backtested history.csv: " in stderr
     fitted = load_calibration(out)
@@ -408,6 +455,8 @@ def test_quota_forecast_calibrate_judges_the_fit_on_each_period_held_out(
     assert judged["jobs"] > 2 * MIN_JOBS
     low, high = judged["intervalCoverage95"]
     assert low <= judged["intervalCoverage"] <= high
+    kept = load_calibration(out).judged  # the file keeps the figures; each forecast shows them
+    assert kept == Judged(judged["intervalCoverage"], judged["p90Coverage"], 2)
 
 
 def test_quota_forecast_calibrate_says_what_is_missing_or_wrong(tmp_path: Path) -> None:
