@@ -256,18 +256,18 @@ def _judged(path: Path, value: object) -> Judged | None:
             f"{path}: heldOut: {value!r} is not an object; fix: fit the calibration again "
             "(quota forecast calibrate) rather than editing it"
         )
-    shares = [_number(path, value, key, low=0.0, field=f"heldOut.{key}") for key in _SHARES]
-    for key, share in zip(_SHARES, shares, strict=True):
+    found = [_number(path, value, key, low=0.0, field=f"heldOut.{key}") for key in _COVERAGES]
+    for key, share in zip(_COVERAGES, found, strict=True):
         if share > 1.0:
             raise CalibrationError(
                 f"{path}: heldOut.{key}: {share!r} is not a share between 0 and 1; fix: fit "
                 "the calibration again (quota forecast calibrate) rather than editing it"
             )
     workloads = _number(path, value, "workloads", low=2.0, field="heldOut.workloads")
-    return Judged(shares[0], shares[1], int(workloads))
+    return Judged(found[0], found[1], int(workloads))
 
 
-_SHARES = ("intervalCoverage", "p90Coverage")
+_COVERAGES = ("intervalCoverage", "p90Coverage")
 
 
 def _names(path: Path, value: object) -> tuple[str, ...]:
