@@ -302,6 +302,9 @@ def test_the_default_calibration_is_the_packaged_fit_of_the_example_organisation
     assert "research" in default.fitted_on and "ml-platform" in default.fitted_on
     assert "tools/default_calibration.py" in default.describe()
     assert default.shares == () and default.mismatch(["any", "queue"]) == ""
+    # judged week by week with a fit on the other weeks, as the tool prints; the notes say so
+    assert default.judged is not None and default.judged.workloads == 96
+    assert "; judged on each of 96 workloads with a fit on the others, " in default.describe()
 
 
 def test_a_calibrated_forecast_widens_the_waiting_jobs_bounds_and_says_so() -> None:
