@@ -472,15 +472,7 @@ def _caveats(
     state: QueueState, model: RunTimeModel, arrivals: ArrivalModel | None
 ) -> tuple[str, ...]:
     active = {j.share for j in (*state.running, *state.waiting)}
-    notes = (
-        [NO_ARRIVALS]
-        if arrivals is None
-        else [
-            f"share {share}: jobs submitted after now are not foreseen (no arrival model: {why})"
-            for share, why in sorted(arrivals.missing.items())
-            if share in active
-        ]
-    )
+    notes = [NO_ARRIVALS] if arrivals is None else _unforeseen(arrivals.missing, active)
     for share in sorted(active):
         runs = model.runs_of(share)
         if runs < MIN_RUNS:
@@ -492,6 +484,20 @@ def _caveats(
     if not state.calendars and not state.plans:
         notes.append("no share calendars or training plans given: none are assumed")
     return tuple(notes)
+
+
+def _unforeseen(missing: Mapping[str, str], active: set[str]) -> list[str]:
+    """One note per reason the arrival model foresees nothing for active shares, naming them
+    (a queue of 20 new shares gets one line, not 20)."""
+    by_reason: dict[str, list[str]] = {}
+    for share, why in sorted(missing.items()):
+        if share in active:
+            by_reason.setdefault(why, []).append(share)
+    return [
+        f"{'share' if len(shares) == 1 else 'shares'} {', '.join(shares)}: jobs submitted after "
+        f"now are not foreseen (no arrival model: {why})"
+        for why, shares in by_reason.items()
+    ]
 
 
 class _Runner:

@@ -118,6 +118,25 @@ def test_arrivals_are_drawn_only_as_far_as_they_are_read() -> None:
     assert list(model.stream(random.Random(5), state.now_s, 7 * DAY)) == whole
 
 
+def test_the_shares_foreseen_nothing_for_one_reason_share_one_note() -> None:
+    """A new queue of many shares: one note names them all, not one note per share."""
+    waiting = tuple(
+        LiveJob(f"w{share}", "w", share, {GPU: 1}, created_s=MONDAY + 2 * HOUR)
+        for share in ("b", "a")
+    )
+    state = day_state(MONDAY + 3 * HOUR, burst(MONDAY, 1, MIN_RUNS), waiting=waiting)
+    shares = (*state.shares, replace(state.shares[0], name="b"))
+    notes = [
+        c
+        for c in forecast(replace(state, shares=shares), samples=12).caveats
+        if "not foreseen" in c
+    ]
+    assert notes == [
+        "shares a, b: jobs submitted after now are not foreseen (no arrival model: the history "
+        f"spans fewer than {MIN_DAYS} whole UTC day(s) (2.0 h))"
+    ]
+
+
 def test_auto_foresees_no_arrivals_on_a_short_history_and_names_the_share() -> None:
     state = day_state(
         MONDAY + 3 * HOUR,
