@@ -473,17 +473,29 @@ def _caveats(
 ) -> tuple[str, ...]:
     active = {j.share for j in (*state.running, *state.waiting)}
     notes = [NO_ARRIVALS] if arrivals is None else _unforeseen(arrivals.missing, active)
-    for share in sorted(active):
-        runs = model.runs_of(share)
-        if runs < MIN_RUNS:
-            notes.append(
-                f"share {share}: {runs} past run(s) in the history (fewer than {MIN_RUNS}): run "
-                "times of its jobs without a hint are drawn from every team's runs, or uniform "
-                "up to their MaxRuntimeInSeconds when the queue has fewer than that"
-            )
+    notes += _short_histories({s: model.runs_of(s) for s in sorted(active)})
     if not state.calendars and not state.plans:
         notes.append("no share calendars or training plans given: none are assumed")
     return tuple(notes)
+
+
+def _short_histories(runs: Mapping[str, int]) -> list[str]:
+    """The note of the shares with fewer than :data:`MIN_RUNS` past runs (one note for all)."""
+    short = {share: n for share, n in runs.items() if n < MIN_RUNS}
+    if not short:
+        return []
+    if len(short) == 1:
+        ((share, n),) = short.items()
+        named = f"share {share}: {n} past run(s) in the history (fewer than {MIN_RUNS}): run times"
+        whose = "its"
+    else:
+        listed = ", ".join(f"{share} ({n})" for share, n in short.items())
+        named = f"shares {listed}: fewer than {MIN_RUNS} past runs each in the history: run times"
+        whose = "their"
+    return [
+        f"{named} of {whose} jobs without a hint are drawn from every team's runs, or uniform up "
+        "to their MaxRuntimeInSeconds when the queue has fewer than that"
+    ]
 
 
 def _unforeseen(missing: Mapping[str, str], active: set[str]) -> list[str]:
