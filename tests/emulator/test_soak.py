@@ -329,6 +329,22 @@ def garbage_sender(soak: Soak, index: int, stop: threading.Event) -> None:
 
 
 def send_garbage(soak: Soak, path: str, headers: dict[str, str], body: bytes) -> tuple[int, bytes]:
+    """Status and body of the answer to one POST on a new connection; sent once more on a new
+    connection if the first was reset: on a loaded machine the sender may stall longer than
+    the soak's 1-second ``channel_timeout`` between connecting and sending, and the server
+    then closes the connection, as it must. A garbage request the server cannot answer is
+    reset both times and fails the soak."""
+    try:
+        return _send_garbage_once(soak, path, headers, body)
+    except (BrokenPipeError, ConnectionResetError):
+        with soak.lock:
+            soak.counts["garbage reset, sent again"] += 1
+        return _send_garbage_once(soak, path, headers, body)
+
+
+def _send_garbage_once(
+    soak: Soak, path: str, headers: dict[str, str], body: bytes
+) -> tuple[int, bytes]:
     """Status and body of the answer to one POST on a new connection.
 
     A body over the limit may be cut off by the server's 413 before it is all sent; the
