@@ -89,6 +89,15 @@ def calibrate(
             "00:00 UTC, as generated weeks start. The arrival model's kinds of day follow it.",
         ),
     ] = None,
+    period_days: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            max=90,
+            help="Days of each period the fit is judged on with a fit on the others (held "
+            "out); a workload longer than that is cut into periods of it.",
+        ),
+    ] = 7,
     as_json: JsonOpt = False,
 ) -> None:
     """Fit the forecast's calibrated p10/p90 on a backtest of recorded or generated workloads.
@@ -96,8 +105,8 @@ def calibrate(
     Each job of each workload is forecast at its submit (after the first day) and compared with
     when it started; the bounds are then widened (or narrowed) so that they cover what they
     state on those forecasts (split conformal prediction). Use the file with --calibration.
-    With two or more workloads, each is also judged with a fit on the others (leave one out):
-    the coverage the queue's next period can expect.
+    Each period (--period-days of a workload) is also judged with a fit on the others (leave one
+    out), given two or more: the coverage the queue's next period can expect.
     """
     if arrivals not in ARRIVAL_CHOICES:
         fail(
@@ -124,16 +133,29 @@ def calibrate(
         groups.append(result.predictions)
         stderr_console().print(f"backtested {label}: {len(result.predictions)} forecasts")
     fitted_on = fitted_on_text(workload, teams, days, chosen, samples)
-    calibration, judged = _fit_and_judge(groups, fitted_on, [s.name for s in queue.shares])
+    periods = by_period(groups, period_days * 86400.0)
+    calibration, judged = _fit_and_judge(periods, fitted_on, [s.name for s in queue.shares])
     calibration.save(output)
     found = [p for group in groups for p in group]
     _print_fit(output, calibration, Coverage.of(waited(found)), judged, as_json, started)
 
 
+def by_period(workloads: list[tuple[Prediction, ...]], period_s: float) -> list[list[Prediction]]:
+    """Each workload's predictions cut into periods of ``period_s`` by their submit, in order
+    (a workload as long as a period is one)."""
+    periods: list[list[Prediction]] = []
+    for predictions in workloads:
+        cut: dict[int, list[Prediction]] = {}
+        for p in predictions:
+            cut.setdefault(int(p.submitted_s // period_s), []).append(p)
+        periods += [cut[index] for index in sorted(cut)]
+    return periods
+
+
 def _fit_and_judge(
-    groups: list[tuple[Prediction, ...]], fitted_on: str, shares: list[str]
+    groups: list[list[Prediction]], fitted_on: str, shares: list[str]
 ) -> tuple[Calibration, HeldOut | str]:
-    """The calibration of every workload's forecasts, with how a fit on the others covered
+    """The calibration of every period's forecasts, with how a fit on the others covered
     each (:func:`~quota_constructs.forecast.backtest.leave_one_out`; or why it could not be
     judged). A calibration that cannot be fitted is a failure (exit 1)."""
     from quota_constructs.forecast import CalibrationError, fit_calibration
@@ -161,7 +183,7 @@ def _print_fit(
     started: float,
 ) -> None:
     """What ``quota forecast calibrate`` wrote, the waited jobs' coverage before it and on
-    held-out workloads (``judged``: or why they were not judged)."""
+    held-out periods (``judged``: or why they were not judged)."""
     from quota_constructs.forecast.backtest import HeldOut
 
     held = judged if isinstance(judged, HeldOut) else None

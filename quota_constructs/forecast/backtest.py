@@ -71,7 +71,8 @@ class WorkloadItem(Protocol):
 
 @dataclass(frozen=True)
 class Prediction:
-    """One job's forecast at its submit and its actual wait (seconds; ``inf``: never started)."""
+    """One job's forecast at its submit and its actual wait (seconds; ``inf``: never started);
+    ``submitted_s``: when, in seconds from the workload's time 0."""
 
     share: str
     p10_s: float
@@ -79,6 +80,7 @@ class Prediction:
     p90_s: float
     naive_s: float
     actual_s: float
+    submitted_s: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -164,13 +166,13 @@ def seed_interval(
 
 @dataclass(frozen=True)
 class HeldOut:
-    """A calibration judged on workloads it was not fitted on (:func:`leave_one_out`): the
-    waited jobs' coverage, pooled over the workloads, and its bootstrap interval over them."""
+    """A calibration judged on periods it was not fitted on (:func:`leave_one_out`): the
+    waited jobs' coverage, pooled over the periods, and its bootstrap interval over them."""
 
     waits: Coverage
-    workloads: int
+    periods: int
     spread: Mapping[str, tuple[float, float]]
-    """:func:`seed_interval` of the judged workloads (``interval``, ``below_p90``; empty when
+    """:func:`seed_interval` of the judged periods (``interval``, ``below_p90``; empty when
     fewer than two had a job that waited)."""
 
     @classmethod
@@ -182,14 +184,14 @@ class HeldOut:
     def as_json(self) -> dict[str, object]:
         return {
             **self.waits.as_json(),
-            "workloads": self.workloads,
+            "periods": self.periods,
             "intervalCoverage95": self._range("interval"),
             "p90Coverage95": self._range("below_p90"),
         }
 
     def judged(self) -> Judged:
         """What a calibration file keeps of it (shown with each forecast)."""
-        return Judged(self.waits.interval, self.waits.below_p90, self.workloads)
+        return Judged(self.waits.interval, self.waits.below_p90, self.periods)
 
     def _range(self, key: str) -> list[float] | None:
         found = self.spread.get(key)
@@ -200,10 +202,10 @@ class HeldOut:
 
         def over(key: str) -> str:
             found = self.spread.get(key)
-            return "" if found is None else f"; {found[0]:.1%}-{found[1]:.1%} over the workloads"
+            return "" if found is None else f"; {found[0]:.1%}-{found[1]:.1%} over the periods"
 
         return (
-            f"judged on each of the {self.workloads} workloads with a fit on the others: "
+            f"judged on each of the {self.periods} periods with a fit on the others: "
             f"{self.waits.interval:.1%} of the waited jobs' starts in p10-p90 (80 % meant"
             f"{over('interval')}), {self.waits.below_p90:.1%} at or before p90 (90 % meant"
             f"{over('below_p90')}), {self.waits.jobs} jobs"
@@ -216,7 +218,7 @@ def leave_one_out(
     offset_s: float = OFFSET_S,
     horizon_s: float = DEFAULT_HORIZON_S,
 ) -> HeldOut:
-    """How a calibration fitted on such workloads covers one it was not fitted on
+    """How a calibration fitted on such periods covers one it was not fitted on
     (:func:`held_out`, pooled). Fitted and judged on the same forecasts, a calibration covers
     what it states by construction; this is what the queue's next period can expect."""
     return HeldOut.of(held_out(groups, offset_s=offset_s, horizon_s=horizon_s))
@@ -228,14 +230,15 @@ def held_out(
     offset_s: float = OFFSET_S,
     horizon_s: float = DEFAULT_HORIZON_S,
 ) -> list[list[Prediction]]:
-    """Per workload (``groups``: its predictions as sampled), its waited jobs' predictions
-    calibrated with a fit on the other workloads. Raises :class:`CalibrationError` with fewer
-    than two workloads, or when the others of one are too few to fit."""
+    """Per period (``groups``: the predictions of one period of the history, or of one
+    workload, as sampled), its waited jobs' predictions calibrated with a fit on the other
+    periods. Raises :class:`CalibrationError` with fewer than two periods, or when the others
+    of one are too few to fit."""
     if len(groups) < 2:
         raise CalibrationError(
-            f"workloads: {len(groups)} backtested; judging a calibration on a workload it was "
-            "not fitted on needs at least 2; fix: give a --workload per period, or two or "
-            "more --seed"
+            f"periods: {len(groups)} backtested; judging a calibration on a period it was not "
+            "fitted on needs at least 2; fix: backtest a longer history (it is cut into "
+            "--period-days periods), more --workload files or two or more --seed"
         )
     judged: list[list[Prediction]] = []
     for index, group in enumerate(groups):
@@ -243,7 +246,7 @@ def held_out(
         try:
             fit = fit_calibration(others, offset_s=offset_s)
         except CalibrationError as error:
-            raise CalibrationError(f"the fit without workload {index + 1}: {error}") from error
+            raise CalibrationError(f"the fit without period {index + 1}: {error}") from error
         judged.append(waited([calibrated(p, fit, horizon_s) for p in group]))
     return judged
 
@@ -359,7 +362,7 @@ def backtest(
         sched.submit(request, now=t)
     sched.run_until_idle()
     predictions = tuple(
-        Prediction(share, q[0], q[1], q[2], naive_s, _first_start(sched.job(job_id)) - t)
+        Prediction(share, q[0], q[1], q[2], naive_s, _first_start(sched.job(job_id)) - t, t)
         for job_id, (share, t, q, naive_s) in asked.items()
     )
     shares = sorted({p.share for p in predictions})

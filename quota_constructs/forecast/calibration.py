@@ -67,18 +67,18 @@ class Predicted(Protocol):
 
 @dataclass(frozen=True)
 class Judged:
-    """How a calibration covered workloads it was not fitted on (each with a fit on the others,
+    """How a calibration covered periods it was not fitted on (each with a fit on the others,
     :func:`~.backtest.held_out`): the waited jobs' share in p10-p90 and at or before p90."""
 
     interval: float
     below_p90: float
-    workloads: int
+    periods: int
 
     def as_json(self) -> dict[str, object]:
         return {
             "intervalCoverage": round(self.interval, 3),
             "p90Coverage": round(self.below_p90, 3),
-            "workloads": self.workloads,
+            "periods": self.periods,
         }
 
 
@@ -88,7 +88,7 @@ class Calibration:
     docstring); ``jobs``: the forecasts to wait it was fitted on; ``fitted_on``: what they
     were (free text, shown with the forecast); ``shares``: the quota shares of the queue it was
     fitted for (a forecast of a queue with others says so); ``judged``: how such a fit covered
-    workloads it was not fitted on, when it was judged so (shown with the forecast too)."""
+    periods it was not fitted on, when it was judged so (shown with the forecast too)."""
 
     lower_shift: float
     upper_shift: float
@@ -147,7 +147,7 @@ class Calibration:
         held = (
             ""
             if judged is None
-            else f"; judged on each of {judged.workloads} workloads with a fit on the others, "
+            else f"; judged on each of {judged.periods} periods with a fit on the others, "
             f"{judged.interval:.1%} of the waited jobs started in p10-p90 (80 % meant) and "
             f"{judged.below_p90:.1%} by p90 (90 % meant)"
         )
@@ -263,8 +263,8 @@ def _judged(path: Path, value: object) -> Judged | None:
                 f"{path}: heldOut.{key}: {share!r} is not a share between 0 and 1; fix: fit "
                 "the calibration again (quota forecast calibrate) rather than editing it"
             )
-    workloads = _number(path, value, "workloads", low=2.0, field="heldOut.workloads")
-    return Judged(found[0], found[1], int(workloads))
+    periods = _number(path, value, "periods", low=2.0, field="heldOut.periods")
+    return Judged(found[0], found[1], int(periods))
 
 
 _COVERAGES = ("intervalCoverage", "p90Coverage")

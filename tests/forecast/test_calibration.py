@@ -142,18 +142,18 @@ def workload(seen: list[Seen]) -> list[Prediction]:
     ]
 
 
-def test_judged_held_out_a_calibration_of_alike_workloads_covers_what_it_states() -> None:
+def test_judged_held_out_a_calibration_of_alike_periods_covers_what_it_states() -> None:
     rng = random.Random(5)
     judged = leave_one_out([workload(too_narrow(rng, 300)) for _ in range(8)])
-    assert judged.workloads == 8 and judged.waits.jobs == 2400
+    assert judged.periods == 8 and judged.waits.jobs == 2400
     assert abs(judged.waits.interval - 0.8) < 0.03 and abs(judged.waits.below_p90 - 0.9) < 0.025
     low, high = judged.spread["interval"]
     assert low < judged.waits.interval < high
     assert judged.as_json()["intervalCoverage95"] == [round(low, 3), round(high, 3)]
-    assert judged.describe().startswith("judged on each of the 8 workloads with a fit on the")
+    assert judged.describe().startswith("judged on each of the 8 periods with a fit on the")
 
 
-def test_judged_held_out_a_workload_unlike_the_others_shows_what_fitting_on_it_hides() -> None:
+def test_judged_held_out_a_period_unlike_the_others_shows_what_fitting_on_it_hides() -> None:
     """Seven calm workloads and one whose starts scatter three times as wide: fitted on all
     eight, the bounds cover at least what they state on those very forecasts, while the wild
     one, judged with a fit on the calm ones, falls far short (and the calm ones, judged with
@@ -170,17 +170,19 @@ def test_judged_held_out_a_workload_unlike_the_others_shows_what_fitting_on_it_h
     assert HeldOut.of(judged[:-1]).waits.below_p90 > 0.9
 
 
-def test_a_calibration_is_judged_held_out_only_on_enough_workloads_naming_the_fix() -> None:
+def test_a_calibration_is_judged_held_out_only_on_enough_periods_naming_the_fix() -> None:
     one = workload(too_narrow(random.Random(4), 100))
     with pytest.raises(CalibrationError) as error:
         leave_one_out([one])
-    assert "workloads: 1 backtested" in str(error.value)
-    assert "fix: give a --workload per period, or two or more --seed" in str(error.value)
+    assert "periods: 1 backtested" in str(error.value)
+    assert "fix: backtest a longer history (it is cut into --period-days periods)" in str(
+        error.value
+    )
     few = workload(too_narrow(random.Random(6), 10))
     with pytest.raises(CalibrationError) as error:
         leave_one_out([one, few, few])
     assert str(error.value).startswith(
-        "the fit without workload 1: jobs forecast to wait: 20 in the backtest, at least 30"
+        "the fit without period 1: jobs forecast to wait: 20 in the backtest, at least 30"
     )
 
 
@@ -197,7 +199,7 @@ def test_a_calibration_judged_held_out_keeps_the_figures_and_every_forecast_show
     assert json.loads(path.read_text())["heldOut"] == {
         "intervalCoverage": round(judged.waits.interval, 3),
         "p90Coverage": round(judged.waits.below_p90, 3),
-        "workloads": 3,
+        "periods": 3,
     }
     loaded = load_calibration(path)
     assert loaded.judged == Judged(
@@ -206,11 +208,30 @@ def test_a_calibration_judged_held_out_keeps_the_figures_and_every_forecast_show
     result = forecast(queue(), samples=12, calibration=loaded)
     (note,) = [c for c in result.caveats if c.startswith("bounds calibrated")]
     assert note.endswith(
-        f"; judged on each of 3 workloads with a fit on the others, "
+        f"; judged on each of 3 periods with a fit on the others, "
         f"{loaded.judged.interval:.1%} of the waited jobs started in p10-p90 (80 % meant) and "
         f"{loaded.judged.below_p90:.1%} by p90 (90 % meant)"
     )
     assert "heldOut" not in fit_calibration([p for g in groups for p in g]).as_json()
+
+
+def test_a_long_history_is_cut_into_periods_by_submit_and_workloads_stay_apart() -> None:
+    from quota_constructs.commands.forecast import by_period
+
+    def at(day: float) -> Prediction:
+        return Prediction("s", 0.0, 1.0, 2.0, 1.0, 1.0, day * 86400.0)
+
+    history = (at(1.5), at(8.0), at(2.0), at(13.9), at(14.0))  # days 1-6, 7-13, 14-20
+    other = (at(3.0), at(9.0))
+    periods = by_period([history, other], 7 * 86400.0)
+    assert [[p.submitted_s / 86400 for p in period] for period in periods] == [
+        [1.5, 2.0],
+        [8.0, 13.9],
+        [14.0],
+        [3.0],
+        [9.0],
+    ]
+    assert by_period([history], 90 * 86400.0) == [list(history)]
 
 
 def test_a_calibration_whose_jobs_mostly_never_started_is_refused() -> None:
@@ -258,14 +279,14 @@ def test_a_calibration_file_round_trips(tmp_path: Path) -> None:
         (
             '{"kind": "quota-forecast-calibration", "version": 1, "lowerShift": 0, '
             '"upperShift": 0.4, "offsetS": 300, "jobs": 30, "heldOut": '
-            '{"intervalCoverage": 79, "p90Coverage": 0.9, "workloads": 4}}',
+            '{"intervalCoverage": 79, "p90Coverage": 0.9, "periods": 4}}',
             "heldOut.intervalCoverage: 79.0 is not a share between 0 and 1",
         ),
         (
             '{"kind": "quota-forecast-calibration", "version": 1, "lowerShift": 0, '
             '"upperShift": 0.4, "offsetS": 300, "jobs": 30, "heldOut": '
-            '{"intervalCoverage": 0.79, "p90Coverage": 0.9, "workloads": 1}}',
-            "heldOut.workloads: 1 is not a finite number of at least 2",
+            '{"intervalCoverage": 0.79, "p90Coverage": 0.9, "periods": 1}}',
+            "heldOut.periods: 1 is not a finite number of at least 2",
         ),
     ],
 )
@@ -303,8 +324,8 @@ def test_the_default_calibration_is_the_packaged_fit_of_the_example_organisation
     assert "tools/default_calibration.py" in default.describe()
     assert default.shares == () and default.mismatch(["any", "queue"]) == ""
     # judged week by week with a fit on the other weeks, as the tool prints; the notes say so
-    assert default.judged is not None and default.judged.workloads == 96
-    assert "; judged on each of 96 workloads with a fit on the others, " in default.describe()
+    assert default.judged is not None and default.judged.periods == 96
+    assert "; judged on each of 96 periods with a fit on the others, " in default.describe()
 
 
 def test_a_calibrated_forecast_widens_the_waiting_jobs_bounds_and_says_so() -> None:
@@ -345,15 +366,16 @@ def test_a_saved_calibration_is_plain_json(tmp_path: Path) -> None:
     assert load_calibration(path).shares == ("a", "b")
 
 
-def busy_workload(path: Path, *, jobs: int, seed: int = 11) -> Path:
-    """Two days of one research share's jobs, about two an hour for its 4 GPUs of 1-3 h runs:
-    many wait (the backtest forecasts the second day's)."""
+def busy_workload(path: Path, *, jobs: int, seed: int = 11, days: int = 2) -> Path:
+    """``jobs`` jobs of one research share over ``days`` days (80 a day: more than its 4 GPUs
+    run in 1-3 h runs of 1-2 instances): many wait (the backtest forecasts those after the
+    first day)."""
     from quota_constructs.advisor.workload import WorkloadJob, workload_csv
 
     rng = random.Random(seed)
     found = [
         WorkloadJob(
-            submit_time_s=rng.uniform(0.0, 2 * 86400.0),
+            submit_time_s=rng.uniform(0.0, days * 86400.0),
             share="generative",
             instance_type=GPU,
             instance_count=rng.choice((1, 2)),
@@ -434,7 +456,7 @@ def test_quota_forecast_calibrate_fits_on_recorded_workloads_and_the_commands_re
     assert report["calibration"]["shares"] == ["data-analysis", "generative", "recommendation"]
     assert report["uncalibratedWaits"]["p90Coverage"] < 0.5
     assert report["heldOut"] is None and "heldOut" not in report["calibration"]
-    assert report["heldOutReason"].startswith("workloads: 1 backtested; judging a calibration")
+    assert report["heldOutReason"].startswith("periods: 1 backtested; judging a calibration")
     assert "backtested history.csv: " in stderr
     fitted = load_calibration(out)
     assert fitted.upper_shift > 0 and fitted.jobs >= MIN_JOBS
@@ -454,12 +476,29 @@ def test_quota_forecast_calibrate_judges_the_fit_on_each_period_held_out(
     assert code == 0, stderr
     report = json.loads(stdout)
     judged = report["heldOut"]
-    assert judged["workloads"] == 2 and "heldOutReason" not in report
+    assert judged["periods"] == 2 and "heldOutReason" not in report
     assert judged["jobs"] > 2 * MIN_JOBS
     low, high = judged["intervalCoverage95"]
     assert low <= judged["intervalCoverage"] <= high
     kept = load_calibration(out).judged  # the file keeps the figures; each forecast shows them
     assert kept == Judged(judged["intervalCoverage"], judged["p90Coverage"], 2)
+
+
+def test_quota_forecast_calibrate_judges_one_recorded_history_period_by_period(
+    tmp_path: Path,
+) -> None:
+    """One recording of three days, cut into days: the second and the third are each judged
+    with a fit on the other (the first is the backtest's warm-up, never forecast)."""
+    from tests.helpers import ORGS_DIR
+
+    history = busy_workload(tmp_path / "history.csv", jobs=240, days=3)
+    out = tmp_path / "calibration.json"
+    args = ["forecast", "calibrate", str(ORGS_DIR / "research.yaml"), "-o", str(out)]
+    args += ["--workload", str(history), "--period-days", "1", "--arrivals", "off"]
+    code, stdout, stderr = quota(*args, "--samples", "12", "--json")
+    assert code == 0, stderr
+    assert json.loads(stdout)["heldOut"]["periods"] == 2
+    assert load_calibration(out).judged is not None
 
 
 def test_quota_forecast_calibrate_says_what_is_missing_or_wrong(tmp_path: Path) -> None:
@@ -512,7 +551,7 @@ def test_quota_forecast_calibrate_fits_on_the_teams_generated_days(tmp_path: Pat
     assert "(80 % meant)" in stdout and "(90 % meant)" in stdout
     # two days of each seed are too few forecasts to fit on one and judge on the other
     assert stdout.splitlines()[-1].startswith(
-        "not judged held out: the fit without workload 1: jobs forecast to wait: "
+        "not judged held out: the fit without period 1: jobs forecast to wait: "
     )
 
 
