@@ -45,17 +45,16 @@ from quota_constructs.forecast.arrivals import METHODS, PRIORITY_SAMPLE
 from quota_constructs.forecast.backtest import (
     ARRIVALS,
     Coverage,
+    HeldOut,
     Prediction,
     backtest,
+    by_period,
     coverage_table,
+    fit_and_judge,
     seed_interval,
     waited,
 )
-from quota_constructs.forecast.calibration import (
-    CalibrationError,
-    fit_calibration,
-    load_calibration,
-)
+from quota_constructs.forecast.calibration import CalibrationError, load_calibration
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -109,6 +108,7 @@ def main() -> None:
         started = time.process_time()
         found: list[Prediction] = []
         per_seed: list[list[Prediction]] = []
+        as_sampled: list[tuple[Prediction, ...]] = []
         for _, seed, jobs in workloads:
             result = backtest(
                 queue,
@@ -124,6 +124,7 @@ def main() -> None:
             )
             found += result.predictions
             per_seed.append(waited(result.predictions))
+            as_sampled.append(result.predictions)
         shares = sorted({p.share for p in found})
         rows = {s: Coverage.of([p for p in found if p.share == s]) for s in shares}
         rows["overall"] = Coverage.of(found)
@@ -145,22 +146,27 @@ def main() -> None:
                     f"(resampled whole): p10-p90 {a:.1%}-{b:.1%}, <=p90 {c:.1%}-{d:.1%}"
                 )
         if args.save_calibration:
-            _save_calibration(args, found, [s.name for s in queue.shares])
+            _save_calibration(args, as_sampled, [s.name for s in queue.shares])
     if args.json:
         print(json.dumps(report, indent=2))
 
 
-def _save_calibration(args: argparse.Namespace, found: list[Prediction], shares: list[str]) -> None:
-    """Fit a calibration on ``found`` (a queue of ``shares``) and write it to
+def _save_calibration(
+    args: argparse.Namespace, workloads: list[tuple[Prediction, ...]], shares: list[str]
+) -> None:
+    """Fit a calibration on the ``workloads``' predictions (a queue of ``shares``), judged on
+    each week held out as ``quota forecast calibrate`` judges it, and write it to
     ``--save-calibration``."""
     fitted_on = fitted_on_text(args.workload, args.teams, args.days, args.seeds, args.samples)
+    periods = by_period(workloads, 7 * 86400.0)
     try:
-        calibration = fit_calibration(found, fitted_on=fitted_on, shares=shares)
+        calibration, judged = fit_and_judge(periods, fitted_on=fitted_on, shares=shares)
     except CalibrationError as error:
         raise SystemExit(f"--save-calibration {args.save_calibration}: {error}") from error
     calibration.save(args.save_calibration)
     if not args.json:
-        print(f"\nwrote {args.save_calibration}: {calibration.describe()}")
+        held = judged.describe() if isinstance(judged, HeldOut) else f"not judged: {judged}"
+        print(f"\nwrote {args.save_calibration}: {calibration.describe()}\n{held}")
 
 
 if __name__ == "__main__":

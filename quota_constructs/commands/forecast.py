@@ -13,7 +13,6 @@ seed. docs/runtime.md, "Calibrated bounds".
 from __future__ import annotations
 
 import time
-from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -120,7 +119,7 @@ def calibrate(
             ExitCode.USAGE,
         )
     from quota_constructs.config import load_organisation
-    from quota_constructs.forecast.backtest import Coverage, backtest, waited
+    from quota_constructs.forecast.backtest import Coverage, backtest, by_period, waited
 
     epoch = _epoch(start)
     queue = load_organisation(org_file).queue
@@ -140,38 +139,18 @@ def calibrate(
     _print_fit(output, calibration, Coverage.of(waited(found)), judged, as_json, started)
 
 
-def by_period(workloads: list[tuple[Prediction, ...]], period_s: float) -> list[list[Prediction]]:
-    """Each workload's predictions cut into periods of ``period_s`` by their submit, in order
-    (a workload as long as a period is one)."""
-    periods: list[list[Prediction]] = []
-    for predictions in workloads:
-        cut: dict[int, list[Prediction]] = {}
-        for p in predictions:
-            cut.setdefault(int(p.submitted_s // period_s), []).append(p)
-        periods += [cut[index] for index in sorted(cut)]
-    return periods
-
-
 def _fit_and_judge(
-    groups: list[list[Prediction]], fitted_on: str, shares: list[str]
+    periods: list[list[Prediction]], fitted_on: str, shares: list[str]
 ) -> tuple[Calibration, HeldOut | str]:
-    """The calibration of every period's forecasts, with how a fit on the others covered
-    each (:func:`~quota_constructs.forecast.backtest.leave_one_out`; or why it could not be
-    judged). A calibration that cannot be fitted is a failure (exit 1)."""
-    from quota_constructs.forecast import CalibrationError, fit_calibration
-    from quota_constructs.forecast.backtest import leave_one_out
+    """:func:`~quota_constructs.forecast.backtest.fit_and_judge`; a calibration that cannot be
+    fitted is a failure (exit 1)."""
+    from quota_constructs.forecast import CalibrationError
+    from quota_constructs.forecast.backtest import fit_and_judge
 
     try:
-        calibration = fit_calibration(
-            [p for group in groups for p in group], fitted_on=fitted_on, shares=shares
-        )
+        return fit_and_judge(periods, fitted_on=fitted_on, shares=shares)
     except CalibrationError as error:
         fail(str(error), ExitCode.FAILED)
-    try:
-        judged = leave_one_out(groups)
-    except CalibrationError as error:
-        return calibration, str(error)
-    return replace(calibration, judged=judged.judged()), judged
 
 
 def _print_fit(

@@ -251,6 +251,33 @@ def held_out(
     return judged
 
 
+def by_period(workloads: Sequence[Sequence[Prediction]], period_s: float) -> list[list[Prediction]]:
+    """Each workload's predictions cut into periods of ``period_s`` by their submit, in order
+    (a workload as long as a period is one)."""
+    periods: list[list[Prediction]] = []
+    for predictions in workloads:
+        cut: dict[int, list[Prediction]] = {}
+        for p in predictions:
+            cut.setdefault(int(p.submitted_s // period_s), []).append(p)
+        periods += [cut[index] for index in sorted(cut)]
+    return periods
+
+
+def fit_and_judge(
+    periods: Sequence[Sequence[Prediction]], *, fitted_on: str = "", shares: Sequence[str] = ()
+) -> tuple[Calibration, HeldOut | str]:
+    """The calibration of every period's predictions (:func:`fit_calibration`; its
+    :class:`CalibrationError` raised), keeping how a fit on the others covered each
+    (:func:`leave_one_out`) when the periods allow it, else why not."""
+    pooled = [p for period in periods for p in period]
+    calibration = fit_calibration(pooled, fitted_on=fitted_on, shares=shares)
+    try:
+        judged = leave_one_out(periods)
+    except CalibrationError as error:
+        return calibration, str(error)
+    return replace(calibration, judged=judged.judged()), judged
+
+
 def calibrated(prediction: Prediction, calibration: Calibration, horizon_s: float) -> Prediction:
     """``prediction`` with its bounds calibrated as a forecast's are (``inf``: beyond the
     horizon, as a forecast's ``None``)."""

@@ -216,7 +216,7 @@ def test_a_calibration_judged_held_out_keeps_the_figures_and_every_forecast_show
 
 
 def test_a_long_history_is_cut_into_periods_by_submit_and_workloads_stay_apart() -> None:
-    from quota_constructs.commands.forecast import by_period
+    from quota_constructs.forecast.backtest import by_period
 
     def at(day: float) -> Prediction:
         return Prediction("s", 0.0, 1.0, 2.0, 1.0, 1.0, day * 86400.0)
@@ -407,6 +407,7 @@ def test_the_backtest_tool_fits_a_calibration_on_a_recorded_workload_and_runs_wi
     plain = json.loads(capsys.readouterr().out)["arrivals off"]["overall, waits"]
     fitted = load_calibration(saved)
     assert fitted.fitted_on == "recorded history.csv, 12 samples" and fitted.jobs >= MIN_JOBS
+    assert fitted.judged is None  # one week of forecasts: no other period to judge it with
     run_tool(monkeypatch, *common, "--calibration", str(saved))
     calibrated = json.loads(capsys.readouterr().out)["arrivals off"]["overall, waits"]
     assert calibrated["jobs"] == plain["jobs"]
