@@ -83,6 +83,8 @@ NOT_RUN: dict[str, str] = {
     "day of the research workload",
     ".venv/bin/python tools/default_calibration.py": "refits the packaged default calibration: "
     "about 21 CPU-minutes; tests/forecast/test_calibration.py checks the packaged file it writes",
+    "quota forecast calibrate stacks/orgs/research.yaml --teams": "backtests 48 generated weeks: "
+    "about 11 CPU-minutes; tests/forecast/test_calibration.py runs the command on short workloads",
     ".venv/bin/quota recommend stacks/teams/ml-platform.yaml --output ml-platform.yaml": "writes "
     "the organisation the forecast's backtest that follows it reads (not run either: minutes)",
     ".venv/bin/python benchmarks/": "a benchmark: minutes of CPU, run by `make bench`, figures "
