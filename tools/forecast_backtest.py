@@ -44,6 +44,7 @@ from quota_constructs.config import load_organisation
 from quota_constructs.forecast.arrivals import METHODS, PRIORITY_SAMPLE
 from quota_constructs.forecast.backtest import (
     ARRIVALS,
+    PERIOD_DAYS,
     Coverage,
     HeldOut,
     Prediction,
@@ -106,8 +107,6 @@ def main() -> None:
     for arrivals in args.arrivals:
         label = f"arrivals {arrivals}"
         started = time.process_time()
-        found: list[Prediction] = []
-        per_seed: list[list[Prediction]] = []
         as_sampled: list[tuple[Prediction, ...]] = []
         for _, seed, jobs in workloads:
             result = backtest(
@@ -122,9 +121,9 @@ def main() -> None:
                 calibration=calibration,
                 priority_sample=args.priority_sample,
             )
-            found += result.predictions
-            per_seed.append(waited(result.predictions))
             as_sampled.append(result.predictions)
+        found = [p for predictions in as_sampled for p in predictions]
+        per_seed = [waited(predictions) for predictions in as_sampled]
         shares = sorted({p.share for p in found})
         rows = {s: Coverage.of([p for p in found if p.share == s]) for s in shares}
         rows["overall"] = Coverage.of(found)
@@ -158,7 +157,7 @@ def _save_calibration(
     each week held out as ``quota forecast calibrate`` judges it, and write it to
     ``--save-calibration``."""
     fitted_on = fitted_on_text(args.workload, args.teams, args.days, args.seeds, args.samples)
-    periods = by_period(workloads, 7 * 86400.0)
+    periods = by_period(workloads, PERIOD_DAYS * 86400.0)
     try:
         calibration, judged = fit_and_judge(periods, fitted_on=fitted_on, shares=shares)
     except CalibrationError as error:

@@ -96,7 +96,7 @@ def calibrate(
             help="Days of each period the fit is judged on with a fit on the others (held "
             "out); a workload longer than that is cut into periods of it.",
         ),
-    ] = 7,
+    ] = 7,  # forecast.backtest.PERIOD_DAYS (the forecast package is not imported at start-up)
     as_json: JsonOpt = False,
 ) -> None:
     """Fit the forecast's calibrated p10/p90 on a backtest of recorded or generated workloads.

@@ -198,7 +198,7 @@ class HeldOut:
         return None if found is None else [round(v, 3) for v in found]
 
     def describe(self) -> str:
-        """One line: the coverages and their interval over the workloads."""
+        """One line: the coverages and their interval over the periods."""
 
         def over(key: str) -> str:
             found = self.spread.get(key)
@@ -249,6 +249,11 @@ def held_out(
             raise CalibrationError(f"the fit without period {index + 1}: {error}") from error
         judged.append(waited([calibrated(p, fit, horizon_s) for p in group]))
     return judged
+
+
+PERIOD_DAYS = 7
+"""Days of the periods a calibration is judged on by default (``quota forecast calibrate
+--period-days``): a week holds both kinds of day."""
 
 
 def by_period(workloads: Sequence[Sequence[Prediction]], period_s: float) -> list[list[Prediction]]:

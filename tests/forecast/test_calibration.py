@@ -26,6 +26,7 @@ from quota_constructs.forecast import (
 )
 from quota_constructs.forecast.backtest import (
     EPOCH_S,
+    PERIOD_DAYS,
     HeldOut,
     Prediction,
     calibrated,
@@ -232,6 +233,15 @@ def test_a_long_history_is_cut_into_periods_by_submit_and_workloads_stay_apart()
         [9.0],
     ]
     assert by_period([history], 90 * 86400.0) == [list(history)]
+    assert calibrate_default("period_days") == PERIOD_DAYS  # the command's and the tool's
+
+
+def calibrate_default(option: str) -> object:
+    import inspect
+
+    from quota_constructs.commands.forecast import calibrate
+
+    return inspect.signature(calibrate).parameters[option].default
 
 
 def test_a_calibration_whose_jobs_mostly_never_started_is_refused() -> None:
