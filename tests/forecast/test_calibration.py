@@ -34,7 +34,7 @@ from quota_constructs.forecast.backtest import (
     leave_one_out,
     queue_state,
 )
-from quota_constructs.forecast.calibration import MIN_JOBS, OFFSET_S
+from quota_constructs.forecast.calibration import BAND_MIN_JOBS, MIN_JOBS, OFFSET_S, Band
 from quota_constructs.model import JobQueueSpec, QuotaShareSpec, SharingStrategy
 from quota_constructs.scheduling import JobRequest, Scheduler
 
@@ -47,6 +47,7 @@ class Seen:
     p10_s: float
     p90_s: float
     actual_s: float
+    p50_s: float = 0.0
 
 
 def too_narrow(rng: random.Random, n: int, sigma: float = 1.0) -> list[Seen]:
@@ -59,7 +60,7 @@ def too_narrow(rng: random.Random, n: int, sigma: float = 1.0) -> list[Seen]:
         actual = (median + OFFSET_S) * math.exp(rng.gauss(0.0, sigma)) - OFFSET_S
         low = (median + OFFSET_S) * math.exp(-0.3) - OFFSET_S
         high = (median + OFFSET_S) * math.exp(0.3) - OFFSET_S
-        found.append(Seen(low, high, max(0.0, actual)))
+        found.append(Seen(low, high, max(0.0, actual), median))
     return found
 
 
@@ -86,6 +87,51 @@ def test_bounds_fitted_on_one_backtest_cover_what_they_say_on_new_forecasts() ->
     inside, below = coverage(fitted, fresh)  # 2,000 scores: each bound within about 1.5 points
     assert abs(inside - 0.8) < 0.03 and abs(below - 0.9) < 0.02
     assert fitted.jobs == 2000 and fitted.upper_shift > 0 > fitted.lower_shift
+
+
+def skewed(rng: random.Random, n: int, median_s: float, bias: float) -> list[Seen]:
+    """Forecasts of about ``median_s`` whose actual waits run ``bias`` (in log) later than
+    their median (negative: earlier), p10 and p90 at +-0.3 in log."""
+    found = []
+    for _ in range(n):
+        median = median_s * rng.uniform(0.8, 1.25)
+        actual = (median + OFFSET_S) * math.exp(rng.gauss(bias, 0.5)) - OFFSET_S
+        low = (median + OFFSET_S) * math.exp(-0.3) - OFFSET_S
+        high = (median + OFFSET_S) * math.exp(0.3) - OFFSET_S
+        found.append(Seen(low, high, max(0.0, actual), median))
+    return found
+
+
+def test_each_band_of_the_forecast_median_is_calibrated_apart() -> None:
+    """Short forecasts that start late and long ones that start early (as the sampled bounds
+    miss on the example organisations): one pooled shift leaves both bands off, a shift per
+    band of the median covers what each states."""
+    rng = random.Random(11)
+
+    def both(n: int) -> tuple[list[Seen], list[Seen]]:
+        return skewed(rng, n, 600.0, 0.6), skewed(rng, n, 12 * HOUR, -0.6)
+
+    fitted = fit_calibration([p for band in both(1500) for p in band])
+    pooled = fit_calibration([p for band in both(1500) for p in band], bands=())
+    assert pooled.bands == () and [b.own for b in fitted.bands] == [True, False, False, True]
+    short, long = both(3000)
+    assert coverage(pooled, short)[1] < 0.85 < 0.97 < coverage(pooled, long)[1]
+    for band in (short, long):
+        inside, below = coverage(fitted, band)
+        assert abs(inside - 0.8) < 0.04 and abs(below - 0.9) < 0.03
+    assert fitted.shifts(600.0) == (fitted.bands[0].lower_shift, fitted.bands[0].upper_shift)
+    assert fitted.shifts(HOUR) == (fitted.lower_shift, fitted.upper_shift)  # no own fit
+
+
+def test_a_band_with_too_few_forecasts_takes_the_pooled_shifts() -> None:
+    rng = random.Random(4)
+    seen = skewed(rng, 300, 12 * HOUR, -0.6) + skewed(rng, BAND_MIN_JOBS - 1, 600.0, 0.6)
+    fitted = fit_calibration(seen)
+    short, long = fitted.bands[0], fitted.bands[3]
+    assert short == Band(0.0, fitted.lower_shift, fitted.upper_shift, BAND_MIN_JOBS - 1, False)
+    assert long.own and long.jobs == 300 and long.upper_shift != fitted.upper_shift
+    assert "under 30 min" not in fitted.describe()
+    assert f"8 h or more p90 x{math.exp(long.upper_shift):.2f} p10" in fitted.describe()
 
 
 def test_bounds_wider_than_needed_are_narrowed() -> None:
@@ -257,6 +303,23 @@ def test_a_calibration_file_round_trips(tmp_path: Path) -> None:
     loaded = load_calibration(path)
     assert loaded.jobs == 100 and loaded.fitted_on == "research, 7 days"
     assert loaded.upper_shift == pytest.approx(fitted.upper_shift, abs=1e-6)
+    assert [(b.from_s, b.jobs, b.own) for b in loaded.bands] == [
+        (b.from_s, b.jobs, b.own) for b in fitted.bands
+    ]
+    assert loaded.bands[2].upper_shift == pytest.approx(fitted.bands[2].upper_shift, abs=1e-6)
+    assert loaded.describe() == fitted.describe()
+
+
+def test_a_calibration_file_without_bands_shifts_every_forecast_alike(tmp_path: Path) -> None:
+    """Files written before the bands (or fitted with ``bands=()``) stay valid."""
+    path = tmp_path / "calibration.json"
+    fit_calibration(too_narrow(random.Random(5), 100), bands=()).save(path)
+    assert "bands" not in json.loads(path.read_text())
+    loaded = load_calibration(path)
+    assert loaded.bands == () and loaded.shifts(10 * HOUR) == (
+        loaded.lower_shift,
+        loaded.upper_shift,
+    )
 
 
 @pytest.mark.parametrize(
@@ -297,6 +360,31 @@ def test_a_calibration_file_round_trips(tmp_path: Path) -> None:
             '"upperShift": 0.4, "offsetS": 300, "jobs": 30, "heldOut": '
             '{"intervalCoverage": 0.79, "p90Coverage": 0.9, "periods": 1}}',
             "heldOut.periods: 1 is not a finite number of at least 2",
+        ),
+        (
+            '{"kind": "quota-forecast-calibration", "version": 1, "lowerShift": 0, '
+            '"upperShift": 0.4, "offsetS": 300, "jobs": 30, "bands": {"fromS": 0}}',
+            "bands: {'fromS': 0} is not a list of objects",
+        ),
+        (
+            '{"kind": "quota-forecast-calibration", "version": 1, "lowerShift": 0, '
+            '"upperShift": 0.4, "offsetS": 300, "jobs": 30, "bands": ['
+            '{"fromS": 0, "lowerShift": 0, "upperShift": 0.4, "jobs": 30}, '
+            '{"fromS": 60, "lowerShift": 0, "upperShift": "x", "jobs": 30}]}',
+            "bands[1].upperShift: 'x' is not a finite number",
+        ),
+        (
+            '{"kind": "quota-forecast-calibration", "version": 1, "lowerShift": 0, '
+            '"upperShift": 0.4, "offsetS": 300, "jobs": 30, "bands": ['
+            '{"fromS": 0, "lowerShift": 0, "upperShift": 0.4, "jobs": 30, "own": "yes"}]}',
+            "bands[0].own: 'yes' is not true or false",
+        ),
+        (
+            '{"kind": "quota-forecast-calibration", "version": 1, "lowerShift": 0, '
+            '"upperShift": 0.4, "offsetS": 300, "jobs": 30, "bands": ['
+            '{"fromS": 60, "lowerShift": 0, "upperShift": 0.4, "jobs": 30}, '
+            '{"fromS": 30, "lowerShift": 0, "upperShift": 0.4, "jobs": 30}]}',
+            "bands: fromS [60.0, 30.0] must start at 0 and rise",
         ),
     ],
 )
