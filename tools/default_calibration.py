@@ -9,7 +9,8 @@ never used to judge the forecast (research: stacks/teams/research.yaml on
 stacks/orgs/research.yaml, seeds 130-177; ml-platform: stacks/teams/ml-platform.yaml on the
 organisation ``quota recommend`` makes of it, seeds 113-160), with the commands' defaults
 (arrivals auto, the sampled priorities), and fits one calibration on their forecasts pooled
-(:func:`~quota_constructs.forecast.fit_calibration`). It is judged on other seeds (research
+(:func:`~quota_constructs.forecast.fit_calibration`: a shift per band of the forecast median).
+It is judged on other seeds (research
 104-123, ml-platform 101-112: docs/runtime.md, "Calibrated bounds"). Many workloads, because
 the forecasts of one week miss together (a burst makes all of them late): fitted on two
 disjoint sets of 24 weeks each, the p90 shift differed by 0.08 in log. Then prints how each
