@@ -195,6 +195,7 @@ class Calibration:
         up, low = math.exp(self.upper_shift), math.exp(self.lower_shift)
         source = f" ({self.fitted_on})" if self.fitted_on else ""
         judged = self.judged
+        bands = self._describe_bands()
         held = (
             ""
             if judged is None
@@ -204,8 +205,8 @@ class Calibration:
         )
         return (
             f"bounds calibrated on {self.jobs} backtest forecasts{source}: p90 of a waiting "
-            f"job x{up:.2f}, p10 x{low:.2f} (on the wait + {self.offset_s:g} s"
-            f"{self._describe_bands()}){held}"
+            f"job x{up:.2f}, p10 x{low:.2f}{' pooled' if bands else ''} (on the wait + "
+            f"{self.offset_s:g} s{bands}){held}"
         )
 
     def _describe_bands(self) -> str:
