@@ -32,10 +32,13 @@ from quota_constructs.forecast.arrivals import (
     sample_for_priorities,
 )
 from quota_constructs.forecast.calibration import (
+    BANDS_FROM_S,
     OFFSET_S,
     Calibration,
     CalibrationError,
     Judged,
+    band_label,
+    band_of,
     fit_calibration,
 )
 from quota_constructs.forecast.engine import DEFAULT_HORIZON_S, what_if
@@ -174,12 +177,20 @@ class HeldOut:
     spread: Mapping[str, tuple[float, float]]
     """:func:`seed_interval` of the judged periods (``interval``, ``below_p90``; empty when
     fewer than two had a job that waited)."""
+    bands: Mapping[int, Coverage] = field(default_factory=dict)
+    """The coverage of each band of the forecast median (index into
+    :data:`~.calibration.BANDS_FROM_S`) that held a waited job: whether short and long
+    forecasts are each covered as stated, not only all of them together."""
 
     @classmethod
     def of(cls, judged: Sequence[Sequence[Prediction]]) -> HeldOut:
         """The coverage of ``judged`` (:func:`held_out`'s groups)."""
         pooled = [p for group in judged for p in group]
-        return cls(Coverage.of(pooled), len(judged), seed_interval(judged))
+        banded: dict[int, list[Prediction]] = {}
+        for p in pooled:
+            banded.setdefault(band_of(p.p50_s), []).append(p)
+        bands = {band: Coverage.of(banded[band]) for band in sorted(banded)}
+        return cls(Coverage.of(pooled), len(judged), seed_interval(judged), bands)
 
     def as_json(self) -> dict[str, object]:
         return {
@@ -187,6 +198,10 @@ class HeldOut:
             "periods": self.periods,
             "intervalCoverage95": self._range("interval"),
             "p90Coverage95": self._range("below_p90"),
+            "bands": [
+                {"fromS": BANDS_FROM_S[band], **_coverages(found)}
+                for band, found in self.bands.items()
+            ],
         }
 
     def judged(self) -> Judged:
@@ -204,12 +219,26 @@ class HeldOut:
             found = self.spread.get(key)
             return "" if found is None else f"; {found[0]:.1%}-{found[1]:.1%} over the periods"
 
+        bands = ", ".join(
+            f"{band_label(BANDS_FROM_S, band)} {found.interval:.1%} / {found.below_p90:.1%} "
+            f"({found.jobs} jobs)"
+            for band, found in self.bands.items()
+        )
         return (
             f"judged on each of the {self.periods} periods with a fit on the others: "
             f"{self.waits.interval:.1%} of the waited jobs' starts in p10-p90 (80 % meant"
             f"{over('interval')}), {self.waits.below_p90:.1%} at or before p90 (90 % meant"
             f"{over('below_p90')}), {self.waits.jobs} jobs"
+            f"{f'; by the forecast median: {bands}' if bands else ''}"
         )
+
+
+def _coverages(found: Coverage) -> dict[str, object]:
+    return {
+        "jobs": found.jobs,
+        "intervalCoverage": round(found.interval, 3),
+        "p90Coverage": round(found.below_p90, 3),
+    }
 
 
 def leave_one_out(

@@ -214,20 +214,25 @@ class Calibration:
         if not own:
             return ""
         shown = ", ".join(
-            f"{_band_label(self.bands, i)} p90 x{math.exp(b.upper_shift):.2f} "
+            f"{band_label([b.from_s for b in self.bands], i)} p90 x{math.exp(b.upper_shift):.2f} "
             f"p10 x{math.exp(b.lower_shift):.2f}"
             for i, b in own
         )
         return f"; by the forecast median: {shown}"
 
 
-def _band_label(bands: tuple[Band, ...], index: int) -> str:
-    """``under 30 min``, ``30 min-2 h``, ``8 h or more``: band ``index`` of ``bands``."""
-    start = bands[index].from_s
-    if index + 1 == len(bands):
+def band_label(starts: Sequence[float], index: int) -> str:
+    """``under 30 min``, ``30 min-2 h``, ``8 h or more``: the band from ``starts[index]``."""
+    start = starts[index]
+    if index + 1 == len(starts):
         return f"{_duration(start)} or more"
-    end = _duration(bands[index + 1].from_s)
+    end = _duration(starts[index + 1])
     return f"under {end}" if start == 0 else f"{_duration(start)}-{end}"
+
+
+def band_of(p50_s: float, starts: Sequence[float] = BANDS_FROM_S) -> int:
+    """The index of the band of ``starts`` a forecast median of ``p50_s`` falls in."""
+    return sum(p50_s >= start for start in starts[1:])
 
 
 def _duration(seconds: float) -> str:
@@ -251,7 +256,7 @@ def fit_calibration(
         if not 0.0 < p.p90_s < math.inf or math.isinf(p.p10_s) or math.isnan(p.actual_s):
             continue
         actual = math.log(p.actual_s + offset_s)  # inf when it never started: scored last
-        band = sum(p.p50_s >= start for start in bands[1:])
+        band = band_of(p.p50_s, bands)
         scored.append(
             (band, actual - math.log(p.p90_s + offset_s), actual - math.log(p.p10_s + offset_s))
         )

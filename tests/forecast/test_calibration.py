@@ -200,6 +200,33 @@ def test_judged_held_out_a_calibration_of_alike_periods_covers_what_it_states() 
     assert judged.describe().startswith("judged on each of the 8 periods with a fit on the")
 
 
+def test_judged_held_out_each_band_of_the_forecast_median_is_reported_and_covered() -> None:
+    """Weeks of short forecasts that start late and long ones that start early: judged held
+    out, each band says how it is covered, and the fit by band covers each as stated."""
+    rng = random.Random(8)
+    weeks = [
+        workload(skewed(rng, 200, 600.0, 0.6) + skewed(rng, 200, 12 * HOUR, -0.6)) for _ in range(6)
+    ]
+    judged = leave_one_out(weeks)
+    assert sorted(judged.bands) == [0, 3] and judged.bands[0].jobs == 1200
+    for found in judged.bands.values():
+        assert abs(found.interval - 0.8) < 0.04 and abs(found.below_p90 - 0.9) < 0.03
+    bands = judged.as_json()["bands"]
+    assert isinstance(bands, list)
+    short, long = bands
+    assert short == {
+        "fromS": 0.0,
+        "jobs": 1200,
+        "intervalCoverage": round(judged.bands[0].interval, 3),
+        "p90Coverage": round(judged.bands[0].below_p90, 3),
+    }
+    assert long["fromS"] == 28800.0
+    assert (
+        f"; by the forecast median: under 30 min {judged.bands[0].interval:.1%} / "
+        f"{judged.bands[0].below_p90:.1%} (1200 jobs), 8 h or more "
+    ) in judged.describe()
+
+
 def test_judged_held_out_a_period_unlike_the_others_shows_what_fitting_on_it_hides() -> None:
     """Seven calm workloads and one whose starts scatter three times as wide: fitted on all
     eight, the bounds cover at least what they state on those very forecasts, while the wild
