@@ -240,6 +240,7 @@ def read_queue_state(
     for summary in active:
         job = live_job(_described(client, summary), summary.capacity_usage)
         (waiting if summary.status in WAITING else running).append(job)
+    waiting.reverse()  # listed newest first: jobs created at the same instant in submit order
     extras = OrganisationExtras.of(org)
     now = time.time() if now_s is None else now_s
     ids, history = _finished_runs(client, history_jobs)

@@ -100,6 +100,25 @@ def test_what_if_starts_now_and_the_job_then_starts_at_once(busy) -> None:
     assert client.describe(job_id).status.is_dispatched
 
 
+def test_jobs_submitted_at_one_instant_are_forecast_to_start_in_submit_order(busy) -> None:
+    """ListServiceJobs lists the newest first; jobs created in the same millisecond (a virtual
+    clock, a burst of submits) are started in the order they were submitted, and so forecast."""
+    emu, client, _ = busy
+    burst = [client.submit(f"burst-{n}", "QS3", training_job(), tags=hinted(600)) for n in range(3)]
+    created = {client.describe(h.job_id).created_at for h in burst}
+    assert len(created) == 1  # one instant
+    result = client.forecast(now_s=now_of(emu), samples=12)
+    medians = [result.jobs[h.job_id].p50_s for h in burst]
+    assert medians == sorted(medians) and len(set(medians)) == 3
+    started: list[str] = []
+    while len(started) < 3:
+        emu.advance(60)
+        for h in burst:
+            if h.job_id not in started and client.describe(h.job_id).status.is_dispatched:
+                started.append(h.job_id)
+    assert started == [h.job_id for h in burst]
+
+
 def test_what_if_waits_and_the_job_starts_inside_the_interval(busy) -> None:
     emu, client, _ = busy
     answer = ask(emu, client, "QS3", tags=hinted(600))
