@@ -251,6 +251,11 @@ def fit_calibration(
     with a band of the forecast median from each of ``bands`` (``()``: the pooled shifts
     only). Raises :class:`CalibrationError` with fewer than :data:`MIN_JOBS` jobs forecast to
     wait within the horizon."""
+    if bands and (bands[0] != 0.0 or list(bands) != sorted(set(bands))):
+        raise CalibrationError(
+            f"bands: {list(bands)} must start at 0 and rise (seconds of the forecast median "
+            "where each band starts); fix: pass e.g. (0, 1800, 7200, 28800), or () for none"
+        )
     scored: list[tuple[int, float, float]] = []  # (band, upper score, lower score)
     for p in predictions:
         if not 0.0 < p.p90_s < math.inf or math.isinf(p.p10_s) or math.isnan(p.actual_s):

@@ -123,6 +123,16 @@ def test_each_band_of_the_forecast_median_is_calibrated_apart() -> None:
     assert fitted.shifts(HOUR) == (fitted.lower_shift, fitted.upper_shift)  # no own fit
 
 
+@pytest.mark.parametrize("bands", [(1800.0,), (0.0, 7200.0, 1800.0), (0.0, 60.0, 60.0)])
+def test_bands_that_do_not_start_at_0_and_rise_are_refused_naming_them(
+    bands: tuple[float, ...],
+) -> None:
+    with pytest.raises(CalibrationError) as error:
+        fit_calibration(too_narrow(random.Random(1), 100), bands=bands)
+    assert str(error.value).startswith(f"bands: {list(bands)} must start at 0 and rise")
+    assert "fix: pass e.g. (0, 1800, 7200, 28800), or () for none" in str(error.value)
+
+
 def test_a_band_with_too_few_forecasts_takes_the_pooled_shifts() -> None:
     rng = random.Random(4)
     seen = skewed(rng, 300, 12 * HOUR, -0.6) + skewed(rng, BAND_MIN_JOBS - 1, 600.0, 0.6)
