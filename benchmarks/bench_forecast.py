@@ -36,6 +36,7 @@ from pathlib import Path
 
 from quota_constructs.local.testing import EmulatorServer
 from quota_constructs.runtime import JobSubmission, TrainingJob
+from quota_constructs.runtime.jobs import ACTIVE_STATUSES
 
 QUOTA = str(Path(sys.executable).with_name("quota"))
 GPU = "ml.g5.xlarge"
@@ -133,14 +134,14 @@ FLOOR = """
 import sys, boto3
 batch = boto3.client("batch", endpoint_url=sys.argv[1])
 pages = batch.get_paginator("list_service_jobs")
-for status in ("SUBMITTED", "PENDING", "RUNNABLE", "SCHEDULED", "STARTING", "RUNNING"):
+for status in sys.argv[3:]:
     for page in pages.paginate(jobQueue=sys.argv[2], jobStatus=status):
         for job in page["jobSummaryList"]:
             batch.describe_service_job(jobId=job["jobId"])
 """
 """The reads no forecast can do without, by boto3 alone: import, one client, the active jobs'
-list and one ``DescribeServiceJob`` each (the list tells no priority, ``MaxRuntimeInSeconds``
-or tags)."""
+list (the statuses of :data:`ACTIVE_STATUSES`, as arguments) and one ``DescribeServiceJob``
+each (the list tells no priority, ``MaxRuntimeInSeconds`` or tags)."""
 
 
 def commands(endpoint_url: str, arrivals: bool) -> dict[str, list[str]]:
@@ -175,7 +176,8 @@ def run(waiting: int, args: argparse.Namespace) -> None:
                 f"finished over {history}{', --arrivals' if args.arrivals else ''}"
             )
             queue = emu.organisation("bench").job_queue_name
-            floor = [sys.executable, "-c", FLOOR, emu.endpoint_url, queue]
+            statuses = [status.value for status in ACTIVE_STATUSES]
+            floor = [sys.executable, "-c", FLOOR, emu.endpoint_url, queue, *statuses]
             best = min(cpu_of(floor, env)[0] for _ in range(args.repeat))
             label = "API reads alone (boto3 list + describes)"
             print(f"{label:40s} {best:5.2f} CPU-s (best of {args.repeat})")

@@ -154,11 +154,15 @@ class Calibration:
 
     def shifts(self, p50_s: float) -> tuple[float, float]:
         """``(lower, upper)`` shifts of a forecast whose sampled median is ``p50_s``."""
-        found = (self.lower_shift, self.upper_shift)
-        for band in self.bands:
-            if band.from_s <= p50_s:
-                found = (band.lower_shift, band.upper_shift)
-        return found
+        if not self.bands:
+            return self.lower_shift, self.upper_shift
+        band = self.bands[band_of(p50_s, self.band_starts)]
+        return band.lower_shift, band.upper_shift
+
+    @property
+    def band_starts(self) -> list[float]:
+        """Where each of :attr:`bands` starts (seconds of the forecast median)."""
+        return [band.from_s for band in self.bands]
 
     def as_json(self) -> dict[str, object]:
         return {
@@ -213,8 +217,9 @@ class Calibration:
         own = [(i, b) for i, b in enumerate(self.bands) if b.own]
         if not own:
             return ""
+        starts = self.band_starts
         shown = ", ".join(
-            f"{band_label([b.from_s for b in self.bands], i)} p90 x{math.exp(b.upper_shift):.2f} "
+            f"{band_label(starts, i)} p90 x{math.exp(b.upper_shift):.2f} "
             f"p10 x{math.exp(b.lower_shift):.2f}"
             for i, b in own
         )
@@ -235,6 +240,11 @@ def band_of(p50_s: float, starts: Sequence[float] = BANDS_FROM_S) -> int:
     return sum(p50_s >= start for start in starts[1:])
 
 
+def _rise_from_zero(starts: Sequence[float]) -> bool:
+    """Whether band ``starts`` begin at 0 and strictly rise."""
+    return starts[0] == 0.0 and list(starts) == sorted(set(starts))
+
+
 def _duration(seconds: float) -> str:
     return f"{seconds / 3600:g} h" if seconds >= 3600 else f"{seconds / 60:g} min"
 
@@ -251,7 +261,7 @@ def fit_calibration(
     with a band of the forecast median from each of ``bands`` (``()``: the pooled shifts
     only). Raises :class:`CalibrationError` with fewer than :data:`MIN_JOBS` jobs forecast to
     wait within the horizon."""
-    if bands and (bands[0] != 0.0 or list(bands) != sorted(set(bands))):
+    if bands and not _rise_from_zero(bands):
         raise CalibrationError(
             f"bands: {list(bands)} must start at 0 and rise (seconds of the forecast median "
             "where each band starts); fix: pass e.g. (0, 1800, 7200, 28800), or () for none"
@@ -280,8 +290,8 @@ def fit_calibration(
     fitted = []
     for index, start in enumerate(bands):
         inside = [s for s in scored if s[0] == index]
-        own = _conformal(inside) if len(inside) >= BAND_MIN_JOBS else (low, math.inf)
-        if math.isinf(own[1]):  # too few, or more than 10 % never started: the pooled shifts
+        own = _conformal(inside) if len(inside) >= BAND_MIN_JOBS else None
+        if own is None or math.isinf(own[1]):  # too few, or > 10 % never started: pooled
             fitted.append(Band(start, low, high, len(inside), own=False))
         else:
             fitted.append(Band(start, own[0], own[1], len(inside)))
@@ -374,7 +384,7 @@ def _bands(path: Path, value: object) -> tuple[Band, ...]:
             )
         )
     starts = [b.from_s for b in found]
-    if found and (starts[0] != 0.0 or starts != sorted(set(starts))):
+    if found and not _rise_from_zero(starts):
         raise CalibrationError(
             f"{path}: bands: fromS {starts} must start at 0 and rise; fix: fit the "
             "calibration again (quota forecast calibrate) rather than editing it"
