@@ -9,13 +9,14 @@ never used to judge the forecast (research: stacks/teams/research.yaml on
 stacks/orgs/research.yaml, seeds 130-177; ml-platform: stacks/teams/ml-platform.yaml on the
 organisation ``quota recommend`` makes of it, seeds 113-160), with the commands' defaults
 (arrivals auto, the sampled priorities), and fits one calibration on their forecasts pooled
-(:func:`~quota_constructs.forecast.fit_calibration`: a shift per band of the forecast median).
+(:func:`~quota_constructs.forecast.backtest.fit_and_judge`, as ``quota forecast calibrate``
+does: a shift per band of the forecast median).
 It is judged on other seeds (research
 104-123, ml-platform 101-112: docs/runtime.md, "Calibrated bounds"). Many workloads, because
 the forecasts of one week miss together (a burst makes all of them late): fitted on two
 disjoint sets of 24 weeks each, the p90 shift differed by 0.08 in log. Then prints how each
 organisation's weeks are covered with a fit on the other weeks (leave one week out:
-:func:`~quota_constructs.forecast.backtest.held_out`). About 21 CPU-minutes.
+:meth:`~quota_constructs.forecast.backtest.HeldOut.of_periods`). About 21 CPU-minutes.
 """
 
 from __future__ import annotations
@@ -24,13 +25,11 @@ import argparse
 import subprocess
 import sys
 import tempfile
-from dataclasses import replace
 from pathlib import Path
 
 from quota_constructs.commands.forecast import backtest_workloads
 from quota_constructs.config import load_organisation
-from quota_constructs.forecast.backtest import HeldOut, Prediction, backtest, held_out
-from quota_constructs.forecast.calibration import fit_calibration
+from quota_constructs.forecast.backtest import Prediction, backtest, fit_and_judge
 
 ROOT = Path(__file__).resolve().parent.parent
 TEAMS = ROOT / "stacks/teams"
@@ -85,16 +84,16 @@ def main() -> None:
         f"{args.samples} samples (tools/default_calibration.py)"
     )
     groups = [week for found in weeks.values() for week in found]
-    calibration = fit_calibration([p for week in groups for p in week], fitted_on=fitted_on)
-    judged = held_out(groups)
-    calibration = replace(calibration, judged=HeldOut.of(judged).judged())
+    calibration, judged = fit_and_judge(groups, fitted_on=fitted_on)
+    if isinstance(judged, str):
+        raise SystemExit(f"cannot judge the default calibration: {judged}")
     calibration.save(args.output)
     print(f"wrote {args.output}: {calibration.describe()}")
     start = 0
     for name, found in weeks.items():
-        print(f"{name}: {HeldOut.of(judged[start : start + len(found)]).describe()}")
+        print(f"{name}: {judged.of_periods(start, start + len(found)).describe()}")
         start += len(found)
-    print(f"both: {HeldOut.of(judged).describe()}")
+    print(f"both: {judged.describe()}")
 
 
 if __name__ == "__main__":

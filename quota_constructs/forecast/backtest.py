@@ -181,6 +181,10 @@ class HeldOut:
     """The coverage of each band of the forecast median (index into
     :data:`~.calibration.BANDS_FROM_S`) that held a waited job: whether short and long
     forecasts are each covered as stated, not only all of them together."""
+    judged_periods: tuple[tuple[Prediction, ...], ...] = field(
+        default=(), compare=False, repr=False
+    )
+    """Each period's waited jobs as judged (:func:`held_out`), for :meth:`of_periods`."""
 
     @classmethod
     def of(cls, judged: Sequence[Sequence[Prediction]]) -> HeldOut:
@@ -190,7 +194,18 @@ class HeldOut:
         for p in pooled:
             banded.setdefault(band_of(p.p50_s), []).append(p)
         bands = {band: Coverage.of(banded[band]) for band in sorted(banded)}
-        return cls(Coverage.of(pooled), len(judged), seed_interval(judged), bands)
+        periods = tuple(tuple(group) for group in judged)
+        return cls(Coverage.of(pooled), len(judged), seed_interval(judged), bands, periods)
+
+    def of_periods(self, start: int, stop: int) -> HeldOut:
+        """The judgement of periods ``start`` to ``stop`` (0-based, ``stop`` excluded) alone:
+        one organisation's, of several whose periods were fitted together."""
+        if not 0 <= start < stop <= self.periods:
+            raise ValueError(
+                f"periods {start}-{stop}: not within the {self.periods} judged; fix: "
+                f"0 <= start < stop <= {self.periods}"
+            )
+        return HeldOut.of(self.judged_periods[start:stop])
 
     def as_json(self) -> dict[str, object]:
         return {

@@ -254,6 +254,22 @@ def test_judged_held_out_a_period_unlike_the_others_shows_what_fitting_on_it_hid
     assert HeldOut.of(judged[:-1]).waits.below_p90 > 0.9
 
 
+def test_a_judgement_of_several_organisations_periods_gives_each_its_own() -> None:
+    """Fitted together (as the default calibration is), each organisation's periods are
+    judged alone from the one judgement: the same as judging those periods' predictions."""
+    rng = random.Random(9)
+    groups = [workload(too_narrow(rng, 200)) for _ in range(5)]
+    groups += [workload(too_narrow(rng, 200, sigma=3.0)) for _ in range(2)]
+    judged = leave_one_out(groups)
+    wild = judged.of_periods(5, 7)
+    assert wild == HeldOut.of(held_out(groups)[5:])
+    assert wild.periods == 2
+    assert wild.waits.below_p90 < judged.waits.below_p90 < judged.of_periods(0, 5).waits.below_p90
+    with pytest.raises(ValueError) as error:
+        judged.of_periods(5, 8)
+    assert str(error.value) == "periods 5-8: not within the 7 judged; fix: 0 <= start < stop <= 7"
+
+
 def test_a_calibration_is_judged_held_out_only_on_enough_periods_naming_the_fix() -> None:
     one = workload(too_narrow(random.Random(4), 100))
     with pytest.raises(CalibrationError) as error:
