@@ -540,6 +540,11 @@ def queue_state(
             job.priority,
             created_s=epoch_s + job.created_at,
             started_s=_running_since(job, epoch_s),
+            held=tuple(
+                (epoch_s + a.started_at, epoch_s + a.stopped_at)
+                for a in job.attempts
+                if a.started_at is not None
+            ),
         )
         if job.status.is_dispatched:
             running.append(live)
@@ -558,6 +563,7 @@ def queue_state(
                     run_s,
                     job.priority,
                     epoch_s + job.created_at,
+                    epoch_s + last.stopped_at,
                 )
             )
     if not known_priorities:

@@ -25,6 +25,7 @@ Deterministic for a ``seed``.
 
 from __future__ import annotations
 
+import bisect
 import math
 import random
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
@@ -538,6 +539,10 @@ class _Runner:
         placed together (the core dispatches a share's jobs by priority); a job not started
         yet at now."""
         self.running = [job for _, _, job in self.placed]
+        self.finished = _held_at_placements(state, [at for at, _, _ in self.placed], lead)
+        """The history's runs that held instances when a running job was placed, each with
+        its placement and run: placed too, so that each running job holds its share's own
+        instances or borrowed ones as it does in the queue (:func:`_held_at_placements`)."""
         self.waiting = [j for j in waiting if j.job_id not in never]
         limited = bool(options.runnable_time_limits)
         self.queued = [  # in submit order; with time limits, the jobs that never run too
@@ -568,18 +573,27 @@ class _Runner:
             shares=[replace(s, state=ShareState.ENABLED) for s in state.shares],
             service_environment=state.service_environment,
             options=self.options,
-            start_time=min((at for at, _, _ in self.placed), default=0.0),
+            start_time=min((at for at, _, _ in (*self.placed, *self.finished)), default=0.0),
         )
 
     def _place_running(self, sched: Scheduler, rng: random.Random) -> None:
         """Place the running jobs when they were placed (before now, time 0), each for what it
         ran so far plus a drawn remainder: one preempted in the sample runs again from its
-        start (the core keeps only checkpointed progress), not just its remainder."""
+        start (the core keeps only checkpointed progress), not just its remainder; among
+        them, the finished runs that held instances then, each for its run (ended by now)."""
         draw = self.samplers
-        for at, ran, job in self.placed:
+        running = {job.job_id for job in self.running}
+        order = sorted((*self.placed, *self.finished), key=lambda i: (i[0], -i[2].priority))
+        for at, ran, job in order:
             sched.advance(at)
-            self._submit(sched, job, ran + draw[job.job_id].draw(rng), now=at)
+            if job.job_id in running:
+                self._submit(sched, job, ran + draw[job.job_id].draw(rng), now=at)
+            else:
+                self._submit(sched, job, ran, now=at)
         sched.advance(0.0)
+        late = [j.job_id for _, _, j in self.finished if not sched.job(j.job_id).status.is_terminal]
+        if late:  # placed later than it was (the history does not tell everything): ended now
+            sched.terminate_all(late, "ended before the forecast", now=0.0)
 
     def _disable(self, sched: Scheduler) -> None:
         """DISABLED shares as they are: their jobs in the queue still run (as Batch runs
@@ -744,6 +758,47 @@ class _Runner:
             waiting_on=self.waiting_on.get(job.job_id, "" if p90 == 0.0 else "capacity"),
             preempts=preempts,
         )
+
+
+PAST_RUN_ID = "past-run-{}"
+"""The ids the forecast gives the past runs it places (:func:`_held_at_placements`)."""
+
+
+def _held_at_placements(
+    state: QueueState, placements: Sequence[float], lead_s: float
+) -> list[tuple[float, float, LiveJob]]:
+    """The past runs that held instances at one of ``placements`` (a running job's placement,
+    in a sample's time: now is 0), each as (its placement, its run, the job): the history's
+    finished runs and the earlier attempts of the jobs running and waiting (a job preempted
+    since). Placed with the running jobs, they hold the capacity they held then, so the core
+    gives each running job the same own or borrowed instances as the queue did: which job
+    holds borrowed instances decides what a reclaim or an in-share preemption frees, and the
+    API does not tell it. Runs without their end time are left out, and so are runs that
+    held nothing when a running job was placed (they change nothing)."""
+    marks = sorted(at for at in placements if at < 0.0)
+    if not marks:
+        return []
+    found: list[tuple[float, float, LiveJob]] = []
+    for job, started_s, stopped_s in _past_runs(state):
+        stop = stopped_s - state.now_s
+        run = stopped_s - started_s
+        start = stop - run - lead_s
+        first_after = bisect.bisect_right(marks, start)
+        if first_after < len(marks) and marks[first_after] < stop:
+            found.append((start, run, replace(job, job_id=PAST_RUN_ID.format(len(found)))))
+    return found
+
+
+def _past_runs(state: QueueState) -> Iterator[tuple[LiveJob, float, float]]:
+    """Each past run of ``state`` whose end is known: the job, its start and its end."""
+    for run in state.history:
+        if run.stopped_s is not None:
+            demand = {run.instance_type: run.instance_count}
+            job = LiveJob("", run.job_name, run.share, demand, run.priority or 0)
+            yield job, run.stopped_s - run.run_s, run.stopped_s
+    for job in (*state.running, *state.waiting):
+        for started_s, stopped_s in job.held:
+            yield job, started_s, stopped_s
 
 
 def _placed(job: LiveJob, now_s: float, lead_s: float) -> tuple[float, float]:

@@ -32,7 +32,8 @@ class LiveJob:
     (ties keep the order the jobs are given in);
     ``max_runtime_s``: ``StoppingCondition.MaxRuntimeInSeconds`` (an upper bound of its run);
     ``hint_s``: its :data:`RUNTIME_HINT_TAG`; ``retry_attempts``: its ``retryStrategy``
-    attempts (``None``: one attempt; more are not modelled, the forecast says so).
+    attempts (``None``: one attempt; more are not modelled, the forecast says so);
+    ``held``: when its finished attempts ran (start, stop), a preempted one's included.
     """
 
     job_id: str
@@ -47,12 +48,14 @@ class LiveJob:
     preemption_retries: int | None = None
     status_reason: str = ""
     retry_attempts: int | None = None
+    held: tuple[tuple[float, float], ...] = ()
 
 
 @dataclass(frozen=True)
 class PastRun:
     """One finished run of the history: how long it held its instances (``priority``: ``None``
-    when unknown, as the list the live history is read from does not tell it)."""
+    when unknown, as the list the live history is read from does not tell it; ``stopped_s``:
+    when the run ended, ``None`` when unknown)."""
 
     share: str
     job_name: str
@@ -61,6 +64,7 @@ class PastRun:
     run_s: float
     priority: int | None = None
     created_s: float | None = None
+    stopped_s: float | None = None
 
 
 @dataclass(frozen=True)

@@ -114,6 +114,7 @@ def live_job(details: JobDetails, fallback_demand: Mapping[str, int] | None = No
         preemption_retries=details.preemption_retries,
         status_reason=details.status_reason,
         retry_attempts=details.retry_attempts,
+        held=tuple((a.timestamp(), b.timestamp()) for a, b in details.attempt_windows),
     )
 
 
@@ -149,7 +150,15 @@ def _past_run(job: JobSummary) -> PastRun | None:
     (itype, count), *_ = job.capacity_usage.items()
     run_s = (job.stopped_at - job.started_at).total_seconds()
     created = job.created_at.timestamp() if job.created_at else None
-    return PastRun(job.share or "", job.job_name, itype, count, max(run_s, 1.0), created_s=created)
+    return PastRun(
+        job.share or "",
+        job.job_name,
+        itype,
+        count,
+        max(run_s, 1.0),
+        created_s=created,
+        stopped_s=job.stopped_at.timestamp(),
+    )
 
 
 def read_history(

@@ -111,6 +111,9 @@ class JobDetails(JobSummary):
     attempts: int = 0
     tags: Mapping[str, str] = field(default_factory=dict)
     payload: str | None = None
+    attempt_windows: tuple[tuple[datetime, datetime], ...] = ()
+    """When each finished attempt ran (``attempts``' ``startedAt`` and ``stoppedAt``; an
+    attempt without both is left out): the capacity the job held before."""
 
     @classmethod
     def from_api(cls, data: Mapping[str, Any]) -> JobDetails:
@@ -127,7 +130,17 @@ class JobDetails(JobSummary):
             attempts=len(data.get("attempts") or ()),
             tags=dict(data.get("tags") or {}),
             payload=data.get("serviceRequestPayload"),
+            attempt_windows=_windows(data.get("attempts") or ()),
         )
+
+
+def _windows(attempts: Sequence[Mapping[str, Any]]) -> tuple[tuple[datetime, datetime], ...]:
+    found = []
+    for attempt in attempts:
+        started, stopped = timestamp(attempt.get("startedAt")), timestamp(attempt.get("stoppedAt"))
+        if started is not None and stopped is not None:
+            found.append((started, stopped))
+    return tuple(found)
 
 
 def active_jobs(listed: Sequence[JobSummary]) -> list[JobSummary]:

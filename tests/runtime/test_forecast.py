@@ -165,6 +165,68 @@ def test_what_if_in_share_preemption_matches_the_submit(busy) -> None:
     assert (record["preemptorJobId"], record["rule"]) == (job_id, "IN_SHARE")
 
 
+@pytest.fixture
+def quiet(tmp_path: Path) -> Iterator[tuple[EmulatorServer, QueueClient]]:
+    """The four shares of ``ORG`` with nothing submitted yet."""
+    org = tmp_path / "org.yaml"
+    org.write_text(ORG)
+    with EmulatorServer(org_files=[org], start_epoch=START) as emu:
+        yield emu, emulator_client(emu)
+
+
+def qs1_job(client: QueueClient, name: str, priority: int, seconds: float) -> str:
+    handle = client.submit(name, "QS1", training_job(), priority=priority, tags=hinted(seconds))
+    return handle.job_id
+
+
+def assert_in_share_preemption_of(
+    emu: EmulatorServer, client: QueueClient, victim: str, priority: int
+) -> None:
+    """The what-if of a QS1 job of ``priority`` preempts ``victim`` in QS1 and starts now,
+    and so does the job when submitted."""
+    answer = ask(emu, client, "QS1", priority=priority, tags=hinted(600))
+    assert answer.outcome == "starts_now", answer.job.waiting_on
+    assert [(p.job_id, p.kind) for p in answer.job.preempts] == [(victim, "in_share")]
+    job_id = submit(client, "QS1", 600, priority=priority)
+    emu.advance(5)
+    record = emu.explain(victim)["preemptions"][0]
+    assert (record["preemptorJobId"], record["rule"]) == (job_id, "IN_SHARE")
+
+
+def test_a_running_job_placed_while_a_finished_one_held_the_share_holds_what_it_borrowed(
+    quiet,
+) -> None:
+    """QS1's own GPU is busy (``first``) when ``borrower`` arrives, so it borrows QS2's; once
+    ``first`` has finished, ``own`` takes the own GPU. An in-share preemption frees only what a
+    victim holds of QS1's own: a higher-priority job preempts ``own``, not ``borrower`` (the API
+    does not say who holds what: the forecast places the finished run where it was)."""
+    emu, client = quiet
+    qs1_job(client, "first", 1, 600)
+    emu.advance(60)
+    qs1_job(client, "borrower", 5, 7200)
+    emu.advance(700)
+    own = qs1_job(client, "own", 2, 7200)
+    emu.advance(60)
+    assert_in_share_preemption_of(emu, client, own, priority=3)
+
+
+def test_a_running_job_placed_while_a_preempted_one_held_the_share_holds_what_it_borrowed(
+    quiet,
+) -> None:
+    """As above, with the own GPU held then by ``first``, preempted since by ``own`` and
+    waiting again: its preempted attempt (DescribeServiceJob's ``attempts``) is placed too."""
+    emu, client = quiet
+    first = qs1_job(client, "first", 1, 7200)
+    emu.advance(60)
+    qs1_job(client, "borrower", 5, 7200)
+    emu.advance(60)
+    own = qs1_job(client, "own", 3, 7200)
+    emu.advance(60)
+    assert client.describe(first).status is JobStatus.RUNNABLE
+    assert client.describe(first).attempt_windows
+    assert_in_share_preemption_of(emu, client, own, priority=4)
+
+
 def test_what_if_never_and_the_submit_waits_forever(busy) -> None:
     emu, client, _ = busy
     answer = ask(emu, client, "QS3", count=2)
