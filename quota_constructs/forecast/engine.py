@@ -539,9 +539,9 @@ class _Runner:
         placed together (the core dispatches a share's jobs by priority); a job not started
         yet at now."""
         self.running = [job for _, _, job in self.placed]
-        self.finished = _held_at_placements(state, [at for at, _, _ in self.placed], lead)
-        """The history's runs that held instances when a running job was placed, each with
-        its placement and run: placed too, so that each running job holds its share's own
+        self.past_runs = _held_at_placements(state, [at for at, _, _ in self.placed], lead)
+        """The past runs that held instances when a running job was placed, each with its
+        placement and run: placed too, so that each running job holds its share's own
         instances or borrowed ones as it does in the queue (:func:`_held_at_placements`)."""
         self.waiting = [j for j in waiting if j.job_id not in never]
         limited = bool(options.runnable_time_limits)
@@ -573,17 +573,17 @@ class _Runner:
             shares=[replace(s, state=ShareState.ENABLED) for s in state.shares],
             service_environment=state.service_environment,
             options=self.options,
-            start_time=min((at for at, _, _ in (*self.placed, *self.finished)), default=0.0),
+            start_time=min((at for at, _, _ in (*self.placed, *self.past_runs)), default=0.0),
         )
 
     def _place_running(self, sched: Scheduler, rng: random.Random) -> None:
         """Place the running jobs when they were placed (before now, time 0), each for what it
         ran so far plus a drawn remainder: one preempted in the sample runs again from its
         start (the core keeps only checkpointed progress), not just its remainder; among
-        them, the finished runs that held instances then, each for its run (ended by now)."""
+        them, the past runs that held instances then, each for its run (ended by now)."""
         draw = self.samplers
         running = {job.job_id for job in self.running}
-        order = sorted((*self.placed, *self.finished), key=lambda i: (i[0], -i[2].priority))
+        order = sorted((*self.placed, *self.past_runs), key=lambda i: (i[0], -i[2].priority))
         for at, ran, job in order:
             sched.advance(at)
             if job.job_id in running:
@@ -591,7 +591,8 @@ class _Runner:
             else:
                 self._submit(sched, job, ran, now=at)
         sched.advance(0.0)
-        late = [j.job_id for _, _, j in self.finished if not sched.job(j.job_id).status.is_terminal]
+        past = (job.job_id for _, _, job in self.past_runs)
+        late = [job_id for job_id in past if not sched.job(job_id).status.is_terminal]
         if late:  # placed later than it was (the history does not tell everything): ended now
             sched.terminate_all(late, "ended before the forecast", now=0.0)
 

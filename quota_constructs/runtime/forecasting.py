@@ -2,7 +2,8 @@
 
 :func:`read_queue_state` reads, per forecast: ``ListServiceJobs`` once per active status (one call
 per page of 100), ``DescribeServiceJob`` once per active job (priority, payload's
-``MaxRuntimeInSeconds``, run-time hint tag, preemption retries: the list has none of them), and the
+``MaxRuntimeInSeconds``, run-time hint tag, preemption retries, the finished attempts' start and
+stop: the list has none of them), and the
 newest finished jobs (``SUCCEEDED`` and ``FAILED``, at most ``history_jobs``, from the list) as the
 run history, with ``DescribeServiceJob`` of a few of them per share for their priorities
 (:func:`~quota_constructs.forecast.arrivals.sample_for_priorities`) when the forecast foresees

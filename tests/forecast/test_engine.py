@@ -71,6 +71,46 @@ def test_a_waiting_job_starts_when_the_running_one_ends() -> None:
     assert result.waiting_on.startswith("SHARE_LIMIT") or "capacity" in result.waiting_on.lower()
 
 
+def test_a_past_run_the_queue_could_not_have_held_then_takes_nothing_after_now() -> None:
+    """A history that does not add up (a finished run said to hold share a's one GPU while r
+    held it): the past run cannot be placed when it ran, and is ended at now instead of
+    taking the GPU after r; w's forecast is the one without it."""
+    r = job("r", "a", started_s=MONDAY - 5 * HOUR, hint_s=6 * HOUR)
+    r2 = job("r2", "a", started_s=MONDAY - HOUR, hint_s=2 * HOUR)
+    w = job("w", "a", created_s=MONDAY - 60, hint_s=HOUR)
+    clean = QueueState(
+        now_s=MONDAY,
+        shares=shares(a=SharingStrategy.RESERVE),
+        running=(r, r2),
+        waiting=(w,),
+    )
+    held = PastRun("a", "f", GPU, 1, 3 * HOUR, stopped_s=MONDAY - HOUR / 2)
+    muddled = replace(clean, history=(held,))
+    assert forecast(muddled, samples=24).jobs["w"] == forecast(clean, samples=24).jobs["w"]
+
+
+def test_a_running_job_holds_the_share_s_own_instances_only_if_they_were_free() -> None:
+    """a's own GPU was held by a run since finished when ``early`` started, so ``early``
+    borrowed b's; ``late`` started after that run and holds a's own. h (priority between
+    theirs) preempts ``late`` in-share and starts at once. Without the finished run,
+    ``early`` would hold a's own and ``late`` the borrowed GPU, which an in-share preemption
+    does not free: h would be forecast to wait."""
+    a = QuotaShareSpec(
+        "a", {GPU: 1}, SharingStrategy.LEND_AND_BORROW, borrow_limit=100, in_share_preemption=True
+    )
+    b = QuotaShareSpec("b", {GPU: 1}, SharingStrategy.LEND)
+    early = job("early", "a", priority=5, started_s=MONDAY - 2 * HOUR, hint_s=4 * HOUR)
+    late = job("late", "a", priority=2, started_s=MONDAY - HOUR / 2, hint_s=4 * HOUR)
+    h = job("h", "a", priority=3, created_s=MONDAY - 60, hint_s=HOUR)
+    held = PastRun("a", "f", GPU, 1, 2 * HOUR, stopped_s=MONDAY - HOUR)
+    state = QueueState(now_s=MONDAY, shares=(a, b), running=(early, late), waiting=(h,))
+    alone = forecast(state, samples=12).jobs["h"]
+    assert alone.p50_s is not None and alone.p50_s > 0 and alone.preempts == ()
+    placed = forecast(replace(state, history=(held,)), samples=12).jobs["h"]
+    assert placed.p90_s == 0.0
+    assert [(p.job_id, p.kind) for p in placed.preempts] == [("late", "in_share")]
+
+
 def test_a_running_job_preempted_in_the_forecast_runs_again_from_its_start() -> None:
     """r has run 50 min of its hinted hour; h preempts it (in-share) and runs 30 min; r then
     runs its whole hour again (no checkpoint), not just the 10 min it had left; q, the
