@@ -129,8 +129,10 @@ class Sampler:
         elif self._uniform:
             total = rng.uniform(elapsed, max(cap, elapsed))
         else:
-            total = rng.choice(self._runs) * math.exp(rng.gauss(0.0, self._jitter))
-            total = max(total, elapsed)
+            run = rng.choice(self._runs)
+            total = run * math.exp(rng.gauss(0.0, self._jitter))
+            while total <= elapsed:  # jittered on the condition that it outlasts what has run
+                total = run * math.exp(rng.gauss(0.0, self._jitter))
         return max(min(total, cap) - elapsed, 1.0)
 
 

@@ -313,6 +313,19 @@ def test_a_drawn_run_never_passes_max_runtime() -> None:
     assert max(sampler.draw(rng) for _ in range(200)) <= 100.0
 
 
+def test_a_running_job_near_its_share_s_longest_runs_is_not_drawn_to_end_at_once() -> None:
+    """Past runs of an hour; a job that has run 58 minutes is drawn among them, and the
+    kernel's jitter is drawn on the condition that the run outlasts what has run: its
+    remainder is minutes, not the second a jitter below 58 minutes would leave."""
+    history = [PastRun("a", f"t-{n}", GPU, 1, HOUR) for n in range(MIN_RUNS)]
+    running = job("x", "a", started_s=MONDAY - 58 * 60)
+    sampler = RunTimeModel(history).sampler(running, MONDAY)
+    rng = random.Random(3)
+    left = sorted(sampler.draw(rng) for _ in range(1000))
+    assert sum(d <= 1.0 for d in left) < 10  # a jitter below 58 min left 1 s in a third
+    assert 2 * 60 < left[500] < 12 * 60
+
+
 def test_draws_from_a_few_widely_spread_runs_reach_past_them_and_tight_runs_stay_tight() -> None:
     """Eight past runs of a team whose run times vary widely: the draws go beyond the longest
     and below the shortest (a kernel as wide as the runs' spread), not just among the eight;
