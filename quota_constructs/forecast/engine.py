@@ -543,6 +543,10 @@ class _Runner:
         """The past runs that held instances when a running job was placed, each with its
         placement and run: placed too, so that each running job holds its share's own
         instances or borrowed ones as it does in the queue (:func:`_held_at_placements`)."""
+        self.placements = sorted(
+            (*self.placed, *self.past_runs), key=lambda item: (item[0], -item[2].priority)
+        )
+        """The running jobs and the past runs together, in the order the core placed them."""
         self.waiting = [j for j in waiting if j.job_id not in never]
         limited = bool(options.runnable_time_limits)
         self.queued = [  # in submit order; with time limits, the jobs that never run too
@@ -573,7 +577,7 @@ class _Runner:
             shares=[replace(s, state=ShareState.ENABLED) for s in state.shares],
             service_environment=state.service_environment,
             options=self.options,
-            start_time=min((at for at, _, _ in (*self.placed, *self.past_runs)), default=0.0),
+            start_time=self.placements[0][0] if self.placements else 0.0,
         )
 
     def _place_running(self, sched: Scheduler, rng: random.Random) -> None:
@@ -582,14 +586,10 @@ class _Runner:
         start (the core keeps only checkpointed progress), not just its remainder; among
         them, the past runs that held instances then, each for its run (ended by now)."""
         draw = self.samplers
-        running = {job.job_id for job in self.running}
-        order = sorted((*self.placed, *self.past_runs), key=lambda i: (i[0], -i[2].priority))
-        for at, ran, job in order:
+        for at, ran, job in self.placements:
             sched.advance(at)
-            if job.job_id in running:
-                self._submit(sched, job, ran + draw[job.job_id].draw(rng), now=at)
-            else:
-                self._submit(sched, job, ran, now=at)
+            sampler = draw.get(job.job_id)  # a past run has none: it ran what it ran
+            self._submit(sched, job, ran if sampler is None else ran + sampler.draw(rng), now=at)
         sched.advance(0.0)
         past = (job.job_id for _, _, job in self.past_runs)
         late = [job_id for job_id in past if not sched.job(job_id).status.is_terminal]
